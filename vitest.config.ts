@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['fusefs/**/*.test.ts', 'src/**/*.test.ts', 'properties/**/*.test.ts', 'scenarios/**/*.test.ts', 'ci/**/*.test.ts'],
+    // Real-mount tests spawn daemons and drivers; forks keep fuse-native out of worker threads.
+    pool: 'forks',
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    teardownTimeout: 30_000,
+  },
+});
