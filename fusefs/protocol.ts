@@ -1,0 +1,72 @@
+// Control protocol between the harness and the fs daemon: one JSON object per line each way
+// over a Unix socket (mode 0600). Every request gets exactly one answer:
+// {"ok":true, ...} or {"ok":false,"error":"..."}. Types here are the contract; the daemon
+// validates every field of every request (malformed input gets an error answer, never a crash).
+
+/** Mutating request kinds, numbered from 1 since mount (or since `reset`). */
+export const MUTATING_KINDS = [
+  'write', 'truncate', 'create', 'mkdir', 'mknod', 'symlink', 'link', 'unlink', 'rmdir',
+  'rename', 'setattr', 'fsync', 'fsyncdir',
+] as const;
+export type MutatingKind = (typeof MUTATING_KINDS)[number];
+
+export const POLICIES = ['lose-unsynced', 'torn', 'keep-all'] as const;
+export type CrashPolicy = (typeof POLICIES)[number];
+
+export type CrashTiming = 'before' | 'after';
+
+/** Crash point: the Nth mutating request overall, or the Nth of `kind`, or the Nth touching `path` (glob), or both filters. */
+export interface CrashPoint {
+  atOp: number;
+  kind?: MutatingKind;
+  path?: string;
+  timing: CrashTiming;
+}
+
+/** One mutating request as the daemon saw and answered it. */
+export interface TraceEntry {
+  op: number; // 1-based, since mount or reset
+  kind: MutatingKind;
+  path: string;
+  path2?: string; // rename/link target, symlink target
+  offset?: number;
+  length?: number; // bytes for write, new size for truncate
+  datasync?: boolean;
+  mode?: number;
+  /** 0 or a negative errno; absent while the request is held at a crash point. */
+  result?: number;
+  /** 'applied' normally; 'held' for the crash-point request and the ones held after it. */
+  state: 'applied' | 'held';
+}
+
+export type Fault =
+  | { type: 'fsync-eio'; path: string; count?: number } // glob; count = how many fsyncs fail (default: all)
+  | { type: 'enospc'; afterBytes: number } // writes fail with ENOSPC once this many more bytes were written
+  | { type: 'read-eio'; path: string; offset: number; length: number }
+  | { type: 'bitflip'; path: string; offset: number; bit?: number };
+
+export type ControlRequest =
+  | { cmd: 'status' }
+  | ({ cmd: 'arm' } & CrashPoint)
+  | { cmd: 'disarm' }
+  | { cmd: 'wait-frozen'; timeoutMs: number }
+  | { cmd: 'crash'; policy?: CrashPolicy; seed?: number }
+  | { cmd: 'trace' }
+  | { cmd: 'image'; out: string }
+  | ({ cmd: 'fault' } & Fault)
+  | { cmd: 'clear-faults' }
+  | { cmd: 'reset' }
+  | { cmd: 'shutdown' };
+
+export interface StatusAnswer {
+  ok: true;
+  mountpoint: string;
+  opCount: number; // mutating requests so far
+  armed: CrashPoint | null;
+  frozen: boolean;
+  frozenAt: number | null; // op number of the held crash-point request
+  faults: Fault[];
+  crashes: number; // power cuts since the daemon started
+}
+
+export type ControlAnswer = ({ ok: true } & Record<string, unknown>) | { ok: false; error: string };
