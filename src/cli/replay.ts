@@ -1,0 +1,8 @@
+import type { Command } from './usage.js';
+
+export const help = 'powercut replay: not implemented yet';
+
+export const run: Command = async () => {
+  console.error(help);
+  return 2;
+};
