@@ -52,7 +52,7 @@ export type ControlRequest =
   | { cmd: 'wait-frozen'; timeoutMs: number }
   | { cmd: 'crash'; policy?: CrashPolicy; seed?: number }
   | { cmd: 'trace' }
-  | { cmd: 'image'; out: string }
+  | { cmd: 'image'; out: string; state?: 'durable' | 'live' } // default durable
   | ({ cmd: 'fault' } & Fault)
   | { cmd: 'clear-faults' }
   | { cmd: 'reset' }
