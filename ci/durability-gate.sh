@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The durability gate for a Linux CI job: installs what the machine lacks (Debian's fuse and
+# libfuse2, the npm dependencies), builds, and runs `powercut gate` with the arguments given.
+# Used by .ci/run and by .github/workflows/durability-gate.yml, so both run the same thing.
+#
+#   ci/durability-gate.sh [--time-budget SECONDS] [--seed N] [--junit FILE] [--variant V] ...
+#
+# Sharding across a CI matrix: give each job its own seed (e.g. --seed "$((BASE + JOB_INDEX))"),
+# see the README's "Running the gate in CI".
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ "$(uname -s)" != "Linux" ]; then
+  echo "durability-gate: FUSE crash tests need Linux (this is $(uname -s))." >&2
+  exit 1
+fi
+
+need=()
+for pkg in fuse libfuse2; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || need+=("$pkg")
+done
+if [ "${#need[@]}" -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "durability-gate: installing ${need[*]}"
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}"
+fi
+if [ ! -e /dev/fuse ]; then
+  echo "durability-gate: /dev/fuse is missing: the runner must allow FUSE (on containers: --device /dev/fuse --cap-add SYS_ADMIN)." >&2
+  exit 1
+fi
+
+[ -d node_modules/fuse-native ] || npm ci --no-audit --no-fund
+npm run --silent build
+exec node dist/src/cli.js gate "$@"
