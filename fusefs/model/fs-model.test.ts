@@ -1,0 +1,424 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { FsModel } from './fs-model.js';
+import { ENOENT, ENOTEMPTY, FsError } from './errno.js';
+import type { FsTree } from './nodes.js';
+import { tornFile } from './torn.js';
+import { GrowBuffer } from './grow-buffer.js';
+import { Prng } from './prng.js';
+
+const bytes = (s: string) => Buffer.from(s);
+
+/** A flattened image: path -> file content (hex) / symlink target / 'dir', for easy comparison. */
+function flatten(tree: FsTree, prefix = ''): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (tree.type !== 'dir') throw new Error('root must be a dir');
+  for (const [name, child] of tree.entries) {
+    const p = `${prefix}/${name}`;
+    if (child.type === 'dir') {
+      out[p] = 'dir';
+      Object.assign(out, flatten(child, p));
+    } else if (child.type === 'file') out[p] = 'file:' + child.data.toString('hex');
+    else out[p] = 'link:' + child.target;
+  }
+  return out;
+}
+
+function errnoOf(f: () => unknown): number {
+  try {
+    f();
+  } catch (e) {
+    if (e instanceof FsError) return e.errno;
+    throw e;
+  }
+  return 0;
+}
+
+describe('FsModel lose-unsynced (DESIGN.md section 3)', () => {
+  it('keeps a file whose data and directory were fsynced', () => {
+    const m = new FsModel();
+    const f = m.create('/a', 0o644);
+    m.write(f, 0, bytes('hello'));
+    m.fsync(f);
+    m.fsync(m.resolve('/'));
+    m.crash('lose-unsynced');
+    expect(m.read(m.resolve('/a'), 0, 100).toString()).toBe('hello');
+  });
+
+  it('loses a fsynced file whose directory was not fsynced', () => {
+    const m = new FsModel();
+    const f = m.create('/a', 0o644);
+    m.write(f, 0, bytes('hello'));
+    m.fsync(f);
+    m.crash('lose-unsynced');
+    expect(errnoOf(() => m.resolve('/a'))).toBe(ENOENT);
+  });
+
+  it('gives an empty file when only the directory was fsynced', () => {
+    const m = new FsModel();
+    const f = m.create('/a', 0o644);
+    m.write(f, 0, bytes('hello'));
+    m.fsync(m.resolve('/'));
+    m.crash('lose-unsynced');
+    expect(m.stat(m.resolve('/a')).sizeBytes).toBe(0);
+  });
+
+  it('loses unsynced writes and truncates but keeps the fsynced bytes', () => {
+    const m = new FsModel();
+    const f = m.create('/a', 0o644);
+    m.fsync(m.resolve('/'));
+    m.write(f, 0, bytes('0123456789'));
+    m.fsync(f);
+    m.write(f, 2, bytes('xx'));
+    m.truncate(f, 4);
+    m.crash('lose-unsynced');
+    expect(m.read(m.resolve('/a'), 0, 100).toString()).toBe('0123456789');
+  });
+
+  it('fsync after truncate-then-regrow persists zeros, not the old bytes', () => {
+    const m = new FsModel();
+    const f = m.create('/a', 0o644);
+    m.fsync(m.resolve('/'));
+    m.write(f, 0, bytes('abcdef'));
+    m.fsync(f);
+    m.truncate(f, 2);
+    m.truncate(f, 6);
+    m.fsync(f);
+    m.crash('lose-unsynced');
+    expect(m.read(m.resolve('/a'), 0, 100)).toEqual(Buffer.from('ab\0\0\0\0', 'binary'));
+  });
+
+  it('reverts a rename over an existing file without a directory fsync', () => {
+    const m = new FsModel();
+    const x = m.create('/x', 0o644);
+    m.write(x, 0, bytes('old'));
+    m.fsync(x);
+    m.fsync(m.resolve('/'));
+    const tmp = m.create('/x.tmp', 0o644);
+    m.write(tmp, 0, bytes('new'));
+    m.fsync(tmp);
+    m.rename('/x.tmp', '/x');
+    m.crash('lose-unsynced');
+    expect(m.read(m.resolve('/x'), 0, 10).toString()).toBe('old');
+    expect(errnoOf(() => m.resolve('/x.tmp'))).toBe(ENOENT);
+  });
+
+  it('makes a cross-directory rename durable per directory', () => {
+    const m = new FsModel();
+    m.mkdir('/s', 0o755);
+    m.mkdir('/t', 0o755);
+    const f = m.create('/s/f', 0o644);
+    m.fsync(f);
+    for (const d of ['/', '/s', '/t']) m.fsync(m.resolve(d));
+    m.rename('/s/f', '/t/f');
+    m.fsync(m.resolve('/t')); // new entry durable, removal not
+    m.crash('lose-unsynced');
+    expect(m.resolve('/s/f')).toBe(m.resolve('/t/f'));
+  });
+
+  it('brings back an unlinked file without a directory fsync', () => {
+    const m = new FsModel();
+    const f = m.create('/a', 0o644);
+    m.write(f, 0, bytes('keep'));
+    m.fsync(f);
+    m.fsync(m.resolve('/'));
+    m.unlink('/a');
+    m.crash('lose-unsynced');
+    expect(m.read(m.resolve('/a'), 0, 10).toString()).toBe('keep');
+  });
+
+  it('answers POSIX errors for impossible operations', () => {
+    const m = new FsModel();
+    m.mkdir('/d', 0o755);
+    m.create('/d/f', 0o644);
+    expect(errnoOf(() => m.rmdir('/d'))).toBe(ENOTEMPTY);
+    expect(errnoOf(() => m.unlink('/nope'))).toBe(ENOENT);
+  });
+
+  it('a failed fsync drops the unsynced data from what can become durable', () => {
+    const m = new FsModel();
+    const f = m.create('/a', 0o644);
+    m.fsync(m.resolve('/'));
+    m.write(f, 0, bytes('lost'));
+    m.dropUnsynced(f);
+    expect(m.read(f, 0, 10).toString()).toBe('lost'); // still visible live
+    m.fsync(f);
+    m.crash('lose-unsynced');
+    expect(m.read(m.resolve('/a'), 0, 10)).toEqual(Buffer.alloc(4));
+  });
+});
+
+// ---- properties ----
+
+const NAMES = ['/a', '/b', '/d/a', '/d/b'] as const;
+const DIRS = ['/', '/d'] as const;
+type Op =
+  | { t: 'create'; p: string }
+  | { t: 'write'; p: string; off: number; len: number }
+  | { t: 'truncate'; p: string; size: number }
+  | { t: 'fsync'; p: string }
+  | { t: 'fsyncdir'; p: string }
+  | { t: 'rename'; p: string; q: string }
+  | { t: 'unlink'; p: string }
+  | { t: 'link'; p: string; q: string }
+  | { t: 'mkdir' };
+
+const path = fc.constantFrom(...NAMES);
+const opArb: fc.Arbitrary<Op> = fc.oneof(
+  fc.record({ t: fc.constant('create' as const), p: path }),
+  { arbitrary: fc.record({ t: fc.constant('write' as const), p: path, off: fc.nat(3000), len: fc.integer({ min: 1, max: 1500 }) }), weight: 3 },
+  fc.record({ t: fc.constant('truncate' as const), p: path, size: fc.nat(4000) }),
+  { arbitrary: fc.record({ t: fc.constant('fsync' as const), p: path }), weight: 2 },
+  { arbitrary: fc.record({ t: fc.constant('fsyncdir' as const), p: fc.constantFrom(...DIRS) }), weight: 2 },
+  fc.record({ t: fc.constant('rename' as const), p: path, q: path }),
+  fc.record({ t: fc.constant('unlink' as const), p: path }),
+  fc.record({ t: fc.constant('link' as const), p: path, q: path }),
+  fc.record({ t: fc.constant('mkdir' as const) }),
+);
+
+/** Applies ops to the model; each write uses a distinct non-zero byte (its index) so bytes are traceable. Returns ops that succeeded. */
+function applyAll(m: FsModel, ops: Op[]): { op: Op; fill: number }[] {
+  const done: { op: Op; fill: number }[] = [];
+  ops.forEach((op, i) => {
+    const fill = (i % 255) + 1;
+    const ok = errnoOf(() => {
+      switch (op.t) {
+        case 'create': return m.create(op.p, 0o644);
+        case 'write': return m.write(m.resolve(op.p), op.off, Buffer.alloc(op.len, fill));
+        case 'truncate': return m.truncate(m.resolve(op.p), op.size);
+        case 'fsync': case 'fsyncdir': return m.fsync(m.resolve(op.p));
+        case 'rename': return m.rename(op.p, op.q);
+        case 'unlink': return m.unlink(op.p);
+        case 'link': return m.link(op.p, op.q);
+        case 'mkdir': return m.mkdir('/d', 0o755);
+      }
+    }) === 0;
+    if (ok) done.push({ op, fill });
+  });
+  return done;
+}
+
+/**
+ * Independent reference reading of DESIGN.md section 3 for lose-unsynced: whole-content copies,
+ * no pending-change lists, no journal. Only successful ops are fed to it.
+ */
+class Reference {
+  private inodes = new Map<number, { live: Buffer; durable: Buffer } | { liveDir: Map<string, number>; durableDir: Map<string, number> }>();
+  private next = 2;
+  constructor() {
+    this.inodes.set(1, { liveDir: new Map(), durableDir: new Map() });
+  }
+  private dir(ino: number) {
+    const d = this.inodes.get(ino)!;
+    if (!('liveDir' in d)) throw new Error('not a dir');
+    return d;
+  }
+  private file(ino: number) {
+    const f = this.inodes.get(ino)!;
+    if (!('live' in f)) throw new Error('not a file');
+    return f;
+  }
+  private split(p: string): [number, string] {
+    const parts = p.split('/').filter(Boolean);
+    const name = parts.pop()!;
+    let ino = 1;
+    for (const q of parts) ino = this.dir(ino).liveDir.get(q)!;
+    return [ino, name];
+  }
+  lookup(p: string): number {
+    if (p === '/') return 1;
+    const [d, n] = this.split(p);
+    return this.dir(d).liveDir.get(n)!;
+  }
+  apply({ op, fill }: { op: Op; fill: number }): void {
+    switch (op.t) {
+      case 'create': case 'mkdir': {
+        const [d, n] = this.split(op.t === 'mkdir' ? '/d' : op.p);
+        const ino = this.next++;
+        this.inodes.set(ino, op.t === 'mkdir' ? { liveDir: new Map(), durableDir: new Map() } : { live: Buffer.alloc(0), durable: Buffer.alloc(0) });
+        this.dir(d).liveDir.set(n, ino);
+        return;
+      }
+      case 'write': {
+        const f = this.file(this.lookup(op.p));
+        const end = op.off + op.len;
+        const next = Buffer.alloc(Math.max(end, f.live.length));
+        f.live.copy(next);
+        next.fill(fill, op.off, end);
+        f.live = next;
+        return;
+      }
+      case 'truncate': {
+        const f = this.file(this.lookup(op.p));
+        const next = Buffer.alloc(op.size);
+        f.live.copy(next, 0, 0, Math.min(op.size, f.live.length));
+        f.live = next;
+        return;
+      }
+      case 'fsync': case 'fsyncdir': {
+        const n = this.inodes.get(this.lookup(op.p))!;
+        if ('live' in n) n.durable = Buffer.from(n.live);
+        else n.durableDir = new Map(n.liveDir);
+        return;
+      }
+      case 'rename': {
+        const [sd, sn] = this.split(op.p);
+        const [td, tn] = this.split(op.q);
+        const ino = this.dir(sd).liveDir.get(sn)!;
+        if (this.dir(td).liveDir.get(tn) === ino) return;
+        this.dir(sd).liveDir.delete(sn);
+        this.dir(td).liveDir.set(tn, ino);
+        return;
+      }
+      case 'unlink': {
+        const [d, n] = this.split(op.p);
+        this.dir(d).liveDir.delete(n);
+        return;
+      }
+      case 'link': {
+        const ino = this.lookup(op.p);
+        const [d, n] = this.split(op.q);
+        this.dir(d).liveDir.set(n, ino);
+        return;
+      }
+    }
+  }
+  /** After a power cut: follow durable maps from the root; files show durable bytes. */
+  durableImage(): Record<string, string> {
+    const out: Record<string, string> = {};
+    const walk = (ino: number, prefix: string) => {
+      for (const [name, child] of [...this.dir(ino).durableDir].sort(([a], [b]) => (a < b ? -1 : 1))) {
+        const n = this.inodes.get(child)!;
+        const p = `${prefix}/${name}`;
+        if ('live' in n) out[p] = 'file:' + n.durable.toString('hex');
+        else {
+          out[p] = 'dir';
+          walk(child, p);
+        }
+      }
+    };
+    walk(1, '');
+    return out;
+  }
+}
+
+describe('FsModel properties', () => {
+  it('lose-unsynced gives exactly the reference durable image, and live equals it after the crash', () => {
+    fc.assert(
+      fc.property(fc.array(opArb, { maxLength: 40 }), (ops) => {
+        const m = new FsModel(() => 0);
+        const done = applyAll(m, ops);
+        const ref = new Reference();
+        for (const d of done) ref.apply(d);
+        const expected = ref.durableImage();
+        expect(flatten(m.exportTree('durable'))).toEqual(expected);
+        m.crash('lose-unsynced');
+        expect(flatten(m.exportTree('live'))).toEqual(expected);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('keep-all loses nothing: the image after the crash is the live state before it', () => {
+    fc.assert(
+      fc.property(fc.array(opArb, { maxLength: 40 }), (ops) => {
+        const m = new FsModel(() => 0);
+        applyAll(m, ops);
+        const before = flatten(m.exportTree('live'));
+        m.crash('keep-all');
+        expect(flatten(m.exportTree('live'))).toEqual(before);
+        expect(flatten(m.exportTree('durable'))).toEqual(before);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('torn is deterministic by seed', () => {
+    fc.assert(
+      fc.property(fc.array(opArb, { maxLength: 40 }), fc.integer(), (ops, seed) => {
+        const images = [0, 1].map(() => {
+          const m = new FsModel(() => 0);
+          applyAll(m, ops);
+          m.crash('torn', seed);
+          return flatten(m.exportTree('live'));
+        });
+        expect(images[0]).toEqual(images[1]);
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('torn never invents bytes: every byte is zero or one some write put at that offset', () => {
+    fc.assert(
+      fc.property(fc.array(opArb, { maxLength: 40 }), fc.integer(), (ops, seed) => {
+        const m = new FsModel(() => 0);
+        const done = applyAll(m, ops);
+        const written = new Map<number, Set<number>>(); // offset -> fills written there (any file)
+        for (const { op, fill } of done) {
+          if (op.t !== 'write') continue;
+          for (let i = op.off; i < op.off + op.len; i++) {
+            if (!written.has(i)) written.set(i, new Set());
+            written.get(i)!.add(fill);
+          }
+        }
+        m.crash('torn', seed);
+        for (const [p, v] of Object.entries(flatten(m.exportTree('live')))) {
+          if (!v.startsWith('file:')) continue;
+          const data = Buffer.from(v.slice(5), 'hex');
+          data.forEach((b, i) => {
+            if (b !== 0 && !written.get(i)?.has(b)) throw new Error(`${p}[${i}] = ${b} was never written there`);
+          });
+        }
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('torn keeps fsynced data: a fsynced file in a fsynced directory keeps its bytes under later appends', () => {
+    fc.assert(
+      fc.property(
+        fc.uint8Array({ minLength: 1, maxLength: 5000 }),
+        fc.array(fc.uint8Array({ minLength: 1, maxLength: 2000 }), { maxLength: 6 }),
+        fc.integer(),
+        (synced, appends, seed) => {
+          const m = new FsModel(() => 0);
+          const f = m.create('/a', 0o644);
+          m.write(f, 0, synced);
+          m.fsync(f);
+          m.fsync(m.resolve('/'));
+          let size = synced.length;
+          for (const a of appends) {
+            m.write(f, size, a);
+            size += a.length;
+            m.create(`/x${size}`, 0o644); // unrelated unsynced directory operations
+          }
+          m.crash('torn', seed);
+          const after = m.read(m.resolve('/a'), 0, 1 << 20);
+          expect(after.subarray(0, synced.length)).toEqual(Buffer.from(synced));
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+});
+
+describe('tornFile', () => {
+  it('persists a write within one sector all or nothing', () => {
+    for (let seed = 0; seed < 200; seed++) {
+      const out = tornFile(new GrowBuffer(Buffer.alloc(1024)), [{ type: 'write', offset: 10, data: Buffer.alloc(100, 7) }], new Prng(seed));
+      const slice = out.read(10, 100);
+      expect(slice.every((b) => b === 7) || slice.every((b) => b === 0)).toBe(true);
+    }
+  });
+
+  it('can persist a multi-sector write partially, sector by sector', () => {
+    const outcomes = new Set<string>();
+    for (let seed = 0; seed < 200; seed++) {
+      const out = tornFile(new GrowBuffer(Buffer.alloc(2048)), [{ type: 'write', offset: 0, data: Buffer.alloc(2048, 9) }], new Prng(seed));
+      const sectors = [0, 1, 2, 3].map((s) => out.read(s * 512, 512));
+      for (const s of sectors) expect(s.every((b) => b === 9) || s.every((b) => b === 0)).toBe(true);
+      outcomes.add(sectors.map((s) => (s[0] === 9 ? '1' : '0')).join(''));
+    }
+    expect(outcomes.size).toBeGreaterThan(3); // full, none and several partial patterns
+  });
+});
