@@ -1,0 +1,41 @@
+// What one driver process is asked to do. The harness writes it as JSON on the driver's stdin.
+import type { QueueSettings } from '../queue/types.js';
+import { parseWorkload, type Workload } from './workload.js';
+
+export interface DriverSpec {
+  /** 'workload' runs the steps; 'drain' recovers, reads and acks everything, then checks liveness. */
+  mode: 'workload' | 'drain';
+  /** The queue directory (on the mount). */
+  dir: string;
+  settings: Partial<QueueSettings>;
+  /** A known-bad variant from properties/variants, by name; absent = the real queue. */
+  variant?: string;
+  workload?: Workload;
+  /** Event ids written are idBase + 1, idBase + 2, ...: unique across the runs of one case. */
+  idBase: number;
+}
+
+/** Drain mode reads and acks in batches of this many events. */
+export const DRAIN_BATCH_EVENTS = 64;
+/** Drain mode's liveness check writes these events after draining and reads them back. */
+export const LIVENESS_SIZES_BYTES = [64, 1500, 9];
+/** Drain mode waits this long for its liveness events to come back. */
+export const LIVENESS_READ_TIMEOUT_MS = 2_000;
+
+export function parseDriverSpec(text: string, where: string): DriverSpec {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new Error(`${where}: not JSON (${(err as Error).message})`);
+  }
+  const spec = value as DriverSpec;
+  if (typeof spec !== 'object' || spec === null) throw new Error(`${where}: a driver spec is a JSON object`);
+  if (spec.mode !== 'workload' && spec.mode !== 'drain') throw new Error(`${where}: mode must be "workload" or "drain", got ${JSON.stringify(spec.mode)}`);
+  if (typeof spec.dir !== 'string' || spec.dir === '') throw new Error(`${where}: dir must be a non-empty path`);
+  if (typeof spec.settings !== 'object' || spec.settings === null) throw new Error(`${where}: settings must be an object`);
+  if (spec.variant !== undefined && typeof spec.variant !== 'string') throw new Error(`${where}: variant must be a name`);
+  if (!Number.isInteger(spec.idBase) || spec.idBase < 0) throw new Error(`${where}: idBase must be an integer >= 0`);
+  if (spec.mode === 'workload') spec.workload = parseWorkload(spec.workload, `${where}: workload`);
+  return spec;
+}

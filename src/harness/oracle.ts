@@ -1,0 +1,352 @@
+// The oracle (pure): judges one crash history against DESIGN.md section 6. A history is the list
+// of driver runs on one queue: every run but the last ended in a power cut; the last is the final
+// drain. Each violation names its check, the seqs/event ids involved and what was expected.
+import { maxReplayedAcks } from '../queue/index.js';
+import type { Outcome } from './outcome.js';
+import { payloadCrc } from './payload.js';
+
+export const CHECKS = ['at-least-once', 'bounded-replay', 'integrity', 'order', 'monotonic-seqs', 'liveness', 'fail-loudly'] as const;
+export type CheckName = (typeof CHECKS)[number];
+
+export interface RunRecord {
+  role: 'workload' | 'drain';
+  outcomes: Outcome[];
+  exitCode: number | null;
+  /** SIGKILLed at a crash point (rather than exiting on its own). */
+  killed: boolean;
+  /** It neither reached the crash point nor exited within its time bound. */
+  hung: boolean;
+  /** Requests the filesystem failed during this run (negative results in its trace). */
+  failedRequests: { op: number; kind: string; path: string; result: number }[];
+}
+
+export interface History {
+  checkpointAcks: number;
+  /** Faults were armed: errors are expected, and must be loud. */
+  faultsInjected: boolean;
+  runs: RunRecord[];
+}
+
+export interface Violation {
+  check: CheckName;
+  message: string;
+  seqs?: number[];
+  ids?: number[];
+}
+
+const MAX_LISTED = 12;
+function list(xs: readonly number[]): string {
+  return xs.length <= MAX_LISTED ? xs.join(', ') : `${xs.slice(0, MAX_LISTED).join(', ')} ... (${xs.length} in all)`;
+}
+function runName(history: History, k: number): string {
+  return `run ${k} (${history.runs[k].role}${k === history.runs.length - 1 ? ', final' : ''})`;
+}
+
+/** Deliveries of the final drain before its 'drained' line: the events recovered (R). */
+function recovered(final: RunRecord): number[] {
+  const r: number[] = [];
+  for (const o of final.outcomes) {
+    if (o.t === 'drained') break;
+    if (o.t === 'delivered') r.push(o.seq);
+  }
+  return r;
+}
+
+interface Confirmed {
+  durableSeq: number;
+  durableSeqRun: number;
+  firstUnacked: number;
+  firstUnackedRun: number;
+}
+
+/** The strongest durability the queue confirmed in runs [0, upTo). */
+function confirmedBefore(history: History, upTo: number): Confirmed {
+  const c: Confirmed = { durableSeq: 0, durableSeqRun: -1, firstUnacked: 1, firstUnackedRun: -1 };
+  for (let k = 0; k < upTo; k++) {
+    for (const o of history.runs[k].outcomes) {
+      const seq = o.t === 'durable' || o.t === 'open' ? o.durableSeq : o.t === 'waited' ? o.seq : 0;
+      if (seq > c.durableSeq) Object.assign(c, { durableSeq: seq, durableSeqRun: k });
+      if ((o.t === 'durable' || o.t === 'open') && o.durableFirstUnackedSeq > c.firstUnacked) {
+        Object.assign(c, { firstUnacked: o.durableFirstUnackedSeq, firstUnackedRun: k });
+      }
+    }
+  }
+  return c;
+}
+
+function ackedBefore(history: History, upTo: number): Set<number> {
+  const acked = new Set<number>();
+  for (let k = 0; k < upTo; k++) for (const o of history.runs[k].outcomes) if (o.t === 'ack-intent') o.seqs.forEach((s) => acked.add(s));
+  return acked;
+}
+
+/** Largest ack call and out-of-order acks of one run, the inputs of the queue's replay bound. */
+export function ackShape(run: RunRecord): { ackCalls: number; largestAckCallSize: number; outOfOrderAcks: number } {
+  let unacked = new Set<number>(); // delivered in this session, not acked
+  let ackCalls = 0;
+  let largestAckCallSize = 0;
+  let outOfOrderAcks = 0;
+  for (const o of run.outcomes) {
+    if (o.t === 'open') unacked = new Set();
+    else if (o.t === 'delivered') unacked.add(o.seq);
+    else if (o.t === 'ack-intent') {
+      ackCalls++;
+      largestAckCallSize = Math.max(largestAckCallSize, o.seqs.length);
+      o.seqs.forEach((s) => unacked.delete(s));
+      const lowestUnacked = Math.min(...unacked);
+      outOfOrderAcks += o.seqs.filter((s) => s > lowestUnacked).length;
+    }
+  }
+  return { ackCalls, largestAckCallSize, outOfOrderAcks };
+}
+
+function idOfSeq(history: History, seq: number): number | undefined {
+  let id: number | undefined;
+  for (const run of history.runs) for (const o of run.outcomes) if (o.t === 'written' && o.seq === seq) id = o.id;
+  return id;
+}
+function idsOf(history: History, seqs: readonly number[]): string {
+  const ids = seqs.map((s) => idOfSeq(history, s));
+  return ids.every((id) => id === undefined) ? '' : ` (event ids ${ids.map((id) => id ?? '?').join(', ')})`;
+}
+
+function checkAtLeastOnce(history: History): Violation[] {
+  const last = history.runs.length - 1;
+  const c = confirmedBefore(history, last);
+  const acked = ackedBefore(history, last);
+  const r = new Set(recovered(history.runs[last]));
+  const missing: number[] = [];
+  for (let s = 1; s <= c.durableSeq; s++) if (!acked.has(s) && !r.has(s)) missing.push(s);
+  if (missing.length === 0) return [];
+  return [{
+    check: 'at-least-once',
+    seqs: missing,
+    message: `at-least-once: seqs ${list(missing)}${idsOf(history, missing.slice(0, MAX_LISTED))} were confirmed durable ` +
+      `(durableSeq reached ${c.durableSeq} in ${runName(history, c.durableSeqRun)}) and never acked, ` +
+      `but were not delivered after recovery (expected every unacked seq <= ${c.durableSeq} in the final drain)`,
+  }];
+}
+
+function checkBoundedReplay(history: History): Violation[] {
+  const last = history.runs.length - 1;
+  const c = confirmedBefore(history, last);
+  const acked = ackedBefore(history, last);
+  const r = recovered(history.runs[last]);
+  const out: Violation[] = [];
+  const durablyAcked = r.filter((s) => s < c.firstUnacked);
+  if (durablyAcked.length > 0) {
+    out.push({
+      check: 'bounded-replay',
+      seqs: durablyAcked,
+      message: `bounded-replay: seqs ${list(durablyAcked)} were delivered again after recovery although their acks were ` +
+        `confirmed durable (durableFirstUnackedSeq reached ${c.firstUnacked} in ${runName(history, c.firstUnackedRun)}; ` +
+        `expected no seq below it)`,
+    });
+  }
+  const replayed = r.filter((s) => acked.has(s));
+  // Each run cut with acks in flight may replay up to the queue's documented bound.
+  let bound = 0;
+  const terms: string[] = [];
+  for (let k = 0; k < last; k++) {
+    const shape = ackShape(history.runs[k]);
+    if (shape.ackCalls === 0) continue;
+    const b = maxReplayedAcks(history.checkpointAcks, shape.largestAckCallSize, shape.outOfOrderAcks);
+    bound += b;
+    terms.push(`run ${k}: maxReplayedAcks(checkpointAcks ${history.checkpointAcks}, largest ack call ${shape.largestAckCallSize}, ` +
+      `out-of-order acks ${shape.outOfOrderAcks}) = ${b}`);
+  }
+  if (replayed.length > bound) {
+    out.push({
+      check: 'bounded-replay',
+      seqs: replayed,
+      message: `bounded-replay: ${replayed.length} acked events were delivered again after recovery (seqs ${list(replayed)}), ` +
+        `more than the bound ${bound} (${terms.join('; ') || 'no acks before the cut'})`,
+    });
+  }
+  return out;
+}
+
+function checkIntegrity(history: History): Violation[] {
+  const sizeOfId = new Map<number, number>();
+  const seqOfId = new Map<number, number>();
+  for (const run of history.runs) {
+    for (const o of run.outcomes) {
+      if (o.t === 'write-intent') sizeOfId.set(o.id, o.size);
+    }
+  }
+  const out: Violation[] = [];
+  const deliveredAt = new Map<number, Set<number>>(); // id -> seqs it was delivered under
+  history.runs.forEach((run, k) => {
+    const writtenSeq = new Map<number, number>(); // this run's write() results: seqs may be reused across runs if never durable
+    for (const o of run.outcomes) {
+      if (o.t === 'written') {
+        writtenSeq.set(o.id, o.seq);
+        seqOfId.set(o.id, o.seq);
+      }
+      if (o.t !== 'delivered') continue;
+      const where = `${runName(history, k)}: seq ${o.seq}`;
+      const fail = (what: string) => out.push({ check: 'integrity', seqs: [o.seq], ids: o.id === null ? [] : [o.id], message: `integrity: ${where} ${what}` });
+      if (o.id === null) {
+        fail(`was delivered with an unreadable payload header (${o.size} bytes); expected an event id in its first 4 bytes`);
+        continue;
+      }
+      const size = sizeOfId.get(o.id);
+      if (size === undefined) {
+        fail(`carries event id ${o.id}, which was never written (nothing delivered may be invented)`);
+        continue;
+      }
+      const expectedCrc = payloadCrc(o.id, size);
+      if (o.size !== size || o.crc !== expectedCrc) {
+        fail(`(event id ${o.id}) has different bytes than were written: expected ${size} bytes with crc32 ${expectedCrc}, got ${o.size} bytes with crc32 ${o.crc}`);
+        continue;
+      }
+      const returned = writtenSeq.get(o.id) ?? seqOfId.get(o.id);
+      if (returned !== undefined && returned !== o.seq) {
+        fail(`carries event id ${o.id}, but write() returned seq ${returned} for that event`);
+        continue;
+      }
+      const seqs = deliveredAt.get(o.id) ?? new Set<number>();
+      seqs.add(o.seq);
+      deliveredAt.set(o.id, seqs);
+      if (seqs.size > 1) fail(`carries event id ${o.id}, which was also delivered as seq(s) ${[...seqs].filter((s) => s !== o.seq).join(', ')}; it was written once`);
+    }
+  });
+  return out;
+}
+
+function checkOrder(history: History): Violation[] {
+  const out: Violation[] = [];
+  history.runs.forEach((run, k) => {
+    let previous = 0;
+    for (const o of run.outcomes) {
+      if (o.t === 'open') previous = 0; // a reopened queue delivers its unacked events again
+      if (o.t !== 'delivered') continue;
+      if (o.seq <= previous) {
+        out.push({
+          check: 'order',
+          seqs: [previous, o.seq],
+          message: `order: ${runName(history, k)} delivered seq ${o.seq} after seq ${previous} (expected strictly increasing seqs, no repeats)`,
+        });
+      }
+      previous = o.seq;
+    }
+  });
+  const last = history.runs.length - 1;
+  const acked = ackedBefore(history, last);
+  const r = recovered(history.runs[last]);
+  const holes: number[] = [];
+  for (let i = 1; i < r.length; i++) for (let s = r[i - 1] + 1; s < r[i]; s++) if (!acked.has(s)) holes.push(s);
+  if (holes.length > 0) {
+    out.push({
+      check: 'order',
+      seqs: holes,
+      message: `order: after recovery the queue skipped seqs ${list(holes)}${idsOf(history, holes.slice(0, MAX_LISTED))}, ` +
+        `which were never acked, while delivering later seqs (expected no holes except acked events)`,
+    });
+  }
+  return out;
+}
+
+function checkMonotonicSeqs(history: History): Violation[] {
+  const out: Violation[] = [];
+  history.runs.forEach((run, k) => {
+    const c = confirmedBefore(history, k);
+    const seen = new Map<number, number>(); // seq -> id in this run
+    for (const o of run.outcomes) {
+      if (o.t !== 'written') continue;
+      if (o.seq <= c.durableSeq) {
+        out.push({
+          check: 'monotonic-seqs',
+          seqs: [o.seq],
+          ids: [o.id],
+          message: `monotonic-seqs: ${runName(history, k)} got seq ${o.seq} for event id ${o.id}, but seqs up to ` +
+            `${c.durableSeq} were confirmed durable in ${runName(history, c.durableSeqRun)} (a durable seq must never be reused)`,
+        });
+      }
+      const other = seen.get(o.seq);
+      if (other !== undefined) {
+        out.push({
+          check: 'monotonic-seqs',
+          seqs: [o.seq],
+          ids: [other, o.id],
+          message: `monotonic-seqs: ${runName(history, k)} returned seq ${o.seq} twice, for event ids ${other} and ${o.id}`,
+        });
+      }
+      seen.set(o.seq, o.id);
+    }
+  });
+  return out;
+}
+
+function errorOf(run: RunRecord): Extract<Outcome, { t: 'error' }> | undefined {
+  return run.outcomes.find((o): o is Extract<Outcome, { t: 'error' }> => o.t === 'error');
+}
+
+function checkLiveness(history: History): Violation[] {
+  const out: Violation[] = [];
+  const last = history.runs.length - 1;
+  const fail = (message: string, seqs?: number[]) => out.push({ check: 'liveness', message: `liveness: ${message}`, seqs });
+  history.runs.forEach((run, k) => {
+    if (run.hung) fail(`${runName(history, k)} neither reached its crash point nor finished within its time bound (a hang)`);
+    const error = errorOf(run);
+    if (k < last && error && !history.faultsInjected) {
+      fail(`${runName(history, k)} failed with no fault injected, at ${error.where}: ${error.message}`);
+    }
+  });
+  const final = history.runs[last];
+  const error = errorOf(final);
+  if (!final.outcomes.some((o) => o.t === 'open')) {
+    fail(`the queue did not open after the power cut${error ? `: ${error.message}` : ''} (expected recovery to succeed after every cut)`);
+    return out;
+  }
+  if (error) {
+    fail(`the final drain failed at ${error.where}: ${error.message}`);
+    return out;
+  }
+  const drainedAt = final.outcomes.findIndex((o) => o.t === 'drained');
+  if (drainedAt < 0 || !final.outcomes.some((o) => o.t === 'done') || final.exitCode !== 0) {
+    if (!final.hung) fail(`the final drain did not finish (exit code ${final.exitCode}, ${drainedAt < 0 ? 'never drained' : 'no done line'})`);
+    return out;
+  }
+  // New writes after recovery must be accepted and delivered back.
+  const after = final.outcomes.slice(drainedAt);
+  const written = after.filter((o): o is Extract<Outcome, { t: 'write-intent' }> => o.t === 'write-intent').map((o) => o.id);
+  const delivered = new Set(after.filter((o): o is Extract<Outcome, { t: 'delivered' }> => o.t === 'delivered').map((o) => o.id));
+  const lost = written.filter((id) => !delivered.has(id));
+  if (written.length === 0 || lost.length > 0) {
+    fail(`after recovery, new writes were not delivered back (event ids ${lost.join(', ') || 'none written'})`);
+  }
+  return out;
+}
+
+function checkFailLoudly(history: History): Violation[] {
+  const out: Violation[] = [];
+  history.runs.forEach((run, k) => {
+    if (run.killed || run.failedRequests.length === 0 || errorOf(run)) return;
+    const f = run.failedRequests[0];
+    out.push({
+      check: 'fail-loudly',
+      message: `fail-loudly: in ${runName(history, k)} the filesystem failed request ${f.op} (${f.kind} ${f.path}: errno ${-f.result}) ` +
+        `but the queue reported no error (expected the failing call, or a later one, to reject)`,
+    });
+  });
+  return out;
+}
+
+/** All violations of one history, in the order of DESIGN.md section 6; empty means it passed. */
+export function judge(history: History): Violation[] {
+  if (history.runs.length < 2) throw new Error(`oracle: a history needs a cut run and a final drain, got ${history.runs.length} run(s)`);
+  if (history.runs[history.runs.length - 1].role !== 'drain') throw new Error('oracle: the last run of a history must be the final drain');
+  // Without a complete drain there is no recovered set to judge: liveness says why.
+  const final = history.runs[history.runs.length - 1];
+  const drained = final.outcomes.some((o) => o.t === 'drained');
+  return [
+    ...(drained ? checkAtLeastOnce(history) : []),
+    ...(drained ? checkBoundedReplay(history) : []),
+    ...checkIntegrity(history),
+    ...checkOrder(history),
+    ...checkMonotonicSeqs(history),
+    ...checkLiveness(history),
+    ...checkFailLoudly(history),
+  ];
+}

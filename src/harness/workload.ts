@@ -1,0 +1,129 @@
+// The workload model (pure): what a driver does to the queue, step by step, plus a reference
+// model of what an uncut run must deliver. Event ids are assigned in step order (concurrent
+// writers of one step in array order), so a workload always writes the same ids.
+import { PAYLOAD_HEADER_BYTES } from './payload.js';
+
+export const ACK_ORDERS = ['oldest', 'newest', 'every-other'] as const;
+export type AckOrder = (typeof ACK_ORDERS)[number];
+
+export type Step =
+  /** One writer per size, all issued at once (concurrent writers); each waits for its own seq to be durable if asked. */
+  | { op: 'write'; sizesBytes: number[]; waitDurable: boolean }
+  /** Waits until the highest seq written so far is durable. */
+  | { op: 'waitDurable' }
+  | { op: 'read'; maxEvents: number }
+  /** Acks up to `count` delivered, unacked events in one call, picked in `order`. */
+  | { op: 'ack'; count: number; order: AckOrder }
+  | { op: 'checkpoint' }
+  /** Clean close, then open again. */
+  | { op: 'reopen' };
+
+export interface Workload {
+  steps: Step[];
+}
+
+export const MAX_EVENT_BYTES = 1 << 20;
+
+/** Picks the seqs one ack step acks, from the delivered-unacked seqs (ascending). */
+export function selectAcks(unackedSeqs: readonly number[], count: number, order: AckOrder): number[] {
+  const n = Math.min(count, unackedSeqs.length);
+  if (order === 'oldest') return unackedSeqs.slice(0, n);
+  if (order === 'newest') return unackedSeqs.slice(unackedSeqs.length - n).reverse();
+  const picked: number[] = [];
+  for (let i = 0; i < unackedSeqs.length && picked.length < n; i += 2) picked.push(unackedSeqs[i]);
+  return picked;
+}
+
+export function writeCount(workload: Workload): number {
+  return workload.steps.reduce((n, s) => n + (s.op === 'write' ? s.sizesBytes.length : 0), 0);
+}
+
+/** A stable key for caching per-workload facts (e.g. the request count of an uncut run). */
+export function workloadKey(workload: Workload): string {
+  return JSON.stringify(workload.steps);
+}
+
+/** Checks a workload read from a file or argv; the error names the step and field that is wrong. */
+export function parseWorkload(value: unknown, where: string): Workload {
+  const fail = (what: string): never => {
+    throw new Error(`${where}: ${what}`);
+  };
+  if (typeof value !== 'object' || value === null || !Array.isArray((value as Workload).steps)) {
+    fail('a workload is an object {"steps": [...]}');
+  }
+  const steps = (value as Workload).steps;
+  const isCount = (x: unknown, min: number): x is number => Number.isInteger(x) && (x as number) >= min;
+  steps.forEach((step: Step, i) => {
+    const at = `steps[${i}]`;
+    if (typeof step !== 'object' || step === null) fail(`${at} is not an object`);
+    switch (step.op) {
+      case 'write':
+        if (!Array.isArray(step.sizesBytes) || step.sizesBytes.length === 0) fail(`${at}.sizesBytes must be a non-empty array`);
+        step.sizesBytes.forEach((size, j) => {
+          if (!isCount(size, PAYLOAD_HEADER_BYTES) || size > MAX_EVENT_BYTES) {
+            fail(`${at}.sizesBytes[${j}] = ${JSON.stringify(size)}: must be an integer in ${PAYLOAD_HEADER_BYTES}..${MAX_EVENT_BYTES}`);
+          }
+        });
+        if (typeof step.waitDurable !== 'boolean') fail(`${at}.waitDurable must be true or false`);
+        break;
+      case 'read':
+        if (!isCount(step.maxEvents, 1)) fail(`${at}.maxEvents must be an integer >= 1`);
+        break;
+      case 'ack':
+        if (!isCount(step.count, 1)) fail(`${at}.count must be an integer >= 1`);
+        if (!ACK_ORDERS.includes(step.order)) fail(`${at}.order must be one of ${ACK_ORDERS.join(', ')}`);
+        break;
+      case 'waitDurable':
+      case 'checkpoint':
+      case 'reopen':
+        break;
+      default:
+        fail(`${at}.op = ${JSON.stringify((step as { op: unknown }).op)}: must be one of write, waitDurable, read, ack, checkpoint, reopen`);
+    }
+  });
+  return { steps };
+}
+
+/** What an uncut run delivers, read by read, if seqs follow write order (reference model). */
+export interface UncutExpectation {
+  /** Seqs delivered by each read step, in step order. */
+  reads: number[][];
+  /** Seqs acked by each ack step. */
+  acks: number[][];
+  lastSeq: number;
+}
+
+export function expectUncut(workload: Workload): UncutExpectation {
+  let lastSeq = 0;
+  let nextUnread = 1; // next seq a read delivers
+  const acked = new Set<number>();
+  let delivered: number[] = []; // delivered and unacked, ascending
+  const reads: number[][] = [];
+  const acks: number[][] = [];
+  for (const step of workload.steps) {
+    if (step.op === 'write') lastSeq += step.sizesBytes.length;
+    else if (step.op === 'read') {
+      const got: number[] = [];
+      while (got.length < step.maxEvents && nextUnread <= lastSeq) {
+        if (!acked.has(nextUnread)) got.push(nextUnread);
+        nextUnread++;
+      }
+      delivered.push(...got);
+      reads.push(got);
+    } else if (step.op === 'ack') {
+      const picked = selectAcks(delivered, step.count, step.order);
+      picked.forEach((s) => acked.add(s));
+      delivered = delivered.filter((s) => !acked.has(s));
+      acks.push(picked);
+    } else if (step.op === 'reopen') {
+      // A clean close keeps the acked prefix only (the queue persists one first-unacked seq):
+      // acks above a gap are forgotten, and everything not in the prefix is delivered again.
+      let firstUnacked = 1;
+      while (acked.has(firstUnacked)) firstUnacked++;
+      for (const s of [...acked]) if (s > firstUnacked) acked.delete(s);
+      delivered = [];
+      nextUnread = firstUnacked;
+    }
+  }
+  return { reads, acks, lastSeq };
+}
