@@ -1,0 +1,79 @@
+// Entry point: node dist/fusefs/daemon.js --mountpoint M --socket S [--image DIR]
+// Prints one JSON line {"event":"mounted",...} once the mount serves requests and the socket
+// listens; errors go to stderr with a non-zero exit. Unmounts on SIGTERM/SIGINT.
+import { parseArgs } from 'node:util';
+import { resolve } from 'node:path';
+import { assertFuseAvailable } from './fuse-requirements.js';
+import { PowercutDaemon } from './powercut-daemon.js';
+import { listenControl } from './control-server.js';
+import { readTree } from './image-files.js';
+import { FsModel } from './model/fs-model.js';
+
+export const DAEMON_USAGE = 'usage: daemon --mountpoint DIR --socket PATH [--image DIR]';
+
+export interface DaemonOptions {
+  mountpoint: string;
+  socket: string;
+  image?: string;
+}
+
+export function parseDaemonArgs(argv: string[]): DaemonOptions {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: { mountpoint: { type: 'string' }, socket: { type: 'string' }, image: { type: 'string' } },
+    allowPositionals: true,
+  });
+  if (positionals.length > 0) throw new Error(`unexpected argument '${positionals[0]}'\n${DAEMON_USAGE}`);
+  if (!values.mountpoint) throw new Error(`--mountpoint is required\n${DAEMON_USAGE}`);
+  if (!values.socket) throw new Error(`--socket is required\n${DAEMON_USAGE}`);
+  return { mountpoint: resolve(values.mountpoint), socket: resolve(values.socket), image: values.image && resolve(values.image) };
+}
+
+/** Runs the daemon until shutdown or a signal; resolves with the exit code. */
+export async function runDaemon(opts: DaemonOptions): Promise<number> {
+  assertFuseAvailable();
+  const model = opts.image ? FsModel.fromTree(await readTree(opts.image)) : new FsModel();
+  const daemon = new PowercutDaemon(opts.mountpoint, model);
+  await daemon.mount();
+  let server;
+  try {
+    server = await listenControl(opts.socket, (req) => daemon.handle(req));
+  } catch (e) {
+    await daemon.unmount();
+    throw e;
+  }
+  return new Promise<number>((done) => {
+    let stopping = false;
+    const stop = (code: number) => {
+      if (stopping) return;
+      stopping = true;
+      server.close();
+      daemon.unmount().then(
+        () => done(code),
+        (e: Error) => {
+          console.error(`powercut daemon: ${e.message}`);
+          done(1);
+        },
+      );
+    };
+    daemon.onShutdown = () => stop(0);
+    process.once('SIGTERM', () => stop(0));
+    process.once('SIGINT', () => stop(0));
+    console.log(JSON.stringify({ event: 'mounted', mountpoint: opts.mountpoint, socket: opts.socket, pid: process.pid }));
+  });
+}
+
+const isMain = process.argv[1] !== undefined && import.meta.url === new URL(`file://${resolve(process.argv[1])}`).href;
+if (isMain) {
+  (async () => {
+    try {
+      const code = await runDaemon(parseDaemonArgs(process.argv.slice(2)));
+      // Let the last control answer flush; exit even if a native handle lingers.
+      process.exitCode = code;
+      setTimeout(() => process.exit(code), 200).unref();
+    } catch (e) {
+      console.error(`powercut daemon: ${e instanceof Error ? e.message : String(e)}`);
+      process.exit(1);
+    }
+  })();
+}

@@ -1,0 +1,66 @@
+// Armed faults (DESIGN.md section 4): fsync EIO per path glob, ENOSPC after N more bytes, read EIO
+// and bit flips on given bytes. Pure decisions; the adapter applies them.
+import type { Fault } from './protocol.js';
+import { pathMatcher, type PathMatcher } from './crash-point.js';
+
+interface Armed {
+  fault: Fault;
+  matches: PathMatcher | null;
+  remaining: number; // fsync-eio: failures left; enospc: bytes left
+}
+
+export class Faults {
+  private armed: Armed[] = [];
+
+  add(fault: Fault): void {
+    const matches = 'path' in fault ? pathMatcher(fault.path) : null;
+    const remaining = fault.type === 'fsync-eio' ? fault.count ?? Infinity : fault.type === 'enospc' ? fault.afterBytes : 0;
+    this.armed.push({ fault, matches, remaining });
+  }
+
+  clear(): void {
+    this.armed = [];
+  }
+
+  list(): Fault[] {
+    return this.armed.map((a) => a.fault);
+  }
+
+  /** True if this fsync must fail with EIO (consumes one failure). */
+  fsyncFails(path: string): boolean {
+    for (const a of this.armed) {
+      if (a.fault.type === 'fsync-eio' && a.remaining > 0 && a.matches!(path)) {
+        a.remaining--;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** How many of `lengthBytes` may be written before ENOSPC; consumes the budget. */
+  admitWrite(lengthBytes: number): number {
+    let admitted = lengthBytes;
+    for (const a of this.armed) {
+      if (a.fault.type !== 'enospc') continue;
+      admitted = Math.min(admitted, a.remaining);
+    }
+    for (const a of this.armed) if (a.fault.type === 'enospc') a.remaining -= admitted;
+    return admitted;
+  }
+
+  /** True if a read of [offset, offset+length) of `path` overlaps an armed read-eio range. */
+  readFails(path: string, offset: number, length: number): boolean {
+    return this.armed.some(
+      (a) => a.fault.type === 'read-eio' && a.matches!(path) && offset < a.fault.offset + a.fault.length && a.fault.offset < offset + length,
+    );
+  }
+
+  /** Flips armed bits inside `data`, which holds the bytes read at `offset` (mutates `data`). */
+  corruptRead(path: string, offset: number, data: Buffer): void {
+    for (const a of this.armed) {
+      if (a.fault.type !== 'bitflip' || !a.matches!(path)) continue;
+      const i = a.fault.offset - offset;
+      if (i >= 0 && i < data.length) data[i] ^= 1 << (a.fault.bit ?? 0);
+    }
+  }
+}
