@@ -1,0 +1,121 @@
+// The queue's disk operations and crash-ordering steps, as one injectable object.
+// Production uses DiskOps as is; the known-bad variants (properties/variants) subclass it and
+// override exactly one step each, so the queue itself carries no switches for them.
+import { open, rename, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import { QueueIOError } from './errors.js';
+import { encodePageHeader, pageFileName, recordCrcValid } from './format.js';
+import type { PageWriter } from './page.js';
+
+function errnoOf(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return typeof code === 'string' ? code : String(err);
+}
+
+export class DiskOps {
+  /** Wraps one I/O step so that any failure names the file, the operation and the errno. */
+  async step<T>(file: string, operation: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      if (err instanceof QueueIOError) throw err;
+      throw new QueueIOError(file, operation, errnoOf(err), err);
+    }
+  }
+
+  async openFile(file: string, flags: string, operation = 'open'): Promise<FileHandle> {
+    return this.step(file, operation, () => open(file, flags));
+  }
+
+  async closeFile(fh: FileHandle, file: string): Promise<void> {
+    await this.step(file, 'close', () => fh.close());
+  }
+
+  /** Writes all of buf at position (positional writes; a short write is continued). */
+  async write(fh: FileHandle, file: string, buf: Buffer, position: number, operation = 'write'): Promise<void> {
+    await this.step(file, operation, async () => {
+      let done = 0;
+      while (done < buf.length) {
+        const { bytesWritten } = await fh.write(buf, done, buf.length - done, position + done);
+        if (bytesWritten <= 0) throw Object.assign(new Error('short write'), { code: 'EIO' });
+        done += bytesWritten;
+      }
+    });
+  }
+
+  async truncate(fh: FileHandle, file: string, lengthBytes: number): Promise<void> {
+    await this.step(file, 'truncate', () => fh.truncate(lengthBytes));
+  }
+
+  /** fsync of a file. An error is final: the caller's data is not durable and the queue stops. */
+  async fsync(fh: FileHandle, file: string, operation: string): Promise<void> {
+    await this.step(file, operation, () => fh.sync());
+  }
+
+  async fsyncDir(dir: string, operation = 'fsync of directory'): Promise<void> {
+    const fh = await this.openFile(dir, 'r', `open directory for ${operation}`);
+    try {
+      await this.fsync(fh, dir, operation);
+    } finally {
+      await fh.close().catch(() => undefined);
+    }
+  }
+
+  /** Crash-safe new page: create, write header, fsync the page, fsync the directory. */
+  async createPage(dir: string, pageNum: number, firstSeq: number): Promise<FileHandle> {
+    const file = join(dir, pageFileName(pageNum));
+    const fh = await this.openFile(file, 'wx+', 'create page');
+    await this.write(fh, file, encodePageHeader({ pageNum, firstSeq }), 0, 'write page header');
+    await this.syncNewPageHeader(fh, file);
+    await this.syncDirAfterCreate(dir);
+    return fh;
+  }
+
+  protected async syncNewPageHeader(fh: FileHandle, file: string): Promise<void> {
+    await this.fsync(fh, file, 'fsync of new page header');
+  }
+
+  protected async syncDirAfterCreate(dir: string): Promise<void> {
+    await this.fsyncDir(dir, 'fsync of directory after creating a page');
+  }
+
+  /** tmp file, fsync, rename over, fsync the directory: the file is either old or new after a crash. */
+  async replaceFileAtomically(file: string, bytes: Buffer): Promise<void> {
+    const tmp = `${file}.tmp`;
+    const fh = await this.openFile(tmp, 'w', 'create temporary file');
+    try {
+      await this.write(fh, tmp, bytes, 0);
+      await this.fsync(fh, tmp, 'fsync of temporary file');
+    } finally {
+      await fh.close().catch(() => undefined);
+    }
+    await this.step(file, 'rename temporary file over', () => rename(tmp, file));
+    await this.fsyncDir(join(file, '..'), 'fsync of directory after rename');
+  }
+
+  /** How the atomic-file design writes checkpoint.head. */
+  async writeCheckpointFile(file: string, bytes: Buffer): Promise<void> {
+    await this.replaceFileAtomically(file, bytes);
+  }
+
+  /** CRC check of one framed record, used by recovery and by reads. */
+  recordChecksumValid(record: Buffer): boolean {
+    return recordCrcValid(record);
+  }
+
+  /**
+   * Makes the head page's data durable before a checkpoint; returns how many of its records the
+   * checkpoint may claim (only records flushed and fsynced before the checkpoint is written).
+   */
+  async prepareCheckpoint(head: PageWriter): Promise<number> {
+    await head.flush();
+    await head.sync();
+    return head.syncedCount;
+  }
+
+  /** Before rolling to a new page the old one is flushed and fsynced: a tail page is always complete. */
+  async sealPageBeforeRoll(page: PageWriter): Promise<void> {
+    await page.flush();
+    await page.sync();
+  }
+}
