@@ -1,0 +1,160 @@
+// Real-mount tests (no mocks): the daemon in its own process, the workload from this process or a
+// child killed with SIGKILL.
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { closeSync, existsSync, fsyncSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, renameSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { startDaemon, type DaemonHandle } from '../src/harness/daemon-process.js';
+
+let work: string;
+let d: DaemonHandle;
+let mnt: string;
+
+function fsyncPath(p: string): void {
+  const fd = openSync(p, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function writeFsynced(p: string, data: string): void {
+  const fd = openSync(p, 'w');
+  writeSync(fd, data);
+  fsyncSync(fd);
+  closeSync(fd);
+}
+
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), 'powercut-mount-'));
+  mnt = join(work, 'mnt');
+  d = await startDaemon({ mountpoint: mnt, socketPath: join(work, 'ctl.sock') });
+});
+afterAll(async () => {
+  await d?.stop();
+});
+beforeEach(async () => {
+  await d.client.reset();
+});
+
+describe('powercut fs on a real mount', () => {
+  it('keeps a file written and fsynced in a fsynced directory', async () => {
+    writeFsynced(join(mnt, 'a'), 'durable');
+    fsyncPath(mnt);
+    await d.client.crash();
+    expect(readFileSync(join(mnt, 'a'), 'utf8')).toBe('durable');
+  });
+
+  it('loses data written and not fsynced', async () => {
+    writeFsynced(join(mnt, 'a'), 'old');
+    fsyncPath(mnt);
+    writeFileSync(join(mnt, 'a'), 'new, never fsynced');
+    expect(readFileSync(join(mnt, 'a'), 'utf8')).toBe('new, never fsynced');
+    await d.client.crash();
+    expect(readFileSync(join(mnt, 'a'), 'utf8')).toBe('old');
+  });
+
+  it('loses a file created, written and fsynced in a directory that was not fsynced', async () => {
+    mkdirSync(join(mnt, 'q'));
+    fsyncPath(mnt);
+    writeFsynced(join(mnt, 'q', 'page.1'), 'data');
+    await d.client.crash();
+    expect(readdirSync(join(mnt, 'q'))).toEqual([]);
+  });
+
+  it('keeps it when the directory was fsynced too', async () => {
+    mkdirSync(join(mnt, 'q'));
+    fsyncPath(mnt);
+    writeFsynced(join(mnt, 'q', 'page.1'), 'data');
+    fsyncPath(join(mnt, 'q'));
+    await d.client.crash();
+    expect(readFileSync(join(mnt, 'q', 'page.1'), 'utf8')).toBe('data');
+  });
+
+  it('reverts a rename of x.tmp over x without a directory fsync', async () => {
+    writeFsynced(join(mnt, 'x'), 'old');
+    fsyncPath(mnt);
+    writeFsynced(join(mnt, 'x.tmp'), 'new');
+    renameSync(join(mnt, 'x.tmp'), join(mnt, 'x'));
+    await d.client.crash();
+    expect(readFileSync(join(mnt, 'x'), 'utf8')).toBe('old');
+    expect(existsSync(join(mnt, 'x.tmp'))).toBe(false);
+  });
+
+  it('brings back a file unlinked without a directory fsync', async () => {
+    writeFsynced(join(mnt, 'a'), 'back');
+    fsyncPath(mnt);
+    unlinkSync(join(mnt, 'a'));
+    await d.client.crash();
+    expect(readFileSync(join(mnt, 'a'), 'utf8')).toBe('back');
+  });
+
+  it('arm + SIGKILL of a writer blocked at the crash point, then crash, gives the expected image', async () => {
+    writeFsynced(join(mnt, 'log'), 'A');
+    fsyncPath(mnt);
+    // The writer appends B and fsyncs, then appends C and fsyncs; cut before the second fsync.
+    const script = `const fs=require('fs');const fd=fs.openSync(${JSON.stringify(join(mnt, 'log'))},'a');
+fs.writeSync(fd,'B');fs.fsyncSync(fd);fs.writeSync(1,'B durable\\n');fs.writeSync(fd,'C');fs.fsyncSync(fd);fs.writeSync(1,'C durable\\n');`;
+    // fsyncs of /log since reset: 1 = the setup above, 2 = B, 3 = C.
+    await d.client.arm({ atOp: 3, kind: 'fsync', path: '/log', timing: 'before' });
+    const writer = execa(process.execPath, ['-e', script], { reject: false, timeout: 20_000 });
+    const frozen = await d.client.waitFrozen(10_000);
+    expect(frozen.frozen).toBe(true);
+    expect((await d.client.status()).frozen).toBe(true);
+    writer.kill('SIGKILL');
+    await d.client.crash();
+    const result = await writer;
+    expect(result.signal).toBe('SIGKILL');
+    expect(result.stdout.trim()).toBe('B durable');
+    expect(readFileSync(join(mnt, 'log'), 'utf8')).toBe('AB');
+    const image = join(work, 'image-arm');
+    await d.client.image(image);
+    expect(await readFile(join(image, 'log'), 'utf8')).toBe('AB');
+    expect((await d.client.status()).opCount).toBe(0);
+  });
+
+  it('fsync EIO drops the data from what can become durable while it stays visible', async () => {
+    writeFsynced(join(mnt, 'f'), '');
+    fsyncPath(mnt);
+    await d.client.fault({ type: 'fsync-eio', path: '/f', count: 1 });
+    const fd = openSync(join(mnt, 'f'), 'r+');
+    writeSync(fd, 'lost');
+    expect(() => fsyncSync(fd)).toThrow(/EIO/);
+    expect(readFileSync(join(mnt, 'f'), 'utf8')).toBe('lost');
+    fsyncSync(fd); // succeeds, persists nothing
+    closeSync(fd);
+    await d.client.crash();
+    expect(readFileSync(join(mnt, 'f'))).toEqual(Buffer.alloc(4));
+  });
+
+  it('ENOSPC after N bytes, read EIO and bit flips', async () => {
+    await d.client.fault({ type: 'enospc', afterBytes: 10 });
+    const fd = openSync(join(mnt, 'g'), 'w');
+    expect(writeSync(fd, 'x'.repeat(8))).toBe(8);
+    expect(writeSync(fd, 'y'.repeat(8))).toBe(2); // short write up to the budget
+    expect(() => writeSync(fd, 'z')).toThrow(/ENOSPC/);
+    closeSync(fd);
+    await d.client.clearFaults();
+    writeFileSync(join(mnt, 'h'), Buffer.alloc(16));
+    await d.client.fault({ type: 'bitflip', path: '/h', offset: 3, bit: 1 });
+    expect(readFileSync(join(mnt, 'h'))[3]).toBe(2);
+    await d.client.fault({ type: 'read-eio', path: '/h', offset: 0, length: 4 });
+    expect(() => readFileSync(join(mnt, 'h'))).toThrow(/EIO/);
+  });
+
+  it('records every mutating request in the trace', async () => {
+    writeFsynced(join(mnt, 't'), 'abc');
+    const kinds = (await d.client.trace()).map((e) => e.kind);
+    expect(kinds).toEqual(['create', 'write', 'fsync']);
+  });
+
+  it('reset empties the filesystem and zeroes the counters', async () => {
+    writeFileSync(join(mnt, 'z'), 'z');
+    await d.client.reset();
+    expect(readdirSync(mnt)).toEqual([]);
+    expect((await d.client.status()).opCount).toBe(0);
+  });
+});

@@ -1,0 +1,143 @@
+// Client of the fs daemon's control socket: one JSON line per request, answers in order, every
+// request bounded by a timeout.
+import { connect, type Socket } from 'node:net';
+import type {
+  ControlAnswer, ControlRequest, CrashPoint, CrashPolicy, Fault, StatusAnswer, TraceEntry,
+} from '../../fusefs/protocol.js';
+
+export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
+export const CRASH_TIMEOUT_MS = 30_000;
+
+/** An {"ok":false} answer, or a transport failure, naming the request. */
+export class ControlError extends Error {}
+
+interface Pending {
+  resolve: (a: ControlAnswer) => void;
+  reject: (e: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
+export class ControlClient {
+  private buffered = '';
+  private pending: Pending[] = [];
+  private closedError: Error | null = null;
+
+  private constructor(private readonly sock: Socket, readonly socketPath: string) {
+    sock.setEncoding('utf8');
+    sock.on('data', (chunk: string) => this.onData(chunk));
+    sock.on('error', (e) => this.failAll(new ControlError(`control socket ${socketPath}: ${e.message}`)));
+    sock.on('close', () => this.failAll(new ControlError(`control socket ${socketPath} closed`)));
+  }
+
+  static connect(socketPath: string, timeoutMs = DEFAULT_REQUEST_TIMEOUT_MS): Promise<ControlClient> {
+    return new Promise((resolve, reject) => {
+      const sock = connect(socketPath);
+      const timer = setTimeout(() => {
+        sock.destroy();
+        reject(new ControlError(`cannot connect to control socket ${socketPath} within ${timeoutMs} ms`));
+      }, timeoutMs);
+      sock.once('connect', () => {
+        clearTimeout(timer);
+        resolve(new ControlClient(sock, socketPath));
+      });
+      sock.once('error', (e: NodeJS.ErrnoException) => {
+        clearTimeout(timer);
+        reject(new ControlError(`cannot connect to control socket ${socketPath}: ${e.code ?? e.message}`));
+      });
+    });
+  }
+
+  /** Sends one request; resolves with the answer whether ok or not. */
+  request(req: ControlRequest, timeoutMs = DEFAULT_REQUEST_TIMEOUT_MS): Promise<ControlAnswer> {
+    if (this.closedError) return Promise.reject(this.closedError);
+    return new Promise((resolve, reject) => {
+      const entry: Pending = {
+        resolve,
+        reject,
+        timer: setTimeout(() => {
+          // Answers come in order: after a timeout the stream can no longer be matched, so close it.
+          this.failAll(new ControlError(`control request '${req.cmd}' got no answer within ${timeoutMs} ms`));
+          this.sock.destroy();
+        }, timeoutMs),
+      };
+      this.pending.push(entry);
+      this.sock.write(JSON.stringify(req) + '\n');
+    });
+  }
+
+  async status(): Promise<StatusAnswer> {
+    return (await this.ok({ cmd: 'status' })) as unknown as StatusAnswer;
+  }
+  async arm(p: CrashPoint): Promise<void> {
+    await this.ok({ cmd: 'arm', ...p });
+  }
+  async disarm(): Promise<void> {
+    await this.ok({ cmd: 'disarm' });
+  }
+  async waitFrozen(timeoutMs: number): Promise<{ frozen: boolean; frozenAt?: number }> {
+    const a = await this.ok({ cmd: 'wait-frozen', timeoutMs }, timeoutMs + DEFAULT_REQUEST_TIMEOUT_MS);
+    return a.frozen ? { frozen: true, frozenAt: a.frozenAt as number } : { frozen: false };
+  }
+  async crash(policy?: CrashPolicy, seed?: number): Promise<void> {
+    const req: ControlRequest = { cmd: 'crash' };
+    if (policy !== undefined) req.policy = policy;
+    if (seed !== undefined) req.seed = seed;
+    await this.ok(req, CRASH_TIMEOUT_MS);
+  }
+  async trace(): Promise<TraceEntry[]> {
+    return (await this.ok({ cmd: 'trace' })).trace as TraceEntry[];
+  }
+  async image(out: string, state?: 'durable' | 'live'): Promise<void> {
+    await this.ok(state ? { cmd: 'image', out, state } : { cmd: 'image', out }, CRASH_TIMEOUT_MS);
+  }
+  async fault(f: Fault): Promise<void> {
+    await this.ok({ cmd: 'fault', ...f });
+  }
+  async clearFaults(): Promise<void> {
+    await this.ok({ cmd: 'clear-faults' });
+  }
+  async reset(): Promise<void> {
+    await this.ok({ cmd: 'reset' }, CRASH_TIMEOUT_MS);
+  }
+  async shutdown(): Promise<void> {
+    await this.ok({ cmd: 'shutdown' }, CRASH_TIMEOUT_MS);
+  }
+
+  close(): void {
+    this.closedError ??= new ControlError(`control client for ${this.socketPath} is closed`);
+    this.sock.destroy();
+  }
+
+  private async ok(req: ControlRequest, timeoutMs?: number): Promise<Record<string, unknown>> {
+    const a = await this.request(req, timeoutMs);
+    if (!a.ok) throw new ControlError(`control request '${req.cmd}' failed: ${a.error}`);
+    return a;
+  }
+
+  private onData(chunk: string): void {
+    this.buffered += chunk;
+    let nl: number;
+    while ((nl = this.buffered.indexOf('\n')) >= 0) {
+      const line = this.buffered.slice(0, nl);
+      this.buffered = this.buffered.slice(nl + 1);
+      const p = this.pending.shift();
+      if (!p) continue; // an answer nobody waits for (after a timeout): nothing to match it to
+      clearTimeout(p.timer);
+      try {
+        p.resolve(JSON.parse(line) as ControlAnswer);
+      } catch {
+        p.reject(new ControlError(`control socket ${this.socketPath} sent a line that is not JSON: ${line.slice(0, 200)}`));
+      }
+    }
+  }
+
+  private failAll(e: Error): void {
+    this.closedError ??= e;
+    const pending = this.pending;
+    this.pending = [];
+    for (const p of pending) {
+      clearTimeout(p.timer);
+      p.reject(e);
+    }
+  }
+}

@@ -1,0 +1,145 @@
+// Starts the fs daemon as its own process (execa), waits for its "mounted" line, and guarantees
+// cleanup: stop() is bounded and idempotent; every daemon this process started is stopped on exit,
+// SIGINT and SIGTERM; a mount left by a killed daemon is cleaned.
+import { execa, execaSync, type ResultPromise } from 'execa';
+import { existsSync, statSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { dirname, join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { ControlClient } from './control-client.js';
+
+export const DEFAULT_START_TIMEOUT_MS = 15_000;
+const STOP_TIMEOUT_MS = 5_000;
+
+export interface DaemonHandle {
+  pid: number;
+  mountpoint: string;
+  socketPath: string;
+  client: ControlClient;
+  /** shutdown, else SIGTERM, bounded; then SIGKILL + fusermount -uz. Idempotent. */
+  stop(): Promise<void>;
+  /** SIGKILL, leaving the mount stale (for tests of cleanup). */
+  kill(): void;
+}
+
+/** dist/fusefs/daemon.js, whether this module runs from src/ (tests) or from dist/. */
+export function daemonEntry(): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  const root = here.includes(`${join('dist', 'src')}`) ? resolve(here, '../../..') : resolve(here, '../..');
+  const entry = join(root, 'dist', 'fusefs', 'daemon.js');
+  if (!existsSync(entry)) throw new Error(`fs daemon not built: ${entry} is missing; run 'npm run build' first`);
+  return entry;
+}
+
+async function isMounted(mountpoint: string): Promise<boolean> {
+  const mounts = await readFile('/proc/mounts', 'utf8');
+  const escaped = mountpoint.replace(/ /g, '\\040');
+  return mounts.split('\n').some((l) => l.split(' ')[1] === escaped);
+}
+
+/** Lazily unmounts whatever is mounted at `mountpoint` (a daemon killed earlier leaves ENOTCONN). */
+export async function cleanupStaleMount(mountpoint: string): Promise<void> {
+  const abs = resolve(mountpoint);
+  if (!(await isMounted(abs))) return;
+  await execa('fusermount', ['-uz', abs], { timeout: STOP_TIMEOUT_MS, reject: false });
+  if (await isMounted(abs)) await execa('umount', ['-l', abs], { timeout: STOP_TIMEOUT_MS, reject: false });
+  if (await isMounted(abs)) throw new Error(`cannot unmount stale mount at ${abs}; run: fusermount -uz ${abs}`);
+}
+
+const live = new Set<DaemonHandle>();
+let hooksInstalled = false;
+
+function installExitHooks(): void {
+  if (hooksInstalled) return;
+  hooksInstalled = true;
+  // On exit only synchronous work is possible: SIGKILL the daemons and unmount.
+  process.on('exit', () => {
+    for (const h of live) {
+      try {
+        process.kill(h.pid, 'SIGKILL');
+      } catch { /* already gone */ }
+      try {
+        execaSyncUnmount(h.mountpoint);
+      } catch { /* best effort at exit */ }
+    }
+  });
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(sig, () => {
+      void Promise.allSettled([...live].map((h) => h.stop())).then(() => process.kill(process.pid, sig));
+    });
+  }
+}
+
+function execaSyncUnmount(mountpoint: string): void {
+  // An exit hook cannot await: the sync API.
+  execaSync('fusermount', ['-uz', mountpoint], { reject: false, timeout: STOP_TIMEOUT_MS });
+}
+
+export async function startDaemon(opts: { mountpoint: string; socketPath: string; imageDir?: string; startTimeoutMs?: number }): Promise<DaemonHandle> {
+  installExitHooks();
+  const mountpoint = resolve(opts.mountpoint);
+  const socketPath = resolve(opts.socketPath);
+  const startTimeoutMs = opts.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
+  await cleanupStaleMount(mountpoint);
+  if (existsSync(mountpoint) && !statSync(mountpoint).isDirectory()) throw new Error(`mountpoint ${mountpoint} is not a directory`);
+  const args = [daemonEntry(), '--mountpoint', mountpoint, '--socket', socketPath];
+  if (opts.imageDir) args.push('--image', resolve(opts.imageDir));
+  const child: ResultPromise = execa(process.execPath, args, { stdout: 'pipe', stderr: 'pipe', reject: false, buffer: false });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => {
+    stderr += d.toString();
+    if (stderr.length > 20_000) stderr = stderr.slice(-20_000);
+  });
+  const pid = child.pid!;
+
+  const mountedLine = await new Promise<string>((resolveLine, reject) => {
+    const rl = createInterface({ input: child.stdout! });
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`fs daemon did not report "mounted" within ${startTimeoutMs} ms. stderr:\n${stderr}`));
+    }, startTimeoutMs);
+    rl.once('line', (line) => {
+      clearTimeout(timer);
+      resolveLine(line);
+    });
+    void child.then((r) => {
+      clearTimeout(timer);
+      reject(new Error(`fs daemon exited (code ${r.exitCode}, signal ${r.signal ?? 'none'}) before mounting. stderr:\n${stderr.trim()}`));
+    });
+  });
+  const event = JSON.parse(mountedLine) as { event: string };
+  if (event.event !== 'mounted') throw new Error(`fs daemon printed an unexpected first line: ${mountedLine}`);
+  const client = await ControlClient.connect(socketPath);
+
+  let stopping: Promise<void> | null = null;
+  const exited = child.then(() => undefined);
+  const handle: DaemonHandle = {
+    pid, mountpoint, socketPath, client,
+    stop: () => {
+      stopping ??= (async () => {
+        const bounded = (ms: number) => Promise.race([exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())]);
+        try {
+          await client.shutdown();
+        } catch {
+          child.kill('SIGTERM');
+        }
+        client.close();
+        if (!(await bounded(STOP_TIMEOUT_MS))) {
+          child.kill('SIGKILL');
+          await bounded(STOP_TIMEOUT_MS);
+        }
+        await cleanupStaleMount(mountpoint);
+        live.delete(handle);
+      })();
+      return stopping;
+    },
+    kill: () => {
+      client.close();
+      child.kill('SIGKILL');
+      live.delete(handle);
+    },
+  };
+  live.add(handle);
+  return handle;
+}
