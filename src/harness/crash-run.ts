@@ -93,9 +93,10 @@ interface DriverRun {
   frozenAt: number | null;
 }
 
-function startDriver(spec: DriverSpec): ResultPromise<{ input: string; reject: false; stdout: 'pipe'; stderr: 'pipe' }> {
+function startDriver(spec: DriverSpec): ResultPromise<{ input: string; stripFinalNewline: false; reject: false; stdout: 'pipe'; stderr: 'pipe' }> {
   return execa(process.execPath, [distPath('src/harness/driver.js')], {
     input: JSON.stringify(spec),
+    stripFinalNewline: false, // a line without its newline was cut mid-print: parseOutcomes needs to tell
     reject: false,
     stdout: 'pipe',
     stderr: 'pipe',

@@ -1,0 +1,78 @@
+// fast-check arbitraries for crash cases: workloads, queue settings, crash points and policies.
+// Everything shrinks towards small: fewer steps, smaller events, the default-ish settings.
+import fc from 'fast-check';
+import { POLICIES, type CrashPolicy, type CrashTiming, type Fault } from '../fusefs/protocol.js';
+import { PAGE_HEADER_BYTES, RECORD_OVERHEAD_BYTES } from '../src/queue/format.js';
+import type { QueueSettings } from '../src/queue/types.js';
+import { PAYLOAD_HEADER_BYTES } from '../src/harness/payload.js';
+import { ACK_ORDERS, type Step, type Workload } from '../src/harness/workload.js';
+
+export const eventSizeArb = fc.oneof(
+  { weight: 4, arbitrary: fc.integer({ min: PAYLOAD_HEADER_BYTES, max: 200 }) },
+  { weight: 2, arbitrary: fc.integer({ min: 201, max: 3_000 }) }, // spans 512-byte sectors: torn writes
+  { weight: 1, arbitrary: fc.integer({ min: 3_001, max: 20_000 }) },
+);
+
+export const stepArb: fc.Arbitrary<Step> = fc.oneof(
+  { weight: 6, arbitrary: fc.record({ op: fc.constant('write' as const), sizesBytes: fc.array(eventSizeArb, { minLength: 1, maxLength: 4 }), waitDurable: fc.boolean() }) },
+  { weight: 2, arbitrary: fc.constant({ op: 'waitDurable' as const }) },
+  { weight: 3, arbitrary: fc.record({ op: fc.constant('read' as const), maxEvents: fc.integer({ min: 1, max: 8 }) }) },
+  { weight: 3, arbitrary: fc.record({ op: fc.constant('ack' as const), count: fc.integer({ min: 1, max: 6 }), order: fc.constantFrom(...ACK_ORDERS) }) },
+  { weight: 1, arbitrary: fc.constant({ op: 'checkpoint' as const }) },
+  { weight: 1, arbitrary: fc.constant({ op: 'reopen' as const }) },
+);
+
+export function workloadArb(maxSteps = 16): fc.Arbitrary<Workload> {
+  return fc.array(stepArb, { minLength: 1, maxLength: maxSteps }).map((steps) => ({ steps }));
+}
+
+/** Page capacities small enough that workloads roll pages and purge acked ones. */
+export const PAGE_CAPACITIES_BYTES = [1_024, 4_096, 16_384, 65_536] as const;
+
+export const settingsArb: fc.Arbitrary<Partial<QueueSettings>> = fc.record({
+  checkpointDesign: fc.constantFrom('atomic-file' as const, 'append-log' as const),
+  pageWriteDesign: fc.constantFrom('sync' as const, 'buffered' as const),
+  pageCapacityBytes: fc.constantFrom(...PAGE_CAPACITIES_BYTES),
+  // 1 (every write/ack) up to the default 1024 (never, in a short workload).
+  checkpointWrites: fc.oneof(fc.integer({ min: 1, max: 6 }), fc.constant(1024)),
+  checkpointAcks: fc.oneof(fc.integer({ min: 1, max: 6 }), fc.constant(1024)),
+});
+
+/** Largest event that fits a page of this capacity (the queue rejects larger ones, by design). */
+export function maxEventBytes(pageCapacityBytes: number): number {
+  return pageCapacityBytes - PAGE_HEADER_BYTES - RECORD_OVERHEAD_BYTES;
+}
+
+/** Shrinks every event to fit the settings' page capacity. */
+export function fitWorkload(workload: Workload, settings: Partial<QueueSettings>): Workload {
+  const cap = maxEventBytes(settings.pageCapacityBytes ?? PAGE_CAPACITIES_BYTES[PAGE_CAPACITIES_BYTES.length - 1]);
+  return { steps: workload.steps.map((s) => (s.op === 'write' ? { ...s, sizesBytes: s.sizesBytes.map((n) => Math.min(n, cap)) } : s)) };
+}
+
+export interface CutChoice {
+  /** Where in an uncut run's requests (0..1); turned into a request number once the run is counted. */
+  fraction: number;
+  timing: CrashTiming;
+  policy: CrashPolicy;
+  seed: number;
+}
+
+export const cutChoiceArb: fc.Arbitrary<CutChoice> = fc.record({
+  fraction: fc.double({ min: 0, max: 1, noNaN: true }),
+  timing: fc.constantFrom<CrashTiming>('before', 'after'),
+  policy: fc.constantFrom<CrashPolicy>(...POLICIES),
+  seed: fc.integer({ min: 1, max: 0x7fff_ffff }),
+});
+
+/** A second cut during recovery: request numbers restart after a cut; recovery makes a few dozen. */
+export const recoveryCutArb = fc.record({
+  cut: fc.record({ atOp: fc.integer({ min: 1, max: 40 }), timing: fc.constantFrom<CrashTiming>('before', 'after') }),
+  policy: fc.constantFrom<CrashPolicy>(...POLICIES),
+  seed: fc.integer({ min: 1, max: 0x7fff_ffff }),
+});
+
+/** Faults for the fault runs: one failing fsync of a queue file, or a full disk. */
+export const faultArb: fc.Arbitrary<Fault> = fc.oneof(
+  fc.record({ type: fc.constant('fsync-eio' as const), path: fc.constantFrom('/page.*', '/checkpoint*', '/**'), count: fc.constant(1) }),
+  fc.record({ type: fc.constant('enospc' as const), afterBytes: fc.integer({ min: 0, max: 40_000 }) }),
+);
