@@ -288,7 +288,7 @@ export class Queue implements PersistentQueue {
 
   // ---- reads and acks ----
 
-  readBatch(maxEvents: number, timeoutMs: number): Promise<QueueEvent[]> {
+  async readBatch(maxEvents: number, timeoutMs: number): Promise<QueueEvent[]> {
     this.assertUsable('readBatch');
     if (!Number.isInteger(maxEvents) || maxEvents < 1) throw new QueueUsageError(`readBatch: maxEvents must be an integer >= 1, got ${maxEvents}`);
     if (!Number.isFinite(timeoutMs) || timeoutMs < 0) throw new QueueUsageError(`readBatch: timeoutMs must be a finite number >= 0, got ${timeoutMs}`);
@@ -444,7 +444,7 @@ export class Queue implements PersistentQueue {
   }
 
   /** Flushes, fsyncs and checkpoints (unless the queue failed), then releases files and the lock. */
-  close(): Promise<void> {
+  async close(): Promise<void> {
     this.closing ??= this.doClose();
     return this.closing;
   }
