@@ -1,0 +1,119 @@
+// The daemon as a process: control protocol on malformed input, stale-mount cleanup after SIGKILL,
+// and the CLI (powercut mount / powercut ctl).
+import { afterAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { execa } from 'execa';
+import { startDaemon, type DaemonHandle } from './daemon-process.js';
+import { ControlError } from './control-client.js';
+
+const work = mkdtempSync(join(tmpdir(), 'powercut-daemon-'));
+const cli = resolve('dist/src/cli.js');
+const started: DaemonHandle[] = [];
+afterAll(async () => {
+  await Promise.all(started.map((d) => d.stop()));
+});
+
+async function isMounted(mnt: string): Promise<boolean> {
+  return (await readFile('/proc/mounts', 'utf8')).split('\n').some((l) => l.split(' ')[1] === mnt);
+}
+
+/** Raw lines over the socket, to send what the typed client never would. */
+function rawExchange(socket: string, payload: string, answers: number): Promise<string[]> {
+  return new Promise((res, rej) => {
+    const s = connect(socket);
+    let buf = '';
+    const timer = setTimeout(() => rej(new Error('no answer in 5 s')), 5000);
+    s.on('data', (d) => {
+      buf += d.toString();
+      const lines = buf.split('\n').filter(Boolean);
+      if (lines.length >= answers) {
+        clearTimeout(timer);
+        s.destroy();
+        res(lines);
+      }
+    });
+    s.on('error', rej);
+    s.write(payload);
+  });
+}
+
+describe('control protocol', () => {
+  it('answers malformed requests with ok:false naming the problem and keeps running', async () => {
+    const d = await startDaemon({ mountpoint: join(work, 'm1'), socketPath: join(work, 'c1.sock') });
+    started.push(d);
+    expect(statSync(d.socketPath).mode & 0o777).toBe(0o600);
+    const bad = ['not json', '[]', '{"cmd":"explode"}', '{"cmd":"arm","atOp":-1,"timing":"before"}', '{"cmd":"arm","atOp":1,"timing":"during"}',
+      '{"cmd":"arm","atOp":1,"timing":"before","kind":"read"}', '{"cmd":"crash","policy":"gentle"}', '{"cmd":"status","extra":1}',
+      '{"cmd":"fault","type":"bitflip","path":"/x","offset":0,"bit":9}', '{"cmd":"image"}', '{"cmd":"wait-frozen","timeoutMs":"soon"}'];
+    const answers = (await rawExchange(d.socketPath, bad.join('\n') + '\n', bad.length)).map((l) => JSON.parse(l));
+    expect(answers).toHaveLength(bad.length);
+    for (const a of answers) {
+      expect(a.ok).toBe(false);
+      expect(typeof a.error).toBe('string');
+    }
+    expect(answers[3].error).toMatch(/atOp/);
+    expect(answers[5].error).toMatch(/kind/);
+    expect((await d.client.status()).ok).toBe(true);
+    await expect(d.client.image(join(d.mountpoint, 'inside'))).rejects.toThrow(ControlError);
+    await d.client.arm({ atOp: 5, timing: 'before' });
+    expect((await d.client.status()).armed).toEqual({ atOp: 5, timing: 'before' });
+    expect(await d.client.waitFrozen(50)).toEqual({ frozen: false });
+  });
+});
+
+describe('cleanup', () => {
+  it('after SIGKILL of the daemon, the next powercut mount on the same mountpoint works', async () => {
+    const mnt = join(work, 'm2');
+    const sock = join(work, 'c2.sock');
+    const d = await startDaemon({ mountpoint: mnt, socketPath: sock });
+    writeFileSync(join(mnt, 'f'), 'x');
+    d.kill();
+    await new Promise((r) => setTimeout(r, 300));
+    // auto_unmount usually removes the mount already; either way the next mount must work.
+    const mount = execa(process.execPath, [cli, 'mount', mnt, '--socket', sock], { reject: false, timeout: 30_000 });
+    try {
+      await new Promise<void>((res, rej) => {
+        const t = setTimeout(() => rej(new Error('powercut mount printed nothing in 15 s')), 15_000);
+        mount.stdout!.once('data', (line: Buffer) => {
+          clearTimeout(t);
+          expect(JSON.parse(line.toString()).event).toBe('mounted');
+          res();
+        });
+      });
+      writeFileSync(join(mnt, 'g'), 'works');
+      expect(readFileSync(join(mnt, 'g'), 'utf8')).toBe('works');
+      const status = await execa(process.execPath, [cli, 'ctl', '--socket', sock, 'status'], { reject: false, timeout: 15_000 });
+      expect(status.exitCode).toBe(0);
+      expect(JSON.parse(status.stdout).opCount).toBeGreaterThan(0);
+    } finally {
+      mount.kill('SIGTERM');
+      await mount;
+    }
+    expect(await isMounted(mnt)).toBe(false);
+  });
+});
+
+describe('powercut ctl', () => {
+  it('exits 2 on usage errors, 1 on an error answer, 0 on ok', async () => {
+    const d = await startDaemon({ mountpoint: join(work, 'm3'), socketPath: join(work, 'c3.sock') });
+    started.push(d);
+    const ctl = (...args: string[]) => execa(process.execPath, [cli, 'ctl', '--socket', d.socketPath, ...args], { reject: false, timeout: 15_000 });
+    expect((await ctl('arm')).exitCode).toBe(2);
+    expect((await ctl('arm', '--at-op', 'x')).exitCode).toBe(2);
+    expect((await ctl('crash', '--policy', 'gentle')).exitCode).toBe(2);
+    expect((await ctl('status', '--seed', '1')).exitCode).toBe(2);
+    expect((await ctl('frobnicate')).exitCode).toBe(2);
+    const ok = await ctl('arm', '--at-op', '3', '--kind', 'fsync', '--path', '**/page.*', '--timing', 'after');
+    expect(ok.exitCode).toBe(0);
+    expect(JSON.parse((await ctl('status')).stdout).armed).toEqual({ atOp: 3, kind: 'fsync', path: '**/page.*', timing: 'after' });
+    const passed = await ctl('image', '--out', join(d.mountpoint, 'x'));
+    expect(passed.exitCode).toBe(1);
+    expect(JSON.parse(passed.stdout).ok).toBe(false);
+    expect((await ctl('crash', '--policy', 'torn', '--seed', '7')).exitCode).toBe(0);
+    expect((await execa(process.execPath, [cli, 'ctl', '--socket', join(work, 'nothing.sock'), 'status'], { reject: false })).exitCode).toBe(1);
+  });
+});
