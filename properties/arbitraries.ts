@@ -2,10 +2,9 @@
 // Everything shrinks towards small: fewer steps, smaller events, the default-ish settings.
 import fc from 'fast-check';
 import { POLICIES, type CrashPolicy, type CrashTiming, type Fault } from '../fusefs/protocol.js';
-import { PAGE_HEADER_BYTES, RECORD_OVERHEAD_BYTES } from '../src/queue/format.js';
 import type { QueueSettings } from '../src/queue/types.js';
 import { PAYLOAD_HEADER_BYTES } from '../src/harness/payload.js';
-import { ACK_ORDERS, type Step, type Workload } from '../src/harness/workload.js';
+import { ACK_ORDERS, maxEventBytes, type Step, type Workload } from '../src/harness/workload.js';
 
 export const eventSizeArb = fc.oneof(
   { weight: 4, arbitrary: fc.integer({ min: PAYLOAD_HEADER_BYTES, max: 200 }) },
@@ -37,11 +36,6 @@ export const settingsArb: fc.Arbitrary<Partial<QueueSettings>> = fc.record({
   checkpointWrites: fc.oneof(fc.integer({ min: 1, max: 6 }), fc.constant(1024)),
   checkpointAcks: fc.oneof(fc.integer({ min: 1, max: 6 }), fc.constant(1024)),
 });
-
-/** Largest event that fits a page of this capacity (the queue rejects larger ones, by design). */
-export function maxEventBytes(pageCapacityBytes: number): number {
-  return pageCapacityBytes - PAGE_HEADER_BYTES - RECORD_OVERHEAD_BYTES;
-}
 
 /** Shrinks every event to fit the settings' page capacity. */
 export function fitWorkload(workload: Workload, settings: Partial<QueueSettings>): Workload {

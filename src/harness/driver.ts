@@ -8,7 +8,7 @@ import type { PersistentQueue, QueueSettings } from '../queue/types.js';
 import { DRAIN_BATCH_EVENTS, LIVENESS_READ_TIMEOUT_MS, LIVENESS_SIZES_BYTES, parseDriverSpec, type DriverSpec } from './driver-spec.js';
 import { DRIVER_EXIT, type Outcome } from './outcome.js';
 import { payload, summarizePayload } from './payload.js';
-import { selectAcks, type Step } from './workload.js';
+import { maxEventBytes, selectAcks, type Step } from './workload.js';
 
 function emit(outcome: Outcome): void {
   const line = Buffer.from(JSON.stringify(outcome) + '\n');
@@ -150,7 +150,8 @@ class Driver {
     emit({ t: 'drained', count });
     // Liveness: the recovered queue accepts new writes and delivers them.
     this.where = 'liveness write';
-    const seqs = await this.writeConcurrently(LIVENESS_SIZES_BYTES, false);
+    const fit = maxEventBytes(this.queue.settings.pageCapacityBytes);
+    const seqs = await this.writeConcurrently(LIVENESS_SIZES_BYTES.map((n) => Math.min(n, fit)), false);
     await this.queue.waitDurable(Math.max(...seqs));
     emit({ t: 'waited', seq: Math.max(...seqs) });
     this.where = 'liveness read';

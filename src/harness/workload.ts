@@ -1,6 +1,7 @@
 // The workload model (pure): what a driver does to the queue, step by step, plus a reference
 // model of what an uncut run must deliver. Event ids are assigned in step order (concurrent
 // writers of one step in array order), so a workload always writes the same ids.
+import { PAGE_HEADER_BYTES, RECORD_OVERHEAD_BYTES } from '../queue/format.js';
 import { PAYLOAD_HEADER_BYTES } from './payload.js';
 
 export const ACK_ORDERS = ['oldest', 'newest', 'every-other'] as const;
@@ -23,6 +24,11 @@ export interface Workload {
 }
 
 export const MAX_EVENT_BYTES = 1 << 20;
+
+/** Largest event that fits a page of this capacity (the queue rejects larger ones, by design). */
+export function maxEventBytes(pageCapacityBytes: number): number {
+  return pageCapacityBytes - PAGE_HEADER_BYTES - RECORD_OVERHEAD_BYTES;
+}
 
 /** Picks the seqs one ack step acks, from the delivered-unacked seqs (ascending). */
 export function selectAcks(unackedSeqs: readonly number[], count: number, order: AckOrder): number[] {

@@ -1,0 +1,173 @@
+// The crash property, shared by the suites (properties/*.test.ts) and the durability gate:
+// for a generated workload and settings, count an uncut run's requests, cut the power at
+// generated points (or run with faults), recover, and let the oracle judge. Failures shrink;
+// the report names the fast-check seed and path and the artifact folder of the smallest case.
+import fc from 'fast-check';
+import { rm } from 'node:fs/promises';
+import type { Fault } from '../fusefs/protocol.js';
+import type { QueueSettings } from '../src/queue/types.js';
+import { replayCommand } from '../src/harness/artifacts.js';
+import { countRequests, crashPointAt, defaultArtifactRoot, runCase, type CaseResult, type CrashCase, type CutSpec } from '../src/harness/crash-run.js';
+import type { DaemonHandle } from '../src/harness/daemon-process.js';
+import type { Workload } from '../src/harness/workload.js';
+import { cutChoiceArb, faultArb, fitWorkload, recoveryCutArb, settingsArb, workloadArb, type CutChoice } from './arbitraries.js';
+
+/** One generated property input: several cuts of the same workload share one request count. */
+export interface CrashInput {
+  workload: Workload;
+  settings: Partial<QueueSettings>;
+  variant?: string;
+  cuts: CutChoice[];
+  recoveryCut?: CutSpec;
+  faults?: Fault[];
+}
+
+export interface CrashInputOptions {
+  /** Settings forced on every input (e.g. one checkpoint and page design, or a variant's needs). */
+  settings?: Partial<QueueSettings>;
+  variant?: string;
+  maxCutsPerInput?: number;
+  maxSteps?: number;
+  /** 'never' | 'always' | 'sometimes' (one input in four). Default never. */
+  recoveryCut?: 'never' | 'always' | 'sometimes';
+  faults?: 'never' | 'always' | 'sometimes';
+}
+
+const sometimes = <T>(mode: 'never' | 'always' | 'sometimes' | undefined, arb: fc.Arbitrary<T>): fc.Arbitrary<T | undefined> =>
+  mode === 'always' ? arb : mode === 'sometimes' ? fc.option(arb, { freq: 4, nil: undefined }) : fc.constant(undefined);
+
+export function crashInputArb(o: CrashInputOptions = {}): fc.Arbitrary<CrashInput> {
+  return fc
+    .record({
+      workload: workloadArb(o.maxSteps),
+      settings: settingsArb,
+      cuts: fc.array(cutChoiceArb, { minLength: 1, maxLength: o.maxCutsPerInput ?? 3 }),
+      recoveryCut: sometimes(o.recoveryCut, recoveryCutArb),
+      faults: sometimes(o.faults, fc.array(faultArb, { minLength: 1, maxLength: 1 })),
+    })
+    .map(({ workload, settings, cuts, recoveryCut, faults }) => {
+      const merged = { ...settings, ...o.settings };
+      return {
+        workload: fitWorkload(workload, merged),
+        settings: merged,
+        ...(o.variant !== undefined ? { variant: o.variant } : {}),
+        // A fault run cuts once, after the driver stopped: the point is what it confirmed.
+        cuts: faults ? cuts.slice(0, 1) : cuts,
+        ...(recoveryCut ? { recoveryCut } : {}),
+        ...(faults ? { faults } : {}),
+      };
+    });
+}
+
+/** The crash cases of one input: a crash point per cut choice, spread over the uncut run's requests. */
+export async function casesOf(daemon: DaemonHandle, input: CrashInput): Promise<CrashCase[]> {
+  const base = { workload: input.workload, settings: input.settings, ...(input.variant !== undefined ? { variant: input.variant } : {}) };
+  const extra = { ...(input.recoveryCut ? { recoveryCut: input.recoveryCut } : {}) };
+  if (input.faults) {
+    return input.cuts.map((c) => ({ ...base, ...extra, policy: c.policy, seed: c.seed, faults: input.faults }));
+  }
+  const requestCount = await countRequests(daemon, base);
+  return input.cuts.map((c) => ({ ...base, ...extra, cut: crashPointAt(c.fraction, requestCount, c.timing), policy: c.policy, seed: c.seed }));
+}
+
+export interface SuiteOptions {
+  numRuns: number;
+  seed?: number;
+  path?: string;
+  /** Stop at the first failure without shrinking (to measure time-to-catch). */
+  endOnFailure?: boolean;
+  artifactRoot?: string;
+  /** Stop generating new inputs after this long (ms); shrinking still completes. */
+  timeLimitMs?: number;
+}
+
+export interface SuiteReport {
+  failed: boolean;
+  seed: number;
+  path?: string;
+  /** Inputs tried (fast-check runs, shrinks included) and power cuts judged. */
+  numRuns: number;
+  cuts: number;
+  durationMs: number;
+  firstFailureMs?: number;
+  failure?: CaseResult;
+  /** Thrown by the harness itself (not a violation): a bug or an environment problem. */
+  error?: string;
+  /** One paragraph for the test log: seed, path, artifact and replay command, violations. */
+  summary: string;
+}
+
+/** Runs the crash property over `arb` on one daemon and reports; never throws for a violation. */
+export async function runCrashSuite(daemon: DaemonHandle, arb: fc.Arbitrary<CrashInput>, o: SuiteOptions): Promise<SuiteReport> {
+  const started = Date.now();
+  let cuts = 0;
+  let last: CaseResult | undefined;
+  let firstFailureMs: number | undefined;
+  const artifactRoot = o.artifactRoot ?? defaultArtifactRoot();
+  const property = fc.asyncProperty(arb, async (input) => {
+    for (const c of await casesOf(daemon, input)) {
+      const result = await runCase(daemon, c, { artifactRoot });
+      cuts++;
+      if (result.verdict === 'fail') {
+        firstFailureMs ??= Date.now() - started;
+        // Keep only the artifact of the smallest failing case (the last one shrinking found).
+        if (last?.artifactDir) await rm(last.artifactDir, { recursive: true, force: true });
+        last = result;
+        throw new Error(result.violations.map((v) => v.message).join('\n'));
+      }
+    }
+  });
+  const details = await fc.check(property, {
+    numRuns: o.numRuns,
+    ...(o.seed !== undefined ? { seed: o.seed } : {}),
+    ...(o.path !== undefined ? { path: o.path } : {}),
+    endOnFailure: o.endOnFailure ?? false,
+    ...(o.timeLimitMs !== undefined ? { interruptAfterTimeLimit: o.timeLimitMs } : {}),
+  });
+  const durationMs = Date.now() - started;
+  const report: SuiteReport = {
+    failed: details.failed,
+    seed: details.seed,
+    ...(details.counterexamplePath ? { path: details.counterexamplePath } : {}),
+    numRuns: details.numRuns + details.numShrinks,
+    cuts,
+    durationMs,
+    ...(firstFailureMs !== undefined ? { firstFailureMs } : {}),
+    ...(details.failed && last ? { failure: last } : {}),
+    summary: '',
+  };
+  if (details.failed && !last) report.error = String(details.errorInstance ?? 'unknown error');
+  report.summary = summarize(report, details.counterexample?.[0] as CrashInput | undefined);
+  return report;
+}
+
+function summarize(r: SuiteReport, input: CrashInput | undefined): string {
+  const rate = r.durationMs > 0 ? ((r.cuts * 60_000) / r.durationMs).toFixed(0) : '?';
+  const head = `${r.cuts} power cuts in ${(r.durationMs / 1000).toFixed(1)} s (${rate}/min)`;
+  if (!r.failed) return `passed: ${head}, fast-check seed ${r.seed}`;
+  const lines = [
+    `FAILED after ${head}`,
+    `fast-check seed ${r.seed}, path "${r.path ?? ''}" (re-run the property with POWERCUT_SEED=${r.seed} POWERCUT_PATH="${r.path ?? ''}")`,
+  ];
+  if (r.error) lines.push(`harness error (not a violation): ${r.error}`);
+  if (r.failure) {
+    lines.push(...r.failure.violations.map((v) => `  ${v.message}`));
+    if (r.failure.artifactDir) lines.push(`artifact: ${r.failure.artifactDir}`, `replay:   ${replayCommand(r.failure.artifactDir)}`);
+  }
+  if (input) lines.push(`smallest input: ${JSON.stringify(input)}`);
+  return lines.join('\n');
+}
+
+/** Scales a suite's run count by $POWERCUT_RUNS (a multiplier, default 1), e.g. for the gate. */
+export function scaledRuns(base: number): number {
+  const scale = Number(process.env.POWERCUT_RUNS ?? '1');
+  if (!Number.isFinite(scale) || scale <= 0) throw new Error(`POWERCUT_RUNS must be a positive number (a multiplier of each suite's runs), got ${process.env.POWERCUT_RUNS}`);
+  return Math.max(1, Math.round(base * scale));
+}
+
+/** Seed and path from $POWERCUT_SEED / $POWERCUT_PATH, to re-run a reported failure. */
+export function seedFromEnv(): { seed?: number; path?: string } {
+  const seed = process.env.POWERCUT_SEED;
+  if (seed !== undefined && !/^-?\d+$/.test(seed)) throw new Error(`POWERCUT_SEED must be an integer, got ${seed}`);
+  return { ...(seed !== undefined ? { seed: Number(seed) } : {}), ...(process.env.POWERCUT_PATH ? { path: process.env.POWERCUT_PATH } : {}) };
+}
