@@ -37,6 +37,8 @@ export interface CrashCase {
   faults?: Fault[];
   /** A second power cut during the recovery drain (request numbers restart at 1 after a cut). */
   recoveryCut?: CutSpec;
+  /** Settings merged over `settings` for every run after the first cut (e.g. a format migration on restart). */
+  recoverySettings?: Partial<QueueSettings>;
 }
 
 export interface CrashRunTimeouts {
@@ -188,7 +190,7 @@ function specFor(daemon: DaemonHandle, c: CrashCase, mode: DriverSpec['mode'], r
   return {
     mode,
     dir: path.join(daemon.mountpoint, QUEUE_SUBDIR),
-    settings: c.settings,
+    settings: mode === 'drain' && c.recoverySettings ? { ...c.settings, ...c.recoverySettings } : c.settings,
     ...(c.variant !== undefined ? { variant: c.variant } : {}),
     ...(mode === 'workload' ? { workload: c.workload } : {}),
     idBase: runIndex * ID_BASE_PER_RUN,
