@@ -1,6 +1,7 @@
 // The queue's disk operations and crash-ordering steps, as one injectable object.
 // Production uses DiskOps as is; the known-bad variants (properties/variants) subclass it and
 // override exactly one step each, so the queue itself carries no switches for them.
+import { writeSync } from 'node:fs';
 import { open, rename, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { QueueIOError } from './errors.js';
@@ -41,6 +42,20 @@ export class DiskOps {
         done += bytesWritten;
       }
     });
+  }
+
+  /** Blocking positional write, for the sync page design (each event reaches the file before write() returns). */
+  writeSync(fh: FileHandle, file: string, buf: Buffer, position: number, operation = 'write'): void {
+    try {
+      let done = 0;
+      while (done < buf.length) {
+        const bytesWritten = writeSync(fh.fd, buf, done, buf.length - done, position + done);
+        if (bytesWritten <= 0) throw Object.assign(new Error('short write'), { code: 'EIO' });
+        done += bytesWritten;
+      }
+    } catch (err) {
+      throw new QueueIOError(file, operation, errnoOf(err), err);
+    }
   }
 
   async truncate(fh: FileHandle, file: string, lengthBytes: number): Promise<void> {

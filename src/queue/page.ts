@@ -49,18 +49,34 @@ export class PageWriter {
     this.appendedCount += 1;
   }
 
+  /** Sync design: the record goes to the file now (blocking write), in order after earlier flushes. */
+  appendWriteThrough(record: Buffer): void {
+    if (this.pending.length > 0 || this.inflightBytes > 0) throw new Error('invariant: write-through while buffered writes are outstanding');
+    this.ops.writeSync(this.fh, this.file, record, this.flushedBytes, 'write records');
+    this.appendedBytes += record.length;
+    this.appendedCount += 1;
+    this.flushedBytes += record.length;
+    this.flushedCount += 1;
+  }
+
+  /** Bytes handed to a flush that has not completed yet. */
+  inflightBytes = 0;
+
   /** Writes every record appended so far to the file; resolves when they are all written. */
   flush(): Promise<void> {
     if (this.pending.length > 0) {
       const chunks = this.pending;
       const count = chunks.length;
+      const bytes = this.pendingBytes;
       this.pending = [];
       this.pendingBytes = 0;
+      this.inflightBytes += bytes;
       this.flushChain = this.flushChain.then(async () => {
         const buf = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
         await this.ops.write(this.fh, this.file, buf, this.flushedBytes, 'write records');
         this.flushedBytes += buf.length;
         this.flushedCount += count;
+        this.inflightBytes -= bytes;
       });
       // The queue observes failures through the callers; this only silences the unobserved copy.
       this.flushChain.catch(() => undefined);

@@ -12,8 +12,15 @@ import { acquireLock, type QueueLock } from './lock.js';
 import { createCheckpointStore, type CheckpointStore } from './checkpoints.js';
 import { describeStop, recoverQueue, type PageInfo } from './recovery.js';
 
-/** Buffered mode flushes once this much is waiting in memory (bounded memory; not a durability point). */
+/** Buffered mode writes the buffer out once this much is waiting (bounded memory; not a durability point). */
 export const WRITE_BUFFER_BYTES = 256 * 1024;
+/** Most bytes of buffered writes outstanding (in memory or being written) before a writer waits. */
+export const MAX_BUFFERED_BYTES = 4 * WRITE_BUFFER_BYTES;
+/**
+ * A writer that never waits for I/O (a tight loop of buffered or write-through writes) would starve
+ * fsync completions and checkpoints; every this many writes it yields to the event loop once.
+ */
+const YIELD_EVERY_WRITES = 64;
 /** Reads fetch at most this much of a page per file read. */
 const READ_CHUNK_BYTES = 1024 * 1024;
 
@@ -131,14 +138,30 @@ export class Queue implements PersistentQueue {
     }
     const seq = ++this.lastSeq;
     const head = this.head;
-    head.append(encodeRecord(seq, data));
+    const record = encodeRecord(seq, data);
+    if (this.settings.pageWriteDesign === 'sync') {
+      try {
+        head.appendWriteThrough(record);
+      } catch (err) {
+        this.fail(err);
+        throw err;
+      }
+    } else {
+      head.append(record);
+    }
     for (const wake of this.readWakers) wake();
     this.writesSinceCheckpoint += 1;
     if (this.settings.checkpointWrites > 0 && this.writesSinceCheckpoint >= this.settings.checkpointWrites) {
-      this.background(this.requestCheckpoint());
+      this.writesSinceCheckpoint = 0;
+      if (!this.checkpointQueued) this.background(this.requestCheckpoint());
     }
-    if (this.settings.pageWriteDesign === 'sync') await this.guard(head.flush());
-    else if (head.unflushedBytes >= WRITE_BUFFER_BYTES) this.background(head.flush());
+    if (seq % YIELD_EVERY_WRITES === 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    if (this.settings.pageWriteDesign === 'buffered' && head.unflushedBytes >= WRITE_BUFFER_BYTES) {
+      const flushed = head.flush();
+      // Bounded memory: past MAX_BUFFERED_BYTES outstanding the writer waits (and so yields to I/O).
+      if (head.inflightBytes >= MAX_BUFFERED_BYTES) await this.guard(flushed);
+      else this.background(flushed);
+    }
     return seq;
   }
 

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FileHandle } from 'node:fs/promises';
 import { DiskOps } from './ops.js';
+import { QueueIOError } from './errors.js';
 
 const dirs: string[] = [];
 export async function tempQueueDir(): Promise<string> {
@@ -35,6 +36,12 @@ export class SpyOps extends DiskOps {
   override async fsyncDir(dir: string, operation?: string): Promise<void> {
     this.dirFsyncs += 1;
     await super.fsyncDir(dir, operation);
+  }
+  override writeSync(fh: FileHandle, file: string, buf: Buffer, position: number, operation = 'write'): void {
+    if (this.failWrite && this.failWrite.match.test(operation)) {
+      throw new QueueIOError(file, operation, this.failWrite.errno);
+    }
+    super.writeSync(fh, file, buf, position, operation);
   }
   override async write(fh: FileHandle, file: string, buf: Buffer, position: number, operation = 'write'): Promise<void> {
     if (this.failWrite && this.failWrite.match.test(operation)) {
