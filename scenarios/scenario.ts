@@ -1,0 +1,36 @@
+// What a named crash scenario is: one deterministic crash case, the real failure it models, and the
+// known-bad queue variant it exposes. The correct queue must pass it; the variant must fail it.
+import type { CrashCase } from '../src/harness/crash-run.js';
+import { VARIANT_NAMES } from '../properties/variants/index.js';
+
+export interface Scenario {
+  /** Kebab-case, unique; what `powercut scenario run NAME` takes. */
+  name: string;
+  /** One line for `powercut scenario list`. */
+  summary: string;
+  /** The real-world failure it models and where it was seen. */
+  models: string;
+  /** The known-bad variant (properties/variants) this scenario must catch. */
+  exposes: string;
+  /** The crash case, run on the correct queue (no `variant`). */
+  case: Omit<CrashCase, 'variant'>;
+}
+
+const NAME = /^[a-z0-9]+(-[a-z0-9]+)*$/;
+
+/** Checks a scenario's invariants at load time, so a typo fails loudly rather than a gate passing vacuously. */
+export function defineScenario(s: Scenario): Scenario {
+  if (!NAME.test(s.name)) throw new Error(`scenario name '${s.name}' must be kebab-case (a-z, 0-9, single dashes)`);
+  if (!VARIANT_NAMES.includes(s.exposes)) throw new Error(`scenario ${s.name}: exposes '${s.exposes}', which is not a known variant (${VARIANT_NAMES.join(', ')})`);
+  if ('variant' in s.case) throw new Error(`scenario ${s.name}: the case must not name a variant (it runs on the correct queue; --variant adds one)`);
+  if (s.case.workload.steps.length === 0) throw new Error(`scenario ${s.name}: the workload has no steps`);
+  if (s.case.cut === undefined && !s.case.faults?.length) {
+    throw new Error(`scenario ${s.name}: needs a crash point (cut) or faults; without either it only checks a clean shutdown`);
+  }
+  return Object.freeze(s);
+}
+
+/** The scenario's crash case, on the correct queue or on `variant`. */
+export function caseOf(s: Scenario, variant?: string): CrashCase {
+  return { ...structuredClone(s.case), ...(variant !== undefined ? { variant } : {}) };
+}
