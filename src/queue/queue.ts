@@ -323,10 +323,15 @@ export class Queue implements PersistentQueue {
 
   private async readWhenAvailable(maxEvents: number, timeoutMs: number): Promise<QueueEvent[]> {
     const deadline = Date.now() + timeoutMs;
-    while (this.reader.nextSeq > this.lastSeq) {
+    const events: QueueEvent[] = [];
+    for (;;) {
       this.assertUsable('readBatch');
+      // Fill the batch across page boundaries with what is already written.
+      while (events.length < maxEvents && this.reader.nextSeq <= this.lastSeq) {
+        events.push(...(await this.guard(this.readAvailable(maxEvents - events.length))));
+      }
       const leftMs = deadline - Date.now();
-      if (leftMs <= 0) return [];
+      if (events.length > 0 || leftMs <= 0) return events;
       await new Promise<void>((resolve) => {
         const wake = () => {
           clearTimeout(timer);
@@ -337,18 +342,18 @@ export class Queue implements PersistentQueue {
         this.readWakers.add(wake);
       });
     }
-    this.assertUsable('readBatch');
-    const events: QueueEvent[] = [];
-    // Fill the batch across page boundaries with what is already written.
-    while (events.length < maxEvents && this.reader.nextSeq <= this.lastSeq) {
-      events.push(...(await this.guard(this.readAvailable(maxEvents - events.length))));
-    }
-    return events;
   }
 
-  /** Reads up to maxEvents records from the reader's page (at least one). */
+  /** Reads up to maxEvents records from the reader's page (none only when it steps over a repaired gap). */
   private async readAvailable(maxEvents: number): Promise<QueueEvent[]> {
     const page = this.pageOf(this.reader.nextSeq);
+    const next = this.pages[this.pages.indexOf(page) + 1];
+    if (next !== undefined && this.reader.nextSeq > page.firstSeq + page.count - 1) {
+      // A gap that repair dropped: its seqs are gone, so they count as acked.
+      this.acks.add(this.reader.nextSeq, next.firstSeq - 1);
+      this.reader = { pageNum: next.pageNum, offsetBytes: PAGE_HEADER_BYTES, nextSeq: next.firstSeq };
+      return [];
+    }
     if (page.pageNum !== this.reader.pageNum) this.reader = { pageNum: page.pageNum, offsetBytes: PAGE_HEADER_BYTES, nextSeq: this.reader.nextSeq };
     const isHead = page.pageNum === this.head.pageNum;
     if (isHead && this.reader.offsetBytes >= this.head.flushedBytes) await this.head.flush();

@@ -17,6 +17,7 @@ import {
   type ScanStop,
 } from './format.js';
 import { loadCheckpoint } from './checkpoints.js';
+import { isGap, readGaps } from './gaps.js';
 import type { DiskOps } from './ops.js';
 
 export interface PageInfo {
@@ -124,6 +125,7 @@ export async function recoverQueue(dir: string, design: CheckpointDesign, ops: D
   }
   if (dirChanged) await ops.fsyncDir(dir, 'fsync of directory after deleting leftover pages');
 
+  const gaps = await readGaps(dir);
   const pages: PageInfo[] = [];
   let unackedBytes = 0;
   let unackedCount = 0;
@@ -142,7 +144,7 @@ export async function recoverQueue(dir: string, design: CheckpointDesign, ops: D
     const header = decodePageHeader(buf);
     if (isError(header)) throw new DamagedQueueError(file, 0, `${header.error}, but checkpoint ${ckFile} references this page`);
     if (header.pageNum !== pageNum) throw new DamagedQueueError(file, 8, `header says page ${header.pageNum}`);
-    if (expectedSeq !== undefined && header.firstSeq !== expectedSeq) {
+    if (expectedSeq !== undefined && header.firstSeq !== expectedSeq && !isGap(gaps, expectedSeq, header.firstSeq - 1)) {
       throw new DamagedQueueError(file, 12, `page starts at seq ${header.firstSeq}, previous page ends at seq ${expectedSeq - 1}`);
     }
     if (isHead && header.firstSeq !== ck.minSeq) {
