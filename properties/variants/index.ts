@@ -67,8 +67,10 @@ class FsyncErrorIgnored extends DiskOps {
 }
 
 const variants: Record<string, { ops: () => DiskOps; settings: Partial<QueueSettings> }> = {
-  'no-dir-fsync-new-page': { ops: () => new NoDirFsyncNewPage(), settings: { pageCapacityBytes: 256 } },
+  // append-log: an atomic-file checkpoint's directory fsync would persist the new page's entry by accident.
+  'no-dir-fsync-new-page': { ops: () => new NoDirFsyncNewPage(), settings: { pageCapacityBytes: 256, checkpointDesign: 'append-log' } },
   'checkpoint-before-page-sync': { ops: () => new CheckpointBeforePageSync(), settings: { checkpointWrites: 2 } },
+  // Only a torn write-back (the truncation persisting without the new bytes) shows this one.
   'checkpoint-in-place': { ops: () => new CheckpointInPlace(), settings: { checkpointDesign: 'atomic-file', checkpointWrites: 2, checkpointAcks: 1 } },
   'page-header-not-synced': { ops: () => new PageHeaderNotSynced(), settings: { pageCapacityBytes: 256 } },
   'no-crc-on-recovery': { ops: () => new NoCrcOnRecovery(), settings: {} },
