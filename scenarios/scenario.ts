@@ -34,3 +34,22 @@ export function defineScenario(s: Scenario): Scenario {
 export function caseOf(s: Scenario, variant?: string): CrashCase {
   return { ...structuredClone(s.case), ...(variant !== undefined ? { variant } : {}) };
 }
+
+/** One line: settings, crash point(s), policy and faults, as a reader would say them. */
+export function describeCase(c: Omit<CrashCase, 'variant'>): string {
+  const point = (p: NonNullable<CrashCase['cut']>) =>
+    `${p.timing} the ${ordinal(p.atOp)} ${p.kind ?? 'request'}${p.path ? ` touching ${p.path}` : ''}`;
+  const parts = [
+    Object.entries(c.settings).map(([k, v]) => `${k}=${v}`).join(' '),
+    c.cut ? `cut ${point(c.cut)}, policy ${c.policy}${c.policy === 'torn' ? ` seed ${c.seed}` : ''}` : `cut after the workload stops, policy ${c.policy}`,
+    ...(c.faults ?? []).map((f) => `fault ${JSON.stringify(f)}`),
+    ...(c.recoverySettings ? [`recovery with ${Object.entries(c.recoverySettings).map(([k, v]) => `${k}=${v}`).join(' ')}`] : []),
+    ...(c.recoveryCut ? [`second cut during recovery ${point(c.recoveryCut.cut)}, policy ${c.recoveryCut.policy}`] : []),
+  ];
+  return parts.join('; ');
+}
+
+function ordinal(n: number): string {
+  const suffix = n % 100 >= 11 && n % 100 <= 13 ? 'th' : ({ 1: 'st', 2: 'nd', 3: 'rd' } as Record<number, string>)[n % 10] ?? 'th';
+  return `${n}${suffix}`;
+}

@@ -1,0 +1,66 @@
+// JUnit XML for CI test reports (pure): a testsuite for the scenarios and one for the property
+// suites; each row a testcase; a violation a <failure>, a harness error an <error>.
+import type { GateRow } from './results.js';
+
+/** Escapes text for XML attributes and content; drops characters XML 1.0 cannot carry. */
+export function xmlEscape(text: string): string {
+  return text
+    // eslint-disable-next-line no-control-regex
+    .replace(/[^\x09\x0A\x0D\x20-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu, '')
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&apos;');
+}
+
+const seconds = (ms: number) => (ms / 1000).toFixed(3);
+
+function testcase(r: GateRow, classname: string): string {
+  const open = `    <testcase classname="${xmlEscape(classname)}" name="${xmlEscape(r.name)}" time="${seconds(r.durationMs)}">`;
+  const inner: string[] = [];
+  const props = `cases=${r.cases} cuts=${r.cuts} violations=${r.violations}`;
+  if (r.error !== undefined) inner.push(`      <error message="${xmlEscape(r.error.split('\n')[0])}">${xmlEscape(r.error)}</error>`);
+  if (r.violations > 0) {
+    const f = r.failure;
+    const details = [
+      ...(f?.messages ?? []),
+      ...(f?.seed !== undefined ? [`fast-check seed ${f.seed}, path "${f.path ?? ''}"`] : []),
+      ...(f?.artifactDir ? [`artifact: ${f.artifactDir}`] : []),
+      ...(f?.replay ? [`replay: ${f.replay}`] : []),
+    ].join('\n');
+    inner.push(`      <failure message="${xmlEscape(f?.messages[0] ?? `${r.violations} violations`)}" type="violation">${xmlEscape(details)}</failure>`);
+  }
+  inner.push(`      <system-out>${xmlEscape(props)}</system-out>`);
+  return [open, ...inner, '    </testcase>'].join('\n');
+}
+
+function testsuite(name: string, rows: readonly GateRow[]): string {
+  const failures = rows.filter((r) => r.violations > 0).length;
+  const errors = rows.filter((r) => r.error !== undefined).length;
+  const time = rows.reduce((n, r) => n + r.durationMs, 0);
+  return [
+    `  <testsuite name="${xmlEscape(name)}" tests="${rows.length}" failures="${failures}" errors="${errors}" time="${seconds(time)}">`,
+    ...rows.map((r) => testcase(r, `powercut.${name}`)),
+    '  </testsuite>',
+  ].join('\n');
+}
+
+export function toJunitXml(rows: readonly GateRow[], durationMs: number, name = 'powercut gate'): string {
+  const scenarios = rows.filter((r) => r.kind === 'scenario');
+  const suites = rows.filter((r) => r.kind === 'suite');
+  const failures = rows.filter((r) => r.violations > 0).length;
+  const errors = rows.filter((r) => r.error !== undefined).length;
+  for (const group of [scenarios, suites]) {
+    const names = group.map((r) => r.name);
+    if (new Set(names).size !== names.length) throw new Error(`invariant: JUnit testcase names must be unique within a testsuite: ${names.join(', ')}`);
+  }
+  return [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    `<testsuites name="${xmlEscape(name)}" tests="${rows.length}" failures="${failures}" errors="${errors}" time="${seconds(durationMs)}">`,
+    testsuite('scenarios', scenarios),
+    testsuite('property-suites', suites),
+    '</testsuites>',
+    '',
+  ].join('\n');
+}
