@@ -1,0 +1,128 @@
+// The gate's pure parts: budget, summary table, JUnit XML, progress line.
+import { describe, expect, it } from 'vitest';
+import { Budget, formatClock, formatDuration } from './budget.js';
+import { toJunitXml, xmlEscape } from './junit.js';
+import { formatProgress, ProgressReporter } from './progress.js';
+import { totals, type GateRow } from './results.js';
+import { formatFailures, formatSummaryTable } from './summary.js';
+import { roundSeed } from './suites.js';
+
+const pass: GateRow = { name: 'torn-checkpoint-write', kind: 'scenario', cases: 1, cuts: 1, violations: 0, durationMs: 612 };
+const fail: GateRow = {
+  name: 'atomic-file/sync',
+  kind: 'suite',
+  cases: 42,
+  cuts: 45,
+  violations: 1,
+  durationMs: 61_000,
+  failure: { messages: ['at-least-once: seq 3 <lost> & "gone"'], seed: 17, path: '0:1', artifactDir: '/a/b', replay: 'node cli.js replay /a/b' },
+};
+const broken: GateRow = { name: 'faults', kind: 'suite', cases: 0, cuts: 0, violations: 0, durationMs: 10, error: 'daemon died\nstack' };
+
+describe('budget', () => {
+  it('counts down on the injected clock and never goes below zero', () => {
+    let now = 1_000;
+    const b = new Budget(5_000, () => now);
+    expect(b.leftMs()).toBe(5_000);
+    now += 4_000;
+    expect([b.leftMs(), b.expired()]).toEqual([1_000, false]);
+    now += 9_000;
+    expect([b.leftMs(), b.expired(), b.elapsedMs()]).toEqual([0, true, 13_000]);
+  });
+  it('rejects a budget that is not positive', () => {
+    expect(() => new Budget(0)).toThrow(/totalMs must be a positive number, got 0/);
+  });
+  it('formats clocks and durations', () => {
+    expect([formatClock(125_999), formatClock(-5), formatDuration(612), formatDuration(61_000)]).toEqual(['2:05', '0:00', '0.6 s', '1:01']);
+  });
+});
+
+describe('summary table', () => {
+  const text = formatSummaryTable([pass, fail, broken], totals([pass, fail, broken], 62_000));
+  const lines = text.split('\n');
+  it('has one line per row between header and totals, with aligned columns', () => {
+    expect(lines).toHaveLength(7);
+    expect(lines[0]).toMatch(/^scenario \/ suite\s+cases\s+cuts\s+violations\s+time\s+result$/);
+    expect(lines[2]).toMatch(/^torn-checkpoint-write\s+1\s+1\s+0\s+0\.6 s\s+pass$/);
+    expect(lines[3]).toMatch(/^suite atomic-file\/sync\s+42\s+45\s+1\s+1:01\s+FAIL$/);
+    expect(lines[4]).toMatch(/^suite faults\s+0\s+0\s+0\s+0\.0 s\s+ERROR$/);
+    expect(lines[6]).toMatch(/^total\s+43\s+46\s+1\s+1:02\s+FAIL$/);
+    // Right-aligned numbers: the "cases" column ends at the same offset on every line.
+    const end = (l: string, cell: string) => l.indexOf(cell, 20) + cell.length;
+    expect(end(lines[2], ' 1 ')).toBe(end(lines[3], '42 '));
+  });
+  it('says pass in the totals only when nothing was violated and nothing broke', () => {
+    expect(formatSummaryTable([pass], totals([pass], 700)).split('\n').at(-1)).toMatch(/pass$/);
+    expect(formatSummaryTable([pass, broken], totals([pass, broken], 700)).split('\n').at(-1)).toMatch(/FAIL$/);
+  });
+  it('lists each failure with its violation, seed, artifact and replay command', () => {
+    const f = formatFailures([pass, fail, broken]);
+    expect(f).toContain('suite atomic-file/sync:\n  at-least-once: seq 3');
+    expect(f).toContain('fast-check seed 17, path "0:1"');
+    expect(f).toContain('artifact: /a/b\n  replay:   node cli.js replay /a/b');
+    expect(f).toContain('suite faults:\n  harness error (not a verdict on the queue): daemon died');
+    expect(f).not.toContain('torn-checkpoint-write');
+  });
+});
+
+describe('JUnit XML', () => {
+  const xml = toJunitXml([pass, fail, broken], 62_000);
+  it('counts tests, failures and errors per suite and in all', () => {
+    expect(xml).toMatch(/^<\?xml version="1.0" encoding="UTF-8"\?>\n<testsuites name="powercut gate" tests="3" failures="1" errors="1" time="62.000">/);
+    expect(xml).toContain('<testsuite name="scenarios" tests="1" failures="0" errors="0" time="0.612">');
+    expect(xml).toContain('<testsuite name="property-suites" tests="2" failures="1" errors="1" time="61.010">');
+  });
+  it('has a failure with the escaped violation, seed and artifact, and an error for a harness failure', () => {
+    expect(xml).toContain('<failure message="at-least-once: seq 3 &lt;lost&gt; &amp; &quot;gone&quot;" type="violation">');
+    expect(xml).toContain('fast-check seed 17, path &quot;0:1&quot;\nartifact: /a/b\nreplay: node cli.js replay /a/b</failure>');
+    expect(xml).toContain('<error message="daemon died">daemon died\nstack</error>');
+    expect(xml.match(/<testcase /g)).toHaveLength(3);
+    expect(xml.match(/<\/testcase>/g)).toHaveLength(3);
+  });
+  it('escapes markup and drops characters XML cannot hold', () => {
+    expect(xmlEscape(`a<b>&"c'\u0000\u001b[31m`)).toBe('a&lt;b&gt;&amp;&quot;c&apos;[31m');
+  });
+  it('refuses duplicate testcase names in one testsuite', () => {
+    expect(() => toJunitXml([pass, pass], 1)).toThrow(/names must be unique within a testsuite/);
+  });
+});
+
+describe('progress', () => {
+  it('says cuts, violations, time left and what runs', () => {
+    expect(formatProgress({ phase: 'scenario x', cuts: 12, violations: 1, leftMs: 95_000 })).toBe('powercut gate: 12 power cuts checked, 1 violation, 1:35 left  [scenario x]');
+  });
+  it('on a terminal redraws one line in place and prints result lines above it', () => {
+    const written: string[] = [];
+    const r = new ProgressReporter({ isTTY: true, columns: 200, write: (t) => written.push(t) }, () => ({ phase: 'p', cuts: 3, violations: 0, leftMs: 1_000 }));
+    r.start();
+    r.log('scenario x: pass');
+    r.stop();
+    expect(written).toEqual([
+      '\r\x1b[Kpowercut gate: 3 power cuts checked, 0 violations, 0:01 left  [p]',
+      '\r\x1b[K',
+      'scenario x: pass\n',
+      '\r\x1b[Kpowercut gate: 3 power cuts checked, 0 violations, 0:01 left  [p]',
+      '\r\x1b[K',
+    ]);
+  });
+  it('otherwise prints plain lines only, with no control characters', async () => {
+    const written: string[] = [];
+    const r = new ProgressReporter({ isTTY: false, write: (t) => written.push(t) }, () => ({ phase: 'p', cuts: 0, violations: 0, leftMs: 0 }), 10);
+    r.start();
+    r.log('scenario x: pass');
+    await new Promise((resolve) => setTimeout(resolve, 35));
+    r.stop();
+    expect(written[0]).toBe('scenario x: pass\n');
+    expect(written.length).toBeGreaterThan(1);
+    expect(written.every((w) => w.endsWith('\n') && !w.includes('\x1b'))).toBe(true);
+  });
+});
+
+describe('suite seeds', () => {
+  it('differ per suite and round and are 32-bit integers', () => {
+    const seeds = [0, 1, 2].flatMap((suite) => [0, 1, 2].map((round) => roundSeed(1000, suite, round)));
+    expect(new Set(seeds).size).toBe(9);
+    expect(seeds.every((s) => Number.isInteger(s) && s === (s | 0))).toBe(true);
+    expect(roundSeed(1000, 1, 2)).toBe(roundSeed(1000, 1, 2));
+  });
+});
