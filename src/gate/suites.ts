@@ -1,5 +1,5 @@
 // The property suites the gate runs after the scenarios: the crash property of properties/ over
-// each checkpoint x page design, with a second cut during recovery, and with injected faults.
+// each checkpoint x page design, torn multi-sector writes, a second cut during recovery, and faults.
 import type { CrashInputOptions } from '../../properties/crash-property.js';
 import { VARIANT_SETTINGS } from '../../properties/variants/index.js';
 
@@ -9,12 +9,13 @@ export interface GateSuite {
 }
 
 const BASE_SUITES: GateSuite[] = [
-  { name: 'atomic-file/sync', options: { settings: { checkpointDesign: 'atomic-file', pageWriteDesign: 'sync' } } },
-  { name: 'atomic-file/buffered', options: { settings: { checkpointDesign: 'atomic-file', pageWriteDesign: 'buffered' } } },
-  { name: 'append-log/sync', options: { settings: { checkpointDesign: 'append-log', pageWriteDesign: 'sync' } } },
-  { name: 'append-log/buffered', options: { settings: { checkpointDesign: 'append-log', pageWriteDesign: 'buffered' } } },
-  { name: 'cut-during-recovery', options: { recoveryCut: 'always' } },
-  { name: 'faults', options: { faults: 'always' } },
+  { name: 'atomic-file/sync', options: { kind: 'general', settings: { checkpointDesign: 'atomic-file', pageWriteDesign: 'sync' } } },
+  { name: 'atomic-file/buffered', options: { kind: 'general', settings: { checkpointDesign: 'atomic-file', pageWriteDesign: 'buffered' } } },
+  { name: 'append-log/sync', options: { kind: 'general', settings: { checkpointDesign: 'append-log', pageWriteDesign: 'sync' } } },
+  { name: 'append-log/buffered', options: { kind: 'general', settings: { checkpointDesign: 'append-log', pageWriteDesign: 'buffered' } } },
+  { name: 'torn-writes', options: { kind: 'torn' } },
+  { name: 'cut-during-recovery', options: { kind: 'double-cut' } },
+  { name: 'faults', options: { kind: 'faults' } },
 ];
 
 /** The suites, or with a variant the same suites on it (its settings override, so its bug is reachable). */
