@@ -69,9 +69,13 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
     for (let round = 0; ; round++) {
       const active = suites.filter((s) => !s.done);
       if (active.length === 0 || budget.leftMs() < MIN_SLICE_MS) break;
+      // Each round (and each seed, i.e. each CI shard) starts at another suite: short budgets spread over all of them.
+      const first = (((o.seed + round) % active.length) + active.length) % active.length;
+      active.push(...active.splice(0, first));
       for (const s of active) {
-        const sliceMs = Math.min(MAX_ROUND_SLICE_MS, budget.leftMs() / active.length);
-        if (sliceMs < MIN_SLICE_MS) break;
+        if (budget.leftMs() < MIN_SLICE_MS) break;
+        // An equal share of what is left, at least one input's worth: short budgets still reach every suite in turn.
+        const sliceMs = Math.max(MIN_SLICE_MS, Math.min(MAX_ROUND_SLICE_MS, budget.leftMs() / active.length));
         phase = `suite ${s.suite.name}, round ${round + 1}`;
         const cutsBefore = counted.cuts();
         const turnEndsMs = Date.now() + sliceMs;
