@@ -1,14 +1,14 @@
 // fast-check arbitraries for crash cases: workloads, queue settings, crash points and policies.
 // Everything shrinks towards small: fewer steps, smaller events, the default-ish settings.
 import fc from 'fast-check';
-import { POLICIES, type CrashPolicy, type CrashTiming, type Fault } from '../fusefs/protocol.js';
+import { type CrashPolicy, type CrashTiming, type Fault } from '../fusefs/protocol.js';
 import type { QueueSettings } from '../src/queue/types.js';
 import { PAYLOAD_HEADER_BYTES } from '../src/harness/payload.js';
 import { ACK_ORDERS, maxEventBytes, type Step, type Workload } from '../src/harness/workload.js';
 
 export const eventSizeArb = fc.oneof(
-  { weight: 4, arbitrary: fc.integer({ min: PAYLOAD_HEADER_BYTES, max: 200 }) },
-  { weight: 2, arbitrary: fc.integer({ min: 201, max: 3_000 }) }, // spans 512-byte sectors: torn writes
+  { weight: 3, arbitrary: fc.integer({ min: PAYLOAD_HEADER_BYTES, max: 200 }) },
+  { weight: 3, arbitrary: fc.integer({ min: 201, max: 3_000 }) }, // spans 512-byte sectors: torn writes
   { weight: 1, arbitrary: fc.integer({ min: 3_001, max: 20_000 }) },
 );
 
@@ -21,9 +21,17 @@ export const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ op: 'reopen' as const }) },
 );
 
-export function workloadArb(maxSteps = 16): fc.Arbitrary<Workload> {
-  return fc.array(stepArb, { minLength: 1, maxLength: maxSteps }).map((steps) => ({ steps }));
+export function workloadArb(maxSteps = 16, step: fc.Arbitrary<Step> = stepArb): fc.Arbitrary<Workload> {
+  return fc.array(step, { minLength: 1, maxLength: maxSteps }).map((steps) => ({ steps }));
 }
+
+/** Write-heavy steps with multi-sector events left unsynced: what a torn write-back damages. */
+export const tornStepArb: fc.Arbitrary<Step> = fc.oneof(
+  { weight: 6, arbitrary: fc.record({ op: fc.constant('write' as const), sizesBytes: fc.array(fc.integer({ min: 513, max: 8_000 }), { minLength: 1, maxLength: 3 }), waitDurable: fc.constant(false) }) },
+  { weight: 1, arbitrary: fc.constant({ op: 'waitDurable' as const }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('read' as const), maxEvents: fc.integer({ min: 1, max: 4 }) }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('ack' as const), count: fc.integer({ min: 1, max: 4 }), order: fc.constantFrom(...ACK_ORDERS) }) },
+);
 
 /** Page capacities small enough that workloads roll pages and purge acked ones. */
 export const PAGE_CAPACITIES_BYTES = [1_024, 4_096, 16_384, 65_536] as const;
@@ -43,6 +51,13 @@ export function fitWorkload(workload: Workload, settings: Partial<QueueSettings>
   return { steps: workload.steps.map((s) => (s.op === 'write' ? { ...s, sizesBytes: s.sizesBytes.map((n) => Math.min(n, cap)) } : s)) };
 }
 
+/** keep-all (a clean shutdown) is the baseline: it can only catch bugs that lose data without a cut. */
+export const policyArb: fc.Arbitrary<CrashPolicy> = fc.oneof(
+  { weight: 2, arbitrary: fc.constant<CrashPolicy>('lose-unsynced') },
+  { weight: 2, arbitrary: fc.constant<CrashPolicy>('torn') },
+  { weight: 1, arbitrary: fc.constant<CrashPolicy>('keep-all') },
+);
+
 export interface CutChoice {
   /** Where in an uncut run's requests (0..1); turned into a request number once the run is counted. */
   fraction: number;
@@ -51,22 +66,26 @@ export interface CutChoice {
   seed: number;
 }
 
-export const cutChoiceArb: fc.Arbitrary<CutChoice> = fc.record({
-  fraction: fc.double({ min: 0, max: 1, noNaN: true }),
-  timing: fc.constantFrom<CrashTiming>('before', 'after'),
-  policy: fc.constantFrom<CrashPolicy>(...POLICIES),
-  seed: fc.integer({ min: 1, max: 0x7fff_ffff }),
-});
+export function cutChoiceArb(policy: fc.Arbitrary<CrashPolicy> = policyArb): fc.Arbitrary<CutChoice> {
+  return fc.record({
+    // Uniform over the run (fast-check's default bias would put most cuts at the first request).
+    fraction: fc.noBias(fc.integer({ min: 0, max: 1_000_000 })).map((n) => n / 1_000_000),
+    timing: fc.constantFrom<CrashTiming>('before', 'after'),
+    policy,
+    seed: fc.integer({ min: 1, max: 0x7fff_ffff }),
+  });
+}
 
 /** A second cut during recovery: request numbers restart after a cut; recovery makes a few dozen. */
 export const recoveryCutArb = fc.record({
-  cut: fc.record({ atOp: fc.integer({ min: 1, max: 40 }), timing: fc.constantFrom<CrashTiming>('before', 'after') }),
-  policy: fc.constantFrom<CrashPolicy>(...POLICIES),
+  cut: fc.record({ atOp: fc.noBias(fc.integer({ min: 1, max: 40 })), timing: fc.constantFrom<CrashTiming>('before', 'after') }),
+  policy: policyArb,
   seed: fc.integer({ min: 1, max: 0x7fff_ffff }),
 });
 
 /** Faults for the fault runs: one failing fsync of a queue file, or a full disk. */
 export const faultArb: fc.Arbitrary<Fault> = fc.oneof(
   fc.record({ type: fc.constant('fsync-eio' as const), path: fc.constantFrom('/page.*', '/checkpoint*', '/**'), count: fc.constant(1) }),
-  fc.record({ type: fc.constant('enospc' as const), afterBytes: fc.integer({ min: 0, max: 40_000 }) }),
+  // Uniform, like crash points: anywhere in the run, not mostly at its first bytes.
+  fc.record({ type: fc.constant('enospc' as const), afterBytes: fc.noBias(fc.integer({ min: 0, max: 40_000 })) }),
 );

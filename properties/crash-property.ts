@@ -10,7 +10,7 @@ import { replayCommand } from '../src/harness/artifacts.js';
 import { countRequests, crashPointAt, defaultArtifactRoot, runCase, type CaseResult, type CrashCase, type CutSpec } from '../src/harness/crash-run.js';
 import type { DaemonHandle } from '../src/harness/daemon-process.js';
 import type { Workload } from '../src/harness/workload.js';
-import { cutChoiceArb, faultArb, fitWorkload, recoveryCutArb, settingsArb, workloadArb, type CutChoice } from './arbitraries.js';
+import { cutChoiceArb, faultArb, fitWorkload, recoveryCutArb, settingsArb, tornStepArb, workloadArb, type CutChoice } from './arbitraries.js';
 
 /** One generated property input: several cuts of the same workload share one request count. */
 export interface CrashInput {
@@ -22,28 +22,45 @@ export interface CrashInput {
   faults?: Fault[];
 }
 
+/**
+ * What a suite generates:
+ * - general: any workload and settings, cuts anywhere, all policies;
+ * - torn: write-heavy workloads of multi-sector events left unsynced, cut with the torn policy;
+ * - faults: fsync EIO or ENOSPC armed, one cut after the driver stops;
+ * - double-cut: a general case plus a second cut during the recovery drain;
+ * - mixed: all of the above (general and torn weighted 2, the others 1), for the variants and the gate.
+ */
+export const SUITE_KINDS = ['general', 'torn', 'faults', 'double-cut', 'mixed'] as const;
+export type SuiteKind = (typeof SUITE_KINDS)[number];
+
 export interface CrashInputOptions {
+  kind?: SuiteKind;
   /** Settings forced on every input (e.g. one checkpoint and page design, or a variant's needs). */
   settings?: Partial<QueueSettings>;
   variant?: string;
   maxCutsPerInput?: number;
   maxSteps?: number;
-  /** 'never' | 'always' | 'sometimes' (one input in four). Default never. */
-  recoveryCut?: 'never' | 'always' | 'sometimes';
-  faults?: 'never' | 'always' | 'sometimes';
 }
 
-const sometimes = <T>(mode: 'never' | 'always' | 'sometimes' | undefined, arb: fc.Arbitrary<T>): fc.Arbitrary<T | undefined> =>
-  mode === 'always' ? arb : mode === 'sometimes' ? fc.option(arb, { freq: 4, nil: undefined }) : fc.constant(undefined);
-
 export function crashInputArb(o: CrashInputOptions = {}): fc.Arbitrary<CrashInput> {
+  const kind = o.kind ?? 'general';
+  if (kind === 'mixed') {
+    return fc.oneof(
+      { weight: 2, arbitrary: crashInputArb({ ...o, kind: 'general' }) },
+      { weight: 2, arbitrary: crashInputArb({ ...o, kind: 'torn' }) },
+      { weight: 1, arbitrary: crashInputArb({ ...o, kind: 'faults' }) },
+      { weight: 1, arbitrary: crashInputArb({ ...o, kind: 'double-cut' }) },
+    );
+  }
+  const torn = kind === 'torn';
   return fc
     .record({
-      workload: workloadArb(o.maxSteps),
+      workload: torn ? workloadArb(o.maxSteps ?? 10, tornStepArb) : workloadArb(o.maxSteps),
       settings: settingsArb,
-      cuts: fc.array(cutChoiceArb, { minLength: 1, maxLength: o.maxCutsPerInput ?? 3 }),
-      recoveryCut: sometimes(o.recoveryCut, recoveryCutArb),
-      faults: sometimes(o.faults, fc.array(faultArb, { minLength: 1, maxLength: 1 })),
+      // A fault run cuts once, after the driver stopped: the point is what it had confirmed.
+      cuts: fc.array(cutChoiceArb(torn ? fc.constant('torn' as const) : undefined), { minLength: 1, maxLength: kind === 'faults' ? 1 : (o.maxCutsPerInput ?? 3) }),
+      recoveryCut: kind === 'double-cut' ? recoveryCutArb : fc.constant(undefined),
+      faults: kind === 'faults' ? fc.array(faultArb, { minLength: 1, maxLength: 1 }) : fc.constant(undefined),
     })
     .map(({ workload, settings, cuts, recoveryCut, faults }) => {
       const merged = { ...settings, ...o.settings };
@@ -51,8 +68,7 @@ export function crashInputArb(o: CrashInputOptions = {}): fc.Arbitrary<CrashInpu
         workload: fitWorkload(workload, merged),
         settings: merged,
         ...(o.variant !== undefined ? { variant: o.variant } : {}),
-        // A fault run cuts once, after the driver stopped: the point is what it confirmed.
-        cuts: faults ? cuts.slice(0, 1) : cuts,
+        cuts,
         ...(recoveryCut ? { recoveryCut } : {}),
         ...(faults ? { faults } : {}),
       };

@@ -14,6 +14,7 @@ const DESIGNS: [CheckpointDesign, PageWriteDesign][] = [
 ];
 /** Inputs per design; each input is up to 3 power cuts of one workload. */
 const RUNS_PER_DESIGN = scaledRuns(12);
+const TORN_RUNS = scaledRuns(12);
 
 let fixture: TestDaemon;
 beforeAll(async () => {
@@ -30,5 +31,11 @@ describe('power cut anywhere, correct queue', () => {
     console.log(`[crash ${checkpointDesign}/${pageWriteDesign}] ${report.summary}`);
     expect(report.failed, report.summary).toBe(false);
     expect(report.cuts).toBeGreaterThanOrEqual(RUNS_PER_DESIGN);
+  }, 600_000);
+
+  it('torn write-back of unsynced multi-sector events never delivers damaged bytes', async () => {
+    const report = await runCrashSuite(fixture.daemon, crashInputArb({ kind: 'torn' }), { numRuns: TORN_RUNS, ...seedFromEnv() });
+    console.log(`[crash torn] ${report.summary}`);
+    expect(report.failed, report.summary).toBe(false);
   }, 600_000);
 });

@@ -282,3 +282,14 @@ export function crashPointAt(fraction: number, requestCount: number, timing: Cra
   if (!Number.isInteger(requestCount) || requestCount < 1) throw new Error(`crashPointAt: requestCount must be an integer >= 1, got ${requestCount}`);
   return { atOp: Math.min(requestCount, 1 + Math.floor(fraction * requestCount)), timing };
 }
+
+/**
+ * Re-runs only the recovery of a stored case: the daemon must have been started on the stored
+ * post-crash image (`--image`), and `priorRuns` are the stored runs before the final drain. The
+ * disk state is exactly the recorded one, so a deterministic recovery bug reproduces exactly.
+ */
+export async function replayRecovery(daemon: DaemonHandle, c: CrashCase, priorRuns: RunRecord[], timeouts?: Partial<CrashRunTimeouts>): Promise<{ final: RunRecord; violations: Violation[] }> {
+  const final = await runDriver(daemon, specFor(daemon, c, 'drain', priorRuns.length), false, mergeTimeouts(timeouts));
+  const violations = judge({ checkpointAcks: effectiveCheckpointAcks(c.settings), faultsInjected: (c.faults?.length ?? 0) > 0, runs: [...priorRuns, final.record] });
+  return { final: final.record, violations };
+}
