@@ -2,6 +2,7 @@
 // Everything shrinks towards small: fewer steps, smaller events, the default-ish settings.
 import fc from 'fast-check';
 import { type CrashPolicy, type CrashTiming, type Fault } from '../fusefs/protocol.js';
+import type { CutTarget } from '../src/harness/crash-run.js';
 import type { QueueSettings } from '../src/queue/types.js';
 import { PAYLOAD_HEADER_BYTES } from '../src/harness/payload.js';
 import { ACK_ORDERS, maxEventBytes, type Step, type Workload } from '../src/harness/workload.js';
@@ -61,19 +62,35 @@ export const policyArb: fc.Arbitrary<CrashPolicy> = fc.oneof(
 export interface CutChoice {
   /** Where in an uncut run's requests (0..1); turned into a request number once the run is counted. */
   fraction: number;
+  /** Count only requests of this kind / touching this path (e.g. page writes): denser cuts where damage happens. */
+  target?: CutTarget;
   timing: CrashTiming;
   policy: CrashPolicy;
   seed: number;
 }
 
-export function cutChoiceArb(policy: fc.Arbitrary<CrashPolicy> = policyArb): fc.Arbitrary<CutChoice> {
-  return fc.record({
-    // Uniform over the run (fast-check's default bias would put most cuts at the first request).
-    fraction: fc.noBias(fc.integer({ min: 0, max: 1_000_000 })).map((n) => n / 1_000_000),
-    timing: fc.constantFrom<CrashTiming>('before', 'after'),
-    policy,
-    seed: fc.integer({ min: 1, max: 0x7fff_ffff }),
-  });
+/** Cut targets: any request (most often), or the Nth page write, fsync, directory fsync, rename. */
+export const cutTargetArb: fc.Arbitrary<CutTarget | undefined> = fc.oneof(
+  { weight: 4, arbitrary: fc.constant(undefined) },
+  { weight: 2, arbitrary: fc.constant<CutTarget>({ kind: 'write', path: '/page.*' }) },
+  { weight: 1, arbitrary: fc.constant<CutTarget>({ kind: 'fsync' }) },
+  { weight: 1, arbitrary: fc.constant<CutTarget>({ kind: 'fsyncdir' }) },
+  { weight: 1, arbitrary: fc.constant<CutTarget>({ kind: 'rename' }) },
+);
+/** Right after a page write, before its fsync: what torn write-back damages. */
+export const PAGE_WRITE_TARGET: CutTarget = { kind: 'write', path: '/page.*' };
+
+export function cutChoiceArb(policy: fc.Arbitrary<CrashPolicy> = policyArb, target: fc.Arbitrary<CutTarget | undefined> = cutTargetArb): fc.Arbitrary<CutChoice> {
+  return fc
+    .record({
+      // Uniform over the run (fast-check's default bias would put most cuts at the first request).
+      fraction: fc.noBias(fc.integer({ min: 0, max: 1_000_000 })).map((n) => n / 1_000_000),
+      timing: fc.constantFrom<CrashTiming>('before', 'after'),
+      policy,
+      seed: fc.integer({ min: 1, max: 0x7fff_ffff }),
+      target,
+    })
+    .map(({ target: t, ...rest }) => (t ? { ...rest, target: t } : rest));
 }
 
 /** A second cut during recovery: request numbers restart after a cut; recovery makes a few dozen. */

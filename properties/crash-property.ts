@@ -10,7 +10,7 @@ import { replayCommand } from '../src/harness/artifacts.js';
 import { countRequests, crashPointAt, defaultArtifactRoot, runCase, type CaseResult, type CrashCase, type CutSpec } from '../src/harness/crash-run.js';
 import type { DaemonHandle } from '../src/harness/daemon-process.js';
 import type { Workload } from '../src/harness/workload.js';
-import { cutChoiceArb, faultArb, fitWorkload, recoveryCutArb, settingsArb, tornStepArb, workloadArb, type CutChoice } from './arbitraries.js';
+import { PAGE_WRITE_TARGET, cutChoiceArb, faultArb, fitWorkload, recoveryCutArb, settingsArb, tornStepArb, workloadArb, type CutChoice } from './arbitraries.js';
 
 /** One generated property input: several cuts of the same workload share one request count. */
 export interface CrashInput {
@@ -58,7 +58,7 @@ export function crashInputArb(o: CrashInputOptions = {}): fc.Arbitrary<CrashInpu
       workload: torn ? workloadArb(o.maxSteps ?? 10, tornStepArb) : workloadArb(o.maxSteps),
       settings: settingsArb,
       // A fault run cuts once, after the driver stopped: the point is what it had confirmed.
-      cuts: fc.array(cutChoiceArb(torn ? fc.constant('torn' as const) : undefined), { minLength: 1, maxLength: kind === 'faults' ? 1 : (o.maxCutsPerInput ?? 3) }),
+      cuts: fc.array(torn ? cutChoiceArb(fc.constant('torn' as const), fc.constant(PAGE_WRITE_TARGET)) : cutChoiceArb(), { minLength: 1, maxLength: kind === 'faults' ? 1 : (o.maxCutsPerInput ?? 3) }),
       recoveryCut: kind === 'double-cut' ? recoveryCutArb : fc.constant(undefined),
       faults: kind === 'faults' ? fc.array(faultArb, { minLength: 1, maxLength: 1 }) : fc.constant(undefined),
     })
@@ -82,8 +82,14 @@ export async function casesOf(daemon: DaemonHandle, input: CrashInput): Promise<
   if (input.faults) {
     return input.cuts.map((c) => ({ ...base, ...extra, policy: c.policy, seed: c.seed, faults: input.faults }));
   }
-  const requestCount = await countRequests(daemon, base);
-  return input.cuts.map((c) => ({ ...base, ...extra, cut: crashPointAt(c.fraction, requestCount, c.timing), policy: c.policy, seed: c.seed }));
+  const cases: CrashCase[] = [];
+  for (const c of input.cuts) {
+    // A target the run never hits (e.g. rename in the append-log design) falls back to any request.
+    const targeted = c.target ? await countRequests(daemon, base, c.target) : 0;
+    const cut = targeted > 0 ? crashPointAt(c.fraction, targeted, c.timing, c.target) : crashPointAt(c.fraction, await countRequests(daemon, base), c.timing);
+    cases.push({ ...base, ...extra, cut, policy: c.policy, seed: c.seed });
+  }
+  return cases;
 }
 
 export interface SuiteOptions {

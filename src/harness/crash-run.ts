@@ -6,6 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { execa, type ResultPromise } from 'execa';
+import { pathMatcher } from '../../fusefs/crash-point.js';
 import type { CrashPoint, CrashPolicy, Fault, TraceEntry } from '../../fusefs/protocol.js';
 import { DEFAULT_SETTINGS } from '../queue/index.js';
 import type { QueueSettings } from '../queue/types.js';
@@ -255,32 +256,38 @@ export function effectiveCheckpointAcks(settings: Partial<QueueSettings>): numbe
   return settings.checkpointAcks ?? DEFAULT_SETTINGS.checkpointAcks;
 }
 
-const requestCounts = new Map<string, number>();
+const uncutTraces = new Map<string, TraceEntry[]>();
+
+/** Filters a crash point may carry: the Nth request of a kind and/or touching a path glob. */
+export type CutTarget = Pick<CrashPoint, 'kind' | 'path'>;
 
 /**
- * Mutating requests of one uncut run of the workload (cached per workload, settings and variant),
- * so crash points can be spread over the whole run. Resets the daemon.
+ * Mutating requests of one uncut run of the workload (matching `target`, if given), so crash
+ * points can be spread over the whole run. The uncut trace is cached per workload, settings and
+ * variant. Resets the daemon.
  */
-export async function countRequests(daemon: DaemonHandle, c: Pick<CrashCase, 'workload' | 'settings' | 'variant'>, timeouts?: Partial<CrashRunTimeouts>): Promise<number> {
+export async function countRequests(daemon: DaemonHandle, c: Pick<CrashCase, 'workload' | 'settings' | 'variant'>, target: CutTarget = {}, timeouts?: Partial<CrashRunTimeouts>): Promise<number> {
   const key = JSON.stringify([workloadKey(c.workload), c.settings, c.variant ?? null]);
-  const cached = requestCounts.get(key);
-  if (cached !== undefined) return cached;
-  await daemon.client.reset();
-  const run = await runDriver(daemon, specFor(daemon, { ...c, policy: 'keep-all', seed: 0 }, 'workload', 0), false, mergeTimeouts(timeouts));
-  const status = await daemon.client.status();
-  if (run.record.hung || run.record.exitCode !== 0) {
-    const error = run.record.outcomes.find((o) => o.t === 'error');
-    throw new Error(`countRequests: the uncut run did not finish cleanly (exit ${run.record.exitCode}${run.record.hung ? ', hung' : ''}${error && error.t === 'error' ? `: ${error.message}` : ''})`);
+  let trace = uncutTraces.get(key);
+  if (trace === undefined) {
+    await daemon.client.reset();
+    const run = await runDriver(daemon, specFor(daemon, { ...c, policy: 'keep-all', seed: 0 }, 'workload', 0), false, mergeTimeouts(timeouts));
+    if (run.record.hung || run.record.exitCode !== 0) {
+      const error = run.record.outcomes.find((o) => o.t === 'error');
+      throw new Error(`countRequests: the uncut run did not finish cleanly (exit ${run.record.exitCode}${run.record.hung ? ', hung' : ''}${error && error.t === 'error' ? `: ${error.message}` : ''})`);
+    }
+    trace = await daemon.client.trace();
+    uncutTraces.set(key, trace);
   }
-  requestCounts.set(key, status.opCount);
-  return status.opCount;
+  const matches = target.path === undefined ? () => true : pathMatcher(target.path);
+  return trace.filter((e) => (target.kind === undefined || e.kind === target.kind) && matches(e.path)).length;
 }
 
-/** A crash point at `fraction` (0..1) of an uncut run's `requestCount` requests. */
-export function crashPointAt(fraction: number, requestCount: number, timing: CrashPoint['timing']): CrashPoint {
+/** A crash point at `fraction` (0..1) of an uncut run's `requestCount` requests (those matching `target`). */
+export function crashPointAt(fraction: number, requestCount: number, timing: CrashPoint['timing'], target: CutTarget = {}): CrashPoint {
   if (!(fraction >= 0 && fraction <= 1)) throw new Error(`crashPointAt: fraction must be in 0..1, got ${fraction}`);
   if (!Number.isInteger(requestCount) || requestCount < 1) throw new Error(`crashPointAt: requestCount must be an integer >= 1, got ${requestCount}`);
-  return { atOp: Math.min(requestCount, 1 + Math.floor(fraction * requestCount)), timing };
+  return { atOp: Math.min(requestCount, 1 + Math.floor(fraction * requestCount)), timing, ...target };
 }
 
 /**
