@@ -28,7 +28,7 @@ export interface CrashInput {
  * - torn: write-heavy workloads of multi-sector events left unsynced, cut with the torn policy;
  * - faults: fsync EIO or ENOSPC armed, one cut after the driver stops;
  * - double-cut: a general case plus a second cut during the recovery drain;
- * - mixed: all of the above (general and torn weighted 2, the others 1), for the variants and the gate.
+ * - mixed: all of the above (general, torn and faults weighted 2, double-cut 1), for the variants and the gate.
  */
 export const SUITE_KINDS = ['general', 'torn', 'faults', 'double-cut', 'mixed'] as const;
 export type SuiteKind = (typeof SUITE_KINDS)[number];
@@ -48,7 +48,7 @@ export function crashInputArb(o: CrashInputOptions = {}): fc.Arbitrary<CrashInpu
     return fc.oneof(
       { weight: 2, arbitrary: crashInputArb({ ...o, kind: 'general' }) },
       { weight: 2, arbitrary: crashInputArb({ ...o, kind: 'torn' }) },
-      { weight: 1, arbitrary: crashInputArb({ ...o, kind: 'faults' }) },
+      { weight: 2, arbitrary: crashInputArb({ ...o, kind: 'faults' }) },
       { weight: 1, arbitrary: crashInputArb({ ...o, kind: 'double-cut' }) },
     );
   }
