@@ -53,12 +53,16 @@ export function crashInputArb(o: CrashInputOptions = {}): fc.Arbitrary<CrashInpu
     );
   }
   const torn = kind === 'torn';
+  const maxCuts = o.maxCutsPerInput ?? 4;
   return fc
     .record({
       workload: torn ? workloadArb(o.maxSteps ?? 10, tornStepArb) : workloadArb(o.maxSteps),
       settings: settingsArb,
-      // A fault run cuts once, after the driver stopped: the point is what it had confirmed.
-      cuts: fc.array(torn ? cutChoiceArb(fc.constant('torn' as const), fc.constant(PAGE_WRITE_TARGET)) : cutChoiceArb(), { minLength: 1, maxLength: kind === 'faults' ? 1 : (o.maxCutsPerInput ?? 3) }),
+      // Several cuts per input share its uncut count; a fault run cuts once, after the driver stopped.
+      cuts: fc.array(torn ? cutChoiceArb(fc.constant('torn' as const), fc.constant(PAGE_WRITE_TARGET)) : cutChoiceArb(), {
+        minLength: kind === 'faults' ? 1 : Math.min(2, maxCuts),
+        maxLength: kind === 'faults' ? 1 : maxCuts,
+      }),
       recoveryCut: kind === 'double-cut' ? recoveryCutArb : fc.constant(undefined),
       faults: kind === 'faults' ? fc.array(faultArb, { minLength: 1, maxLength: 1 }) : fc.constant(undefined),
     })

@@ -12,9 +12,9 @@ const DESIGNS: [CheckpointDesign, PageWriteDesign][] = [
   ['append-log', 'sync'],
   ['append-log', 'buffered'],
 ];
-/** Inputs per design; each input is up to 3 power cuts of one workload. */
-const RUNS_PER_DESIGN = scaledRuns(12);
-const TORN_RUNS = scaledRuns(12);
+/** Inputs per design; each input is 2 to 4 power cuts of one workload. */
+const RUNS_PER_DESIGN = scaledRuns(10);
+const TORN_RUNS = scaledRuns(10);
 
 let fixture: TestDaemon;
 beforeAll(async () => {
