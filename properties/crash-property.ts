@@ -117,6 +117,9 @@ export interface SuiteReport {
   durationMs: number;
   firstFailureMs?: number;
   failure?: CaseResult;
+  /** The smallest failing input fast-check found, and how many shrink steps it took. */
+  counterexample?: CrashInput;
+  numShrinks: number;
   /** Thrown by the harness itself (not a violation): a bug or an environment problem. */
   error?: string;
   /** One paragraph for the test log: seed, path, artifact and replay command, violations. */
@@ -160,6 +163,8 @@ export async function runCrashSuite(daemon: DaemonHandle, arb: fc.Arbitrary<Cras
     durationMs,
     ...(firstFailureMs !== undefined ? { firstFailureMs } : {}),
     ...(details.failed && last ? { failure: last } : {}),
+    ...(details.counterexample ? { counterexample: details.counterexample[0] as CrashInput } : {}),
+    numShrinks: details.numShrinks,
     summary: '',
   };
   if (details.failed && !last) report.error = String(details.errorInstance ?? 'unknown error');

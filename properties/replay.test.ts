@@ -26,9 +26,13 @@ const cli = (...args: string[]) => execa(process.execPath, [distPath('src/cli.js
 
 it('a violation writes an artifact whose replay reproduces it (exit 1)', async () => {
   const variant = 'checkpoint-in-place';
-  const report = await runCrashSuite(fixture.daemon, crashInputArb({ variant, settings: VARIANT_SETTINGS[variant] }), { numRuns: 40, seed: 7, artifactRoot });
+  const report = await runCrashSuite(fixture.daemon, crashInputArb({ variant, settings: VARIANT_SETTINGS[variant] }), { numRuns: 40, seed: 7, artifactRoot, timeLimitMs: 25_000 });
   expect(report.failed, report.summary).toBe(true);
+  // Shrinking ran, and the artifact is the smallest case: the one fast-check reports.
+  expect(report.numShrinks).toBeGreaterThan(0);
   const dir = report.failure!.artifactDir!;
+  const stored = JSON.parse(await readFile(path.join(dir, 'case.json'), 'utf8'));
+  expect(stored.workload).toEqual(report.counterexample!.workload);
   for (const f of ['case.json', 'violations.json', 'violations.txt', 'trace-cut-0.json', 'trace-cut-0.txt', 'replay.sh', 'images/cut-0-durable', 'images/cut-0-live', 'images/cut-0-after-crash', 'outcomes/run-0-workload.jsonl', 'outcomes/run-1-drain.jsonl']) {
     expect(existsSync(path.join(dir, f)), `${f} in the artifact`).toBe(true);
   }

@@ -96,6 +96,16 @@ interface DriverRun {
   frozenAt: number | null;
 }
 
+/** Drivers running now: killed if this process exits mid-case (e.g. on SIGINT), so none outlives it. */
+const liveDrivers = new Set<number>();
+process.on('exit', () => {
+  for (const pid of liveDrivers) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch { /* already gone */ }
+  }
+});
+
 function startDriver(spec: DriverSpec): ResultPromise<{ input: string; stripFinalNewline: false; reject: false; stdout: 'pipe'; stderr: 'pipe' }> {
   return execa(process.execPath, [distPath('src/harness/driver.js')], {
     input: JSON.stringify(spec),
@@ -121,9 +131,11 @@ async function runDriver(
   atCut: () => Promise<void> = async () => {},
 ): Promise<DriverRun> {
   const proc = startDriver(spec);
+  if (proc.pid !== undefined) liveDrivers.add(proc.pid);
   let exited = false;
   const done = proc.then((r) => {
     exited = true;
+    if (proc.pid !== undefined) liveDrivers.delete(proc.pid);
     return r;
   });
   const exitWithin = async (ms: number) => {
