@@ -11,7 +11,7 @@ import { crashInputArb, runCrashSuite, scaledRuns, seedFromEnv, type CrashInputO
 import { startTestDaemon, type TestDaemon } from './daemon-fixture.js';
 
 /** The budget: generated inputs per variant (fast-check runs). */
-export const VARIANT_BUDGET_INPUTS = scaledRuns(60);
+export const VARIANT_BUDGET_INPUTS = scaledRuns(40);
 /** Up to this many power cuts per input (they share one uncut count). */
 const CUTS_PER_INPUT = 4;
 /** Fixed so the proof is repeatable; POWERCUT_SEED explores others. */
