@@ -82,8 +82,6 @@ export interface CaseResult {
   stderr: string[];
 }
 
-export const QUEUE_SUBDIR = ''; // the queue lives at the mount root: it always exists durably
-
 const ID_BASE_PER_RUN = 1_000_000;
 
 export function defaultArtifactRoot(): string {
@@ -202,7 +200,7 @@ function mergeTimeouts(t?: Partial<CrashRunTimeouts>): CrashRunTimeouts {
 function specFor(daemon: DaemonHandle, c: CrashCase, mode: DriverSpec['mode'], runIndex: number): DriverSpec {
   return {
     mode,
-    dir: path.join(daemon.mountpoint, QUEUE_SUBDIR),
+    dir: daemon.mountpoint, // the mount root: unlike a subdirectory, it always exists durably
     settings: mode === 'drain' && c.recoverySettings ? { ...c.settings, ...c.recoverySettings } : c.settings,
     ...(c.variant !== undefined ? { variant: c.variant } : {}),
     ...(mode === 'workload' ? { workload: c.workload } : {}),
