@@ -14,6 +14,12 @@ function isAlive(pid: number): boolean {
   }
 }
 
+/** The pid in a complete lock file; an empty or torn one (no newline: its write never finished or was never synced) has no holder. */
+function lockHolder(text: string): number | undefined {
+  const match = /^([1-9][0-9]*)\n$/.exec(text);
+  return match ? Number(match[1]) : undefined;
+}
+
 export interface QueueLock {
   release(): Promise<void>;
 }
@@ -26,18 +32,21 @@ export async function acquireLock(dir: string): Promise<QueueLock> {
       const fh = await open(file, 'wx');
       try {
         await fh.writeFile(`${process.pid}\n`);
-      } finally {
-        await fh.close();
+      } catch (err) {
+        // A partial pid (e.g. "4" of "4711" at ENOSPC) could name a live stranger and lock the queue forever.
+        await fh.close().catch(() => undefined);
+        await unlink(file).catch(() => undefined);
+        throw new QueueIOError(file, 'write lock file', (err as NodeJS.ErrnoException).code ?? String(err), err);
       }
+      await fh.close();
       return { release: () => unlink(file).catch(() => undefined) };
     } catch (err) {
+      if (err instanceof QueueIOError) throw err;
       const code = (err as NodeJS.ErrnoException).code;
       if (code !== 'EEXIST') throw new QueueIOError(file, 'create lock file', code ?? String(err), err);
     }
-    const text = await readFile(file, 'utf8').catch(() => '');
-    const pid = Number.parseInt(text.trim(), 10);
-    // An empty or torn lock file (its write was never synced) has no live holder either.
-    if (Number.isInteger(pid) && pid > 0 && isAlive(pid)) throw new QueueLockedError(dir, pid);
+    const holder = lockHolder(await readFile(file, 'utf8').catch(() => ''));
+    if (holder !== undefined && isAlive(holder)) throw new QueueLockedError(dir, holder);
     await unlink(file).catch(() => undefined);
   }
   throw new QueueIOError(file, 'take over stale lock file', 'EEXIST');

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { appendFile, cp, readdir, readFile, rm, stat, truncate, unlink, writeFile } from 'node:fs/promises';
+import { appendFile, cp, mkdir, readdir, readFile, rm, stat, truncate, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
 import { Queue } from './queue.js';
@@ -304,6 +304,15 @@ describe('lock', () => {
     expect(await readFile(join(dir, 'lock'), 'utf8')).toBe(`${process.pid}\n`);
     await r.close();
     expect(await readdir(dir)).not.toContain('lock');
+  });
+
+  it('a torn lock file (a pid without its newline, e.g. cut short by ENOSPC) names no holder, even if that pid is alive', async () => {
+    const dir = await tempQueueDir();
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, 'lock'), `${process.pid}`);
+    const q = await openQ(dir);
+    expect(await readFile(join(dir, 'lock'), 'utf8')).toBe(`${process.pid}\n`);
+    await q.close();
   });
 });
 
