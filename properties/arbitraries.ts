@@ -103,6 +103,13 @@ export const recoveryCutArb = fc.record({
 /** Faults for the fault runs: one failing fsync of a queue file, or a full disk. */
 export const faultArb: fc.Arbitrary<Fault> = fc.oneof(
   fc.record({ type: fc.constant('fsync-eio' as const), path: fc.constantFrom('/page.*', '/checkpoint*', '/**'), count: fc.constant(1) }),
-  // Uniform, like crash points: anywhere in the run, not mostly at its first bytes.
-  fc.record({ type: fc.constant('enospc' as const), afterBytes: fc.noBias(fc.integer({ min: 0, max: 40_000 })) }),
+  // Mostly uniform, like crash points: anywhere in the run. One in four lands in the first bytes
+  // (lock file, page header, first checkpoint), where a partial write once left the queue locked forever.
+  fc.record({
+    type: fc.constant('enospc' as const),
+    afterBytes: fc.oneof(
+      { weight: 3, arbitrary: fc.noBias(fc.integer({ min: 0, max: 40_000 })) },
+      { weight: 1, arbitrary: fc.noBias(fc.integer({ min: 0, max: 128 })) },
+    ),
+  }),
 );
