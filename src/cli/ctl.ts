@@ -1,7 +1,6 @@
 // powercut ctl --socket PATH <command> [options]: one control request, prints the JSON answer.
-import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
-import { UsageError, usageFail, type Command } from './usage.js';
+import { parseCommandArgs, UsageError, usageFail, type Command } from './usage.js';
 import { ControlClient, CRASH_TIMEOUT_MS } from '../harness/control-client.js';
 import { parseCrashPoint, parseFault, parseRequest } from '../../fusefs/control-validate.js';
 import type { ControlRequest } from '../../fusefs/protocol.js';
@@ -81,13 +80,7 @@ function build(cmd: string, v: Record<string, string | boolean | undefined>): Co
 }
 
 export const run: Command = async (argv) => {
-  let parsed;
-  try {
-    parsed = parseArgs({ args: argv, options, allowPositionals: true });
-  } catch (e) {
-    usageFail((e as Error).message, help);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseCommandArgs({ args: argv, options, allowPositionals: true }, help);
   if (values.help) {
     console.log(help);
     return 0;

@@ -1,8 +1,7 @@
 // powercut gate [--time-budget SECONDS] [--seed N] [--junit FILE] [--variant V] [--artifacts DIR]
-import { parseArgs } from 'node:util';
 import path from 'node:path';
 import { randomInt } from 'node:crypto';
-import { usageFail, type Command } from './usage.js';
+import { parseCommandArgs, usageFail, type Command } from './usage.js';
 import { VARIANT_NAMES } from '../../properties/variants/index.js';
 import { SCENARIOS } from '../../scenarios/index.js';
 import { runGate } from '../gate/gate.js';
@@ -38,9 +37,8 @@ function integer(value: string, flag: string, min: number, max: number): number 
 }
 
 export const run: Command = async (argv) => {
-  let values;
-  try {
-    ({ values } = parseArgs({
+  const { values } = parseCommandArgs(
+    {
       args: argv,
       options: {
         'time-budget': { type: 'string' },
@@ -50,10 +48,9 @@ export const run: Command = async (argv) => {
         artifacts: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
-    }));
-  } catch (err) {
-    usageFail((err as Error).message, help);
-  }
+    },
+    help,
+  );
   if (values.help) {
     console.log(help);
     return 0;

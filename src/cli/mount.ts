@@ -1,7 +1,6 @@
 // powercut mount MOUNTPOINT --socket PATH [--image DIR]: the fs daemon in the foreground.
-import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
-import { usageFail, type Command } from './usage.js';
+import { parseCommandArgs, usageFail, type Command } from './usage.js';
 import { runDaemon } from '../../fusefs/daemon.js';
 
 export const help = `usage: powercut mount MOUNTPOINT --socket PATH [--image DIR]
@@ -19,13 +18,10 @@ options:
 exit codes: 0 after a clean unmount, 1 on an error (message on stderr), 2 on a usage error`;
 
 export const run: Command = async (argv) => {
-  let parsed;
-  try {
-    parsed = parseArgs({ args: argv, options: { socket: { type: 'string' }, image: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, allowPositionals: true });
-  } catch (e) {
-    usageFail((e as Error).message, help);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseCommandArgs(
+    { args: argv, options: { socket: { type: 'string' }, image: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, allowPositionals: true },
+    help,
+  );
   if (values.help) {
     console.log(help);
     return 0;

@@ -1,7 +1,6 @@
 // `powercut queue inspect|repair DIR`: look at a queue directory, or make a damaged one open again.
-import { parseArgs } from 'node:util';
 import { stat } from 'node:fs/promises';
-import { usageFail, type Command } from './usage.js';
+import { parseCommandArgs, usageFail, type Command } from './usage.js';
 import { inspectQueue } from '../queue/inspect.js';
 import { repairQueue } from '../queue/repair.js';
 
@@ -17,12 +16,7 @@ options:
   -h, --help`;
 
 export const run: Command = async (argv) => {
-  let parsed;
-  try {
-    parsed = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });
-  } catch (err) {
-    usageFail(err instanceof Error ? err.message : String(err), help);
-  }
+  const parsed = parseCommandArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } }, help);
   if (parsed.values.help) {
     console.log(help);
     return 0;

@@ -3,14 +3,13 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { readArtifact, type StoredArtifact } from '../harness/artifacts.js';
 import { replayRecovery, runCase } from '../harness/crash-run.js';
 import { startDaemon } from '../harness/daemon-process.js';
 import { diffImages } from '../harness/image-diff.js';
 import type { Violation } from '../harness/oracle.js';
 import { formatTrace } from '../harness/trace-format.js';
-import { usageFail, type Command } from './usage.js';
+import { parseCommandArgs, usageFail, type Command } from './usage.js';
 
 export const help = `usage: powercut replay DIR [--trace-lines N]
 
@@ -66,12 +65,7 @@ async function withDaemon<T>(imageDir: string | undefined, f: (d: Awaited<Return
 }
 
 export const run: Command = async (argv) => {
-  let parsed;
-  try {
-    parsed = parseArgs({ args: argv, allowPositionals: true, options: { 'trace-lines': { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
-  } catch (err) {
-    usageFail((err as Error).message, help);
-  }
+  const parsed = parseCommandArgs({ args: argv, allowPositionals: true, options: { 'trace-lines': { type: 'string' }, help: { type: 'boolean', short: 'h' } } }, help);
   if (parsed.values.help) {
     console.log(help);
     return 0;

@@ -1,7 +1,6 @@
 // powercut scenario list | run NAME [--variant V] [--keep-artifacts DIR]
-import { parseArgs } from 'node:util';
 import path from 'node:path';
-import { usageFail, type Command } from './usage.js';
+import { parseCommandArgs, usageFail, type Command } from './usage.js';
 import { startTestDaemon } from '../../properties/daemon-fixture.js';
 import { VARIANT_NAMES } from '../../properties/variants/index.js';
 import { defaultArtifactRoot } from '../harness/crash-run.js';
@@ -75,17 +74,10 @@ async function runOne(name: string, variant: string | undefined, artifactRoot: s
 }
 
 export const run: Command = async (argv) => {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: { variant: { type: 'string' }, 'keep-artifacts': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
-    });
-  } catch (err) {
-    usageFail((err as Error).message, help);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseCommandArgs(
+    { args: argv, allowPositionals: true, options: { variant: { type: 'string' }, 'keep-artifacts': { type: 'string' }, help: { type: 'boolean', short: 'h' } } },
+    help,
+  );
   if (values.help) {
     console.log(help);
     return 0;
