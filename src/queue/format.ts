@@ -54,11 +54,22 @@ export function decodePageHeader(buf: Buffer): PageHeader | { error: string } {
 
 export function encodeRecord(seq: number, data: Buffer): Buffer {
   const buf = Buffer.allocUnsafe(RECORD_OVERHEAD_BYTES + data.length);
-  writeU64(buf, seq, 0);
-  buf.writeUInt32LE(data.length, 8);
-  data.copy(buf, 12);
-  buf.writeUInt32LE(crc32(buf.subarray(0, 12 + data.length)), 12 + data.length);
+  encodeRecordInto(buf, 0, seq, data);
   return buf;
+}
+
+// Reused by encodeRecordInto: the CRC of seq+length is taken here and continued over the data, so
+// encoding a record allocates nothing (it runs once per event on the write path).
+const recordHeaderScratch = Buffer.alloc(12);
+
+/** Encodes one record into buf at offsetBytes (the caller checked it fits); returns its length in bytes. */
+export function encodeRecordInto(buf: Buffer, offsetBytes: number, seq: number, data: Buffer): number {
+  writeU64(recordHeaderScratch, seq, 0);
+  recordHeaderScratch.writeUInt32LE(data.length, 8);
+  buf.set(recordHeaderScratch, offsetBytes);
+  buf.set(data, offsetBytes + 12);
+  buf.writeUInt32LE(crc32(data, crc32(recordHeaderScratch)), offsetBytes + 12 + data.length);
+  return RECORD_OVERHEAD_BYTES + data.length;
 }
 
 export type ScanStop = 'end' | 'truncated' | 'seq' | 'length' | 'crc' | 'limit';

@@ -1,10 +1,10 @@
 // Public entry point of the queue under test.
 export type { CheckpointDesign, DurabilityState, PageWriteDesign, PersistentQueue, QueueEvent, QueueSettings } from './types.js';
-export { openQueue, Queue, WRITE_BUFFER_BYTES } from './queue.js';
+export { openQueue, Queue } from './queue.js';
 export { DEFAULT_SETTINGS, validateSettings } from './settings.js';
 export { maxReplayedAcks } from './replay-bound.js';
 export { DiskOps } from './ops.js';
-export { PageWriter } from './page.js';
+export { PageWriter, WRITE_BUFFER_BYTES } from './page.js';
 export {
   BackpressureTimeoutError,
   DamagedQueueError,

@@ -1,19 +1,31 @@
-// One page file being appended to: an in-memory write buffer, serialized flushes, and group-commit fsync.
+// One page file being appended to: records encoded straight into one write buffer, written out with
+// blocking writes (as the sync design does per record), and group-commit fsyncs that run in the
+// background while writing goes on.
 import type { FileHandle } from 'node:fs/promises';
+import { RECORD_OVERHEAD_BYTES, encodeRecordInto } from './format.js';
 import type { DiskOps } from './ops.js';
+
+/**
+ * Buffered mode writes the buffer out once it holds this much (bounded memory; not a durability
+ * point). A blocking write of this size costs less than handing it to the thread pool and waking the
+ * writer again, and it keeps memory bounded without any waiting.
+ */
+export const WRITE_BUFFER_BYTES = 256 * 1024;
 
 export class PageWriter {
   /** Bytes of the page including unflushed records. */
   appendedBytes: number;
   appendedCount: number;
-  /** Bytes and records written to the file (completed writes only). */
+  /** Bytes and records written to the file. */
   flushedBytes: number;
   flushedCount: number;
   /** Records covered by a completed fsync. */
   syncedCount: number;
-  private pending: Buffer[] = [];
-  private pendingBytes = 0;
-  private flushChain: Promise<void> = Promise.resolve();
+  /** Records are encoded here; [0, bufferFillBytes) is appended but not written to the file yet. */
+  private buffer = Buffer.allocUnsafe(WRITE_BUFFER_BYTES);
+  private bufferFillBytes = 0;
+  /** A failed write leaves the file's tail unknown: every later write and flush fails with it. */
+  private writeError: Error | null = null;
   private syncInFlight: { promise: Promise<void>; coversCount: number } | null = null;
   private syncNext: Promise<void> | null = null;
 
@@ -38,50 +50,57 @@ export class PageWriter {
   get lastSyncedSeq(): number {
     return this.firstSeq + this.syncedCount - 1;
   }
-  get unflushedBytes(): number {
-    return this.pendingBytes;
-  }
 
-  append(record: Buffer): void {
-    this.pending.push(record);
-    this.pendingBytes += record.length;
-    this.appendedBytes += record.length;
-    this.appendedCount += 1;
-  }
-
-  /** Sync design: the record goes to the file now (blocking write), in order after earlier flushes. */
-  appendWriteThrough(record: Buffer): void {
-    if (this.pending.length > 0 || this.inflightBytes > 0) throw new Error('invariant: write-through while buffered writes are outstanding');
-    this.ops.writeSync(this.fh, this.file, record, this.flushedBytes, 'write records');
-    this.appendedBytes += record.length;
-    this.appendedCount += 1;
-    this.flushedBytes += record.length;
-    this.flushedCount += 1;
-  }
-
-  /** Bytes handed to a flush that has not completed yet. */
-  inflightBytes = 0;
-
-  /** Writes every record appended so far to the file; resolves when they are all written. */
-  flush(): Promise<void> {
-    if (this.pending.length > 0) {
-      const chunks = this.pending;
-      const count = chunks.length;
-      const bytes = this.pendingBytes;
-      this.pending = [];
-      this.pendingBytes = 0;
-      this.inflightBytes += bytes;
-      this.flushChain = this.flushChain.then(async () => {
-        const buf = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-        await this.ops.write(this.fh, this.file, buf, this.flushedBytes, 'write records');
-        this.flushedBytes += buf.length;
-        this.flushedCount += count;
-        this.inflightBytes -= bytes;
-      });
-      // The queue observes failures through the callers; this only silences the unobserved copy.
-      this.flushChain.catch(() => undefined);
+  /** Buffered design: encodes the record into the write buffer, writing the buffer out first if it is full. Throws QueueIOError. */
+  append(seq: number, data: Buffer): void {
+    const lengthBytes = RECORD_OVERHEAD_BYTES + data.length;
+    if (this.bufferFillBytes + lengthBytes > this.buffer.length) {
+      this.writeOut();
+      if (lengthBytes > this.buffer.length) this.buffer = Buffer.allocUnsafe(lengthBytes); // one event bigger than the buffer
     }
-    return this.flushChain;
+    this.encode(seq, data);
+  }
+
+  /** Sync design: the record goes to the file now (blocking write). Throws QueueIOError. */
+  appendWriteThrough(seq: number, data: Buffer): void {
+    this.append(seq, data);
+    this.writeOut();
+  }
+
+  private encode(seq: number, data: Buffer): void {
+    if (seq !== this.firstSeq + this.appendedCount) {
+      throw new Error(`invariant: page ${this.pageNum} appends seq ${seq}, expected ${this.firstSeq + this.appendedCount}`);
+    }
+    const lengthBytes = encodeRecordInto(this.buffer, this.bufferFillBytes, seq, data);
+    this.bufferFillBytes += lengthBytes;
+    this.appendedBytes += lengthBytes;
+    this.appendedCount += 1;
+  }
+
+  /** Writes the buffer to the file at the flushed end. */
+  private writeOut(): void {
+    if (this.writeError) throw this.writeError;
+    if (this.bufferFillBytes === 0) return;
+    try {
+      this.ops.writeSync(this.fh, this.file, this.buffer.subarray(0, this.bufferFillBytes), this.flushedBytes, 'write records');
+    } catch (err) {
+      this.writeError = err instanceof Error ? err : new Error(String(err));
+      throw err;
+    }
+    this.flushedBytes += this.bufferFillBytes;
+    this.flushedCount = this.appendedCount;
+    this.bufferFillBytes = 0;
+    if (this.flushedBytes !== this.appendedBytes) throw new Error(`invariant: page ${this.pageNum} flushed ${this.flushedBytes} of ${this.appendedBytes} bytes`);
+  }
+
+  /** Writes every record appended so far to the file; settles at once (rejects with a write error). */
+  flush(): Promise<void> {
+    try {
+      this.writeOut();
+      return Promise.resolve();
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   /** fsyncs everything flushed before the call. Concurrent callers share one fsync (group commit). */
@@ -120,9 +139,8 @@ export class PageWriter {
     return promise;
   }
 
-  /** Waits for in-flight writes and fsyncs (their errors are already reported elsewhere). */
+  /** Waits for in-flight fsyncs (their errors are already reported elsewhere). */
   async settle(): Promise<void> {
-    await this.flushChain.catch(() => undefined);
     await this.syncInFlight?.promise.catch(() => undefined);
     await this.syncNext?.catch(() => undefined);
   }

@@ -3,7 +3,7 @@ import { mkdir, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DurabilityState, PersistentQueue, QueueEvent, QueueSettings } from './types.js';
 import { BackpressureTimeoutError, DamagedQueueError, EventTooLargeError, QueueUsageError } from './errors.js';
-import { PAGE_HEADER_BYTES, RECORD_OVERHEAD_BYTES, encodeRecord, pageFileName, recordBytes, scanRecords, type Checkpoint } from './format.js';
+import { PAGE_HEADER_BYTES, RECORD_OVERHEAD_BYTES, pageFileName, recordBytes, scanRecords, type Checkpoint } from './format.js';
 import { validateSettings } from './settings.js';
 import { DiskOps } from './ops.js';
 import { PageWriter } from './page.js';
@@ -12,10 +12,6 @@ import { acquireLock, type QueueLock } from './lock.js';
 import { createCheckpointStore, type CheckpointStore } from './checkpoints.js';
 import { describeStop, recoverQueue, type PageInfo } from './recovery.js';
 
-/** Buffered mode writes the buffer out once this much is waiting (bounded memory; not a durability point). */
-export const WRITE_BUFFER_BYTES = 256 * 1024;
-/** Most bytes of buffered writes outstanding (in memory or being written) before a writer waits. */
-export const MAX_BUFFERED_BYTES = 4 * WRITE_BUFFER_BYTES;
 /**
  * A writer that never waits for I/O (a tight loop of buffered or write-through writes) would starve
  * fsync completions and checkpoints; every this many writes it yields to the event loop once.
@@ -119,16 +115,30 @@ export class Queue implements PersistentQueue {
 
   // ---- write path ----
 
-  async write(data: Buffer): Promise<number> {
-    this.assertUsable('write');
-    if (!Buffer.isBuffer(data)) throw new QueueUsageError(`write: data must be a Buffer, got ${typeof data}`);
-    const bytes = recordBytes(data.length);
-    const maxEventBytes = this.settings.pageCapacityBytes - PAGE_HEADER_BYTES - RECORD_OVERHEAD_BYTES;
-    if (data.length > maxEventBytes) {
-      throw new EventTooLargeError(
-        `event of ${data.length} bytes does not fit in a page: pageCapacityBytes ${this.settings.pageCapacityBytes} holds events of up to ${maxEventBytes} bytes`,
-      );
+  /** Not async: the common case appends synchronously and returns a settled promise (no per-write await chain). */
+  write(data: Buffer): Promise<number> {
+    try {
+      this.assertUsable('write');
+      if (!Buffer.isBuffer(data)) throw new QueueUsageError(`write: data must be a Buffer, got ${typeof data}`);
+      const bytes = recordBytes(data.length);
+      const maxEventBytes = this.settings.pageCapacityBytes - PAGE_HEADER_BYTES - RECORD_OVERHEAD_BYTES;
+      if (data.length > maxEventBytes) {
+        throw new EventTooLargeError(
+          `event of ${data.length} bytes does not fit in a page: pageCapacityBytes ${this.settings.pageCapacityBytes} holds events of up to ${maxEventBytes} bytes`,
+        );
+      }
+      if (this.spaceWaiters.length === 0 && this.fits(bytes) && !this.rolling && this.head.appendedBytes + bytes <= this.settings.pageCapacityBytes) {
+        this.reserve(bytes);
+        return this.append(data);
+      }
+      return this.writeAfterWaiting(data, bytes);
+    } catch (err) {
+      return Promise.reject(err);
     }
+  }
+
+  /** The slow path: backpressure, or a roll to a new page first. */
+  private async writeAfterWaiting(data: Buffer, bytes: number): Promise<number> {
     await this.admit(bytes);
     for (;;) {
       this.assertUsable('write');
@@ -136,33 +146,27 @@ export class Queue implements PersistentQueue {
       else if (this.head.appendedBytes + bytes > this.settings.pageCapacityBytes) await this.roll();
       else break;
     }
+    return this.append(data);
+  }
+
+  /** Appends at the head (space reserved, page has room); checkpoints and flushes run behind it. */
+  private append(data: Buffer): Promise<number> {
     const seq = ++this.lastSeq;
-    const head = this.head;
-    const record = encodeRecord(seq, data);
-    if (this.settings.pageWriteDesign === 'sync') {
-      try {
-        head.appendWriteThrough(record);
-      } catch (err) {
-        this.fail(err);
-        throw err;
-      }
-    } else {
-      head.append(record);
+    try {
+      if (this.settings.pageWriteDesign === 'sync') this.head.appendWriteThrough(seq, data);
+      else this.head.append(seq, data);
+    } catch (err) {
+      this.fail(err);
+      throw err;
     }
-    for (const wake of this.readWakers) wake();
+    if (this.readWakers.size > 0) for (const wake of this.readWakers) wake();
     this.writesSinceCheckpoint += 1;
     if (this.settings.checkpointWrites > 0 && this.writesSinceCheckpoint >= this.settings.checkpointWrites) {
       this.writesSinceCheckpoint = 0;
       if (!this.checkpointQueued) this.background(this.requestCheckpoint());
     }
-    if (seq % YIELD_EVERY_WRITES === 0) await new Promise<void>((resolve) => setImmediate(resolve));
-    if (this.settings.pageWriteDesign === 'buffered' && head.unflushedBytes >= WRITE_BUFFER_BYTES) {
-      const flushed = head.flush();
-      // Bounded memory: past MAX_BUFFERED_BYTES outstanding the writer waits (and so yields to I/O).
-      if (head.inflightBytes >= MAX_BUFFERED_BYTES) await this.guard(flushed);
-      else this.background(flushed);
-    }
-    return seq;
+    if (seq % YIELD_EVERY_WRITES === 0) return new Promise<number>((resolve) => setImmediate(resolve, seq));
+    return Promise.resolve(seq);
   }
 
   async waitDurable(seq: number): Promise<void> {
