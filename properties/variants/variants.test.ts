@@ -29,6 +29,9 @@ function spy(ops: DiskOps): Spy {
   const step = o.step.bind(ops);
   o.openFile = (file, flags, op) => (s.log.push(`open ${basename(file as string)} ${flags}`), openFile(file, flags, op));
   o.write = (fh, file, buf, pos, op) => (s.log.push(`write ${basename(file as string)}: ${op}`), write(fh, file, buf, pos, op));
+  // Page records are written with blocking writes (both page write designs): logged the same way.
+  const writeSync = o.writeSync.bind(ops);
+  o.writeSync = (fh, file, buf, pos, op) => (s.log.push(`write ${basename(file as string)}: ${op}`), writeSync(fh, file, buf, pos, op));
   // Failures are injected below fsync, so a variant's own fsync override still runs.
   o.step = (file, op, fn) => {
     if (op === 'fsync of page' && s.failNextPageFsync) {
