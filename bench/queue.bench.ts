@@ -1,7 +1,7 @@
 // npm run bench:queue — Logstash's QueueBenchmark pushToPersistedQueue on a native directory:
 // 140-byte events pushed one at a time, per design and checkpointWrites, beside a raw append+fsync
 // baseline measured in the same run. Built for a noisy shared machine: every configuration (the
-// baseline included) runs once per round, in an order that rotates from round to round, and the
+// baseline included) runs once per round, in an order that changes from round to round, and the
 // table reports medians; ratios are medians of per-round ratios, so both sides of a ratio were
 // measured seconds apart. Last line: one JSON object with every figure.
 import { mkdtemp, open, rm, statfs } from 'node:fs/promises';
@@ -152,16 +152,31 @@ for (const design of designs) await push(design, 1024, Math.min(events, WARMUP_E
 await raw(Math.min(events, WARMUP_EVENTS));
 
 type Config = { kind: 'raw' } | { kind: 'push'; design: Design; checkpointWrites: number };
-const configs: Config[] = [{ kind: 'raw' }];
-for (const design of designs) for (const checkpointWrites of checkpointWritesValues) configs.push({ kind: 'push', design, checkpointWrites });
 const configKey = (c: Config) => (c.kind === 'raw' ? 'raw' : `${designName(c.design)} ${ckptKey(c.checkpointWrites)}`);
+/**
+ * One round's order: the designs rotate, the baseline takes a different slot each round, and each
+ * design's configurations run back to back with 1024 and unlimited adjacent, swapping places every
+ * round, so a ratio compares runs seconds apart and a drift in machine load cancels out.
+ */
+function roundOrder(round: number): Config[] {
+  const order: Config[] = [];
+  const rawSlot = round % (designs.length + 1);
+  rotate(designs, round % designs.length).forEach((design, i) => {
+    if (i === rawSlot) order.push({ kind: 'raw' });
+    const cws = round % 2 === 0 ? [1024, 0, 50_000] : [0, 1024, 50_000];
+    for (const checkpointWrites of cws) order.push({ kind: 'push', design, checkpointWrites });
+  });
+  if (rawSlot === designs.length) order.push({ kind: 'raw' });
+  return order;
+}
 /** Per round, per configuration: one figure. */
 const perRound: Array<Map<string, Figure>> = [];
 for (let round = 0; round < rounds; round++) {
   const got = new Map<string, Figure>();
-  for (const c of rotate(configs, Math.round((round * configs.length) / rounds))) {
+  for (const c of roundOrder(round)) {
     got.set(configKey(c), c.kind === 'raw' ? await raw(events) : await push(c.design, c.checkpointWrites, events));
   }
+  if (got.size !== 1 + designs.length * checkpointWritesValues.length) throw new Error(`invariant: round ${round + 1} measured ${got.size} configurations`);
   perRound.push(got);
   process.stderr.write(`round ${round + 1}/${rounds} done at ${((performance.now() - benchStart) / 1000).toFixed(0)} s\n`);
 }
