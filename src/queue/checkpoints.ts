@@ -60,7 +60,7 @@ export class AppendLogCheckpointStore implements CheckpointStore {
       await this.rewrite(ck);
       return;
     }
-    await this.ops.write(this.fh, this.file, encodeCheckpoint(ck), this.sizeBytes, 'append to checkpoint log');
+    this.ops.writeSync(this.fh, this.file, encodeCheckpoint(ck), this.sizeBytes, 'append to checkpoint log');
     this.sizeBytes += CHECKPOINT_BYTES;
     await this.ops.fsync(this.fh, this.file, 'fsync of checkpoint log');
   }

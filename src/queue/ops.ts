@@ -1,8 +1,8 @@
 // The queue's disk operations and crash-ordering steps, as one injectable object.
 // Production uses DiskOps as is; the known-bad variants (properties/variants) subclass it and
 // override exactly one step each, so the queue itself carries no switches for them.
-import { writeSync } from 'node:fs';
-import { open, rename, type FileHandle } from 'node:fs/promises';
+import { renameSync, writeSync } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { QueueIOError } from './errors.js';
 import { encodePageHeader, pageFileName, recordCrcValid } from './format.js';
@@ -44,18 +44,31 @@ export class DiskOps {
     });
   }
 
-  /** Blocking positional write, for the sync page design (each event reaches the file before write() returns). */
-  writeSync(fh: FileHandle, file: string, buf: Buffer, position: number, operation = 'write'): void {
+  /** step, for a blocking call. */
+  stepSync<T>(file: string, operation: string, fn: () => T): T {
     try {
+      return fn();
+    } catch (err) {
+      if (err instanceof QueueIOError) throw err;
+      throw new QueueIOError(file, operation, errnoOf(err), err);
+    }
+  }
+
+  /**
+   * Blocking positional write: page records (both page write designs) and checkpoint records. Short
+   * syscalls run on the caller's thread: handing each to the thread pool costs more than the call
+   * (the woken worker preempts the writer on a busy machine). Only fsyncs, which wait for the disk,
+   * run in the background.
+   */
+  writeSync(fh: FileHandle, file: string, buf: Buffer, position: number, operation = 'write'): void {
+    this.stepSync(file, operation, () => {
       let done = 0;
       while (done < buf.length) {
         const bytesWritten = writeSync(fh.fd, buf, done, buf.length - done, position + done);
         if (bytesWritten <= 0) throw Object.assign(new Error('short write'), { code: 'EIO' });
         done += bytesWritten;
       }
-    } catch (err) {
-      throw new QueueIOError(file, operation, errnoOf(err), err);
-    }
+    });
   }
 
   async truncate(fh: FileHandle, file: string, lengthBytes: number): Promise<void> {
@@ -99,12 +112,12 @@ export class DiskOps {
     const tmp = `${file}.tmp`;
     const fh = await this.openFile(tmp, 'w', 'create temporary file');
     try {
-      await this.write(fh, tmp, bytes, 0);
+      this.writeSync(fh, tmp, bytes, 0);
       await this.fsync(fh, tmp, 'fsync of temporary file');
     } finally {
       await fh.close().catch(() => undefined);
     }
-    await this.step(file, 'rename temporary file over', () => rename(tmp, file));
+    this.stepSync(file, 'rename temporary file over', () => renameSync(tmp, file));
     await this.fsyncDir(join(file, '..'), 'fsync of directory after rename');
   }
 

@@ -39,7 +39,10 @@ export class Queue implements PersistentQueue {
   private durableSeq: number;
   private durableFirstUnacked: number;
   private lastSeq: number;
+  /** Writes since the last checkpoint completed. */
   private writesSinceCheckpoint = 0;
+  /** The checkpoint the write count asked for, until it completes. */
+  private writeCountCheckpoint: Promise<void> | null = null;
   private metaLane: Promise<void> = Promise.resolve();
   private checkpointQueued: Promise<void> | null = null;
   private rolling: Promise<void> | null = null;
@@ -161,9 +164,17 @@ export class Queue implements PersistentQueue {
     }
     if (this.readWakers.size > 0) for (const wake of this.readWakers) wake();
     this.writesSinceCheckpoint += 1;
-    if (this.settings.checkpointWrites > 0 && this.writesSinceCheckpoint >= this.settings.checkpointWrites) {
-      this.writesSinceCheckpoint = 0;
-      if (!this.checkpointQueued) this.background(this.requestCheckpoint());
+    if (this.settings.checkpointWrites > 0 && this.writesSinceCheckpoint >= this.settings.checkpointWrites && !this.writeCountCheckpoint) {
+      // As in Logstash, checkpointWrites writes lie between the end of one checkpoint and the start of
+      // the next (there the writer waits for the checkpoint; here it does not). Starting the next one
+      // as soon as the last ends would keep the disk busy with checkpoints and slow the writer down.
+      const done = this.requestCheckpoint();
+      this.writeCountCheckpoint = done;
+      this.background(
+        done.finally(() => {
+          this.writeCountCheckpoint = null;
+        }),
+      );
     }
     if (seq % YIELD_EVERY_WRITES === 0) return new Promise<number>((resolve) => setImmediate(resolve, seq));
     return Promise.resolve(seq);
@@ -275,7 +286,6 @@ export class Queue implements PersistentQueue {
   /** Coalesces: a request joins a checkpoint that has not started yet, else queues the next one. */
   private requestCheckpoint(): Promise<void> {
     if (this.checkpointQueued) return this.checkpointQueued;
-    this.writesSinceCheckpoint = 0;
     const queued = this.onMetaLane(() => {
       this.checkpointQueued = null;
       return this.writeCheckpoint();
@@ -297,6 +307,7 @@ export class Queue implements PersistentQueue {
       elementCount,
     };
     await this.store.write(ck);
+    this.writesSinceCheckpoint = 0;
     if (firstUnackedSeq > this.durableFirstUnacked) {
       this.durableFirstUnacked = firstUnackedSeq;
       this.emit();
