@@ -13,25 +13,35 @@ import { openQueue, type CheckpointDesign, type PageWriteDesign } from '../src/q
 const EVENT_BYTES = 140;
 const RAW_FSYNC_EVERY_EVENTS = 1024;
 const WARMUP_EVENTS = 50_000;
+// Calibrated run lengths stay within these bounds (a run shorter than ~1 s is at the mercy of a burst of
+// load from other processes; sync designs and buffered ones differ tenfold in speed).
+const MIN_RUN_EVENTS = 20_000;
+const MAX_RUN_EVENTS = 2_000_000;
 // Issue 3's targets, printed beside the figures.
 const TARGET_CKPT1024_OVER_UNLIMITED = 0.9;
 const TARGET_BEST_OVER_RAW = 0.5;
 
 const { values } = parseArgs({
   options: {
-    events: { type: 'string', default: '300000' },
+    'run-ms': { type: 'string', default: '1000' },
+    events: { type: 'string' },
     rounds: { type: 'string', default: '5' },
     'durable-events': { type: 'string', default: '1600' },
     'durable-rounds': { type: 'string', default: '3' },
     dir: { type: 'string', default: tmpdir() },
   },
 });
-function intOption(name: keyof typeof values, min: number): number {
+function intOption(name: Exclude<keyof typeof values, 'dir'>, min: number): number {
   const n = Number(values[name]);
-  if (!Number.isInteger(n) || n < min) throw new Error(`bench:queue: --${name} must be an integer >= ${min}, got ${values[name]}`);
+  if (!Number.isInteger(n) || n < min) {
+    console.error(`bench:queue: --${name} must be an integer >= ${min}, got ${values[name]}`);
+    process.exit(2);
+  }
   return n;
 }
-const events = intOption('events', 16);
+const runMs = intOption('run-ms', 10);
+/** A fixed count for every configuration, or undefined: calibrated per design to last about runMs. */
+const fixedEvents = values.events === undefined ? undefined : intOption('events', 16);
 const rounds = intOption('rounds', 1);
 const durableEvents = intOption('durable-events', 16);
 const durableRounds = intOption('durable-rounds', 1);
@@ -142,14 +152,19 @@ async function durable(design: Design, writers: number): Promise<Figure> {
 
 const benchStart = performance.now();
 const fsInfo = await statfs(dirRoot);
-console.log(
-  `bench:queue — ${events} events of ${EVENT_BYTES} bytes per configuration, ${rounds} rounds (interleaved, rotating order; medians), ` +
-    `in ${dirRoot} (fs type 0x${fsInfo.type.toString(16)})`,
-);
 
-// Warm-up (not measured): JIT, page cache and allocator settle before the first timed run.
-for (const design of designs) await push(design, 1024, Math.min(events, WARMUP_EVENTS));
-await raw(Math.min(events, WARMUP_EVENTS));
+// Warm-up (JIT, page cache and allocator settle), which also calibrates each run's event count: the
+// same count for a design's three checkpointWrites values, so their ratio compares equal work.
+const runEvents = (warm: Figure) => fixedEvents ?? Math.min(MAX_RUN_EVENTS, Math.max(MIN_RUN_EVENTS, Math.round(warm.opsPerMs * runMs)));
+const eventsByDesign = new Map<string, number>();
+for (const design of designs) eventsByDesign.set(designName(design), runEvents(await push(design, 1024, WARMUP_EVENTS)));
+const rawEvents = runEvents(await raw(WARMUP_EVENTS));
+console.log(
+  `bench:queue — ${EVENT_BYTES}-byte events, ${rounds} rounds (interleaved, order changing each round; medians), in ${dirRoot} ` +
+    `(fs type 0x${fsInfo.type.toString(16)}); events per run: raw ${rawEvents}, ` +
+    designs.map((d) => `${designName(d)} ${eventsByDesign.get(designName(d))}`).join(', ') +
+    (fixedEvents === undefined ? ` (calibrated to about ${runMs} ms a run)` : ''),
+);
 
 type Config = { kind: 'raw' } | { kind: 'push'; design: Design; checkpointWrites: number };
 const configKey = (c: Config) => (c.kind === 'raw' ? 'raw' : `${designName(c.design)} ${ckptKey(c.checkpointWrites)}`);
@@ -174,7 +189,10 @@ const perRound: Array<Map<string, Figure>> = [];
 for (let round = 0; round < rounds; round++) {
   const got = new Map<string, Figure>();
   for (const c of roundOrder(round)) {
-    got.set(configKey(c), c.kind === 'raw' ? await raw(events) : await push(c.design, c.checkpointWrites, events));
+    got.set(
+      configKey(c),
+      c.kind === 'raw' ? await raw(rawEvents) : await push(c.design, c.checkpointWrites, eventsByDesign.get(designName(c.design))!),
+    );
   }
   if (got.size !== 1 + designs.length * checkpointWritesValues.length) throw new Error(`invariant: round ${round + 1} measured ${got.size} configurations`);
   perRound.push(got);
@@ -240,7 +258,8 @@ console.log(
 console.log(
   JSON.stringify({
     eventBytes: EVENT_BYTES,
-    events,
+    runMs,
+    fixedEvents: fixedEvents ?? null,
     rounds,
     durableEvents,
     durableRounds,
