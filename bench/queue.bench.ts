@@ -25,7 +25,7 @@ const { values } = parseArgs({
   options: {
     'run-ms': { type: 'string', default: '1000' },
     events: { type: 'string' },
-    rounds: { type: 'string', default: '5' },
+    rounds: { type: 'string', default: '7' },
     'durable-events': { type: 'string', default: '1600' },
     'durable-rounds': { type: 'string', default: '3' },
     dir: { type: 'string', default: tmpdir() },
