@@ -422,3 +422,23 @@ describe('tornFile', () => {
     expect(outcomes.size).toBeGreaterThan(3); // full, none and several partial patterns
   });
 });
+
+describe('FsModel.fromTree', () => {
+  it('loads nested directories, files and symlinks as durable, and exports them unchanged', () => {
+    const tree: FsTree = {
+      type: 'dir',
+      entries: new Map<string, FsTree>([
+        ['a', { type: 'dir', entries: new Map<string, FsTree>([
+          ['b', { type: 'dir', entries: new Map<string, FsTree>([['f', { type: 'file', data: bytes('deep') }]]) }],
+          ['l', { type: 'symlink', target: 'b/f' }],
+        ]) }],
+        ['top', { type: 'file', data: bytes('top') }],
+      ]),
+    };
+    const m = FsModel.fromTree(tree);
+    const want = { '/a': 'dir', '/a/b': 'dir', '/a/b/f': 'file:' + bytes('deep').toString('hex'), '/a/l': 'link:b/f', '/top': 'file:' + bytes('top').toString('hex') };
+    expect(flatten(m.exportTree('durable'))).toEqual(want);
+    m.crash('lose-unsynced');
+    expect(flatten(m.exportTree('live'))).toEqual(want);
+  });
+});

@@ -272,16 +272,18 @@ export class FsModel {
   static fromTree(tree: FsTree, now?: () => number): FsModel {
     if (tree.type !== 'dir') throw new Error('FsModel.fromTree: the root of an image must be a directory');
     const m = new FsModel(now);
-    const fill = (dirIno: number, t: Extract<FsTree, { type: 'dir' }>) => {
+    const fill = (dirPath: string, t: Extract<FsTree, { type: 'dir' }>) => {
       for (const [name, child] of t.entries) {
-        const path = m.pathOf(dirIno, name);
-        if (child.type === 'dir') fill(m.mkdir(path, child.mode ?? 0o755), child);
-        else if (child.type === 'symlink') m.symlink(child.target, path);
+        const path = `${dirPath}/${name}`;
+        if (child.type === 'dir') {
+          m.mkdir(path, child.mode ?? 0o755);
+          fill(path, child);
+        } else if (child.type === 'symlink') m.symlink(child.target, path);
         else m.write(m.create(path, child.mode ?? 0o644), 0, child.data);
       }
     };
     m.node(ROOT_INO).mode = tree.mode ?? 0o755;
-    fill(ROOT_INO, tree);
+    fill('', tree);
     m.crash('keep-all');
     return m;
   }
@@ -292,14 +294,6 @@ export class FsModel {
   }
 
   // ---- internals ----
-
-  private paths = new Map<number, string>();
-
-  private pathOf(dirIno: number, name: string): string {
-    const base = dirIno === ROOT_INO ? '' : this.paths.get(dirIno)!;
-    const p = `${base}/${name}`;
-    return p;
-  }
 
   private newDir(ino: number, mode: number): DirNode {
     const t = this.now();
@@ -357,7 +351,6 @@ export class FsModel {
         const child = this.node(c.ino);
         child.nlink++;
         child.ctimeMs = t;
-        if (child.kind === 'dir') this.paths.set(c.ino, this.pathOf(c.dir, c.name));
       }
       dir.mtimeMs = t;
     }
