@@ -97,6 +97,31 @@ describe('cleanup', () => {
   });
 });
 
+describe('startDaemon failing after the mount', () => {
+  it('stops the daemon and leaves no mount when the first line is not the mounted event', async () => {
+    // A preload makes the real daemon print a bad line just before its "mounted" line, i.e. after it mounted.
+    const preload = join(work, 'bad-first-line.cjs');
+    writeFileSync(preload, `const log = console.log; console.log = (...a) => { console.log = log; process.stdout.write('not json\\n'); log(...a); };\n`);
+    const mnt = join(work, 'm4');
+    const before = process.env.NODE_OPTIONS;
+    process.env.NODE_OPTIONS = `${before ?? ''} --require ${preload}`.trim();
+    let error: unknown;
+    try {
+      await startDaemon({ mountpoint: mnt, socketPath: join(work, 'c4.sock') });
+    } catch (e) {
+      error = e;
+    } finally {
+      if (before === undefined) delete process.env.NODE_OPTIONS;
+      else process.env.NODE_OPTIONS = before;
+    }
+    expect(error).toBeInstanceOf(Error);
+    expect((error as Error).message).toMatch(/not json/);
+    expect(await isMounted(mnt)).toBe(false);
+    const daemons = await execa('pgrep', ['-f', `fusefs/daemon.js --mountpoint ${mnt} `], { reject: false });
+    expect(daemons.stdout.trim()).toBe('');
+  });
+});
+
 describe('powercut ctl', () => {
   it('exits 2 on usage errors, 1 on an error answer, 0 on ok', async () => {
     const d = await startDaemon({ mountpoint: join(work, 'm3'), socketPath: join(work, 'c3.sock') });

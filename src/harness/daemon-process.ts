@@ -93,32 +93,46 @@ export async function startDaemon(opts: { mountpoint: string; socketPath: string
   });
   const pid = child.pid!;
 
-  const mountedLine = await new Promise<string>((resolveLine, reject) => {
-    const rl = createInterface({ input: child.stdout! });
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`fs daemon did not report "mounted" within ${startTimeoutMs} ms. stderr:\n${stderr}`));
-    }, startTimeoutMs);
-    rl.once('line', (line) => {
-      clearTimeout(timer);
-      resolveLine(line);
+  const exited = child.then(() => undefined);
+  const bounded = (ms: number) => Promise.race([exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())]);
+
+  let client: ControlClient;
+  try {
+    const mountedLine = await new Promise<string>((resolveLine, reject) => {
+      const rl = createInterface({ input: child.stdout! });
+      const timer = setTimeout(() => {
+        reject(new Error(`fs daemon did not report "mounted" within ${startTimeoutMs} ms. stderr:\n${stderr}`));
+      }, startTimeoutMs);
+      rl.once('line', (line) => {
+        clearTimeout(timer);
+        resolveLine(line);
+      });
+      void child.then((r) => {
+        clearTimeout(timer);
+        reject(new Error(`fs daemon exited (code ${r.exitCode}, signal ${r.signal ?? 'none'}) before mounting. stderr:\n${stderr.trim()}`));
+      });
     });
-    void child.then((r) => {
-      clearTimeout(timer);
-      reject(new Error(`fs daemon exited (code ${r.exitCode}, signal ${r.signal ?? 'none'}) before mounting. stderr:\n${stderr.trim()}`));
-    });
-  });
-  const event = JSON.parse(mountedLine) as { event: string };
-  if (event.event !== 'mounted') throw new Error(`fs daemon printed an unexpected first line: ${mountedLine}`);
-  const client = await ControlClient.connect(socketPath);
+    let event: unknown;
+    try {
+      event = JSON.parse(mountedLine);
+    } catch {
+      event = null;
+    }
+    if ((event as { event?: unknown } | null)?.event !== 'mounted') throw new Error(`fs daemon printed an unexpected first line (want {"event":"mounted",...}): ${mountedLine}`);
+    client = await ControlClient.connect(socketPath);
+  } catch (e) {
+    // The daemon may be mounted already: never leave it (or its mount) behind.
+    child.kill('SIGKILL');
+    await bounded(STOP_TIMEOUT_MS);
+    await cleanupStaleMount(mountpoint);
+    throw e;
+  }
 
   let stopping: Promise<void> | null = null;
-  const exited = child.then(() => undefined);
   const handle: DaemonHandle = {
     pid, mountpoint, socketPath, client,
     stop: () => {
       stopping ??= (async () => {
-        const bounded = (ms: number) => Promise.race([exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())]);
         try {
           await client.shutdown();
         } catch {
