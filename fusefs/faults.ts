@@ -1,5 +1,5 @@
 // Armed faults (DESIGN.md section 4): fsync EIO per path glob, ENOSPC after N more bytes, read EIO
-// and bit flips on given bytes. Pure decisions; the adapter applies them.
+// and bit flips on given bytes of the durable content. Pure decisions; the adapter applies them.
 import type { Fault } from './protocol.js';
 import { pathMatcher, type PathMatcher } from './crash-point.js';
 
@@ -48,19 +48,25 @@ export class Faults {
     return admitted;
   }
 
-  /** True if a read of [offset, offset+length) of `path` overlaps an armed read-eio range. */
-  readFails(path: string, offset: number, length: number): boolean {
-    return this.armed.some(
-      (a) => a.fault.type === 'read-eio' && a.matches!(path) && offset < a.fault.offset + a.fault.length && a.fault.offset < offset + length,
-    );
+  /**
+   * True if a read of [offset, offset+length) of `path` touches an armed read-eio byte that is
+   * `durable` (still holds its on-disk content): a device fault cannot hit bytes not yet written back.
+   */
+  readFails(path: string, offset: number, length: number, durable: (byteOffset: number) => boolean): boolean {
+    return this.armed.some((a) => {
+      if (a.fault.type !== 'read-eio' || !a.matches!(path)) return false;
+      const end = Math.min(offset + length, a.fault.offset + a.fault.length);
+      for (let i = Math.max(offset, a.fault.offset); i < end; i++) if (durable(i)) return true;
+      return false;
+    });
   }
 
-  /** Flips armed bits inside `data`, which holds the bytes read at `offset` (mutates `data`). */
-  corruptRead(path: string, offset: number, data: Buffer): void {
+  /** Flips armed bits of `durable` bytes inside `data`, which holds the bytes read at `offset` (mutates `data`). */
+  corruptRead(path: string, offset: number, data: Buffer, durable: (byteOffset: number) => boolean): void {
     for (const a of this.armed) {
       if (a.fault.type !== 'bitflip' || !a.matches!(path)) continue;
       const i = a.fault.offset - offset;
-      if (i >= 0 && i < data.length) data[i] ^= 1 << (a.fault.bit ?? 0);
+      if (i >= 0 && i < data.length && durable(a.fault.offset)) data[i] ^= 1 << (a.fault.bit ?? 0);
     }
   }
 }

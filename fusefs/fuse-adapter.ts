@@ -93,9 +93,11 @@ export function makeFuseOps(state: FsState, generation: number): Record<string, 
     readlink: (path, cb) => query(cb, () => cb(0, state.model.readlink(path))),
     read: (path, fd, buf: Buffer, len: number, pos: number, cb) => query(cb, () => {
       const p = pathOf(path, fd);
-      if (state.faults.readFails(p, pos, len)) return cb(EIO);
-      const data = Buffer.from(state.model.read(inoOf(path, fd), pos, len));
-      state.faults.corruptRead(p, pos, data);
+      const ino = inoOf(path, fd);
+      const durable = (byteOffset: number) => state.model.matchesDurable(ino, byteOffset);
+      if (state.faults.readFails(p, pos, len, durable)) return cb(EIO);
+      const data = Buffer.from(state.model.read(ino, pos, len));
+      state.faults.corruptRead(p, pos, data, durable);
       data.copy(buf);
       cb(data.length);
     }),

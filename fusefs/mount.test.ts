@@ -138,11 +138,32 @@ fs.writeSync(fd,'B');fs.fsyncSync(fd);fs.writeSync(1,'B durable\\n');fs.writeSyn
     expect(() => writeSync(fd, 'z')).toThrow(/ENOSPC/);
     closeSync(fd);
     await d.client.clearFaults();
-    writeFileSync(join(mnt, 'h'), Buffer.alloc(16));
+    writeFsynced(join(mnt, 'h'), '\0'.repeat(16));
     await d.client.fault({ type: 'bitflip', path: '/h', offset: 3, bit: 1 });
     expect(readFileSync(join(mnt, 'h'))[3]).toBe(2);
     await d.client.fault({ type: 'read-eio', path: '/h', offset: 0, length: 4 });
     expect(() => readFileSync(join(mnt, 'h'))).toThrow(/EIO/);
+  });
+
+  it('read faults hit only bytes that still hold their durable content, not bytes rewritten since the last fsync', async () => {
+    writeFsynced(join(mnt, 'r'), 'durable!');
+    await d.client.fault({ type: 'bitflip', path: '/r', offset: 1, bit: 0 });
+    await d.client.fault({ type: 'read-eio', path: '/r', offset: 6, length: 2 });
+    const fd = openSync(join(mnt, 'r'), 'r+');
+    try {
+      writeSync(fd, 'DURABLE?', 0); // live now differs from the durable copy in every faulted byte
+      expect(readFileSync(join(mnt, 'r'), 'utf8')).toBe('DURABLE?');
+      writeSync(fd, 'durable!', 0); // live equals durable again: the faults apply
+      expect(() => readFileSync(join(mnt, 'r'))).toThrow(/EIO/);
+      await d.client.clearFaults();
+      await d.client.fault({ type: 'bitflip', path: '/r', offset: 1, bit: 0 });
+      expect(readFileSync(join(mnt, 'r'), 'utf8')).toBe('dtrable!');
+      writeSync(fd, 'grown', 8); // bytes past the durable size are never durable content
+      await d.client.fault({ type: 'bitflip', path: '/r', offset: 9, bit: 0 });
+      expect(readFileSync(join(mnt, 'r'), 'utf8')).toBe('dtrable!grown');
+    } finally {
+      closeSync(fd);
+    }
   });
 
   it('records every mutating request in the trace', async () => {

@@ -168,6 +168,13 @@ export class FsModel {
     return this.file(ino).live.read(offset, length);
   }
 
+  /** True if byte `offsetBytes` of file `ino` reads the same live as on disk (what read faults may hit). */
+  matchesDurable(ino: number, offsetBytes: number): boolean {
+    const f = this.file(ino);
+    if (offsetBytes >= f.live.size || offsetBytes >= f.durable.size) return false;
+    return f.live.read(offsetBytes, 1)[0] === f.durable.read(offsetBytes, 1)[0];
+  }
+
   truncate(ino: number, sizeBytes: number): void {
     const f = this.file(ino);
     if (sizeBytes < 0) throw new FsError(EINVAL, `truncate to negative size ${sizeBytes}`);
