@@ -34,6 +34,20 @@ const checks = (h: History): CheckName[] => [...new Set(judge(h).map((v) => v.ch
 // Five writes, durable up to 3.
 const wrote5 = [open(), ...[1, 2, 3, 4, 5].flatMap((i) => write(i)), durable(3)];
 
+/** A run cut at a power cut: a recovery drain (second cut) or a workload. */
+const cut = (role: RunRecord['role'], outcomes: Outcome[]): RunRecord => run(role, outcomes, { killed: true, exitCode: null });
+/** A final drain that delivered exactly `recoveredEvents`, acked them, and passed its liveness writes. */
+function drainOf(recoveredEvents: Outcome[]): RunRecord {
+  const seqs = recoveredEvents.map((o) => (o as Extract<Outcome, { t: 'delivered' }>).seq);
+  return run('drain', [open(), ...recoveredEvents, ...(seqs.length ? ack(...seqs) : []), { t: 'drained', count: seqs.length },
+    ...write(1000, 100), delivered(100, 1000), ...ack(100), { t: 'done' }]);
+}
+// Seqs reused after a cut. Run 0 delivers and acks seqs it never got confirmed durable (2 and 3);
+// the cut loses them (and 4). Run 1, a recovery drain cut late, opens at durableSeq 1 and writes new events
+// 2001, 2002 and 2003, which get seqs 2, 3 and 4. An ack of seq 2 in run 0 says nothing about 2001.
+const ackedThenLost = [open(), ...[1, 2, 3, 4].flatMap((i) => write(i)), durable(1), ...[1, 2, 3, 4].map((s) => delivered(s)), ...ack(1), ...ack(2), ...ack(3), durable(1, 2)];
+const reusedBy = (tail: Outcome[]): RunRecord => cut('drain', [open(1, 2), { t: 'drained', count: 0 }, ...write(2001, 2), ...write(2002, 3), ...write(2003, 4), ...tail]);
+
 describe('oracle', () => {
   it('passes a history where everything durable is recovered and nothing else is wrong', () => {
     expect(judge(history([run('workload', wrote5), drain([1, 2, 3])]))).toEqual([]);
@@ -54,6 +68,25 @@ describe('oracle', () => {
       const unconfirmed = [open(), ...write(1), ...write(2)];
       expect(checks(history([run('workload', unconfirmed), drain([1])]))).toEqual([]);
       expect(checks(history([run('workload', unconfirmed), run('drain', [open(2, 1)]), drain([1])]))).toEqual(['at-least-once']);
+    });
+    it('identifies an event by its id, not its seq, when a never-durable seq is reused after a cut', () => {
+      // The review's history: seq 2 (id 2) acked before its fsync in run 0; event 1000001 written
+      // as seq 2 and confirmed durable in run 1; the final drain never delivers seq 2.
+      const run0 = cut('workload', [open(), ...write(1), { t: 'waited', seq: 1 }, ...write(2), delivered(1), delivered(2), ...ack(2)]);
+      const run1 = cut('drain', [open(1), delivered(1), ...ack(1), { t: 'drained', count: 1 }, ...write(1000001, 2), { t: 'waited', seq: 2 }]);
+      const v = judge(history([run0, run1, drainOf([delivered(1)])]));
+      expect(v.map((x) => x.check)).toEqual(['at-least-once']);
+      expect(v[0].message).toContain('seqs 2 (event ids 1000001) were confirmed durable (durableSeq reached 2 in run 1 (drain))');
+      expect(judge(history([run0, run1, drainOf([delivered(1), delivered(2, 1000001)])]))).toEqual([]);
+    });
+    it('does not take an earlier event\'s ack for a confirmed seq whose write line the cut swallowed', () => {
+      // Run 1 confirms durableSeq 3 before printing that 2002 got seq 3; the acked event 3 of run 0 is gone.
+      const run1 = cut('drain', [open(1, 2), { t: 'drained', count: 0 }, { t: 'write-intent', id: 2001, size: SIZE }, { t: 'write-intent', id: 2002, size: SIZE },
+        { t: 'written', id: 2001, seq: 2 }, durable(3, 2)]);
+      const v = judge(history([cut('workload', ackedThenLost), run1, drainOf([delivered(2, 2001)])]));
+      expect(v.map((x) => x.check)).toEqual(['at-least-once']);
+      expect(v[0].message).toContain('seqs 3 were confirmed durable (durableSeq reached 3 in run 1 (drain))');
+      expect(judge(history([cut('workload', ackedThenLost), run1, drainOf([delivered(2, 2001), delivered(3, 2002)])]))).toEqual([]);
     });
     it('does not require acked events to come back', () => {
       const w = [...wrote5, delivered(1), delivered(2), ...ack(1, 2)];
@@ -78,6 +111,16 @@ describe('oracle', () => {
       expect(v.map((x) => x.check)).toEqual(['bounded-replay']);
       expect(v[0].message).toContain('3 acked events were delivered again');
       expect(v[0].message).toContain('largest ack call 1, out-of-order acks 0) = 2');
+    });
+    it('counts as replayed only acked events, not new events that reuse an acked seq after a cut', () => {
+      // Bound: run 0 acked one at a time in order with checkpointAcks 1, so 1; run 1 acked nothing.
+      const fresh = judge(history([cut('workload', ackedThenLost), reusedBy([]), drainOf([delivered(2, 2001), delivered(3, 2002)])]));
+      expect(fresh).toEqual([]);
+      // Events 2 and 3 themselves survived the cut (their acks did not) and come back: 2 replays > 1.
+      const survived = cut('drain', [open(3, 2), { t: 'drained', count: 0 }]);
+      const v = judge(history([cut('workload', ackedThenLost), survived, drainOf([delivered(2), delivered(3)])]));
+      expect(v.map((x) => x.check)).toEqual(['bounded-replay']);
+      expect(v[0].message).toContain('2 acked events were delivered again after recovery (seqs 2, 3)');
     });
     it('widens the bound by out-of-order acks: events acked above an unacked one', () => {
       const w = [...wrote5, ...[1, 2, 3].map((s) => delivered(s)), ...ack(3), ...ack(2), ...ack(1)];
@@ -114,6 +157,14 @@ describe('oracle', () => {
       expect(v.map((x) => x.check)).toEqual(['order']);
       expect(v[0].message).toContain('skipped seqs 3 (event ids 3)');
     });
+    it('does not excuse a hole at a seq that was acked for another event before a cut', () => {
+      // Run 1's events 2001-2003 (seqs 2-4) were never confirmed durable, so losing a tail is fine,
+      // but skipping 2002 while delivering 2003 is a hole: seq 3 was acked in run 0 for event 3.
+      const v = judge(history([cut('workload', ackedThenLost), reusedBy([]), drainOf([delivered(2, 2001), delivered(4, 2003)])]));
+      expect(v.map((x) => x.check)).toEqual(['order']);
+      expect(v[0].message).toContain('skipped seqs 3 (event ids 2002)');
+      expect(judge(history([cut('workload', ackedThenLost), reusedBy([]), drainOf([delivered(2, 2001)])]))).toEqual([]);
+    });
     it('lets a reopened session deliver its unacked events again', () => {
       const w = [...wrote5, delivered(1), delivered(2), { t: 'close-intent' } as Outcome, { t: 'closed' } as Outcome, open(5), delivered(1)];
       expect(judge(history([run('workload', w), drain([1, 2, 3, 4, 5])]))).toEqual([]);
@@ -126,6 +177,19 @@ describe('oracle', () => {
       const v = judge(history([run('workload', wrote5), final]));
       expect(v.map((x) => x.check)).toContain('monotonic-seqs');
       expect(v.find((x) => x.check === 'monotonic-seqs')!.message).toContain('got seq 3 for event id 1000, but seqs up to 3 were confirmed durable in run 0');
+    });
+    it('fails when a run reuses a seq its own open (or an earlier confirmation in it) reported durable', () => {
+      const unconfirmed = cut('workload', [open(), ...write(1), ...write(2)]);
+      const reused = cut('drain', [open(2), delivered(1), delivered(2), ...ack(1, 2), { t: 'drained', count: 2 }, ...write(1000001, 2)]);
+      const v = judge(history([unconfirmed, reused, drainOf([])]));
+      expect(v.map((x) => x.check)).toContain('monotonic-seqs');
+      expect(v.find((x) => x.check === 'monotonic-seqs')!.message).toContain('got seq 2 for event id 1000001, but seqs up to 2 were confirmed durable in run 1 (drain)');
+      const fine = cut('drain', [open(2), delivered(1), delivered(2), ...ack(1, 2), { t: 'drained', count: 2 }, ...write(1000001, 3)]);
+      expect(judge(history([unconfirmed, fine, drainOf([])]))).toEqual([]);
+    });
+    it('does not count a confirmation printed after a write started against that write (concurrent writers)', () => {
+      const w = [open(), { t: 'write-intent', id: 1, size: SIZE }, { t: 'write-intent', id: 2, size: SIZE }, durable(2), { t: 'written', id: 1, seq: 1 }, { t: 'written', id: 2, seq: 2 }] as Outcome[];
+      expect(judge(history([run('workload', w), drain([1, 2])]))).toEqual([]);
     });
     it('accepts reuse of a seq that was never confirmed durable', () => {
       expect(judge(history([run('workload', wrote5), drain([1, 2, 3], 1000, 4)]))).toEqual([]);

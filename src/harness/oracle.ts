@@ -43,11 +43,11 @@ function runName(history: History, k: number): string {
 }
 
 /** Deliveries of the final drain before its 'drained' line: the events recovered (R). */
-function recovered(final: RunRecord): number[] {
-  const r: number[] = [];
+function recovered(final: RunRecord): Extract<Outcome, { t: 'delivered' }>[] {
+  const r: Extract<Outcome, { t: 'delivered' }>[] = [];
   for (const o of final.outcomes) {
     if (o.t === 'drained') break;
-    if (o.t === 'delivered') r.push(o.seq);
+    if (o.t === 'delivered') r.push(o);
   }
   return r;
 }
@@ -59,12 +59,17 @@ interface Confirmed {
   firstUnackedRun: number;
 }
 
+/** The seq an outcome confirms durable (everything up to it), or 0. */
+function confirmedSeq(o: Outcome): number {
+  return o.t === 'durable' || o.t === 'open' ? o.durableSeq : o.t === 'waited' ? o.seq : 0;
+}
+
 /** The strongest durability the queue confirmed in runs [0, upTo). */
 function confirmedBefore(history: History, upTo: number): Confirmed {
   const c: Confirmed = { durableSeq: 0, durableSeqRun: -1, firstUnacked: 1, firstUnackedRun: -1 };
   for (let k = 0; k < upTo; k++) {
     for (const o of history.runs[k].outcomes) {
-      const seq = o.t === 'durable' || o.t === 'open' ? o.durableSeq : o.t === 'waited' ? o.seq : 0;
+      const seq = confirmedSeq(o);
       if (seq > c.durableSeq) Object.assign(c, { durableSeq: seq, durableSeqRun: k });
       if ((o.t === 'durable' || o.t === 'open') && o.durableFirstUnackedSeq > c.firstUnacked) {
         Object.assign(c, { firstUnacked: o.durableFirstUnackedSeq, firstUnackedRun: k });
@@ -74,10 +79,47 @@ function confirmedBefore(history: History, upTo: number): Confirmed {
   return c;
 }
 
-function ackedBefore(history: History, upTo: number): Set<number> {
-  const acked = new Set<number>();
-  for (let k = 0; k < upTo; k++) for (const o of history.runs[k].outcomes) if (o.t === 'ack-intent') o.seqs.forEach((s) => acked.add(s));
-  return acked;
+/**
+ * W and A by event id, as runs [0, upTo) saw them. A seq is not an identity across runs: a seq never
+ * confirmed durable can be lost at a cut and given to another event later, so an ack or confirmation
+ * of seq s means the event *that run* held as s. Event ids are unique per case (idBase), so keying by
+ * id is exact. (Dropping at each cut the acks above its confirmed durableSeq would not be: an
+ * unconfirmed event can survive a cut, and then its ack still counts for it.)
+ */
+interface Ledger {
+  /** seq -> event id the queue holds there, as the runs so far knew it; absent if unknown. */
+  idAt: Map<number, number>;
+  /** Every seq confirmed durable -> the event id it held when confirmed (undefined: its written line was cut off). */
+  confirmedIds: Map<number, number | undefined>;
+  /** Event ids the consumer tried to ack. */
+  ackedIds: Set<number>;
+}
+
+function ledgerBefore(history: History, upTo: number): Ledger {
+  const idAt = new Map<number, number>();
+  const confirmedIds = new Map<number, number | undefined>();
+  const ackedIds = new Set<number>();
+  let durableSeq = 0;
+  for (let k = 0; k < upTo; k++) {
+    let runDurableSeq = durableSeq;
+    for (const o of history.runs[k].outcomes) {
+      // The queue reopened holding exactly seqs <= durableSeq (recovery reports its last seq as durable):
+      // what was known above it was lost, and the seqs may be reused by writes whose line a cut swallows.
+      if (o.t === 'open') for (const seq of idAt.keys()) if (seq > o.durableSeq) idAt.delete(seq);
+      if (o.t === 'written') idAt.set(o.seq, o.id);
+      if (o.t === 'delivered') {
+        if (o.id === null) idAt.delete(o.seq);
+        else idAt.set(o.seq, o.id);
+      }
+      if (o.t === 'ack-intent') for (const seq of o.seqs) if (idAt.has(seq)) ackedIds.add(idAt.get(seq)!);
+      runDurableSeq = Math.max(runDurableSeq, confirmedSeq(o));
+    }
+    // Resolved at the end of the run: with concurrent writers a 'durable' line can precede the
+    // 'written' line of a seq it covers. Confirmed seqs are never reused, so later runs agree.
+    for (let seq = durableSeq + 1; seq <= runDurableSeq; seq++) confirmedIds.set(seq, idAt.get(seq));
+    durableSeq = runDurableSeq;
+  }
+  return { idAt, confirmedIds, ackedIds };
 }
 
 /** Largest ack call and out-of-order acks of one run, the inputs of the queue's replay bound. */
@@ -100,40 +142,39 @@ export function ackShape(run: RunRecord): { ackCalls: number; largestAckCallSize
   return { ackCalls, largestAckCallSize, outOfOrderAcks };
 }
 
-function idOfSeq(history: History, seq: number): number | undefined {
-  let id: number | undefined;
-  for (const run of history.runs) for (const o of run.outcomes) if (o.t === 'written' && o.seq === seq) id = o.id;
-  return id;
-}
-function idsOf(history: History, seqs: readonly number[]): string {
-  const ids = seqs.map((s) => idOfSeq(history, s));
+function idsOf(ids: readonly (number | undefined)[]): string {
   return ids.every((id) => id === undefined) ? '' : ` (event ids ${ids.map((id) => id ?? '?').join(', ')})`;
 }
 
 function checkAtLeastOnce(history: History): Violation[] {
   const last = history.runs.length - 1;
   const c = confirmedBefore(history, last);
-  const acked = ackedBefore(history, last);
-  const r = new Set(recovered(history.runs[last]));
-  const missing: number[] = [];
-  for (let s = 1; s <= c.durableSeq; s++) if (!acked.has(s) && !r.has(s)) missing.push(s);
+  const { confirmedIds, ackedIds } = ledgerBefore(history, last);
+  const r = recovered(history.runs[last]);
+  const rIds = new Set(r.map((o) => o.id));
+  const rSeqs = new Set(r.map((o) => o.seq));
+  // An unknown id was never delivered before the final drain, so never acked: its seq must come back.
+  const missing = [...confirmedIds].filter(([seq, id]) => (id === undefined ? !rSeqs.has(seq) : !ackedIds.has(id) && !rIds.has(id)));
   if (missing.length === 0) return [];
+  const seqs = missing.map(([seq]) => seq);
   return [{
     check: 'at-least-once',
-    seqs: missing,
-    message: `at-least-once: seqs ${list(missing)}${idsOf(history, missing.slice(0, MAX_LISTED))} were confirmed durable ` +
+    seqs,
+    ids: missing.flatMap(([, id]) => (id === undefined ? [] : [id])),
+    message: `at-least-once: seqs ${list(seqs)}${idsOf(missing.slice(0, MAX_LISTED).map(([, id]) => id))} were confirmed durable ` +
       `(durableSeq reached ${c.durableSeq} in ${runName(history, c.durableSeqRun)}) and never acked, ` +
-      `but were not delivered after recovery (expected every unacked seq <= ${c.durableSeq} in the final drain)`,
+      `but were not delivered after recovery (expected every unacked event confirmed up to seq ${c.durableSeq} in the final drain)`,
   }];
 }
 
 function checkBoundedReplay(history: History): Violation[] {
   const last = history.runs.length - 1;
   const c = confirmedBefore(history, last);
-  const acked = ackedBefore(history, last);
+  const { ackedIds } = ledgerBefore(history, last);
   const r = recovered(history.runs[last]);
   const out: Violation[] = [];
-  const durablyAcked = r.filter((s) => s < c.firstUnacked);
+  // By seq: a correct queue confirms acks only below its durableSeq, and durable seqs are never reused.
+  const durablyAcked = r.map((o) => o.seq).filter((s) => s < c.firstUnacked);
   if (durablyAcked.length > 0) {
     out.push({
       check: 'bounded-replay',
@@ -143,7 +184,7 @@ function checkBoundedReplay(history: History): Violation[] {
         `expected no seq below it)`,
     });
   }
-  const replayed = r.filter((s) => acked.has(s));
+  const replayed = r.filter((o) => o.id !== null && ackedIds.has(o.id)).map((o) => o.seq);
   // Each run cut with acks in flight may replay up to the queue's documented bound.
   let bound = 0;
   const terms: string[] = [];
@@ -232,15 +273,16 @@ function checkOrder(history: History): Violation[] {
     }
   });
   const last = history.runs.length - 1;
-  const acked = ackedBefore(history, last);
-  const r = recovered(history.runs[last]);
+  const { idAt, ackedIds } = ledgerBefore(history, last);
+  const r = recovered(history.runs[last]).map((o) => o.seq);
   const holes: number[] = [];
-  for (let i = 1; i < r.length; i++) for (let s = r[i - 1] + 1; s < r[i]; s++) if (!acked.has(s)) holes.push(s);
+  const ackedAt = (s: number) => idAt.has(s) && ackedIds.has(idAt.get(s)!);
+  for (let i = 1; i < r.length; i++) for (let s = r[i - 1] + 1; s < r[i]; s++) if (!ackedAt(s)) holes.push(s);
   if (holes.length > 0) {
     out.push({
       check: 'order',
       seqs: holes,
-      message: `order: after recovery the queue skipped seqs ${list(holes)}${idsOf(history, holes.slice(0, MAX_LISTED))}, ` +
+      message: `order: after recovery the queue skipped seqs ${list(holes)}${idsOf(holes.slice(0, MAX_LISTED).map((s) => idAt.get(s)))}, ` +
         `which were never acked, while delivering later seqs (expected no holes except acked events)`,
     });
   }
@@ -251,16 +293,25 @@ function checkMonotonicSeqs(history: History): Violation[] {
   const out: Violation[] = [];
   history.runs.forEach((run, k) => {
     const c = confirmedBefore(history, k);
+    let durableSeq = c.durableSeq;
+    let durableSeqRun = c.durableSeqRun;
+    // A write's seq is compared with what was confirmed before its intent line: a confirmation printed
+    // later (concurrent writers) may cover it.
+    const limitOf = new Map<number, { durableSeq: number; run: number }>(); // event id -> limit at its intent
     const seen = new Map<number, number>(); // seq -> id in this run
     for (const o of run.outcomes) {
+      const confirmed = confirmedSeq(o);
+      if (confirmed > durableSeq) [durableSeq, durableSeqRun] = [confirmed, k];
+      if (o.t === 'write-intent') limitOf.set(o.id, { durableSeq, run: durableSeqRun });
       if (o.t !== 'written') continue;
-      if (o.seq <= c.durableSeq) {
+      const limit = limitOf.get(o.id) ?? { durableSeq: c.durableSeq, run: c.durableSeqRun };
+      if (o.seq <= limit.durableSeq) {
         out.push({
           check: 'monotonic-seqs',
           seqs: [o.seq],
           ids: [o.id],
           message: `monotonic-seqs: ${runName(history, k)} got seq ${o.seq} for event id ${o.id}, but seqs up to ` +
-            `${c.durableSeq} were confirmed durable in ${runName(history, c.durableSeqRun)} (a durable seq must never be reused)`,
+            `${limit.durableSeq} were confirmed durable in ${runName(history, limit.run)} (a durable seq must never be reused)`,
         });
       }
       const other = seen.get(o.seq);
