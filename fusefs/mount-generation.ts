@@ -4,7 +4,7 @@ import { makeFuseOps, type FsState } from './fuse-adapter.js';
 
 // big_writes: 128 KiB writes (fuse-native has no option; fsname is joined into -o). hard_remove:
 // an unlinked open file stays reachable by its handle instead of being renamed to .fuse_hidden.
-// Zero cache timeouts: a reset changes the tree behind the kernel's back without a remount.
+// Zero cache timeouts: a reset that is not frozen changes the tree behind the kernel's back without a remount.
 const MOUNT_OPTIONS = 'powercut,big_writes,hard_remove,entry_timeout=0,attr_timeout=0,negative_timeout=0';
 const MOUNT_TIMEOUT_MS = 10_000;
 

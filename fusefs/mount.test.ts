@@ -172,6 +172,27 @@ fs.writeSync(fd,'B');fs.fsyncSync(fd);fs.writeSync(1,'B durable\\n');fs.writeSyn
     expect(kinds).toEqual(['create', 'write', 'fsync']);
   });
 
+  it('reset while frozen remounts: a process still running on the old mount never reaches the new filesystem', async () => {
+    // The writer works relative to its cwd on the mount, blocks in an fsync at the crash point and is
+    // not killed; after the reset it tries to go on.
+    const script = `const fs=require('fs');process.chdir(${JSON.stringify(mnt)});const fd=fs.openSync('log','w');fs.writeSync(fd,'A');
+let r='';try{fs.fsyncSync(fd);r+='fsync ok;'}catch(e){r+='fsync '+e.code+';'}
+try{fs.writeFileSync('leak','x');r+='leak written'}catch(e){r+='leak '+e.code}
+fs.writeSync(1,r);`;
+    await d.client.arm({ atOp: 1, kind: 'fsync', path: '/log', timing: 'before' });
+    const writer = execa(process.execPath, ['-e', script], { reject: false, timeout: 20_000 });
+    expect((await d.client.waitFrozen(10_000)).frozen).toBe(true);
+    await d.client.reset();
+    const result = await writer;
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).not.toMatch(/fsync ok|leak written/);
+    expect(readdirSync(mnt)).toEqual([]);
+    const status = await d.client.status();
+    expect([status.opCount, status.frozen, status.armed]).toEqual([0, false, null]);
+    writeFileSync(join(mnt, 'after'), 'works');
+    expect(readFileSync(join(mnt, 'after'), 'utf8')).toBe('works');
+  });
+
   it('reset empties the filesystem and zeroes the counters', async () => {
     writeFileSync(join(mnt, 'z'), 'z');
     await d.client.reset();

@@ -70,14 +70,7 @@ export class PowercutDaemon {
         faults.clear();
         return { ok: true };
       case 'reset':
-        return this.serial(async () => {
-          this.state.gate.disposeHeld();
-          this.state.model = new FsModel();
-          this.state.handles.clear();
-          faults.clear();
-          gate.restart();
-          return { ok: true };
-        });
+        return this.serial(() => this.reset());
       case 'shutdown':
         return this.serial(async () => {
           await this.unmount();
@@ -97,6 +90,19 @@ export class PowercutDaemon {
     this.crashes++;
     await this.mount();
     return { ok: true, policy, seed, remountMs: Math.round(performance.now() - t0) };
+  }
+
+  private async reset(): Promise<ControlAnswer> {
+    // Frozen, the held requests belong to processes that may still run: detach first (as crash does)
+    // so they, and anything else they do on the old mount, get errors instead of the new filesystem.
+    const remount = this.state.gate.frozenAt !== null || this.state.gate.heldCount > 0;
+    if (remount) await this.unmount();
+    this.state.model = new FsModel();
+    this.state.handles.clear();
+    this.state.faults.clear();
+    this.state.gate.restart();
+    if (remount) await this.mount();
+    return { ok: true };
   }
 
   private async image(out: string, which: 'durable' | 'live'): Promise<void> {

@@ -9,7 +9,7 @@ export class RequestGate {
   readonly trace = new Trace();
   private matcher: CrashPointMatcher | null = null;
   private frozenAtOp: number | null = null;
-  /** Held requests: each is called once to dispose of it (answers EIO to a dead mount), never to apply it. */
+  /** Held requests: each is called once to dispose of it (answers EIO; crash and reset detach the mount first), never to apply it. */
   private held: (() => void)[] = [];
   private waiters: ((frozenAt: number) => void)[] = [];
 
@@ -85,7 +85,7 @@ export class RequestGate {
     });
   }
 
-  /** Disposes of every held request (after the mount is gone, so nobody sees an answer). */
+  /** Disposes of every held request; call it only once the mount is detached, so no live mount sees the answer. */
   disposeHeld(): void {
     const held = this.held;
     this.held = [];
