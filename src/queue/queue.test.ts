@@ -336,6 +336,31 @@ describe('error paths', () => {
     await expect(q.write(ev(2))).rejects.toThrow(/closed/);
   });
 
+  it('a write, ack or waitDurable arriving while close() runs is refused, not accepted and lost', async () => {
+    const dir = await tempQueueDir();
+    const ops = new SpyOps();
+    const q = await Queue.open(dir, { pageWriteDesign: 'buffered', checkpointWrites: 0 }, ops);
+    await q.write(ev(1));
+    await q.readBatch(1, 10);
+    let release!: () => void;
+    ops.hold = new Promise<void>((r) => (release = r));
+    const closing = q.close();
+    // The final checkpoint has flushed the page and waits in its fsync.
+    for (let i = 0; i < 200 && !ops.fsyncs.includes('fsync of page'); i++) await new Promise((r) => setTimeout(r, 5));
+    expect(ops.fsyncs).toContain('fsync of page');
+    const late = q.write(ev(2));
+    late.catch(() => undefined);
+    release();
+    ops.hold = null;
+    await closing;
+    await expect(late).rejects.toThrow(QueueUsageError);
+    await expect(late).rejects.toThrow(/write: the queue in .* is closed/);
+    await expect(q.ack([1])).rejects.toThrow(QueueUsageError);
+    await expect(q.waitDurable(1)).rejects.toThrow(QueueUsageError);
+    const r = await openQ(dir);
+    expect(await drain(r)).toEqual(expected(1, 1));
+  });
+
   it('fsync EIO: waiters and later calls fail naming file, operation and errno; nothing unsynced is reported durable; reopen recovers', async () => {
     const dir = await tempQueueDir();
     const ops = new SpyOps();

@@ -483,7 +483,8 @@ export class Queue implements PersistentQueue {
 
   private assertUsable(operation: string): void {
     if (this.failure) throw this.failure;
-    if (this.closed) throw new QueueUsageError(`${operation}: the queue in ${this.dir} is closed`);
+    // From the moment close() starts: a write after its final checkpoint would get a seq and never reach the disk.
+    if (this.closing) throw new QueueUsageError(`${operation}: the queue in ${this.dir} is closed`);
   }
 
   /** Flushes, fsyncs and checkpoints (unless the queue failed), then releases files and the lock. */
