@@ -39,7 +39,15 @@ export async function acquireLock(dir: string): Promise<QueueLock> {
         throw new QueueIOError(file, 'write lock file', (err as NodeJS.ErrnoException).code ?? String(err), err);
       }
       await fh.close();
-      return { release: () => unlink(file).catch(() => undefined) };
+      let released = false;
+      // Idempotent: a second unlink could delete the lock of whoever opened the queue after us.
+      return {
+        release: async () => {
+          if (released) return;
+          released = true;
+          await unlink(file).catch(() => undefined);
+        },
+      };
     } catch (err) {
       if (err instanceof QueueIOError) throw err;
       const code = (err as NodeJS.ErrnoException).code;

@@ -14,6 +14,7 @@ import {
 } from './errors.js';
 import { PAGE_HEADER_BYTES, encodeRecord } from './format.js';
 import { SpyOps, removeTempQueueDirs, tempQueueDir } from './testing.js';
+import { acquireLock } from './lock.js';
 import type { PersistentQueue, QueueSettings } from './types.js';
 
 afterEach(removeTempQueueDirs);
@@ -304,6 +305,16 @@ describe('lock', () => {
     expect(await readFile(join(dir, 'lock'), 'utf8')).toBe(`${process.pid}\n`);
     await r.close();
     expect(await readdir(dir)).not.toContain('lock');
+  });
+
+  it('release is idempotent: a second release never deletes a lock another opener took in between', async () => {
+    const dir = await tempQueueDir();
+    await mkdir(dir, { recursive: true });
+    const lock = await acquireLock(dir);
+    await lock.release();
+    await writeFile(join(dir, 'lock'), '1\n'); // the next holder (pid 1 is always alive)
+    await lock.release();
+    expect(await readFile(join(dir, 'lock'), 'utf8')).toBe('1\n');
   });
 
   it('a torn lock file (a pid without its newline, e.g. cut short by ENOSPC) names no holder, even if that pid is alive', async () => {
