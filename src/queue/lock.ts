@@ -1,5 +1,5 @@
 // The lock file: one process per queue directory; a lock left by a dead process is taken over.
-import { open, readFile, unlink } from 'node:fs/promises';
+import { link, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { QueueLockedError, QueueIOError } from './errors.js';
 
@@ -24,21 +24,39 @@ export interface QueueLock {
   release(): Promise<void>;
 }
 
+let lockFilesMade = 0;
+
+/**
+ * Creates the lock file already holding our pid (written to a private file, then linked into place;
+ * link fails if a lock exists). A racer therefore never sees our lock empty or half written and
+ * mistakes it for a torn one. False if a lock exists.
+ */
+async function createComplete(file: string): Promise<boolean> {
+  const mine = `${file}.new.${process.pid}.${++lockFilesMade}`;
+  try {
+    try {
+      await writeFile(mine, `${process.pid}\n`, { flag: 'wx' });
+    } catch (err) {
+      throw new QueueIOError(mine, 'write lock file', (err as NodeJS.ErrnoException).code ?? String(err), err);
+    }
+    try {
+      await link(mine, file);
+      return true;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EEXIST') return false;
+      throw new QueueIOError(file, 'create lock file', code ?? String(err), err);
+    }
+  } finally {
+    await unlink(mine).catch(() => undefined);
+  }
+}
+
 export async function acquireLock(dir: string): Promise<QueueLock> {
   const file = join(dir, LOCK_FILE);
-  // Two attempts: the second follows the removal of a stale lock.
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const fh = await open(file, 'wx');
-      try {
-        await fh.writeFile(`${process.pid}\n`);
-      } catch (err) {
-        // A partial pid (e.g. "4" of "4711" at ENOSPC) could name a live stranger and lock the queue forever.
-        await fh.close().catch(() => undefined);
-        await unlink(file).catch(() => undefined);
-        throw new QueueIOError(file, 'write lock file', (err as NodeJS.ErrnoException).code ?? String(err), err);
-      }
-      await fh.close();
+  // Bounded: each retry follows the removal of a stale lock, or a racer's lock put back.
+  for (let attempt = 0; attempt < 4; attempt++) {
+    if (await createComplete(file)) {
       let released = false;
       // Idempotent: a second unlink could delete the lock of whoever opened the queue after us.
       return {
@@ -48,14 +66,36 @@ export async function acquireLock(dir: string): Promise<QueueLock> {
           await unlink(file).catch(() => undefined);
         },
       };
-    } catch (err) {
-      if (err instanceof QueueIOError) throw err;
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code !== 'EEXIST') throw new QueueIOError(file, 'create lock file', code ?? String(err), err);
     }
-    const holder = lockHolder(await readFile(file, 'utf8').catch(() => ''));
+    let staleText: string;
+    try {
+      staleText = await readFile(file, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue; // released or moved meanwhile
+      throw new QueueIOError(file, 'read lock file', (err as NodeJS.ErrnoException).code ?? String(err), err);
+    }
+    const holder = lockHolder(staleText);
     if (holder !== undefined && isAlive(holder)) throw new QueueLockedError(dir, holder);
-    await unlink(file).catch(() => undefined);
+    await takeOverStale(file, staleText);
   }
   throw new QueueIOError(file, 'take over stale lock file', 'EEXIST');
+}
+
+/**
+ * Removes the stale lock that read as staleText. A rename moves it aside atomically, so of several
+ * racers only one moves it; unlinking instead could delete a lock a faster racer had just created.
+ * If what moved is not the stale lock (a racer's new one), it is put back.
+ */
+async function takeOverStale(file: string, staleText: string): Promise<void> {
+  const aside = `${file}.stale.${process.pid}.${++lockFilesMade}`;
+  try {
+    await rename(file, aside);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return; // another racer moved it
+    throw new QueueIOError(file, 'move stale lock file aside', (err as NodeJS.ErrnoException).code ?? String(err), err);
+  }
+  const movedText = await readFile(aside, 'utf8').catch(() => '');
+  // link, not rename: it never replaces a lock created since.
+  if (movedText !== staleText) await link(aside, file).catch(() => undefined);
+  await unlink(aside).catch(() => undefined);
 }

@@ -317,6 +317,22 @@ describe('lock', () => {
     expect(await readFile(join(dir, 'lock'), 'utf8')).toBe('1\n');
   });
 
+  it('a stale lock is taken over by exactly one of several racing openers', async () => {
+    const dir = await tempQueueDir();
+    await mkdir(dir, { recursive: true });
+    const child = spawn(process.execPath, ['-e', '']);
+    await new Promise((r) => child.once('exit', r));
+    for (let round = 0; round < 10; round++) {
+      await writeFile(join(dir, 'lock'), `${child.pid}\n`);
+      const results = await Promise.allSettled(Array.from({ length: 4 }, () => acquireLock(dir)));
+      const won = results.filter((r) => r.status === 'fulfilled');
+      expect(won.length, `round ${round}`).toBe(1);
+      for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(QueueLockedError);
+      await (won[0] as PromiseFulfilledResult<Awaited<ReturnType<typeof acquireLock>>>).value.release();
+      expect((await readdir(dir)).filter((n) => n.startsWith('lock'))).toEqual([]);
+    }
+  });
+
   it('a torn lock file (a pid without its newline, e.g. cut short by ENOSPC) names no holder, even if that pid is alive', async () => {
     const dir = await tempQueueDir();
     await mkdir(dir, { recursive: true });
