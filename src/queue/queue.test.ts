@@ -359,6 +359,8 @@ describe('error paths', () => {
     await q.readBatch(1, 10);
     await expect(q.ack([1, 1])).rejects.toThrow(QueueUsageError);
     await expect(q.readBatch(0, 10)).rejects.toThrow(/maxEvents must be an integer >= 1/);
+    // setTimeout would clamp a longer wait to 1 ms and turn the wait into a polling loop.
+    await expect(q.readBatch(1, 2 ** 31)).rejects.toThrow(/readBatch: timeoutMs must be a number from 0 to 2147483647, got 2147483648/);
     await q.close();
     await expect(q.write(ev(2))).rejects.toThrow(/closed/);
   });

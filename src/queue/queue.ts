@@ -19,6 +19,8 @@ import { describeStop, recoverQueue, type PageInfo } from './recovery.js';
 const YIELD_EVERY_WRITES = 64;
 /** Reads fetch at most this much of a page per file read. */
 const READ_CHUNK_BYTES = 1024 * 1024;
+/** The longest delay setTimeout honours. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 interface SpaceWaiter {
   recordBytes: number;
@@ -329,7 +331,8 @@ export class Queue implements PersistentQueue {
   async readBatch(maxEvents: number, timeoutMs: number): Promise<QueueEvent[]> {
     this.assertUsable('readBatch');
     if (!Number.isInteger(maxEvents) || maxEvents < 1) throw new QueueUsageError(`readBatch: maxEvents must be an integer >= 1, got ${maxEvents}`);
-    if (!Number.isFinite(timeoutMs) || timeoutMs < 0) throw new QueueUsageError(`readBatch: timeoutMs must be a finite number >= 0, got ${timeoutMs}`);
+    // setTimeout clamps a longer delay to 1 ms: the wait would become a polling loop.
+    if (!(timeoutMs >= 0 && timeoutMs <= MAX_TIMER_MS)) throw new QueueUsageError(`readBatch: timeoutMs must be a number from 0 to ${MAX_TIMER_MS}, got ${timeoutMs}`);
     // One reader at a time: the read cursor is shared.
     const result = this.readLane.then(() => this.readWhenAvailable(maxEvents, timeoutMs));
     this.readLane = result.catch(() => undefined);
