@@ -269,6 +269,7 @@ export class Queue implements PersistentQueue {
       this.head = new PageWriter(this.ops, file, pageNum, firstSeq, fh, PAGE_HEADER_BYTES, 0, (p) => this.pageSynced(p));
       // Before any record goes into the new page, a durable checkpoint points at it.
       await this.writeCheckpoint();
+      // A no-op after a correct seal; it is where RollWithoutFlush's unsealed buffer reaches the file (late, never fsynced).
       await old.flush();
       await old.settle();
       await this.ops.closeFile(old.fh, old.file);
