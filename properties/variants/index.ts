@@ -22,7 +22,7 @@ class CheckpointInPlace extends DiskOps {
   override async writeCheckpointFile(file: string, bytes: Buffer): Promise<void> {
     const fh = await this.openFile(file, 'w', 'open checkpoint in place');
     try {
-      await this.write(fh, file, bytes, 0);
+      this.writeSync(fh, file, bytes, 0);
       await this.fsync(fh, file, 'fsync of checkpoint');
     } finally {
       await fh.close().catch(() => undefined);

@@ -24,12 +24,10 @@ function spy(ops: DiskOps): Spy {
   const s: Spy = { log: [] };
   const o = ops as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
   const openFile = o.openFile.bind(ops);
-  const write = o.write.bind(ops);
   const fsync = o.fsync.bind(ops);
   const step = o.step.bind(ops);
   o.openFile = (file, flags, op) => (s.log.push(`open ${basename(file as string)} ${flags}`), openFile(file, flags, op));
-  o.write = (fh, file, buf, pos, op) => (s.log.push(`write ${basename(file as string)}: ${op}`), write(fh, file, buf, pos, op));
-  // Page records are written with blocking writes (both page write designs): logged the same way.
+  // Every file write is a blocking write.
   const writeSync = o.writeSync.bind(ops);
   o.writeSync = (fh, file, buf, pos, op) => (s.log.push(`write ${basename(file as string)}: ${op}`), writeSync(fh, file, buf, pos, op));
   // Failures are injected below fsync, so a variant's own fsync override still runs.

@@ -8,9 +8,10 @@ import { QueueIOError } from './errors.js';
 import { encodePageHeader, pageFileName, recordCrcValid } from './format.js';
 import type { PageWriter } from './page.js';
 
-function errnoOf(err: unknown): string {
+function asIOError(file: string, operation: string, err: unknown): QueueIOError {
+  if (err instanceof QueueIOError) return err;
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
-  return typeof code === 'string' ? code : String(err);
+  return new QueueIOError(file, operation, typeof code === 'string' ? code : String(err), err);
 }
 
 export class DiskOps {
@@ -19,8 +20,16 @@ export class DiskOps {
     try {
       return await fn();
     } catch (err) {
-      if (err instanceof QueueIOError) throw err;
-      throw new QueueIOError(file, operation, errnoOf(err), err);
+      throw asIOError(file, operation, err);
+    }
+  }
+
+  /** step, for a blocking call. */
+  stepSync<T>(file: string, operation: string, fn: () => T): T {
+    try {
+      return fn();
+    } catch (err) {
+      throw asIOError(file, operation, err);
     }
   }
 
@@ -32,32 +41,10 @@ export class DiskOps {
     await this.step(file, 'close', () => fh.close());
   }
 
-  /** Writes all of buf at position (positional writes; a short write is continued). */
-  async write(fh: FileHandle, file: string, buf: Buffer, position: number, operation = 'write'): Promise<void> {
-    await this.step(file, operation, async () => {
-      let done = 0;
-      while (done < buf.length) {
-        const { bytesWritten } = await fh.write(buf, done, buf.length - done, position + done);
-        if (bytesWritten <= 0) throw Object.assign(new Error('short write'), { code: 'EIO' });
-        done += bytesWritten;
-      }
-    });
-  }
-
-  /** step, for a blocking call. */
-  stepSync<T>(file: string, operation: string, fn: () => T): T {
-    try {
-      return fn();
-    } catch (err) {
-      if (err instanceof QueueIOError) throw err;
-      throw new QueueIOError(file, operation, errnoOf(err), err);
-    }
-  }
-
   /**
-   * Blocking positional write: page records (both page write designs) and checkpoint records. Short
-   * syscalls run on the caller's thread: handing each to the thread pool costs more than the call
-   * (the woken worker preempts the writer on a busy machine). Only fsyncs, which wait for the disk,
+   * Blocking positional write (a short write is continued): page headers, page records (both page
+   * write designs) and checkpoint records. Short syscalls run on the caller's thread: handing each to
+   * the thread pool costs more than the call (the woken worker preempts the writer on a busy machine). Only fsyncs, which wait for the disk,
    * run in the background.
    */
   writeSync(fh: FileHandle, file: string, buf: Buffer, position: number, operation = 'write'): void {
@@ -93,7 +80,7 @@ export class DiskOps {
   async createPage(dir: string, pageNum: number, firstSeq: number): Promise<FileHandle> {
     const file = join(dir, pageFileName(pageNum));
     const fh = await this.openFile(file, 'wx+', 'create page');
-    await this.write(fh, file, encodePageHeader({ pageNum, firstSeq }), 0, 'write page header');
+    this.writeSync(fh, file, encodePageHeader({ pageNum, firstSeq }), 0, 'write page header');
     await this.syncNewPageHeader(fh, file);
     await this.syncDirAfterCreate(dir);
     return fh;

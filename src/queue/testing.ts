@@ -43,11 +43,4 @@ export class SpyOps extends DiskOps {
     }
     super.writeSync(fh, file, buf, position, operation);
   }
-  override async write(fh: FileHandle, file: string, buf: Buffer, position: number, operation = 'write'): Promise<void> {
-    if (this.failWrite && this.failWrite.match.test(operation)) {
-      const { errno } = this.failWrite;
-      await this.step(file, operation, () => Promise.reject(Object.assign(new Error(errno), { code: errno })));
-    }
-    await super.write(fh, file, buf, position, operation);
-  }
 }
