@@ -202,6 +202,36 @@ describe('recovery', () => {
     );
   });
 
+  it('a bit flip in a head-page record the checkpoint covers is damage naming file and offset; past the checkpoint it reads as a torn tail', async () => {
+    const dir = await tempQueueDir();
+    const q = await openQ(dir, { checkpointWrites: 0 });
+    await writeAll(q, 1, 5);
+    await q.checkpoint(); // the copy taken below keeps this checkpoint: it covers seqs 1..5
+    await writeAll(q, 6, 8);
+    await q.waitDurable(8); // synced, not covered by a checkpoint
+    const copy = await snapshot(dir);
+    const file = join(dir, 'page.1');
+    const third = PAGE_HEADER_BYTES + 2 * encodeRecord(1, ev(1)).length; // records of equal length
+    const flipped = await readFile(file);
+    flipped[third + 14] ^= 0x01;
+    await q.close();
+    await writeFile(file, flipped);
+    await expect(openQueue(dir)).rejects.toThrow(DamagedQueueError);
+    await expect(openQueue(dir)).rejects.toThrow(
+      new RegExp(`damaged where synced: ${file} at offset ${third}: page holds 2 valid records but checkpoint .*checkpoint.head says 8 were synced \\(seq 3: record CRC mismatch`),
+    );
+
+    // The documented limit: the same flip in seq 7 (synced after the checkpoint) drops seqs 7 and 8 silently.
+    const copyFile = join(copy, 'page.1');
+    const seventh = PAGE_HEADER_BYTES + 6 * encodeRecord(1, ev(1)).length;
+    const buf = await readFile(copyFile);
+    buf[seventh + 14] ^= 0x01;
+    await writeFile(copyFile, buf);
+    const r = await openQ(copy);
+    expect(r.durability().durableSeq).toBe(6);
+    expect(await drain(r)).toEqual(expected(1, 6));
+  });
+
   it('a 0-byte page the checkpoint references, a missing page, a corrupt tail page and a corrupt checkpoint are damage', async () => {
     let dir = await closedQueueWith(5);
     await writeFile(join(dir, 'page.1'), '');
