@@ -37,9 +37,9 @@ const wrote5 = [open(), ...[1, 2, 3, 4, 5].flatMap((i) => write(i)), durable(3)]
 /** A run cut at a power cut: a recovery drain (second cut) or a workload. */
 const cut = (role: RunRecord['role'], outcomes: Outcome[]): RunRecord => run(role, outcomes, { killed: true, exitCode: null });
 /** A final drain that delivered exactly `recoveredEvents`, acked them, and passed its liveness writes. */
-function drainOf(recoveredEvents: Outcome[]): RunRecord {
+function drainOf(recoveredEvents: Outcome[], opened = open()): RunRecord {
   const seqs = recoveredEvents.map((o) => (o as Extract<Outcome, { t: 'delivered' }>).seq);
-  return run('drain', [open(), ...recoveredEvents, ...(seqs.length ? ack(...seqs) : []), { t: 'drained', count: seqs.length },
+  return run('drain', [opened, ...recoveredEvents, ...(seqs.length ? ack(...seqs) : []), { t: 'drained', count: seqs.length },
     ...write(1000, 100), delivered(100, 1000), ...ack(100), { t: 'done' }]);
 }
 // Seqs reused after a cut. Run 0 delivers and acks seqs it never got confirmed durable (2 and 3);
@@ -164,6 +164,37 @@ describe('oracle', () => {
       expect(v.map((x) => x.check)).toEqual(['order']);
       expect(v[0].message).toContain('skipped seqs 3 (event ids 2002)');
       expect(judge(history([cut('workload', ackedThenLost), reusedBy([]), drainOf([delivered(2, 2001)])]))).toEqual([]);
+    });
+    describe('skips before the first delivered seq, judged from what the final open reports', () => {
+      // Run 0: five writes, only 1-2 confirmed durable; 1-2 acked and that ack confirmed (first unacked 3).
+      const acked12 = cut('workload', [open(), ...[1, 2, 3, 4, 5].flatMap((i) => write(i)), durable(2), delivered(1), delivered(2), ...ack(1, 2), durable(2, 3)]);
+      it('fails when the queue reports 3-5 held and unacked but starts delivering at 5', () => {
+        const v = judge(history([acked12, drainOf([delivered(5)], open(5, 3))]));
+        expect(v.map((x) => x.check)).toEqual(['order']);
+        expect(v[0].message).toContain('skipped seqs 3, 4 (event ids 3, 4), which were never acked, although its open reported seqs 3 to 5 held');
+        expect(judge(history([acked12, drainOf([3, 4, 5].map((s) => delivered(s)), open(5, 3))]))).toEqual([]);
+      });
+      it('fails when nothing is delivered although the open reports unconfirmed seqs held', () => {
+        const v = judge(history([acked12, drainOf([], open(5, 3))]));
+        expect(v.map((x) => x.check)).toEqual(['order']);
+        expect(v[0].seqs).toEqual([3, 4, 5]);
+        // 3-5 lost at the cut (the open says so), then the liveness write reuses seq 3: no hole.
+        expect(judge(history([acked12, run('drain', [open(2, 3), { t: 'drained', count: 0 }, ...write(1000, 3), delivered(3, 1000), ...ack(3), { t: 'done' }])]))).toEqual([]);
+      });
+      it('starts at the reported first unacked seq, so a lucky durable ack or an acked event is no hole', () => {
+        const acked3 = cut('workload', [...acked12.outcomes, delivered(3), ...ack(3)]);
+        expect(judge(history([acked3, drainOf([delivered(4), delivered(5)], open(5, 4))]))).toEqual([]); // ack of 3 became durable unseen
+        expect(judge(history([acked3, drainOf([delivered(4), delivered(5)], open(5, 3))]))).toEqual([]); // 3 acked: skipping it is allowed
+        expect(judge(history([acked3, drainOf([delivered(5)], open(5, 4))])).map((x) => x.seqs)).toEqual([[4]]);
+      });
+      it('judges a reused seq by the event that holds it now', () => {
+        // Seqs 2-4 hold run 1's events 2001-2003; seq 3 was acked for event 3 in run 0, not for 2002.
+        const v = judge(history([cut('workload', ackedThenLost), reusedBy([]), drainOf([delivered(4, 2003)], open(4, 2))]));
+        expect(v.map((x) => x.check)).toEqual(['order']);
+        expect(v[0].message).toContain('skipped seqs 2, 3 (event ids 2001, 2002)');
+        const ackedInRun1 = reusedBy([delivered(2, 2001), delivered(3, 2002), ...ack(2, 3)]);
+        expect(judge(history([cut('workload', ackedThenLost), ackedInRun1, drainOf([delivered(4, 2003)], open(4, 2))]))).toEqual([]);
+      });
     });
     it('lets a reopened session deliver its unacked events again', () => {
       const w = [...wrote5, delivered(1), delivered(2), { t: 'close-intent' } as Outcome, { t: 'closed' } as Outcome, open(5), delivered(1)];

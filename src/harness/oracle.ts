@@ -274,16 +274,29 @@ function checkOrder(history: History): Violation[] {
   });
   const last = history.runs.length - 1;
   const { idAt, ackedIds } = ledgerBefore(history, last);
-  const r = recovered(history.runs[last]).map((o) => o.seq);
-  const holes: number[] = [];
+  const final = history.runs[last];
+  const reopened = final.outcomes.find((o): o is Extract<Outcome, { t: 'open' }> => o.t === 'open');
+  const r = recovered(final).map((o) => o.seq);
+  if (reopened === undefined) return out; // liveness reports a queue that did not open
+  // Holes are judged over the range the recovered queue itself claims, not only between delivered
+  // seqs: recovery holds exactly the seqs up to its durableSeq D, and its durableFirstUnackedSeq F
+  // is where delivery starts (acks that became durable unseen before the cut legitimately move F up,
+  // so the last confirmed F would be too low). An unconfirmed event may be lost at a cut, but only
+  // with every later seq of its stream, and then D is below it; seqs reused by later runs are judged
+  // by the event the ledger knows there. So every seq in [F, D] must be in R unless its event was acked.
+  const rSeqs = new Set(r);
+  const from = Math.min(reopened.durableFirstUnackedSeq, r[0] ?? Infinity);
+  const to = Math.max(reopened.durableSeq, r[r.length - 1] ?? 0);
   const ackedAt = (s: number) => idAt.has(s) && ackedIds.has(idAt.get(s)!);
-  for (let i = 1; i < r.length; i++) for (let s = r[i - 1] + 1; s < r[i]; s++) if (!ackedAt(s)) holes.push(s);
+  const holes: number[] = [];
+  for (let s = from; s <= to; s++) if (!rSeqs.has(s) && !ackedAt(s)) holes.push(s);
   if (holes.length > 0) {
     out.push({
       check: 'order',
       seqs: holes,
       message: `order: after recovery the queue skipped seqs ${list(holes)}${idsOf(holes.slice(0, MAX_LISTED).map((s) => idAt.get(s)))}, ` +
-        `which were never acked, while delivering later seqs (expected no holes except acked events)`,
+        `which were never acked, although its open reported seqs ${reopened.durableFirstUnackedSeq} to ${reopened.durableSeq} ` +
+        `held and unacked (expected every one delivered except acked events: no holes)`,
     });
   }
   return out;
