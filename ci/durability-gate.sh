@@ -16,17 +16,7 @@ if [ "$(uname -s)" != "Linux" ]; then
   exit 1
 fi
 
-need=()
-for pkg in fuse libfuse2; do
-  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || need+=("$pkg")
-done
-if [ "${#need[@]}" -gt 0 ]; then
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  echo "durability-gate: installing ${need[*]}"
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}"
-fi
+node scripts/install-system-deps.mjs --require
 if [ ! -e /dev/fuse ]; then
   echo "durability-gate: /dev/fuse is missing: the runner must allow FUSE (on containers: --device /dev/fuse --cap-add SYS_ADMIN)." >&2
   exit 1

@@ -1,41 +1,59 @@
-// npm preinstall: make sure Debian's `fuse` (fusermount) and `libfuse2` are present.
-// As root on Debian/Ubuntu we install them; otherwise we print the exact command and go on,
-// because `npm test` fails later with a clear message if FUSE is still missing.
+// Makes sure Debian's `fuse` (fusermount) and `libfuse2` (libfuse.so.2) are installed.
+//   npm preinstall:            as root, installs them; otherwise prints the exact command and goes on
+//                              (`npm test` then fails with a clear message if FUSE is still missing).
+//   --require (CI scripts):    installs them, with sudo when not root, and exits 1 if it cannot.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
-const packages = ['fuse', 'libfuse2'];
-const hint = `sudo apt-get update && sudo apt-get install -y ${packages.join(' ')}`;
+const required = process.argv.includes('--require');
+const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
 
-function hasPackage(name) {
+function run(cmd, args) {
+  return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], env });
+}
+
+function installed(name) {
   try {
-    const status = execFileSync('dpkg-query', ['-W', '-f=${Status}', name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-    return status.includes('install ok installed');
+    return run('dpkg-query', ['-W', '-f=${Status}', name]).includes('install ok installed');
   } catch {
     return false;
   }
 }
 
-if (process.platform !== 'linux') {
-  console.warn(`powercut: FUSE tests need Linux; this is ${process.platform}.`);
-  process.exit(0);
+function hasCandidate(name) {
+  try {
+    const policy = run('apt-cache', ['policy', name]);
+    return policy.includes('Candidate:') && !policy.includes('Candidate: (none)');
+  } catch {
+    return false;
+  }
 }
-if (!existsSync('/usr/bin/dpkg-query')) {
-  console.warn(`powercut: not a Debian/Ubuntu system; install FUSE 2 (fusermount and libfuse.so.2) with your package manager.`);
-  process.exit(0);
+
+function done(message, ok) {
+  (ok ? console.log : console.error)(`powercut: ${message}`);
+  process.exit(ok || !required ? 0 : 1);
 }
-const missing = packages.filter((p) => !hasPackage(p));
+
+if (process.platform !== 'linux') done(`FUSE tests need Linux; this is ${process.platform}.`, false);
+if (!existsSync('/usr/bin/dpkg-query')) done('not a Debian/Ubuntu system: install FUSE 2 (fusermount and libfuse.so.2) with your package manager.', false);
+
+// Ubuntu 24.04 renamed libfuse2 to libfuse2t64.
+const libNames = ['libfuse2', 'libfuse2t64'];
+const missing = [];
+if (!installed('fuse')) missing.push('fuse');
+if (!libNames.some(installed)) missing.push('libfuse2');
 if (missing.length === 0) process.exit(0);
-if (process.getuid?.() !== 0) {
-  console.warn(`powercut: missing Debian packages: ${missing.join(', ')}. Install them with:\n  ${hint}`);
-  process.exit(0);
-}
+
+const sudo = process.getuid?.() === 0 ? [] : ['sudo'];
+const hint = `sudo apt-get update && sudo apt-get install -y ${missing.join(' ')}`;
+if (sudo.length > 0 && !required) done(`missing Debian packages: ${missing.join(', ')}. Install them with:\n  ${hint}`, false);
+
 console.log(`powercut: installing Debian packages: ${missing.join(', ')}`);
 try {
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env });
-  execFileSync('apt-get', ['install', '-y', '-qq', ...missing], { stdio: 'inherit', env });
+  const apt = (...args) => execFileSync(sudo[0] ?? 'apt-get', sudo.length ? ['apt-get', ...args] : args, { stdio: 'inherit', env });
+  apt('update', '-qq');
+  const names = missing.map((p) => (p === 'libfuse2' && !hasCandidate('libfuse2') && hasCandidate('libfuse2t64') ? 'libfuse2t64' : p));
+  apt('install', '-y', '-qq', ...names);
 } catch (err) {
-  console.error(`powercut: could not install ${missing.join(', ')} (${err.message}). Run:\n  ${hint}`);
-  process.exit(1);
+  done(`could not install ${missing.join(', ')} (${err.message}). Run:\n  ${hint}`, false);
 }
