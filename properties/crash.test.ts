@@ -1,10 +1,10 @@
 // The correct queue, in each checkpoint design x page design, survives a power cut anywhere:
 // random workloads and settings (checkpointWrites/Acks 1..1024, small pages that roll and purge),
 // crash points spread over an uncut run's requests, before/after timing, all three policies.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { CheckpointDesign, PageWriteDesign } from '../src/queue/types.js';
 import { crashInputArb, runCrashSuite, scaledRuns, seedFromEnv } from './crash-property.js';
-import { startTestDaemon, type TestDaemon } from './daemon-fixture.js';
+import { useTempDaemon } from './use-temp-daemon.js';
 
 const DESIGNS: [CheckpointDesign, PageWriteDesign][] = [
   ['atomic-file', 'sync'],
@@ -16,25 +16,19 @@ const DESIGNS: [CheckpointDesign, PageWriteDesign][] = [
 const RUNS_PER_DESIGN = scaledRuns(10);
 const TORN_RUNS = scaledRuns(10);
 
-let fixture: TestDaemon;
-beforeAll(async () => {
-  fixture = await startTestDaemon('crash');
-});
-afterAll(async () => {
-  await fixture?.stop();
-});
+const daemon = useTempDaemon('crash');
 
 describe('power cut anywhere, correct queue', () => {
   it.each(DESIGNS)('%s checkpoints, %s page writes', async (checkpointDesign, pageWriteDesign) => {
     const arb = crashInputArb({ settings: { checkpointDesign, pageWriteDesign } });
-    const report = await runCrashSuite(fixture.daemon, arb, { numRuns: RUNS_PER_DESIGN, ...seedFromEnv() });
+    const report = await runCrashSuite(daemon(), arb, { numRuns: RUNS_PER_DESIGN, ...seedFromEnv() });
     console.log(`[crash ${checkpointDesign}/${pageWriteDesign}] ${report.summary}`);
     expect(report.failed, report.summary).toBe(false);
     expect(report.cuts).toBeGreaterThanOrEqual(RUNS_PER_DESIGN);
   }, 600_000);
 
   it('torn write-back of unsynced multi-sector events never delivers damaged bytes', async () => {
-    const report = await runCrashSuite(fixture.daemon, crashInputArb({ kind: 'torn' }), { numRuns: TORN_RUNS, ...seedFromEnv() });
+    const report = await runCrashSuite(daemon(), crashInputArb({ kind: 'torn' }), { numRuns: TORN_RUNS, ...seedFromEnv() });
     console.log(`[crash torn] ${report.summary}`);
     expect(report.failed, report.summary).toBe(false);
   }, 600_000);

@@ -8,17 +8,15 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { distPath } from '../src/harness/dist-path.js';
 import { crashInputArb, runCrashSuite } from './crash-property.js';
-import { startTestDaemon, type TestDaemon } from './daemon-fixture.js';
+import { useTempDaemon } from './use-temp-daemon.js';
 import { VARIANT_SETTINGS } from './variants/index.js';
 
-let fixture: TestDaemon;
+const daemon = useTempDaemon('replay');
 let artifactRoot: string;
 beforeAll(async () => {
-  fixture = await startTestDaemon('replay');
   artifactRoot = await mkdtemp(path.join(os.tmpdir(), 'powercut-replay-artifacts-'));
 });
 afterAll(async () => {
-  await fixture?.stop();
   await rm(artifactRoot, { recursive: true, force: true });
 });
 
@@ -26,7 +24,7 @@ const cli = (...args: string[]) => execa(process.execPath, [distPath('src/cli.js
 
 it('a violation writes an artifact whose replay reproduces it (exit 1)', async () => {
   const variant = 'checkpoint-in-place';
-  const report = await runCrashSuite(fixture.daemon, crashInputArb({ variant, settings: VARIANT_SETTINGS[variant] }), { numRuns: 40, seed: 7, artifactRoot, timeLimitMs: 25_000 });
+  const report = await runCrashSuite(daemon(), crashInputArb({ variant, settings: VARIANT_SETTINGS[variant] }), { numRuns: 40, seed: 7, artifactRoot, timeLimitMs: 25_000 });
   expect(report.failed, report.summary).toBe(true);
   // Shrinking ran, and the artifact is the smallest case: the one fast-check reports.
   expect(report.numShrinks).toBeGreaterThan(0);

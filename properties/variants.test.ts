@@ -5,10 +5,10 @@ import fc from 'fast-check';
 import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { VARIANT_NAMES, VARIANT_SETTINGS } from './variants/index.js';
 import { crashInputArb, runCrashSuite, scaledRuns, seedFromEnv, type CrashInputOptions } from './crash-property.js';
-import { startTestDaemon, type TestDaemon } from './daemon-fixture.js';
+import { useTempDaemon } from './use-temp-daemon.js';
 
 /** The budget: generated inputs per variant (fast-check runs). */
 export const VARIANT_BUDGET_INPUTS = scaledRuns(40);
@@ -25,18 +25,14 @@ const optionsFor = (variant: string | undefined, settingsOf: string): CrashInput
   maxCutsPerInput: CUTS_PER_INPUT,
 });
 
-let fixture: TestDaemon;
-beforeAll(async () => {
-  fixture = await startTestDaemon('variants');
-});
+const daemon = useTempDaemon('variants');
 afterAll(async () => {
-  await fixture?.stop();
   if (!process.env.POWERCUT_ARTIFACTS) await rm(artifactRoot, { recursive: true, force: true });
 });
 
 describe(`known-bad variants are caught within ${VARIANT_BUDGET_INPUTS} inputs`, () => {
   it.each(VARIANT_NAMES)('%s', async (variant) => {
-    const report = await runCrashSuite(fixture.daemon, crashInputArb(optionsFor(variant, variant)), {
+    const report = await runCrashSuite(daemon(), crashInputArb(optionsFor(variant, variant)), {
       numRuns: VARIANT_BUDGET_INPUTS, seed: SEED, endOnFailure: true, artifactRoot,
     });
     console.log(`[variant ${variant}] caught: ${report.failed && !report.error}, after ${report.cuts} power cuts, ` +
@@ -49,7 +45,7 @@ describe(`known-bad variants are caught within ${VARIANT_BUDGET_INPUTS} inputs`,
 describe(`the correct queue passes the same budget of ${VARIANT_BUDGET_INPUTS} inputs`, () => {
   it('drawn over every variant\'s settings', async () => {
     const settingsOf = fc.constantFrom(...VARIANT_NAMES).chain((v) => crashInputArb({ ...optionsFor(undefined, v), settings: VARIANT_SETTINGS[v] }));
-    const report = await runCrashSuite(fixture.daemon, settingsOf, { numRuns: VARIANT_BUDGET_INPUTS, seed: SEED, ...(seedFromEnv().path ? { path: seedFromEnv().path } : {}) });
+    const report = await runCrashSuite(daemon(), settingsOf, { numRuns: VARIANT_BUDGET_INPUTS, seed: SEED, ...(seedFromEnv().path ? { path: seedFromEnv().path } : {}) });
     console.log(`[correct queue, variant settings] ${report.summary}`);
     expect(report.failed, report.summary).toBe(false);
   }, 900_000);

@@ -1,19 +1,13 @@
 // Every scenario on a real mount: the correct queue passes it, the variant it names fails it, and
 // its crash points are actually reached (a scenario whose cut is never reached checks nothing).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runCase, type CaseResult } from '../src/harness/crash-run.js';
-import { startTestDaemon, type TestDaemon } from '../properties/daemon-fixture.js';
+import { useTempDaemon } from '../properties/use-temp-daemon.js';
 import { caseOf, defineScenario, findScenario, SCENARIOS } from './index.js';
 
-let fixture: TestDaemon;
-beforeAll(async () => {
-  fixture = await startTestDaemon('scenarios');
-}, 30_000);
-afterAll(async () => {
-  await fixture?.stop();
-});
+const daemon = useTempDaemon('scenarios');
 
-const run = (c: ReturnType<typeof caseOf>) => runCase(fixture.daemon, c, { writeArtifacts: false, captureImages: false });
+const run = (c: ReturnType<typeof caseOf>) => runCase(daemon(), c, { writeArtifacts: false, captureImages: false });
 const describeViolations = (r: CaseResult) => r.violations.map((v) => v.message).join('\n') || '(none)';
 
 function expectCutsReached(r: CaseResult): void {

@@ -1,7 +1,7 @@
 // powercut scenario list | run NAME [--variant V] [--keep-artifacts DIR]
 import path from 'node:path';
 import { parseCommandArgs, usageFail, type Command } from './usage.js';
-import { startTestDaemon } from '../../properties/daemon-fixture.js';
+import { startTempDaemon } from '../harness/daemon-process.js';
 import { VARIANT_NAMES } from '../../properties/variants/index.js';
 import { defaultArtifactRoot } from '../harness/crash-run.js';
 import { formatTrace } from '../harness/trace-format.js';
@@ -46,7 +46,7 @@ async function runOne(name: string, variant: string | undefined, artifactRoot: s
   console.log(`scenario ${scenario.name} on ${on}`);
   console.log(`  models: ${scenario.models}`);
   console.log(`  case:   ${describeCase(scenario.case)}`);
-  const fixture = await startTestDaemon('scenario');
+  const fixture = await startTempDaemon('scenario');
   try {
     const { row, result } = await runScenario(fixture.daemon, scenario, variant, artifactRoot);
     if (row.error !== undefined) {

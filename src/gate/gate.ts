@@ -3,7 +3,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { crashInputArb, runCrashSuite } from '../../properties/crash-property.js';
-import { startTestDaemon } from '../../properties/daemon-fixture.js';
+import { startTempDaemon } from '../harness/daemon-process.js';
 import { replayCommand } from '../harness/artifacts.js';
 import { SCENARIOS } from '../../scenarios/index.js';
 import { Budget } from './budget.js';
@@ -44,7 +44,7 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
   const budget = new Budget(o.timeBudgetMs);
   const rows: GateRow[] = [];
   let phase = 'starting the filesystem daemon';
-  const fixture = await startTestDaemon('gate');
+  const fixture = await startTempDaemon('gate');
   const counted = countingDaemon(fixture.daemon);
   const violationsSoFar = () => rows.reduce((n, r) => n + r.violations, 0);
   const progress = new ProgressReporter(o.out, () => ({ phase, cuts: counted.cuts(), violations: violationsSoFar(), leftMs: budget.leftMs() }));

@@ -1,8 +1,8 @@
 // Crash orchestration on a real mount: a cut case leaves no driver behind, a hang is bounded and
 // reported as a liveness violation, and crash points spread over a counted run.
 import { execa } from 'execa';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestDaemon, type TestDaemon } from '../../properties/daemon-fixture.js';
+import { describe, expect, it } from 'vitest';
+import { useTempDaemon } from '../../properties/use-temp-daemon.js';
 import { countRequests, crashPointAt, runCase, type CrashCase } from './crash-run.js';
 import type { Workload } from './workload.js';
 
@@ -25,13 +25,7 @@ async function childPids(): Promise<number[]> {
   return String(r.stdout).split('\n').map((l) => l.trim().split(/\s+/)).filter(([pid, comm]) => pid && comm !== 'ps').map(([pid]) => Number(pid));
 }
 
-let fixture: TestDaemon;
-beforeAll(async () => {
-  fixture = await startTestDaemon('crash-run');
-});
-afterAll(async () => {
-  await fixture?.stop();
-});
+const daemon = useTempDaemon('crash-run');
 
 describe('crashPointAt', () => {
   it('spreads fractions over 1..count and keeps the target filters', () => {
@@ -45,11 +39,11 @@ describe('crashPointAt', () => {
 describe('runCase on a real mount', () => {
   it('cuts at the chosen request, passes the correct queue, and leaves no driver running', async () => {
     const before = await childPids();
-    const count = await countRequests(fixture.daemon, { workload, settings });
+    const count = await countRequests(daemon(), { workload, settings });
     expect(count).toBeGreaterThan(10);
-    expect(await countRequests(fixture.daemon, { workload, settings }, { kind: 'fsync' })).toBeGreaterThan(0);
+    expect(await countRequests(daemon(), { workload, settings }, { kind: 'fsync' })).toBeGreaterThan(0);
     const c: CrashCase = { workload, settings, cut: crashPointAt(0.5, count, 'after'), policy: 'lose-unsynced', seed: 1 };
-    const result = await runCase(fixture.daemon, c, { writeArtifacts: false });
+    const result = await runCase(daemon(), c, { writeArtifacts: false });
     expect(result.violations).toEqual([]);
     expect(result.cuts[0].frozenAt).toBe(c.cut!.atOp);
     expect(result.cuts[0].trace.find((e) => e.op === c.cut!.atOp)?.state).toBe('held');
@@ -60,7 +54,7 @@ describe('runCase on a real mount', () => {
   it('bounds a run that never freezes nor exits, reports it as a hang, and kills the driver', async () => {
     const before = await childPids();
     const c: CrashCase = { workload, settings, cut: { atOp: 100_000, timing: 'before' }, policy: 'keep-all', seed: 1 };
-    const result = await runCase(fixture.daemon, c, { writeArtifacts: false, timeouts: { runMs: 1 } });
+    const result = await runCase(daemon(), c, { writeArtifacts: false, timeouts: { runMs: 1 } });
     expect(result.violations.map((v) => v.message).join('\n')).toContain('liveness: run 0 (workload) neither reached its crash point nor finished within its time bound');
     expect(await childPids()).toEqual(before);
   }, 60_000);

@@ -3,7 +3,8 @@
 // SIGINT and SIGTERM; a mount left by a killed daemon is cleaned.
 import { execa, execaSync, type ResultPromise } from 'execa';
 import { existsSync, statSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -156,4 +157,31 @@ export async function startDaemon(opts: { mountpoint: string; socketPath: string
   };
   live.add(handle);
   return handle;
+}
+
+export interface TempDaemon {
+  daemon: DaemonHandle;
+  /** Unmounts, stops the daemon and removes the temporary folder; idempotent. */
+  stop(): Promise<void>;
+}
+
+/** A daemon on a fresh temporary mountpoint (one per test file or gate run, reused via reset). */
+export async function startTempDaemon(label: string): Promise<TempDaemon> {
+  const dir = await mkdtemp(join(tmpdir(), `powercut-${label}-`));
+  let daemon: DaemonHandle;
+  try {
+    daemon = await startDaemon({ mountpoint: join(dir, 'mnt'), socketPath: join(dir, 'control.sock') });
+  } catch (err) {
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
+  let stopped: Promise<void> | undefined;
+  return {
+    daemon,
+    stop: () =>
+      (stopped ??= (async () => {
+        await daemon.stop();
+        await rm(dir, { recursive: true, force: true });
+      })()),
+  };
 }
