@@ -134,6 +134,10 @@ export async function runCrashSuite(daemon: DaemonHandle, arb: fc.Arbitrary<Cras
   let firstFailureMs: number | undefined;
   const artifactRoot = o.artifactRoot ?? defaultArtifactRoot();
   const property = fc.asyncProperty(arb, async (input) => {
+    // Past the time limit, new inputs pass untried, but shrinking a failure found in time goes on.
+    // (fast-check's interruptAfterTimeLimit would abandon a running case that keeps using the
+    // daemon in the background and may delete the artifact the report names.)
+    if (o.timeLimitMs !== undefined && last === undefined && Date.now() - started > o.timeLimitMs) return;
     for (const c of await casesOf(daemon, input)) {
       const result = await runCase(daemon, c, { artifactRoot });
       cuts++;
@@ -151,7 +155,6 @@ export async function runCrashSuite(daemon: DaemonHandle, arb: fc.Arbitrary<Cras
     ...(o.seed !== undefined ? { seed: o.seed } : {}),
     ...(o.path !== undefined ? { path: o.path } : {}),
     endOnFailure: o.endOnFailure ?? false,
-    ...(o.timeLimitMs !== undefined ? { interruptAfterTimeLimit: o.timeLimitMs } : {}),
   });
   const durationMs = Date.now() - started;
   const report: SuiteReport = {
