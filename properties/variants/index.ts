@@ -20,13 +20,7 @@ class CheckpointBeforePageSync extends DiskOps {
 /** Logstash #8218: checkpoint.head truncated and rewritten in place (no tmp file, no rename). */
 class CheckpointInPlace extends DiskOps {
   override async writeCheckpointFile(file: string, bytes: Buffer): Promise<void> {
-    const fh = await this.openFile(file, 'w', 'open checkpoint in place');
-    try {
-      this.writeSync(fh, file, bytes, 0);
-      await this.fsync(fh, file, 'fsync of checkpoint');
-    } finally {
-      await fh.close().catch(() => undefined);
-    }
+    await this.writeFileSynced(file, bytes, 'checkpoint (in place)');
   }
 }
 

@@ -94,16 +94,21 @@ export class DiskOps {
     await this.fsyncDir(dir, 'fsync of directory after creating a page');
   }
 
-  /** tmp file, fsync, rename over, fsync the directory: the file is either old or new after a crash. */
-  async replaceFileAtomically(file: string, bytes: Buffer): Promise<void> {
-    const tmp = `${file}.tmp`;
-    const fh = await this.openFile(tmp, 'w', 'create temporary file');
+  /** Truncates or creates `file`, writes `bytes` and fsyncs it; `what` names the file in errors. */
+  async writeFileSynced(file: string, bytes: Buffer, what: string): Promise<void> {
+    const fh = await this.openFile(file, 'w', `open ${what}`);
     try {
-      this.writeSync(fh, tmp, bytes, 0);
-      await this.fsync(fh, tmp, 'fsync of temporary file');
+      this.writeSync(fh, file, bytes, 0);
+      await this.fsync(fh, file, `fsync of ${what}`);
     } finally {
       await fh.close().catch(() => undefined);
     }
+  }
+
+  /** tmp file, fsync, rename over, fsync the directory: the file is either old or new after a crash. */
+  async replaceFileAtomically(file: string, bytes: Buffer): Promise<void> {
+    const tmp = `${file}.tmp`;
+    await this.writeFileSynced(tmp, bytes, 'temporary file');
     this.stepSync(file, 'rename temporary file over', () => renameSync(tmp, file));
     await this.fsyncDir(join(file, '..'), 'fsync of directory after rename');
   }
