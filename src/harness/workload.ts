@@ -40,10 +40,6 @@ export function selectAcks(unackedSeqs: readonly number[], count: number, order:
   return picked;
 }
 
-export function writeCount(workload: Workload): number {
-  return workload.steps.reduce((n, s) => n + (s.op === 'write' ? s.sizesBytes.length : 0), 0);
-}
-
 /** A stable key for caching per-workload facts (e.g. the request count of an uncut run). */
 export function workloadKey(workload: Workload): string {
   return JSON.stringify(workload.steps);
