@@ -17,7 +17,8 @@ const WARMUP_EVENTS = 50_000;
 // load from other processes; sync designs and buffered ones differ tenfold in speed).
 const MIN_RUN_EVENTS = 20_000;
 const MAX_RUN_EVENTS = 2_000_000;
-// Issue 3's targets, printed beside the figures.
+// The targets, printed beside the figures: checkpointWrites 1024 at >= 0.9 of unlimited for every
+// design (Logstash measured 0.19), and the best design at >= 0.5 of the raw append baseline.
 const TARGET_CKPT1024_OVER_UNLIMITED = 0.9;
 const TARGET_BEST_OVER_RAW = 0.5;
 
@@ -251,7 +252,7 @@ const worstCkptRatio = Math.min(...results.map((r) => r.ratioCkpt1024OverUnlimit
 const bestOverRaw = Math.max(...results.map((r) => r.ratioOverRaw));
 const met = (ok: boolean) => (ok ? 'met' : 'NOT met');
 console.log(
-  `targets (issue 3): every design 1024/unl >= ${TARGET_CKPT1024_OVER_UNLIMITED}: worst ${fixed(worstCkptRatio, 3)} ${met(worstCkptRatio >= TARGET_CKPT1024_OVER_UNLIMITED)}; ` +
+  `targets: every design 1024/unl >= ${TARGET_CKPT1024_OVER_UNLIMITED}: worst ${fixed(worstCkptRatio, 3)} ${met(worstCkptRatio >= TARGET_CKPT1024_OVER_UNLIMITED)}; ` +
     `best design 1024/raw >= ${TARGET_BEST_OVER_RAW}: ${fixed(bestOverRaw, 3)} ${met(bestOverRaw >= TARGET_BEST_OVER_RAW)}; ` +
     `run took ${((performance.now() - benchStart) / 1000).toFixed(0)} s`,
 );

@@ -3,9 +3,9 @@
 # libfuse2, the npm dependencies), builds, and runs `powercut gate` with the arguments given.
 # Used by .ci/run and by .github/workflows/durability-gate.yml, so both run the same thing.
 #
-#   ci/durability-gate.sh [--time-budget SECONDS] [--seed N] [--junit FILE] [--variant V] [--artifacts DIR]
+#   ci/durability-gate.sh [gate options: --time-budget SECONDS --seed N --junit FILE --report DIR --artifacts DIR ...]
 #
-# Exit status is the gate's: 0 nothing violated, 1 a violation (or a harness failure), 2 usage.
+# Exit status is the gate's: 0 nothing violated, 1 a violation, 2 usage, 3 the tool itself failed.
 # Sharding across a CI matrix: give each job its own seed (--seed "$((BASE + JOB_INDEX))"); see
 # docs/gate.md, "Running the gate in CI".
 set -euo pipefail

@@ -1,8 +1,11 @@
 // Validates one control request line into a typed ControlRequest; every problem is an Error naming
 // the field, which the server turns into {"ok":false,"error":...}.
 import { MUTATING_KINDS, POLICIES, type ControlRequest, type CrashPoint, type Fault } from './protocol.js';
+import type { CrashStateId } from './crash-states.js';
 
-const CMDS = ['status', 'arm', 'disarm', 'wait-frozen', 'crash', 'trace', 'image', 'fault', 'clear-faults', 'reset', 'shutdown'] as const;
+const CMDS = ['status', 'arm', 'disarm', 'wait-frozen', 'crash', 'trace', 'image', 'fault', 'clear-faults', 'reset', 'states', 'load-state', 'shutdown'] as const;
+const STATE_POLICIES = ['lose-unsynced', 'torn'] as const;
+const DATA_KINDS = ['all', 'none', 'only', 'except', 'sectors'] as const;
 const FAULT_TYPES = ['fsync-eio', 'enospc', 'read-eio', 'bitflip'] as const;
 const MAX_WAIT_MS = 10 * 60_000;
 
@@ -76,6 +79,33 @@ export function parseFault(o: Obj): Fault {
   }
 }
 
+function parseStateId(v: unknown): CrashStateId {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) fail(`load-state: 'state' must be an object {afterOp, policy, dirPrefix?, data?}, got ${JSON.stringify(v)}`);
+  const o = v as Obj;
+  const cmd = 'load-state: state';
+  allowOnly(o, cmd, ['afterOp', 'policy', 'dirPrefix', 'data']);
+  const id: CrashStateId = { afterOp: int(o, cmd, 'afterOp', 0), policy: oneOf(o, cmd, 'policy', STATE_POLICIES) };
+  if (id.policy === 'lose-unsynced') {
+    if (o.dirPrefix !== undefined || o.data !== undefined) fail(`${cmd}: dirPrefix and data belong to torn states only`);
+    return id;
+  }
+  id.dirPrefix = int(o, cmd, 'dirPrefix', 0);
+  const d = o.data as Obj;
+  if (typeof d !== 'object' || d === null) fail(`${cmd}: a torn state needs 'data' {kind: ${DATA_KINDS.join('|')}}, got ${JSON.stringify(o.data)}`);
+  const kind = oneOf(d, `${cmd}.data`, 'kind', DATA_KINDS);
+  if (kind === 'only' || kind === 'except') {
+    allowOnly(d, `${cmd}.data`, ['kind', 'write']);
+    id.data = { kind, write: int(d, `${cmd}.data`, 'write', 1) };
+  } else if (kind === 'sectors') {
+    allowOnly(d, `${cmd}.data`, ['kind', 'seed']);
+    id.data = { kind, seed: int(d, `${cmd}.data`, 'seed', Number.MIN_SAFE_INTEGER) };
+  } else {
+    allowOnly(d, `${cmd}.data`, ['kind']);
+    id.data = { kind };
+  }
+  return id;
+}
+
 /** Parses one JSON line; throws an Error naming what is wrong. */
 export function parseRequest(line: string): ControlRequest {
   let v: unknown;
@@ -88,9 +118,27 @@ export function parseRequest(line: string): ControlRequest {
   const o = v as Obj;
   const cmd = oneOf(o, 'request', 'cmd', CMDS);
   switch (cmd) {
-    case 'status': case 'disarm': case 'trace': case 'clear-faults': case 'reset': case 'shutdown':
+    case 'status': case 'disarm': case 'trace': case 'clear-faults': case 'shutdown':
       allowOnly(o, cmd, []);
       return { cmd };
+    case 'reset':
+      allowOnly(o, cmd, ['record']);
+      if (o.record !== undefined && typeof o.record !== 'boolean') fail(`reset: 'record' must be true or false, got ${JSON.stringify(o.record)}`);
+      return o.record === undefined ? { cmd } : { cmd, record: o.record as boolean };
+    case 'states': {
+      allowOnly(o, cmd, ['policies', 'maxStates', 'maxStatesPerInterval', 'sectorPatterns']);
+      if (!Array.isArray(o.policies) || o.policies.length === 0 || !o.policies.every((p) => (STATE_POLICIES as readonly unknown[]).includes(p))) {
+        fail(`states: 'policies' must be a non-empty array of ${STATE_POLICIES.join(', ')}, got ${JSON.stringify(o.policies)}`);
+      }
+      return {
+        cmd, policies: o.policies as (typeof STATE_POLICIES)[number][],
+        maxStates: int(o, cmd, 'maxStates', 1, 1_000_000), maxStatesPerInterval: int(o, cmd, 'maxStatesPerInterval', 1, 100_000), sectorPatterns: int(o, cmd, 'sectorPatterns', 0, 1_000),
+      };
+    }
+    case 'load-state': {
+      allowOnly(o, cmd, ['state']);
+      return { cmd, state: parseStateId(o.state) };
+    }
     case 'arm':
       return { cmd, ...parseCrashPoint(o) };
     case 'wait-frozen':

@@ -4,36 +4,52 @@
 import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { assertFuseAvailable } from './fuse-requirements.js';
-import { PowercutDaemon } from './powercut-daemon.js';
+import { PowercutDaemon, type DaemonLimits } from './powercut-daemon.js';
 import { listenControl } from './control-server.js';
 import { readTree } from './image-files.js';
 import { FsModel } from './model/fs-model.js';
 
-export const DAEMON_USAGE = 'usage: daemon --mountpoint DIR --socket PATH [--image DIR]';
+export const DAEMON_USAGE = 'usage: daemon --mountpoint DIR --socket PATH [--image DIR] [--max-data-bytes N] [--max-recording-bytes N]';
 
-export interface DaemonOptions {
+/** The limits are the daemon's (DaemonLimits); absent or undefined, its defaults. */
+export interface DaemonOptions extends Partial<DaemonLimits> {
   mountpoint: string;
   socket: string;
   image?: string;
 }
 
+/** A positive byte count from an option, or an error naming the option. */
+export function parseBytes(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^[1-9]\d*$/.test(value) || !Number.isSafeInteger(Number(value))) throw new Error(`${flag} must be a positive number of bytes, got '${value}'`);
+  return Number(value);
+}
+
 export function parseDaemonArgs(argv: string[]): DaemonOptions {
   const { values, positionals } = parseArgs({
     args: argv,
-    options: { mountpoint: { type: 'string' }, socket: { type: 'string' }, image: { type: 'string' } },
+    options: {
+      mountpoint: { type: 'string' }, socket: { type: 'string' }, image: { type: 'string' },
+      'max-data-bytes': { type: 'string' }, 'max-recording-bytes': { type: 'string' },
+    },
     allowPositionals: true,
   });
   if (positionals.length > 0) throw new Error(`unexpected argument '${positionals[0]}'\n${DAEMON_USAGE}`);
   if (!values.mountpoint) throw new Error(`--mountpoint is required\n${DAEMON_USAGE}`);
   if (!values.socket) throw new Error(`--socket is required\n${DAEMON_USAGE}`);
-  return { mountpoint: resolve(values.mountpoint), socket: resolve(values.socket), image: values.image && resolve(values.image) };
+  return {
+    mountpoint: resolve(values.mountpoint), socket: resolve(values.socket), image: values.image && resolve(values.image),
+    maxDataBytes: parseBytes(values['max-data-bytes'], '--max-data-bytes'),
+    maxRecordingBytes: parseBytes(values['max-recording-bytes'], '--max-recording-bytes'),
+  };
 }
 
 /** Runs the daemon until shutdown or a signal; resolves with the exit code. */
 export async function runDaemon(opts: DaemonOptions): Promise<number> {
   assertFuseAvailable();
   const model = opts.image ? FsModel.fromTree(await readTree(opts.image)) : new FsModel();
-  const daemon = new PowercutDaemon(opts.mountpoint, model);
+  // An absent limit (undefined) takes the daemon's default.
+  const daemon = new PowercutDaemon(opts.mountpoint, model, opts);
   await daemon.mount();
   let server;
   try {

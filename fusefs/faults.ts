@@ -1,5 +1,6 @@
-// Armed faults (DESIGN.md section 4): fsync EIO per path glob, ENOSPC after N more bytes, read EIO
-// and bit flips on given bytes of the durable content. Pure decisions; the adapter applies them.
+// Armed faults (docs/design.md, "Faults"): fsync EIO per path glob, ENOSPC after N more bytes, read EIO
+// and bit flips on given bytes of the durable content; and the disk's size. Pure decisions; the
+// adapter applies them.
 import type { Fault } from './protocol.js';
 import { pathMatcher, type PathMatcher } from './crash-point.js';
 
@@ -9,8 +10,17 @@ interface Armed {
   remaining: number; // fsync-eio: failures left; enospc: bytes left
 }
 
+/** The disk's size by default: the named files' total size a daemon holds (its file data lives in memory). */
+export const DEFAULT_MAX_DATA_BYTES = 512 * 1024 * 1024;
+
 export class Faults {
   private armed: Armed[] = [];
+
+  /**
+   * `maxDataBytes` is the disk's size: a write or truncate that would make the named files' total
+   * size (FsModel.liveDataBytes) exceed it gets ENOSPC, whatever the faults.
+   */
+  constructor(private readonly maxDataBytes = DEFAULT_MAX_DATA_BYTES) {}
 
   add(fault: Fault): void {
     const matches = 'path' in fault ? pathMatcher(fault.path) : null;
@@ -37,15 +47,25 @@ export class Faults {
     return false;
   }
 
-  /** How many of `lengthBytes` may be written before ENOSPC; consumes the budget. */
-  admitWrite(lengthBytes: number): number {
-    let admitted = lengthBytes;
+  /**
+   * How many of `lengthBytes` written at `offset` of a file of `fileBytes` fit before ENOSPC, with
+   * `usedBytes` of the disk taken: bytes within the file's size cost nothing, the size it grows by
+   * (a hole before `offset` included) takes free space; an armed enospc fault counts every byte written and its budget is consumed.
+   */
+  admitWrite(offset: number, lengthBytes: number, fileBytes: number, usedBytes: number): number {
+    const freeBytes = Math.max(0, this.maxDataBytes - usedBytes);
+    let admitted = Math.min(lengthBytes, Math.max(0, fileBytes + freeBytes - offset));
     for (const a of this.armed) {
       if (a.fault.type !== 'enospc') continue;
       admitted = Math.min(admitted, a.remaining);
     }
     for (const a of this.armed) if (a.fault.type === 'enospc') a.remaining -= admitted;
     return admitted;
+  }
+
+  /** True if a file of `fileBytes` may be truncated to `toBytes` with `usedBytes` of the disk taken (shrinking always may). */
+  admitResize(fileBytes: number, toBytes: number, usedBytes: number): boolean {
+    return toBytes <= fileBytes || toBytes - fileBytes <= this.maxDataBytes - usedBytes;
   }
 
   /**

@@ -1,16 +1,48 @@
 // fuse-native operations -> the crash model, through the request gate (numbering, trace, crash
 // point) and the armed faults. One adapter per mount generation: after a crash the old
 // generation answers EIO to anything still arriving on the detached mount.
-import type { FsModel } from './model/fs-model.js';
-import { EBADF, EIO, ENOSPC, EPERM, FsError } from './model/errno.js';
+import { UNCHANGED_ID, type FsModel, type Owner, type TimeSet } from './model/fs-model.js';
+import type { SpecialKind } from './model/nodes.js';
+import { EBADF, EINVAL, EIO, ENOENT, ENOSPC, FsError } from './model/errno.js';
+import { UTIME_NOW_MS, UTIME_OMIT_MS } from './fuse-native-binding.js';
 import type { RequestGate } from './request-gate.js';
 import type { Faults } from './faults.js';
-import type { MutatingKind } from './protocol.js';
-import type { TraceArgs } from './trace.js';
+import type { TraceEntry } from './protocol.js';
 
 type Cb = (...args: any[]) => void;
 const S_IFMT = 0o170000;
-const TYPE_BITS = { file: 0o100000, dir: 0o040000, symlink: 0o120000 } as const;
+const TYPE_BITS = {
+  file: 0o100000, dir: 0o040000, symlink: 0o120000, fifo: 0o010000, socket: 0o140000, chardev: 0o020000, blockdev: 0o060000,
+} as const;
+/** mknod's type bits -> the model's kind (0 is a regular file, as for mknod(2)). */
+const MKNOD_KINDS = new Map<number, SpecialKind | 'file'>([
+  [0, 'file'], [TYPE_BITS.file, 'file'], [TYPE_BITS.fifo, 'fifo'], [TYPE_BITS.socket, 'socket'],
+  [TYPE_BITS.chardev, 'chardev'], [TYPE_BITS.blockdev, 'blockdev'],
+]);
+/** chown's -1 ("leave unchanged") as fuse-native delivers it: an unsigned 32-bit value. */
+const UNCHANGED_ID_U32 = 0xffffffff;
+
+export type Caller = Owner;
+
+/**
+ * The reserved directory of confirmation markers: a driver stats `/.powercut/<N>` right after
+ * printing its Nth line; the daemon records where that happened in the request order and answers
+ * ENOENT. It exists only for lookups: never listed, never stored, nothing can be created in it.
+ */
+export const MARK_DIR_PATH = '/.powercut';
+const MARK_PREFIX = `${MARK_DIR_PATH}/`;
+const MARK_DIR_INO = 0xffff_fff0;
+const MARK_DIR_STAT = { mode: 0o040555, uid: 0, gid: 0, size: 0, nlink: 2, ino: MARK_DIR_INO, rdev: 0, blksize: 4096, blocks: 0, mtime: 0, ctime: 0, atime: 0 };
+
+/** What the binding tells about a request beyond its arguments (see fuse-native-binding.ts). */
+export interface RequestContext {
+  /** uid and gid of the process whose request is being handled; call it synchronously on entry. */
+  caller(): Caller;
+  /** utimens receives mtime and the UTIME_NOW/UTIME_OMIT sentinels (the patched binding). */
+  fullUtimens: boolean;
+}
+
+const timeSet = (ms: number): TimeSet => (ms === UTIME_NOW_MS ? 'now' : ms === UTIME_OMIT_MS ? 'omit' : ms);
 
 export interface FsState {
   model: FsModel;
@@ -22,15 +54,13 @@ export interface FsState {
   generation: number;
 }
 
-export function makeFuseOps(state: FsState, generation: number): Record<string, Cb> {
-  const uid = process.getuid?.() ?? 0;
-  const gid = process.getgid?.() ?? 0;
+export function makeFuseOps(state: FsState, generation: number, ctx: RequestContext): Record<string, Cb> {
   const dead = () => state.generation !== generation;
 
   /** Runs a non-mutating request; errors thrown as FsError become the errno answer. */
   const query = (cb: Cb, fn: () => void) => {
     if (dead()) return cb(EIO);
-    if (state.gate.holdIfFrozen(() => cb(EIO))) return;
+    if (state.gate.holdIfFrozen(cb)) return;
     try {
       fn();
     } catch (e) {
@@ -40,9 +70,10 @@ export function makeFuseOps(state: FsState, generation: number): Record<string, 
     }
   };
 
-  const mutate = (cb: Cb, kind: MutatingKind, args: TraceArgs, apply: () => number) => {
+  /** One mutating request: `entry` is its trace entry (op 0 and state 'held' until the gate numbers and answers it). */
+  const mutate = (cb: (result: number) => void, entry: TraceEntry, apply: () => number) => {
     if (dead()) return cb(EIO);
-    state.gate.mutate(kind, args, apply, (r) => cb(r), () => cb(EIO));
+    state.gate.mutate(entry, apply, cb);
   };
 
   const inoOf = (path: string, fd?: number): number => {
@@ -58,9 +89,16 @@ export function makeFuseOps(state: FsState, generation: number): Record<string, 
   const statOf = (ino: number) => {
     const s = state.model.stat(ino);
     return {
-      mode: TYPE_BITS[s.kind] | s.mode, uid, gid, size: s.sizeBytes, nlink: s.nlink, ino: s.ino,
-      blksize: 4096, blocks: Math.ceil(s.sizeBytes / 512), mtime: s.mtimeMs, ctime: s.ctimeMs, atime: s.mtimeMs,
+      mode: TYPE_BITS[s.kind] | s.mode, uid: s.uid, gid: s.gid, size: s.sizeBytes, nlink: s.nlink, ino: s.ino, rdev: s.rdev,
+      blksize: 4096, blocks: Math.ceil(s.sizeBytes / 512), mtime: s.mtimeMs, ctime: s.ctimeMs, atime: s.atimeMs,
     };
+  };
+
+  /** truncate and ftruncate: ENOSPC if the file would grow beyond the disk's free space. */
+  const resize = (ino: number, sizeBytes: number): number => {
+    if (!state.faults.admitResize(state.model.file(ino).live.size, sizeBytes, state.model.liveDataBytes)) return ENOSPC;
+    state.model.truncate(ino, sizeBytes);
+    return 0;
   };
 
   const openHandle = (ino: number, path: string) => {
@@ -72,7 +110,16 @@ export function makeFuseOps(state: FsState, generation: number): Record<string, 
   return {
     init: (cb) => cb(0),
     statfs: (_path, cb) => cb(0, { bsize: 4096, frsize: 4096, blocks: 1 << 24, bfree: 1 << 23, bavail: 1 << 23, files: 1 << 20, ffree: 1 << 19, favail: 1 << 19, fsid: 0x70c7, flag: 0, namemax: 255 }),
-    getattr: (path, cb) => query(cb, () => cb(0, statOf(state.model.resolve(path)))),
+    getattr: (path, cb) => query(cb, () => {
+      if (path === MARK_DIR_PATH) return cb(0, MARK_DIR_STAT);
+      if (path.startsWith(MARK_PREFIX)) {
+        // A confirmation marker: recorded in the trace, never stored, always absent.
+        const n = Number(path.slice(MARK_PREFIX.length));
+        if (Number.isSafeInteger(n) && n >= 1) state.gate.mark(n);
+        return cb(ENOENT);
+      }
+      cb(0, statOf(state.model.resolve(path)));
+    }),
     fgetattr: (path, fd, cb) => query(cb, () => cb(0, statOf(inoOf(path, fd)))),
     readdir: (path, cb) => query(cb, () => cb(0, state.model.readdir(path))),
     open: (path, _flags, cb) => query(cb, () => {
@@ -96,69 +143,88 @@ export function makeFuseOps(state: FsState, generation: number): Record<string, 
       const ino = inoOf(path, fd);
       const durable = (byteOffset: number) => state.model.matchesDurable(ino, byteOffset);
       if (state.faults.readFails(p, pos, len, durable)) return cb(EIO);
-      const data = Buffer.from(state.model.read(ino, pos, len));
-      state.faults.corruptRead(p, pos, data, durable);
-      data.copy(buf);
+      const data = state.model.read(ino, pos, len); // a view of the model's bytes: copied out, never changed
+      buf.set(data);
+      state.faults.corruptRead(p, pos, buf.subarray(0, data.length), durable);
       cb(data.length);
     }),
 
     create: (path, mode, cb) => {
       let fd = 0;
-      mutate((r: number) => (r < 0 ? cb(r) : cb(0, fd)), 'create', { path, mode: mode & 0o7777 }, () => {
-        fd = openHandle(state.model.create(path, mode), path);
+      const owner = ctx.caller();
+      mutate((r: number) => (r < 0 ? cb(r) : cb(0, fd)), { op: 0, kind: 'create', path, mode: mode & 0o7777, state: 'held' }, () => {
+        fd = openHandle(state.model.create(path, mode, owner), path);
         return 0;
       });
     },
-    mknod: (path, mode, _dev, cb) => mutate(cb, 'mknod', { path, mode: mode & 0o7777 }, () => {
-      if ((mode & S_IFMT) !== TYPE_BITS.file && (mode & S_IFMT) !== 0) throw new FsError(EPERM, `${path}: only regular files can be created`);
-      state.model.create(path, mode);
-      return 0;
-    }),
-    write: (path, fd, buf: Buffer, len: number, pos: number, cb) => {
-      const p = pathOf(path, fd);
-      // fuse-native detaches `buf` after the callback, and a held request answers much later: copy now.
-      const data = Buffer.from(buf.subarray(0, len));
-      mutate(cb, 'write', { path: p, offset: pos, length: len }, () => {
-        const ino = inoOf(path, fd);
-        const admitted = state.faults.admitWrite(len);
-        if (admitted === 0) return ENOSPC;
-        return state.model.write(ino, pos, data.subarray(0, admitted));
+    // Also binding a Unix socket (S_IFSOCK). Privilege for devices is the kernel's check (CAP_MKNOD).
+    mknod: (path, mode, dev, cb) => {
+      const owner = ctx.caller();
+      mutate(cb, { op: 0, kind: 'mknod', path, mode: mode & 0o7777, state: 'held' }, () => {
+        const kind = MKNOD_KINDS.get(mode & S_IFMT);
+        if (kind === undefined) throw new FsError(EINVAL, `${path}: mknod of type ${(mode & S_IFMT).toString(8)} is not supported`);
+        state.model.mknod(path, kind, mode, dev, owner);
+        return 0;
       });
     },
-    truncate: (path, size, cb) => mutate(cb, 'truncate', { path, length: size }, () => {
-      state.model.truncate(state.model.resolve(path), size);
-      return 0;
-    }),
-    ftruncate: (path, fd, size, cb) => mutate(cb, 'truncate', { path: pathOf(path, fd), length: size }, () => {
-      state.model.truncate(inoOf(path, fd), size);
-      return 0;
-    }),
+    write: (path, fd, buf: Buffer, len: number, pos: number, cb) => {
+      // fuse-native detaches `buf` after the answer (its memory is libfuse's, reused for the next
+      // request), and a held request answers much later: copy now, once. The copy is handed to the
+      // model, which keeps it by reference (pending writes, file chunks, a recording): never touched again.
+      const data = Buffer.allocUnsafe(len);
+      data.set(buf.length === len ? buf : buf.subarray(0, len));
+      mutate(cb, { op: 0, kind: 'write', path: pathOf(path, fd), offset: pos, length: len, state: 'held' }, () => {
+        const ino = inoOf(path, fd);
+        const admitted = state.faults.admitWrite(pos, len, state.model.file(ino).live.size, state.model.liveDataBytes);
+        if (admitted === 0 && len > 0) return ENOSPC;
+        return state.model.write(ino, pos, admitted === len ? data : data.subarray(0, admitted));
+      });
+    },
+    truncate: (path, size, cb) => mutate(cb, { op: 0, kind: 'truncate', path, length: size, state: 'held' }, () => resize(state.model.resolve(path), size)),
+    ftruncate: (path, fd, size, cb) => mutate(cb, { op: 0, kind: 'truncate', path: pathOf(path, fd), length: size, state: 'held' }, () => resize(inoOf(path, fd), size)),
     fsync: (path, datasync, fd, cb) => {
       const p = pathOf(path, fd);
-      mutate(cb, 'fsync', { path: p, datasync: !!datasync }, () => {
+      mutate(cb, { op: 0, kind: 'fsync', path: p, datasync: !!datasync, state: 'held' }, () => {
         const ino = inoOf(path, fd);
         if (state.faults.fsyncFails(p)) {
           state.model.dropUnsynced(ino); // ext4: the failed data can no longer become durable
           return EIO;
         }
-        state.model.fsync(ino);
+        if (datasync) state.model.fdatasync(ino);
+        else state.model.fsync(ino);
         return 0;
       });
     },
-    fsyncdir: (path, datasync, fd, cb) => mutate(cb, 'fsyncdir', { path: pathOf(path, fd), datasync: !!datasync }, () => {
-      state.model.fsync(inoOf(path, fd));
+    fsyncdir: (path, datasync, fd, cb) => mutate(cb, { op: 0, kind: 'fsyncdir', path: pathOf(path, fd), datasync: !!datasync, state: 'held' }, () => {
+      const ino = inoOf(path, fd);
+      if (datasync) state.model.fdatasync(ino);
+      else state.model.fsync(ino);
       return 0;
     }),
-    unlink: (path, cb) => mutate(cb, 'unlink', { path }, () => (state.model.unlink(path), 0)),
-    mkdir: (path, mode, cb) => mutate(cb, 'mkdir', { path, mode: mode & 0o7777 }, () => (state.model.mkdir(path, mode), 0)),
-    rmdir: (path, cb) => mutate(cb, 'rmdir', { path }, () => (state.model.rmdir(path), 0)),
-    rename: (src, dest, cb) => mutate(cb, 'rename', { path: src, path2: dest }, () => (state.model.rename(src, dest), 0)),
-    link: (src, dest, cb) => mutate(cb, 'link', { path: src, path2: dest }, () => (state.model.link(src, dest), 0)),
+    unlink: (path, cb) => mutate(cb, { op: 0, kind: 'unlink', path, state: 'held' }, () => (state.model.unlink(path), 0)),
+    mkdir: (path, mode, cb) => {
+      const owner = ctx.caller();
+      mutate(cb, { op: 0, kind: 'mkdir', path, mode: mode & 0o7777, state: 'held' }, () => (state.model.mkdir(path, mode, owner), 0));
+    },
+    rmdir: (path, cb) => mutate(cb, { op: 0, kind: 'rmdir', path, state: 'held' }, () => (state.model.rmdir(path), 0)),
+    rename: (src, dest, cb) => mutate(cb, { op: 0, kind: 'rename', path: src, path2: dest, state: 'held' }, () => (state.model.rename(src, dest), 0)),
+    link: (src, dest, cb) => mutate(cb, { op: 0, kind: 'link', path: src, path2: dest, state: 'held' }, () => (state.model.link(src, dest), 0)),
     // fuse-native: symlink(target, linkPath)
-    symlink: (target, path, cb) => mutate(cb, 'symlink', { path, path2: target }, () => (state.model.symlink(target, path), 0)),
-    chmod: (path, mode, cb) => mutate(cb, 'setattr', { path, mode: mode & 0o7777 }, () => (state.model.chmod(state.model.resolve(path), mode), 0)),
-    chown: (path, _uid, _gid, cb) => mutate(cb, 'setattr', { path }, () => (state.model.resolve(path), 0)),
-    utimens: (path, _atime, mtime, cb) => mutate(cb, 'setattr', { path }, () => (state.model.utimens(state.model.resolve(path), Number(mtime)), 0)),
+    symlink: (target, path, cb) => {
+      const owner = ctx.caller();
+      mutate(cb, { op: 0, kind: 'symlink', path, path2: target, state: 'held' }, () => (state.model.symlink(target, path, owner), 0));
+    },
+    // Who may chmod, chown or set times is checked by the kernel (default_permissions) before these arrive.
+    chmod: (path, mode, cb) => mutate(cb, { op: 0, kind: 'setattr', path, mode: mode & 0o7777, state: 'held' }, () => (state.model.chmod(state.model.resolve(path), mode), 0)),
+    chown: (path, uid: number, gid: number, cb) => mutate(cb, { op: 0, kind: 'setattr', path, state: 'held' }, () => {
+      state.model.chown(state.model.resolve(path), uid === UNCHANGED_ID_U32 ? UNCHANGED_ID : uid, gid === UNCHANGED_ID_U32 ? UNCHANGED_ID : gid);
+      return 0;
+    }),
+    // The stock binding passes atime as both times (its bug): then both get atime.
+    utimens: (path, atime: number, mtime: number, cb) => mutate(cb, { op: 0, kind: 'setattr', path, state: 'held' }, () => {
+      state.model.utimens(state.model.resolve(path), timeSet(atime), timeSet(ctx.fullUtimens ? mtime : atime));
+      return 0;
+    }),
   };
 }
 

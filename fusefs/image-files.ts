@@ -1,33 +1,79 @@
 // Durable images as ordinary files: `image --out DIR` writes one, `--image DIR` loads one.
-import { lstat, mkdir, readdir, readFile, readlink, symlink, writeFile, chmod } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { chmod, lchown, lstat, mkdir, readdir, readFile, readlink, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { FsTree } from './model/nodes.js';
+import { promisify } from 'node:util';
+import type { FsTree, SpecialKind } from './model/nodes.js';
 
-/** Writes `tree` under `dir`, which must not exist or be empty (an image is never merged into old files). */
-export async function writeTree(tree: FsTree, dir: string): Promise<void> {
+const run = promisify(execFile);
+const TOOL_TIMEOUT_MS = 10_000;
+
+/** A node of the tree that could not be written as a file of its kind, and why. */
+export interface SkippedNode {
+  path: string;
+  type: SpecialKind;
+  reason: string;
+}
+
+/**
+ * Writes `tree` under `dir`, which must not exist or be empty (an image is never merged into old
+ * files). Modes are applied; owners too when running as root. Fifos become fifos; device nodes
+ * become device nodes when running as root (mknod needs CAP_MKNOD) and are skipped otherwise;
+ * sockets are always skipped: a socket file is only a name for a listening process, which died
+ * with the power, and no tool creates one without binding. Each skip is reported on stderr and returned.
+ */
+export async function writeTree(tree: FsTree, dir: string): Promise<SkippedNode[]> {
   if (tree.type !== 'dir') throw new Error('image: the root of a tree must be a directory');
   await mkdir(dir, { recursive: true });
   const existing = await readdir(dir);
   if (existing.length > 0) throw new Error(`image: output directory ${dir} is not empty (${existing.length} entries); choose a new one`);
-  await writeChildren(tree, dir);
+  const skipped: SkippedNode[] = [];
+  await writeChildren(tree, dir, skipped);
+  await applyMeta(tree, dir);
+  for (const s of skipped) console.error(`powercut image: skipped ${s.type} ${s.path}: ${s.reason}`);
+  return skipped;
 }
 
-async function writeChildren(tree: Extract<FsTree, { type: 'dir' }>, dir: string): Promise<void> {
+const isRoot = () => process.getuid?.() === 0;
+
+async function applyMeta(t: FsTree, p: string): Promise<void> {
+  if (isRoot() && (t.uid !== undefined || t.gid !== undefined)) await lchown(p, t.uid ?? -1, t.gid ?? -1);
+  // After chown, which clears setuid/setgid. Symlinks have no mode of their own on Linux.
+  if (t.type !== 'symlink' && t.mode !== undefined) await chmod(p, t.mode);
+}
+
+/** Linux's dev_t encoding as FUSE passes it in 32 bits (glibc's major()/minor()). */
+function majorMinor(rdev: number): [number, number] {
+  return [(rdev >>> 8) & 0xfff, (rdev & 0xff) | ((rdev >>> 12) & 0xfff00)];
+}
+
+async function writeChildren(tree: Extract<FsTree, { type: 'dir' }>, dir: string, skipped: SkippedNode[]): Promise<void> {
   for (const [name, child] of tree.entries) {
     const p = join(dir, name);
     if (child.type === 'dir') {
       await mkdir(p);
-      await writeChildren(child, p);
+      await writeChildren(child, p, skipped);
     } else if (child.type === 'file') {
       await writeFile(p, child.data);
-      if (child.mode !== undefined) await chmod(p, child.mode);
-    } else {
+    } else if (child.type === 'symlink') {
       await symlink(child.target, p);
+    } else if (child.type === 'fifo') {
+      await run('mkfifo', ['--', p], { timeout: TOOL_TIMEOUT_MS });
+    } else if (child.type === 'socket') {
+      skipped.push({ path: p, type: child.type, reason: 'a socket cannot be recreated without a process listening on it' });
+      continue;
+    } else if (!isRoot()) {
+      skipped.push({ path: p, type: child.type, reason: 'creating a device node needs root' });
+      continue;
+    } else {
+      const [major, minor] = majorMinor(child.rdev);
+      await run('mknod', ['--', p, child.type === 'chardev' ? 'c' : 'b', String(major), String(minor)], { timeout: TOOL_TIMEOUT_MS });
     }
+    await applyMeta(child, p); // a directory's mode last: 0555 would have refused its children
   }
 }
 
-/** Reads a directory as a tree; anything other than files, directories and symlinks is an error naming it. */
+/** Reads a directory as a tree, with modes, owners, fifos, sockets and device nodes. */
 export async function readTree(dir: string): Promise<FsTree> {
   const st = await lstat(dir).catch((e: NodeJS.ErrnoException) => {
     throw new Error(`image: cannot read ${dir}: ${e.code ?? e.message}`);
@@ -37,10 +83,15 @@ export async function readTree(dir: string): Promise<FsTree> {
   for (const name of (await readdir(dir)).sort()) {
     const p = join(dir, name);
     const s = await lstat(p);
+    const meta = { mode: s.mode & 0o7777, uid: s.uid, gid: s.gid };
     if (s.isDirectory()) entries.set(name, await readTree(p));
-    else if (s.isFile()) entries.set(name, { type: 'file', data: await readFile(p), mode: s.mode & 0o7777 });
-    else if (s.isSymbolicLink()) entries.set(name, { type: 'symlink', target: await readlink(p) });
-    else throw new Error(`image: ${p} is neither a file, a directory nor a symlink`);
+    else if (s.isFile()) entries.set(name, { type: 'file', data: await readFile(p), ...meta });
+    else if (s.isSymbolicLink()) entries.set(name, { type: 'symlink', target: await readlink(p), uid: s.uid, gid: s.gid });
+    else if (s.isFIFO()) entries.set(name, { type: 'fifo', rdev: 0, ...meta });
+    else if (s.isSocket()) entries.set(name, { type: 'socket', rdev: 0, ...meta });
+    else if (s.isCharacterDevice()) entries.set(name, { type: 'chardev', rdev: s.rdev % 2 ** 32, ...meta });
+    else if (s.isBlockDevice()) entries.set(name, { type: 'blockdev', rdev: s.rdev % 2 ** 32, ...meta });
+    else throw new Error(`image: ${p} has a file type powercut does not know`);
   }
-  return { type: 'dir', entries, mode: st.mode & 0o7777 };
+  return { type: 'dir', entries, mode: st.mode & 0o7777, uid: st.uid, gid: st.gid };
 }

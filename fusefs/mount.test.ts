@@ -1,12 +1,17 @@
 // Real-mount tests (no mocks): the daemon in its own process, the workload from this process or a
 // child killed with SIGKILL.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { closeSync, existsSync, fsyncSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, renameSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  chmodSync, chownSync, closeSync, existsSync, fdatasyncSync, fsyncSync, linkSync, lstatSync, mkdirSync, mkdtempSync, openSync,
+  readFileSync, readSync, readdirSync, renameSync, statSync, unlinkSync, utimesSync, writeFileSync, writeSync,
+} from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { startDaemon, type DaemonHandle } from '../src/harness/daemon-process.js';
+import { DEFAULT_STATE_CAPS } from './crash-states.js';
 
 let work: string;
 let d: DaemonHandle;
@@ -30,6 +35,7 @@ function writeFsynced(p: string, data: string): void {
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'powercut-mount-'));
+  chmodSync(work, 0o755); // another user's process must reach the mount
   mnt = join(work, 'mnt');
   d = await startDaemon({ mountpoint: mnt, socketPath: join(work, 'ctl.sock') });
 });
@@ -193,10 +199,141 @@ fs.writeSync(1,r);`;
     expect(readFileSync(join(mnt, 'after'), 'utf8')).toBe('works');
   });
 
+  it('a crash during a recorded run ends the recording; a crash while recovering a loaded state keeps the states', async () => {
+    await d.client.reset(true);
+    writeFsynced(join(mnt, 'a'), 'x');
+    await d.client.crash();
+    writeFileSync(join(mnt, 'after-crash'), 'not the run');
+    await expect(d.client.states(['lose-unsynced'], DEFAULT_STATE_CAPS)).rejects.toThrow(/ended early: a crash came after request \d+ of the recorded run/);
+
+    await d.client.reset(true);
+    writeFsynced(join(mnt, 'b'), 'y');
+    fsyncPath(mnt);
+    const { states } = await d.client.states(['lose-unsynced'], DEFAULT_STATE_CAPS);
+    const last = states[states.length - 1].id;
+    await d.client.loadState(last);
+    expect(readFileSync(join(mnt, 'b'), 'utf8')).toBe('y');
+    writeFileSync(join(mnt, 'recovery'), 'z');
+    await d.client.crash();
+    await d.client.loadState(last);
+    expect(readdirSync(mnt)).toEqual(['b']);
+  });
+
   it('reset empties the filesystem and zeroes the counters', async () => {
     writeFileSync(join(mnt, 'z'), 'z');
     await d.client.reset();
     expect(readdirSync(mnt)).toEqual([]);
     expect((await d.client.status()).opCount).toBe(0);
+  });
+
+  it('a power cut loses a chmod that was not fsynced and keeps one that was', async () => {
+    writeFsynced(join(mnt, 'a'), 'x');
+    fsyncPath(mnt);
+    chmodSync(join(mnt, 'a'), 0o600);
+    expect(statSync(join(mnt, 'a')).mode & 0o7777).toBe(0o600);
+    await d.client.crash();
+    expect(statSync(join(mnt, 'a')).mode & 0o7777).toBe(0o644);
+    chmodSync(join(mnt, 'a'), 0o600);
+    fsyncPath(join(mnt, 'a'));
+    await d.client.crash();
+    expect(statSync(join(mnt, 'a')).mode & 0o7777).toBe(0o600);
+  });
+
+  it('fdatasync saves data but not a chmod or new times; keep-all keeps them', async () => {
+    writeFsynced(join(mnt, 'a'), 'x');
+    fsyncPath(mnt);
+    const before = statSync(join(mnt, 'a'));
+    const fd = openSync(join(mnt, 'a'), 'r+');
+    writeSync(fd, 'y', 1);
+    chmodSync(join(mnt, 'a'), 0o600);
+    fdatasyncSync(fd);
+    closeSync(fd);
+    await d.client.crash();
+    const after = statSync(join(mnt, 'a'));
+    expect(readFileSync(join(mnt, 'a'), 'utf8')).toBe('xy');
+    expect([after.mode & 0o7777, after.mtimeMs]).toEqual([0o644, before.mtimeMs]);
+    chmodSync(join(mnt, 'a'), 0o640);
+    utimesSync(join(mnt, 'a'), 1_000_000_000, 2_000_000_000);
+    await d.client.crash('keep-all');
+    const kept = statSync(join(mnt, 'a'));
+    expect([kept.mode & 0o7777, kept.atimeMs, kept.mtimeMs]).toEqual([0o640, 1e12, 2e12]);
+  });
+
+  it.runIf(process.getuid?.() === 0)('files another user creates are theirs; the kernel enforces modes; the owner survives an fsync', async () => {
+    chmodSync(mnt, 0o777);
+    writeFsynced(join(mnt, 'root-only'), 'secret');
+    chmodSync(join(mnt, 'root-only'), 0o600);
+    fsyncPath(mnt);
+    const script = `const fs=require('fs');const p=${JSON.stringify(mnt)};
+const fd=fs.openSync(p+'/mine','w',0o640);fs.writeSync(fd,'mine');fs.fsyncSync(fd);fs.closeSync(fd);
+const d=fs.openSync(p,'r');fs.fsyncSync(d);fs.closeSync(d);
+let r='';try{fs.readFileSync(p+'/root-only');r='read'}catch(e){r=e.code}
+try{fs.chownSync(p+'/mine',0,0);r+=' chown'}catch(e){r+=' '+e.code}
+fs.writeSync(1,r);`;
+    const child = await execa(process.execPath, ['-e', script], { uid: 65534, gid: 65534, reject: false, timeout: 20_000 });
+    expect(child.stderr).toBe('');
+    expect(child.stdout).toBe('EACCES EPERM');
+    await d.client.crash();
+    const s = statSync(join(mnt, 'mine'));
+    expect([s.uid, s.gid, s.mode & 0o7777]).toEqual([65534, 65534, 0o640]);
+    chownSync(join(mnt, 'mine'), 1234, -1); // root may; not fsynced, so lost
+    await d.client.crash();
+    expect(statSync(join(mnt, 'mine')).uid).toBe(65534);
+  });
+
+  it('hard links report one inode number and the count of names, before and after a power cut', async () => {
+    writeFsynced(join(mnt, 'a'), 'x');
+    linkSync(join(mnt, 'a'), join(mnt, 'b'));
+    mkdirSync(join(mnt, 'd'));
+    mkdirSync(join(mnt, 'd', 'e'));
+    fsyncPath(mnt);
+    fsyncPath(join(mnt, 'd'));
+    const check = () => {
+      const [a, b] = [statSync(join(mnt, 'a')), statSync(join(mnt, 'b'))];
+      expect([a.ino === b.ino, a.nlink, statSync(join(mnt, 'd')).nlink, statSync(mnt).nlink]).toEqual([true, 2, 3, 3]);
+    };
+    check();
+    const ino = statSync(join(mnt, 'a')).ino;
+    await d.client.crash();
+    check();
+    expect(statSync(join(mnt, 'a')).ino).toBe(ino);
+  });
+
+  it('fifos, sockets and device nodes need a directory fsync like any name; the image writes fifos and devices, skips sockets', async () => {
+    await execa('mkfifo', [join(mnt, 'lost-fifo')]);
+    await d.client.crash();
+    expect(existsSync(join(mnt, 'lost-fifo'))).toBe(false);
+    await execa('mkfifo', [join(mnt, 'fifo')]);
+    const server = createServer();
+    await new Promise<void>((resolve, reject) => server.once('error', reject).listen(join(mnt, 'sock'), resolve));
+    const isRoot = process.getuid?.() === 0;
+    if (isRoot) await execa('mknod', [join(mnt, 'null'), 'c', '1', '3']);
+    fsyncPath(mnt);
+    const image = join(work, 'image-special');
+    await d.client.image(image);
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await d.client.crash();
+    expect(lstatSync(join(mnt, 'fifo')).isFIFO()).toBe(true);
+    expect(lstatSync(join(image, 'fifo')).isFIFO()).toBe(true);
+    expect(existsSync(join(image, 'sock'))).toBe(false);
+    if (isRoot) {
+      const dev = lstatSync(join(mnt, 'null'));
+      expect([dev.isCharacterDevice(), dev.rdev]).toEqual([true, lstatSync('/dev/null').rdev]);
+      expect(lstatSync(join(image, 'null')).rdev).toBe(dev.rdev);
+    }
+  });
+
+  it('an open file stays readable, writable and fsyncable after its last name is gone', () => {
+    const fd = openSync(join(mnt, 'tmp'), 'w+');
+    try {
+      unlinkSync(join(mnt, 'tmp'));
+      expect(writeSync(fd, 'still here', 0)).toBe(10);
+      fsyncSync(fd);
+      const buf = Buffer.alloc(10);
+      expect(readSync(fd, buf, 0, 10, 0)).toBe(10);
+      expect(buf.toString()).toBe('still here');
+    } finally {
+      closeSync(fd);
+    }
   });
 });

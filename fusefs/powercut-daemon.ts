@@ -1,24 +1,50 @@
 // The daemon's state machine: one model, one gate, faults, and the current mount; implements every
 // control command. Control input is validated before it gets here.
 import { resolve, relative, isAbsolute } from 'node:path';
-import { FsModel } from './model/fs-model.js';
+import { FsModel, processOwner } from './model/fs-model.js';
 import { RequestGate } from './request-gate.js';
-import { Faults } from './faults.js';
-import { mountGeneration, unmountGeneration, type Mounted } from './mount-generation.js';
+import { DEFAULT_MAX_DATA_BYTES, Faults } from './faults.js';
+import { mountGeneration, ReplaceFailure, replaceGeneration, unmountGeneration, type Mounted } from './mount-generation.js';
 import type { FsState } from './fuse-adapter.js';
 import type { ControlAnswer, ControlRequest, StatusAnswer } from './protocol.js';
 import { writeTree } from './image-files.js';
+import { Recording, RecordingFsModel } from './model/recording.js';
+import { StateSpace } from './model/state-space.js';
 
+/** Memory a recording may take: its calls and their write data (the whole recorded run is in memory; exhaustive mode needs it). */
+export const DEFAULT_MAX_RECORDING_BYTES = 256 * 1024 * 1024;
+
+/** The daemon's memory bounds: file data lives in memory, and a recording keeps a run's writes. */
+export interface DaemonLimits {
+  /**
+   * The disk's size: a write or truncate that would make the named files' total size exceed it gets
+   * ENOSPC. Overwrites within a file's size cost nothing; unlinking and truncating free space.
+   */
+  maxDataBytes: number;
+  /** See DEFAULT_MAX_RECORDING_BYTES. */
+  maxRecordingBytes: number;
+}
 export class PowercutDaemon {
   private state: FsState;
   private mounted: Mounted | null = null;
+  /** Generations a failed replacement left mounted beneath the current one (topmost first): unmount() takes them too. */
+  private stranded: Mounted[] = [];
   private crashes = 0;
   /** Serialises crash/reset/shutdown so two remounts never overlap. */
   private lifecycle: Promise<unknown> = Promise.resolve();
+  /** The run being recorded since `reset` with record, until its states are asked for. */
+  private recording: Recording | null = null;
+  /** The recorded run's crash states, once `states` closed the recording. */
+  private stateSpace: StateSpace | null = null;
+  /** Why the last recording ended before its states were asked for (a crash), for the error `states` then gives. */
+  private endedRecording: string | null = null;
   onShutdown: () => void = () => {};
 
-  constructor(readonly mountpoint: string, model = new FsModel()) {
-    this.state = { model, gate: new RequestGate(), faults: new Faults(), handles: new Map(), nextFd: 1, generation: 0 };
+  private readonly maxRecordingBytes: number;
+
+  constructor(readonly mountpoint: string, model = new FsModel(), limits: Partial<DaemonLimits> = {}) {
+    this.maxRecordingBytes = limits.maxRecordingBytes ?? DEFAULT_MAX_RECORDING_BYTES;
+    this.state = { model, gate: new RequestGate(), faults: new Faults(limits.maxDataBytes ?? DEFAULT_MAX_DATA_BYTES), handles: new Map(), nextFd: 1, generation: 0 };
   }
 
   async mount(): Promise<void> {
@@ -26,10 +52,38 @@ export class PowercutDaemon {
   }
 
   async unmount(): Promise<void> {
-    const m = this.mounted;
+    const all = [...(this.mounted ? [this.mounted] : []), ...this.stranded];
     this.mounted = null;
-    if (m) await unmountGeneration(m, this.state);
+    this.stranded = [];
+    const failures: string[] = [];
+    for (const m of all) {
+      try {
+        await unmountGeneration(m, this.state);
+      } catch (e) {
+        failures.push(e instanceof Error ? e.message : String(e));
+      }
+    }
     this.state.gate.disposeHeld();
+    if (failures.length > 0) throw new Error(failures.join('; '));
+  }
+
+  /**
+   * A new generation in place of the mounted one (replaceGeneration): `change` runs while neither
+   * serves; the held requests are answered (EIO) once the old one is detached, then numbering restarts.
+   */
+  private async remount(change: () => void): Promise<void> {
+    const old = this.mounted;
+    this.mounted = null;
+    try {
+      this.mounted = await replaceGeneration(this.mountpoint, this.state, old, change, () => {
+        this.state.gate.disposeHeld();
+        this.state.gate.restart();
+      });
+    } catch (e) {
+      // What the failure left mounted stays reachable: shutdown unmounts it.
+      if (e instanceof ReplaceFailure) this.stranded.unshift(...e.stillMounted);
+      throw e;
+    }
   }
 
   async handle(req: ControlRequest): Promise<ControlAnswer> {
@@ -57,7 +111,7 @@ export class PowercutDaemon {
       case 'crash':
         return this.serial(() => this.crash(req.policy ?? 'lose-unsynced', req.seed ?? 0));
       case 'trace':
-        return { ok: true, trace: gate.trace.all() };
+        return { ok: true, trace: gate.trace.all(), marks: gate.marks, ...(gate.trace.truncated ? { truncatedAfter: gate.trace.all().length } : {}) };
       case 'image':
         await this.image(req.out, req.state ?? 'durable');
         return { ok: true, out: resolve(req.out) };
@@ -70,7 +124,17 @@ export class PowercutDaemon {
         faults.clear();
         return { ok: true };
       case 'reset':
-        return this.serial(() => this.reset());
+        return this.serial(() => this.reset(req.record ?? false));
+      case 'states': {
+        const space = this.closeRecording();
+        const { cmd: _cmd, policies, ...caps } = req;
+        return { ok: true, ...space.enumerate(policies, caps) };
+      }
+      case 'load-state': {
+        const space = this.closeRecording();
+        const model = space.build(req.state);
+        return this.serial(() => this.swapModel(model));
+      }
       case 'shutdown':
         return this.serial(async () => {
           await this.unmount();
@@ -82,27 +146,69 @@ export class PowercutDaemon {
 
   private async crash(policy: 'lose-unsynced' | 'torn' | 'keep-all', seed: number): Promise<ControlAnswer> {
     const t0 = performance.now();
-    // Detach first so nothing held can be answered to a live process, then dispose of the held requests.
-    await this.unmount();
-    this.state.model.crash(policy, seed);
-    this.state.handles.clear();
-    this.state.gate.restart();
+    // A power cut ends a recorded run: requests are numbered from 1 again after it, so what follows
+    // cannot be replayed as part of the run. (A crash during the recovery of a loaded state, after
+    // `states` ended the recording, keeps the state space: the harness loads the next state from it.)
+    if (this.recording) this.endRecording(`a crash came after request ${this.state.gate.opCount} of the recorded run, which ended it`);
+    // The held requests are answered only once the old mount is detached, so no live mount sees the answers.
+    let partialWrites = 0;
+    await this.remount(() => {
+      partialWrites = this.state.model.crash(policy, seed).partialWrites;
+      this.state.handles.clear();
+    });
     this.crashes++;
-    await this.mount();
-    return { ok: true, policy, seed, remountMs: Math.round(performance.now() - t0) };
+    return { ok: true, policy, seed, remountMs: Math.round(performance.now() - t0), tornPartialWrites: partialWrites };
   }
 
-  private async reset(): Promise<ControlAnswer> {
-    // Frozen, the held requests belong to processes that may still run: detach first (as crash does)
-    // so they, and anything else they do on the old mount, get errors instead of the new filesystem.
-    const remount = this.state.gate.frozenAt !== null || this.state.gate.heldCount > 0;
-    if (remount) await this.unmount();
-    this.state.model = new FsModel();
-    this.state.handles.clear();
-    this.state.faults.clear();
-    this.state.gate.restart();
-    if (remount) await this.mount();
+  /** An empty filesystem; with `record`, every change of the run that follows is recorded for its crash states. */
+  private async reset(record: boolean): Promise<ControlAnswer> {
+    this.stateSpace = null;
+    this.endRecording(null);
+    this.recording = record ? new Recording(processOwner(), this.maxRecordingBytes) : null;
+    const model = this.recording ? new RecordingFsModel(this.recording, () => this.state.gate.opCount) : new FsModel();
+    await this.swapModel(model);
     return { ok: true };
+  }
+
+  /**
+   * Replaces the filesystem behind the mount: handles, faults, counters and the trace start afresh.
+   * Frozen, the held requests belong to processes that may still run: detach first (as crash does)
+   * so they, and anything else they do on the old mount, get errors instead of the new filesystem.
+   * Otherwise the kernel caches nothing (zero timeouts) and the mount stays.
+   */
+  private async swapModel(model: FsModel): Promise<ControlAnswer> {
+    const change = () => {
+      this.state.model = model;
+      this.state.handles.clear();
+      this.state.faults.clear();
+    };
+    if (this.state.gate.frozenAt !== null || this.state.gate.heldCount > 0) await this.remount(change);
+    else {
+      change();
+      this.state.gate.restart();
+    }
+    return { ok: true };
+  }
+
+  /** The recorded run's state space; the first call ends the recording (later changes are recovery's). */
+  private closeRecording(): StateSpace {
+    if (!this.stateSpace) {
+      if (!this.recording) {
+        const why = this.endedRecording ? ` (the last recorded run ended early: ${this.endedRecording})` : '';
+        throw new Error(`no recorded run${why}: send reset with record, run the workload, then ask for states`);
+      }
+      const recording = this.recording;
+      this.endRecording(null);
+      this.stateSpace = new StateSpace(recording, this.state.gate.opCount);
+    }
+    return this.stateSpace;
+  }
+
+  /** Closes the recording (the model stays mounted, and its later calls are not recorded); `why` says why if the run was cut short. */
+  private endRecording(why: string | null): void {
+    this.recording?.close();
+    this.recording = null;
+    this.endedRecording = why;
   }
 
   private async image(out: string, which: 'durable' | 'live'): Promise<void> {

@@ -3,6 +3,8 @@
 // {"ok":true, ...} or {"ok":false,"error":"..."}. Types here are the contract; the daemon
 // validates every field of every request (malformed input gets an error answer, never a crash).
 
+import type { CrashStateId, StateCaps } from './crash-states.js';
+
 /** Mutating request kinds, numbered from 1 since mount (or since `reset`). */
 export const MUTATING_KINDS = [
   'write', 'truncate', 'create', 'mkdir', 'mknod', 'symlink', 'link', 'unlink', 'rmdir',
@@ -55,7 +57,10 @@ export type ControlRequest =
   | { cmd: 'image'; out: string; state?: 'durable' | 'live' } // default durable
   | ({ cmd: 'fault' } & Fault)
   | { cmd: 'clear-faults' }
-  | { cmd: 'reset' }
+  /** record: the daemon keeps a Recording of the run that follows, every model call with its write data (exhaustive mode rebuilds crash states from it). */
+  | { cmd: 'reset'; record?: boolean }
+  | ({ cmd: 'states'; policies: CrashStateId['policy'][] } & StateCaps)
+  | { cmd: 'load-state'; state: CrashStateId }
   | { cmd: 'shutdown' };
 
 export interface StatusAnswer {

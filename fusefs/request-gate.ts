@@ -2,15 +2,21 @@
 // and every later one is held unanswered until a crash or reset disposes of it. No FUSE here.
 import { CrashPointMatcher } from './crash-point.js';
 import { EIO, FsError } from './model/errno.js';
-import type { CrashPoint, MutatingKind, TraceEntry } from './protocol.js';
-import { Trace, type TraceArgs } from './trace.js';
+import type { Mark } from './crash-states.js';
+import type { CrashPoint, TraceEntry } from './protocol.js';
+import { Trace } from './trace.js';
+
+/** Markers kept per run (a bound on memory; a workload prints far fewer lines). */
+export const MAX_MARKS = 1_000_000;
 
 export class RequestGate {
   readonly trace = new Trace();
+  /** Confirmation markers in request order: the driver's line n was marked after `afterOp` requests. */
+  private markList: Mark[] = [];
   private matcher: CrashPointMatcher | null = null;
   private frozenAtOp: number | null = null;
-  /** Held requests: each is called once to dispose of it (answers EIO; crash and reset detach the mount first), never to apply it. */
-  private held: (() => void)[] = [];
+  /** Held requests' answers: each is called once with EIO to dispose of it (crash and reset detach the mount first), never to apply it. */
+  private held: ((errno: number) => void)[] = [];
   private waiters: ((frozenAt: number) => void)[] = [];
 
   get opCount(): number {
@@ -31,6 +37,9 @@ export class RequestGate {
 
   arm(point: CrashPoint): void {
     if (this.frozenAtOp !== null) throw new Error(`arm: the daemon is frozen at request ${this.frozenAtOp}; send crash or reset first`);
+    if (this.trace.truncated) {
+      throw new Error(`arm: the trace holds only the first ${this.trace.all().length} of ${this.trace.length} requests since mount, too few to count crash points from; send reset first`);
+    }
     this.matcher = new CrashPointMatcher(point, this.trace.all());
   }
 
@@ -38,35 +47,46 @@ export class RequestGate {
     this.matcher = null;
   }
 
+  /** A marker for the driver's line n, placed after every mutating request so far. */
+  mark(n: number): void {
+    if (this.markList.length < MAX_MARKS) this.markList.push({ n, afterOp: this.trace.length });
+  }
+
+  get marks(): readonly Mark[] {
+    return this.markList;
+  }
+
   /**
-   * One mutating request. `apply` changes the model and returns the answer (>= 0, or a negative
-   * errno; an FsError thrown is its errno). `reply` answers the kernel, now or never.
+   * One mutating request, described by its trace entry (state 'held'; numbered here). `apply`
+   * changes the model and returns the answer (>= 0, or a negative errno; an FsError thrown is its
+   * errno). `reply` answers the kernel: now with the result, or, if the request is held, once with
+   * EIO when it is disposed of.
    */
-  mutate(kind: MutatingKind, args: TraceArgs, apply: () => number, reply: (result: number) => void, dispose: () => void): void {
-    const entry = this.trace.add(kind, args);
+  mutate(entry: TraceEntry, apply: () => number, reply: (result: number) => void): void {
+    this.trace.add(entry);
     if (this.frozenAtOp !== null) {
-      this.held.push(dispose);
+      this.held.push(reply);
       return;
     }
-    const isCrashPoint = this.matcher?.offer({ kind, path: args.path, path2: args.path2 }) ?? false;
+    const isCrashPoint = this.matcher !== null && this.matcher.offer(entry);
     if (isCrashPoint && this.matcher!.point.timing === 'before') {
-      this.freeze(entry, dispose);
+      this.freeze(entry, reply);
       return;
     }
     const result = run(apply);
     entry.result = result < 0 ? result : 0;
     if (isCrashPoint) {
-      this.freeze(entry, dispose);
+      this.freeze(entry, reply);
       return;
     }
     entry.state = 'applied';
     reply(result);
   }
 
-  /** A non-mutating request: false if it may proceed, true if it was held (frozen). */
-  holdIfFrozen(dispose: () => void): boolean {
+  /** A non-mutating request: false if it may proceed, true if it was held (frozen; `reply` then gets EIO when disposed of). */
+  holdIfFrozen(reply: (errno: number) => void): boolean {
     if (this.frozenAtOp === null) return false;
-    this.held.push(dispose);
+    this.held.push(reply);
     return true;
   }
 
@@ -89,21 +109,22 @@ export class RequestGate {
   disposeHeld(): void {
     const held = this.held;
     this.held = [];
-    for (const d of held) d();
+    for (const reply of held) reply(EIO);
   }
 
   /** After a crash or reset: numbering and trace restart from 0, disarmed, not frozen. */
   restart(): void {
     if (this.held.length > 0) throw new Error('invariant: restart with held requests not disposed of');
     this.trace.clear();
+    this.markList = [];
     this.matcher = null;
     this.frozenAtOp = null;
   }
 
-  private freeze(entry: TraceEntry, dispose: () => void): void {
+  private freeze(entry: TraceEntry, reply: (errno: number) => void): void {
     this.matcher = null;
     this.frozenAtOp = entry.op;
-    this.held.push(dispose);
+    this.held.push(reply);
     const waiters = this.waiters;
     this.waiters = [];
     for (const w of waiters) w(entry.op);

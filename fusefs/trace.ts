@@ -1,19 +1,33 @@
 // The ordered list of mutating requests since mount (or reset), with arguments and results.
-import type { MutatingKind, TraceEntry } from './protocol.js';
+// Bounded: past MAX_TRACE_ENTRIES requests are still numbered but no longer stored.
+import type { TraceEntry } from './protocol.js';
 
-export type TraceArgs = Omit<TraceEntry, 'op' | 'kind' | 'result' | 'state'>;
+/** Requests a trace stores (about 200 bytes each): a bound on the daemon's memory for long runs. */
+export const MAX_TRACE_ENTRIES = 1_000_000;
 
 export class Trace {
   private entries: TraceEntry[] = [];
+  private count = 0;
 
+  constructor(private readonly maxEntries = MAX_TRACE_ENTRIES) {}
+
+  /** Requests numbered so far (stored or not). */
   get length(): number {
-    return this.entries.length;
+    return this.count;
   }
 
-  /** Appends a request and returns its entry (op numbers start at 1). */
-  add(kind: MutatingKind, args: TraceArgs): TraceEntry {
-    const entry: TraceEntry = { op: this.entries.length + 1, kind, ...args, state: 'held' };
-    this.entries.push(entry);
+  /** True once requests went unstored: crash points counted by kind or path can no longer be armed. */
+  get truncated(): boolean {
+    return this.count > this.entries.length;
+  }
+
+  /**
+   * Numbers a request (op numbers start at 1) and stores its entry while there is room. The caller
+   * builds the entry (one object per request, nothing copied here) and fills in result and state.
+   */
+  add(entry: TraceEntry): TraceEntry {
+    entry.op = ++this.count;
+    if (this.entries.length < this.maxEntries) this.entries.push(entry);
     return entry;
   }
 
@@ -23,5 +37,6 @@ export class Trace {
 
   clear(): void {
     this.entries = [];
+    this.count = 0;
   }
 }

@@ -1,9 +1,19 @@
-// Makes sure Debian's `fuse` (fusermount) and `libfuse2` (libfuse.so.2) are installed.
+// Makes sure Debian's `fuse` (fusermount) and `libfuse2` (libfuse.so.2) are installed, and in
+// powercut's own checkout also `chromium` (the browser the HTML report test renders in; /usr/bin/chromium).
 //   npm preinstall:            as root, installs them; otherwise prints the exact command and goes on
-//                              (`npm test` then fails with a clear message if FUSE is still missing).
-//   --require (CI scripts):    installs them, with sudo when not root, and exits 1 if it cannot.
+//                              (`npm test` then fails with a clear message if one is still missing).
+//                              Only in powercut's own checkout: installed as a dependency of another
+//                              project it does nothing (the command that needs FUSE says so).
+//   --require (CI gate script): installs FUSE only (the gate never needs a browser), with sudo when
+//                              not root, and exits 1 if it cannot.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const checkout = join(dirname(fileURLToPath(import.meta.url)), '..');
+// .ci/run is in the repository, not in the published package.
+if (!process.argv.includes('--require') && !existsSync(join(checkout, '.ci', 'run'))) process.exit(0);
 
 const required = process.argv.includes('--require');
 const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
@@ -35,13 +45,14 @@ function done(message, ok) {
 }
 
 if (process.platform !== 'linux') done(`FUSE tests need Linux; this is ${process.platform}.`, false);
-if (!existsSync('/usr/bin/dpkg-query')) done('not a Debian/Ubuntu system: install FUSE 2 (fusermount and libfuse.so.2) with your package manager.', false);
+if (!existsSync('/usr/bin/dpkg-query')) done(`not a Debian/Ubuntu system: install FUSE 2 (fusermount and libfuse.so.2)${required ? '' : ' and Chromium'} with your package manager.`, false);
 
 // Ubuntu 24.04 renamed libfuse2 to libfuse2t64.
 const libNames = ['libfuse2', 'libfuse2t64'];
 const missing = [];
 if (!installed('fuse')) missing.push('fuse');
 if (!libNames.some(installed)) missing.push('libfuse2');
+if (!required && !installed('chromium')) missing.push('chromium');
 if (missing.length === 0) process.exit(0);
 
 const sudo = process.getuid?.() === 0 ? [] : ['sudo'];
@@ -53,7 +64,12 @@ try {
   const apt = (...args) => execFileSync(sudo[0] ?? 'apt-get', sudo.length ? ['apt-get', ...args] : args, { stdio: 'inherit', env });
   apt('update', '-qq');
   const names = missing.map((p) => (p === 'libfuse2' && !hasCandidate('libfuse2') && hasCandidate('libfuse2t64') ? 'libfuse2t64' : p));
-  apt('install', '-y', '-qq', ...names);
+  // Ubuntu has no `chromium` package (only a snap shim): FUSE still installs; say what the report test needs.
+  if (names.includes('chromium') && !hasCandidate('chromium')) {
+    names.splice(names.indexOf('chromium'), 1);
+    console.error('powercut: apt has no chromium package here; the HTML report test renders in /usr/bin/chromium: install Chromium there to run it.');
+  }
+  if (names.length > 0) apt('install', '-y', '-qq', ...names);
 } catch (err) {
   done(`could not install ${missing.join(', ')} (${err.message}). Run:\n  ${hint}`, false);
 }

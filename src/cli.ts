@@ -2,12 +2,22 @@
 // `powercut`: dispatches to one module per subcommand (src/cli/*.ts).
 import { UsageError, type Command } from './cli/usage.js';
 
-const commands: Record<string, { summary: string; load: () => Promise<{ run: Command }> }> = {
+/**
+ * A command module. An error it throws (other than a usage error) is the tool failing, and exits
+ * with its TOOL_FAILED_EXIT where 1 means a verdict (a violation, a reproduced failure); else 1.
+ */
+interface CommandModule {
+  run: Command;
+  TOOL_FAILED_EXIT?: number;
+}
+
+const commands: Record<string, { summary: string; load: () => Promise<CommandModule> }> = {
   mount: { summary: 'run the fs daemon in the foreground on MOUNTPOINT', load: () => import('./cli/mount.js') },
   ctl: { summary: 'send one control request to a running daemon', load: () => import('./cli/ctl.js') },
   queue: { summary: 'inspect or repair a queue directory', load: () => import('./cli/queue.js') },
   scenario: { summary: 'list or run named crash scenarios', load: () => import('./cli/scenario.js') },
   replay: { summary: 're-run a failure artifact exactly', load: () => import('./cli/replay.js') },
+  driver: { summary: 'check that a driver for your own queue follows the driver protocol', load: () => import('./cli/driver.js') },
   gate: { summary: 'the durability gate: scenarios, then property suites for a time budget', load: () => import('./cli/gate.js') },
 };
 
@@ -29,8 +39,17 @@ async function main(argv: string[]): Promise<number> {
     console.error(`powercut: unknown command '${name}'\n\n${topHelp}`);
     return 2;
   }
-  const { run } = await command.load();
-  return run(rest);
+  const module = await command.load();
+  try {
+    return await module.run(rest);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      console.error(`powercut: ${err.message}`);
+      return 2;
+    }
+    console.error(`powercut ${name}: ${err instanceof Error ? err.message : String(err)}`);
+    return module.TOOL_FAILED_EXIT ?? 1;
+  }
 }
 
 main(process.argv.slice(2)).then(
@@ -38,12 +57,7 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (err: unknown) => {
-    if (err instanceof UsageError) {
-      console.error(`powercut: ${err.message}`);
-      process.exitCode = 2;
-    } else {
-      console.error(`powercut: ${err instanceof Error ? err.message : String(err)}`);
-      process.exitCode = 1;
-    }
+    console.error(`powercut: ${err instanceof Error ? err.message : String(err)}`);
+    process.exitCode = 1;
   },
 );

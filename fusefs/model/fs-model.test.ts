@@ -1,11 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { FsModel } from './fs-model.js';
-import { ENOENT, ENOTEMPTY, FsError } from './errno.js';
+import { FsModel, ROOT_INO, UNCHANGED_ID } from './fs-model.js';
+import { EINVAL, ENOENT, ENOTEMPTY, FsError } from './errno.js';
+
 import type { FsTree } from './nodes.js';
 import { tornFile } from './torn.js';
 import { GrowBuffer } from './grow-buffer.js';
 import { Prng } from './prng.js';
+import type { CrashPolicy } from '../protocol.js';
 
 const bytes = (s: string) => Buffer.from(s);
 
@@ -19,7 +21,8 @@ function flatten(tree: FsTree, prefix = ''): Record<string, string> {
       out[p] = 'dir';
       Object.assign(out, flatten(child, p));
     } else if (child.type === 'file') out[p] = 'file:' + child.data.toString('hex');
-    else out[p] = 'link:' + child.target;
+    else if (child.type === 'symlink') out[p] = 'link:' + child.target;
+    else out[p] = `${child.type}:${child.rdev}`;
   }
   return out;
 }
@@ -34,7 +37,7 @@ function errnoOf(f: () => unknown): number {
   return 0;
 }
 
-describe('FsModel lose-unsynced (DESIGN.md section 3)', () => {
+describe('FsModel lose-unsynced (docs/design.md, "Crash semantics")', () => {
   it('keeps a file whose data and directory were fsynced', () => {
     const m = new FsModel();
     const f = m.create('/a', 0o644);
@@ -199,7 +202,7 @@ function applyAll(m: FsModel, ops: Op[]): { op: Op; fill: number }[] {
 }
 
 /**
- * Independent reference reading of DESIGN.md section 3 for lose-unsynced: whole-content copies,
+ * Independent reference reading of the lose-unsynced rules (docs/design.md): whole-content copies,
  * no pending-change lists, no journal. Only successful ops are fed to it.
  */
 class Reference {
@@ -333,6 +336,34 @@ describe('FsModel properties', () => {
     );
   });
 
+  it('liveDataBytes is the size of the named files (each inode once), through every change and power cut', () => {
+    const walked = (m: FsModel): number => {
+      const seen = new Map<number, number>();
+      const visit = (dir: string) => {
+        for (const name of m.readdir(dir)) {
+          const p = `${dir === '/' ? '' : dir}/${name}`;
+          const s = m.stat(m.resolve(p));
+          if (s.kind === 'dir') visit(p);
+          else if (s.kind === 'file') seen.set(s.ino, s.sizeBytes);
+        }
+      };
+      visit('/');
+      return [...seen.values()].reduce((a, b) => a + b, 0);
+    };
+    fc.assert(
+      fc.property(fc.array(opArb, { maxLength: 40 }), fc.constantFrom('lose-unsynced', 'torn', 'keep-all') as fc.Arbitrary<CrashPolicy>, fc.integer(), (ops, policy, seed) => {
+        const m = new FsModel(() => 0);
+        for (const op of ops) {
+          applyAll(m, [op]);
+          expect(m.liveDataBytes).toBe(walked(m));
+        }
+        m.crash(policy, seed);
+        expect(m.liveDataBytes).toBe(walked(m));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
   it('torn is deterministic by seed', () => {
     fc.assert(
       fc.property(fc.array(opArb, { maxLength: 40 }), fc.integer(), (ops, seed) => {
@@ -405,7 +436,7 @@ describe('FsModel properties', () => {
 describe('tornFile', () => {
   it('persists a write within one sector all or nothing', () => {
     for (let seed = 0; seed < 200; seed++) {
-      const out = tornFile(new GrowBuffer(Buffer.alloc(1024)), [{ type: 'write', offset: 10, data: Buffer.alloc(100, 7) }], new Prng(seed));
+      const out = tornFile(new GrowBuffer(Buffer.alloc(1024)), [{ type: 'write', offset: 10, data: Buffer.alloc(100, 7), seq: 1 }], new Prng(seed));
       const slice = out.read(10, 100);
       expect(slice.every((b) => b === 7) || slice.every((b) => b === 0)).toBe(true);
     }
@@ -414,12 +445,24 @@ describe('tornFile', () => {
   it('can persist a multi-sector write partially, sector by sector', () => {
     const outcomes = new Set<string>();
     for (let seed = 0; seed < 200; seed++) {
-      const out = tornFile(new GrowBuffer(Buffer.alloc(2048)), [{ type: 'write', offset: 0, data: Buffer.alloc(2048, 9) }], new Prng(seed));
+      const out = tornFile(new GrowBuffer(Buffer.alloc(2048)), [{ type: 'write', offset: 0, data: Buffer.alloc(2048, 9), seq: 1 }], new Prng(seed));
       const sectors = [0, 1, 2, 3].map((s) => out.read(s * 512, 512));
       for (const s of sectors) expect(s.every((b) => b === 9) || s.every((b) => b === 0)).toBe(true);
       outcomes.add(sectors.map((s) => (s[0] === 9 ? '1' : '0')).join(''));
     }
     expect(outcomes.size).toBeGreaterThan(3); // full, none and several partial patterns
+  });
+
+  it('counts the writes it kept in part (some sectors, not all)', () => {
+    let partial = 0;
+    for (let seed = 0; seed < 200; seed++) {
+      const stats = { partialWrites: 0 };
+      const out = tornFile(new GrowBuffer(Buffer.alloc(2048)), [{ type: 'write', offset: 0, data: Buffer.alloc(2048, 9), seq: 1 }], new Prng(seed), stats);
+      const kept = [0, 1, 2, 3].filter((s) => out.read(s * 512, 1)[0] === 9).length;
+      expect(stats.partialWrites).toBe(kept > 0 && kept < 4 ? 1 : 0);
+      partial += stats.partialWrites;
+    }
+    expect(partial).toBeGreaterThan(0);
   });
 });
 
@@ -440,5 +483,222 @@ describe('FsModel.fromTree', () => {
     expect(flatten(m.exportTree('durable'))).toEqual(want);
     m.crash('lose-unsynced');
     expect(flatten(m.exportTree('live'))).toEqual(want);
+  });
+});
+
+describe('FsModel attributes: mode, owner, times', () => {
+  const root = { uid: 0, gid: 0 };
+  const user = { uid: 1000, gid: 100 };
+  /** A model with a clock the test moves, and /f (owned by `user`) whose data and name are durable. */
+  function setup() {
+    const clock = { t: 1_000 };
+    const m = new FsModel(() => clock.t, root);
+    const f = m.create('/f', 0o644, user);
+    m.write(f, 0, bytes('data'));
+    m.fsync(f);
+    m.fsync(m.resolve('/'));
+    clock.t = 2_000;
+    return { m, f, clock };
+  }
+
+  it('loses a chmod, chown and utimens that were not fsynced (lose-unsynced)', () => {
+    const { m, f } = setup();
+    const before = m.stat(f);
+    m.chmod(f, 0o600);
+    m.chown(f, 5, 6);
+    m.utimens(f, 10, 20);
+    m.crash('lose-unsynced');
+    expect(m.stat(m.resolve('/f'))).toEqual(before);
+  });
+
+  it('keeps them once the file is fsynced: mode, owner and times are durable', () => {
+    const { m, f } = setup();
+    m.chmod(f, 0o600);
+    m.chown(f, 5, 6);
+    m.utimens(f, 10, 20);
+    const after = m.stat(f);
+    m.fsync(f);
+    m.crash('lose-unsynced');
+    expect(m.stat(m.resolve('/f'))).toEqual(after);
+    expect(after).toMatchObject({ mode: 0o600, uid: 5, gid: 6, atimeMs: 10, mtimeMs: 20, ctimeMs: 2_000 });
+  });
+
+  it('fdatasync saves the bytes and size but not mode, owner or times', () => {
+    const { m, f, clock } = setup();
+    const before = m.stat(f);
+    m.chmod(f, 0o600);
+    clock.t = 3_000;
+    m.write(f, 4, bytes('more'));
+    m.fdatasync(f);
+    m.crash('lose-unsynced');
+    const g = m.resolve('/f');
+    expect(m.read(g, 0, 100).toString()).toBe('datamore');
+    expect(m.stat(g)).toMatchObject({ mode: before.mode, mtimeMs: before.mtimeMs, ctimeMs: before.ctimeMs });
+  });
+
+  it('a directory fsync saves its entries and its own attributes, and those of the symlinks and nodes it names, not of its files', () => {
+    const { m, f } = setup();
+    const d = m.mkdir('/d', 0o755, user);
+    m.fsync(m.resolve('/'));
+    const fifo = m.mknod('/d/p', 'fifo', 0o644, 0, user);
+    const link = m.symlink('p', '/d/l', user);
+    const file = m.create('/d/file', 0o644, user);
+    m.fsync(d);
+    m.chmod(d, 0o700);
+    m.chown(fifo, 7, 7);
+    m.chown(link, 8, 8);
+    m.chown(file, 9, 9);
+    m.chmod(f, 0o600);
+    m.fsync(d);
+    m.crash('lose-unsynced');
+    expect(m.stat(m.resolve('/d')).mode).toBe(0o700);
+    expect(m.stat(m.resolve('/d/p')).uid).toBe(7);
+    expect(m.stat(m.resolve('/d/l')).uid).toBe(8);
+    expect(m.stat(m.resolve('/d/file')).uid).toBe(user.uid); // a file's attributes need its own fsync
+    expect(m.stat(m.resolve('/f')).mode).toBe(0o644);
+  });
+
+  it('keep-all keeps every attribute change', () => {
+    const { m, f } = setup();
+    m.chmod(f, 0o4711);
+    m.chown(f, UNCHANGED_ID, 42);
+    m.utimens(f, 'now', 'omit');
+    const live = m.stat(f);
+    m.crash('keep-all');
+    expect(m.stat(m.resolve('/f'))).toEqual(live);
+  });
+
+  it('torn keeps or drops each inode\'s unsynced attributes, the same way for the same seed, and never mixes them', () => {
+    const outcomes = new Set<string>();
+    for (let seed = 0; seed < 40; seed++) {
+      const runs = [0, 1].map(() => {
+        const { m, f } = setup();
+        m.chmod(f, 0o600);
+        m.chown(f, 5, 6);
+        m.crash('torn', seed);
+        const s = m.stat(m.resolve('/f'));
+        return `${s.mode.toString(8)}/${s.uid}/${s.gid}`;
+      });
+      expect(runs[0]).toBe(runs[1]);
+      expect(['644/1000/100', '600/5/6']).toContain(runs[0]);
+      outcomes.add(runs[0]);
+    }
+    expect(outcomes.size).toBe(2);
+  });
+
+  it('owner of new nodes is the caller; in a setgid directory the group is the directory\'s and subdirectories inherit the bit', () => {
+    const m = new FsModel(() => 0, root);
+    expect(m.stat(ROOT_INO)).toMatchObject({ uid: 0, gid: 0, mode: 0o755, nlink: 2 });
+    const sg = m.mkdir('/sg', 0o2775, { uid: 0, gid: 50 });
+    const sub = m.mkdir('/sg/sub', 0o755, user);
+    const file = m.create('/sg/f', 0o644, user);
+    const plain = m.create('/f', 0o644, user);
+    expect(m.stat(sg)).toMatchObject({ mode: 0o2775, gid: 50 });
+    expect(m.stat(sub)).toMatchObject({ mode: 0o2755, uid: 1000, gid: 50 });
+    expect(m.stat(file)).toMatchObject({ mode: 0o644, uid: 1000, gid: 50 });
+    expect(m.stat(plain)).toMatchObject({ uid: 1000, gid: 100 });
+  });
+
+  it('chown: -1 keeps an id; it clears setuid, and setgid when group-executable, on non-directories only', () => {
+    const m = new FsModel(() => 0, root);
+    const f = m.create('/f', 0o6755, user);
+    const g = m.create('/g', 0o2644, user); // setgid without group exec: mandatory locking, kept
+    const d = m.mkdir('/d', 0o6755, user);
+    m.chown(f, UNCHANGED_ID, 7);
+    m.chown(g, 3, UNCHANGED_ID);
+    m.chown(d, 3, 3);
+    expect(m.stat(f)).toMatchObject({ uid: 1000, gid: 7, mode: 0o755 });
+    expect(m.stat(g)).toMatchObject({ uid: 3, gid: 100, mode: 0o2644 });
+    expect(m.stat(d)).toMatchObject({ uid: 3, gid: 3, mode: 0o6755 });
+    expect(errnoOf(() => m.chown(f, -2, 0))).toBe(EINVAL);
+  });
+
+  it('updates times as POSIX says', () => {
+    const clock = { t: 1 };
+    const m = new FsModel(() => clock.t, root);
+    const at = (t: number) => (clock.t = t);
+    const times = (ino: number) => { const s = m.stat(ino); return [s.atimeMs, s.mtimeMs, s.ctimeMs]; };
+    const f = m.create('/f', 0o644);
+    expect(times(f)).toEqual([1, 1, 1]);
+    expect(times(ROOT_INO)).toEqual([1, 1, 1]);
+    at(2); m.write(f, 0, bytes('x'));
+    expect(times(f)).toEqual([1, 2, 2]);
+    at(3); m.truncate(f, 0);
+    expect(times(f)).toEqual([1, 3, 3]);
+    at(4); m.chmod(f, 0o600);
+    expect(times(f)).toEqual([1, 3, 4]);
+    at(5); m.link('/f', '/g');
+    expect(times(f)).toEqual([1, 3, 5]);
+    expect(times(ROOT_INO)).toEqual([1, 5, 5]);
+    at(6); m.rename('/g', '/h');
+    expect(times(f)).toEqual([1, 3, 6]);
+    at(7); m.unlink('/h');
+    expect(times(f)).toEqual([1, 3, 7]);
+    expect(times(ROOT_INO)).toEqual([1, 7, 7]);
+    at(8); m.utimens(f, 100, 'omit');
+    expect(times(f)).toEqual([100, 3, 8]);
+    at(9); m.utimens(f, 'omit', 'now');
+    expect(times(f)).toEqual([100, 9, 9]);
+    at(10); m.utimens(f, 'omit', 'omit'); // changes nothing, not even ctime
+    expect(times(f)).toEqual([100, 9, 9]);
+    at(11); m.mknod('/p', 'fifo', 0o644, 0);
+    expect(times(ROOT_INO)).toEqual([1, 11, 11]);
+    at(12); m.read(f, 0, 10); // noatime: reads never touch atime
+    expect(times(f)[0]).toBe(100);
+  });
+
+  it('counts links: names of a file, 2 + subdirectories of a directory, also after a crash', () => {
+    const m = new FsModel(() => 0, root);
+    const f = m.create('/f', 0o644);
+    m.link('/f', '/g');
+    const d = m.mkdir('/d', 0o755);
+    m.mkdir('/d/e', 0o755);
+    m.mkdir('/d/e2', 0o755);
+    expect(m.stat(f).nlink).toBe(2);
+    expect(m.stat(m.resolve('/g')).ino).toBe(f);
+    expect(m.stat(d).nlink).toBe(4);
+    expect(m.stat(ROOT_INO).nlink).toBe(3);
+    m.rename('/d/e2', '/e2');
+    expect([m.stat(d).nlink, m.stat(ROOT_INO).nlink]).toEqual([3, 4]);
+    m.rmdir('/e2');
+    m.unlink('/g');
+    expect([m.stat(f).nlink, m.stat(ROOT_INO).nlink]).toEqual([1, 3]);
+    m.fsync(ROOT_INO);
+    m.fsync(d);
+    m.crash('lose-unsynced');
+    expect(m.stat(m.resolve('/d')).nlink).toBe(3);
+    expect(m.stat(ROOT_INO).nlink).toBe(3);
+    expect(m.stat(m.resolve('/f')).nlink).toBe(1);
+  });
+
+  it('fifos, sockets and devices are durable like other entries: their name needs a directory fsync', () => {
+    const m = new FsModel(() => 0, root);
+    m.mknod('/p', 'fifo', 0o644, 0, user);
+    m.mknod('/s', 'socket', 0o755, 0, user);
+    m.mknod('/c', 'chardev', 0o600, 0x103, user);
+    m.mknod('/b', 'blockdev', 0o600, 0x801, user);
+    m.fsync(ROOT_INO);
+    m.mknod('/lost', 'fifo', 0o644, 0, user);
+    m.crash('lose-unsynced');
+    expect(flatten(m.exportTree('live'))).toEqual({ '/b': 'blockdev:2049', '/c': 'chardev:259', '/p': 'fifo:0', '/s': 'socket:0' });
+    expect(m.stat(m.resolve('/c'))).toMatchObject({ kind: 'chardev', rdev: 0x103, uid: 1000, mode: 0o600 });
+    expect(errnoOf(() => m.file(m.resolve('/p')))).toBe(EINVAL);
+    m.link('/p', '/p2');
+    expect(m.stat(m.resolve('/p2')).nlink).toBe(2);
+  });
+
+  it('fromTree and exportTree keep modes, owners and special nodes', () => {
+    const tree: FsTree = {
+      type: 'dir', mode: 0o1777, uid: 0, gid: 0,
+      entries: new Map<string, FsTree>([
+        ['f', { type: 'file', data: bytes('x'), mode: 0o4750, uid: 3, gid: 4 }],
+        ['p', { type: 'fifo', rdev: 0, mode: 0o600, uid: 5, gid: 6 }],
+        ['d', { type: 'dir', entries: new Map(), mode: 0o2700, uid: 7, gid: 8 }],
+      ]),
+    };
+    const m = FsModel.fromTree(tree, () => 0, root);
+    expect(m.exportTree('durable')).toEqual(tree);
+    m.crash('lose-unsynced');
+    expect(m.exportTree('live')).toEqual(tree);
   });
 });

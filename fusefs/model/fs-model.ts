@@ -1,26 +1,50 @@
-// The pure crash model (DESIGN.md section 3): path operations on inodes with live and durable
-// state, and `crash(policy, seed)`. No I/O, no FUSE; failures throw FsError with a negative errno.
+// The pure crash model (docs/design.md, "Crash semantics"): path operations on inodes with live and
+// durable state, and `crash(policy, seed)`. No I/O, no FUSE; failures throw FsError with a negative errno.
 import { GrowBuffer } from './grow-buffer.js';
 import {
   EEXIST, EFBIG, EINVAL, EISDIR, ENAMETOOLONG, ENOENT, ENOTDIR, ENOTEMPTY, EPERM, FsError,
 } from './errno.js';
-import type { DirNode, FileNode, FsTree, JournalOp, Node, SymlinkNode } from './nodes.js';
+import type { DirNode, FileNode, FsTree, JournalOp, Meta, Node, NodeKind, PendingFileOp, SpecialKind, SpecialNode, SymlinkNode } from './nodes.js';
 import { Prng } from './prng.js';
-import { tornFile, tornJournalPrefix } from './torn.js';
+import { chosenFile, tornFile, tornJournalPrefix, type TornStats } from './torn.js';
 import type { CrashPolicy } from '../protocol.js';
+import type { DataOutcome } from '../crash-states.js';
 
 export const ROOT_INO = 1;
 const MAX_FILE_BYTES = 2 ** 34; // 16 GiB: beyond this a write is a bug in the workload, not a test
 const MAX_NAME_BYTES = 255;
 
+const S_ISUID = 0o4000;
+const S_ISGID = 0o2000;
+const S_IXGRP = 0o0010;
+/** chown's "leave unchanged" (-1, as the kernel passes it: an unsigned 32-bit all-ones). */
+export const UNCHANGED_ID = -1;
+
+export interface Owner {
+  uid: number;
+  gid: number;
+}
+
+/** One time in utimens: milliseconds, the current time, or left as it is. */
+export type TimeSet = number | 'now' | 'omit';
+
 export interface NodeStat {
   ino: number;
-  kind: Node['kind'];
-  mode: number; // permission bits
+  kind: NodeKind;
+  mode: number; // permission bits with setuid, setgid and sticky
+  uid: number;
+  gid: number;
   sizeBytes: number;
   nlink: number;
+  rdev: number;
+  atimeMs: number;
   mtimeMs: number;
   ctimeMs: number;
+}
+
+/** Whoever runs this process: the owner of the root directory and of new nodes by default, and the daemon's own identity. */
+export function processOwner(): Owner {
+  return { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
 }
 
 export class FsModel {
@@ -28,9 +52,15 @@ export class FsModel {
   private nextIno = ROOT_INO + 1;
   /** Unsynced directory operations in the order they happened (for `torn`). */
   private journal: JournalOp[] = [];
+  /** Numbers file changes across all files (PendingFileOp.seq). */
+  private changeSeq = 0;
+  /** The live size of every file that has a name, summed: kept up to date by each change, never walked for. */
+  private namedBytes = 0;
 
-  constructor(private readonly now: () => number = Date.now) {
-    this.nodes.set(ROOT_INO, this.newDir(ROOT_INO, 0o755));
+  constructor(private now: () => number = Date.now, private readonly defaultOwner: Owner = processOwner()) {
+    const t = now();
+    const meta: Meta = { mode: 0o755, uid: defaultOwner.uid, gid: defaultOwner.gid, atimeMs: t, mtimeMs: t, ctimeMs: t };
+    this.nodes.set(ROOT_INO, this.newDir(ROOT_INO, meta));
   }
 
   // ---- lookup ----
@@ -62,9 +92,20 @@ export class FsModel {
 
   stat(ino: number): NodeStat {
     const n = this.node(ino);
-    const sizeBytes = n.kind === 'file' ? n.live.size : n.kind === 'dir' ? 4096 : Buffer.byteLength(n.target);
-    const nlink = n.kind === 'dir' ? 2 : n.nlink;
-    return { ino, kind: n.kind, mode: n.mode, sizeBytes, nlink, mtimeMs: n.mtimeMs, ctimeMs: n.ctimeMs };
+    let sizeBytes = 0;
+    let nlink = n.nlink;
+    let rdev = 0;
+    if (n.kind === 'file') sizeBytes = n.live.size;
+    else if (n.kind === 'dir') {
+      sizeBytes = 4096;
+      // Its name and its own "." while named (the root always is), plus each subdirectory's "..".
+      nlink = n.nlink > 0 || ino === ROOT_INO ? 2 + n.subdirs : 0;
+    } else if (n.kind === 'symlink') sizeBytes = Buffer.byteLength(n.target);
+    else rdev = n.rdev;
+    return {
+      ino, kind: n.kind, mode: n.mode, uid: n.uid, gid: n.gid, sizeBytes, nlink, rdev,
+      atimeMs: n.atimeMs, mtimeMs: n.mtimeMs, ctimeMs: n.ctimeMs,
+    };
   }
 
   readdir(path: string): string[] {
@@ -78,35 +119,44 @@ export class FsModel {
   }
 
   // ---- directory operations: change only live maps (and the journal) ----
+  // New nodes belong to `owner` (the caller); in a setgid directory they take its group, and new
+  // directories inherit the setgid bit (as ext4 does without the grpid mount option).
 
-  create(path: string, mode: number): number {
+  create(path: string, mode: number, owner: Owner = this.defaultOwner): number {
+    return this.createFile(path, mode, owner);
+  }
+
+  mkdir(path: string, mode: number, owner: Owner = this.defaultOwner): number {
     const { dir, name } = this.parentForNew(path);
     const ino = this.nextIno++;
     const t = this.now();
-    const node: FileNode = {
-      kind: 'file', ino, mode: mode & 0o7777, mtimeMs: t, ctimeMs: t, nlink: 0,
-      live: new GrowBuffer(), durable: new GrowBuffer(), pending: [],
-    };
-    this.nodes.set(ino, node);
-    this.setEntries([{ dir, name, ino }]);
+    this.nodes.set(ino, this.newDir(ino, this.newMeta(dir, mode, owner, true, t)));
+    this.setEntries([{ dir, name, ino }], t, ino);
     return ino;
   }
 
-  mkdir(path: string, mode: number): number {
-    const { dir, name } = this.parentForNew(path);
-    const ino = this.nextIno++;
-    this.nodes.set(ino, this.newDir(ino, mode & 0o7777));
-    this.setEntries([{ dir, name, ino }]);
-    return ino;
-  }
-
-  symlink(target: string, path: string): number {
+  symlink(target: string, path: string, owner: Owner = this.defaultOwner): number {
     const { dir, name } = this.parentForNew(path);
     const ino = this.nextIno++;
     const t = this.now();
-    const node: SymlinkNode = { kind: 'symlink', ino, mode: 0o777, mtimeMs: t, ctimeMs: t, nlink: 0, target };
+    const meta = this.newMeta(dir, 0o777, owner, false, t);
+    const node: SymlinkNode = { kind: 'symlink', ino, nlink: 0, ...meta, durableMeta: { ...meta }, metaDirty: false, target };
     this.nodes.set(ino, node);
-    this.setEntries([{ dir, name, ino }]);
+    this.setEntries([{ dir, name, ino }], t, ino);
+    return ino;
+  }
+
+  /** A fifo, socket or device node (`rdev` is kept for devices only); 'file' creates a regular file. */
+  mknod(path: string, kind: SpecialKind | 'file', mode: number, rdev: number, owner: Owner = this.defaultOwner): number {
+    if (kind === 'file') return this.createFile(path, mode, owner);
+    const { dir, name } = this.parentForNew(path);
+    const ino = this.nextIno++;
+    const t = this.now();
+    const meta = this.newMeta(dir, mode, owner, false, t);
+    const device = kind === 'chardev' || kind === 'blockdev';
+    const node: SpecialNode = { kind, ino, nlink: 0, ...meta, durableMeta: { ...meta }, metaDirty: false, rdev: device ? rdev : 0 };
+    this.nodes.set(ino, node);
+    this.setEntries([{ dir, name, ino }], t, ino);
     return ino;
   }
 
@@ -114,13 +164,13 @@ export class FsModel {
     const ino = this.resolve(existing);
     if (this.node(ino).kind === 'dir') throw new FsError(EPERM, `${existing}: cannot hard-link a directory`);
     const { dir, name } = this.parentForNew(newPath);
-    this.setEntries([{ dir, name, ino }]);
+    this.setEntries([{ dir, name, ino }], this.now());
   }
 
   unlink(path: string): void {
     const { dir, name, ino } = this.entry(path);
     if (this.node(ino).kind === 'dir') throw new FsError(EISDIR, `${path}: is a directory (use rmdir)`);
-    this.setEntries([{ dir, name, ino: null }]);
+    this.setEntries([{ dir, name, ino: null }], this.now());
   }
 
   rmdir(path: string): void {
@@ -128,7 +178,7 @@ export class FsModel {
     const n = this.node(ino);
     if (n.kind !== 'dir') throw new FsError(ENOTDIR, `${path}: not a directory`);
     if (n.live.size > 0) throw new FsError(ENOTEMPTY, `${path}: directory not empty`);
-    this.setEntries([{ dir, name, ino: null }]);
+    this.setEntries([{ dir, name, ino: null }], this.now());
   }
 
   rename(from: string, to: string): void {
@@ -149,18 +199,25 @@ export class FsModel {
     this.setEntries([
       { dir: src.dir, name: src.name, ino: null },
       { dir: dstDir, name: dstName, ino: src.ino },
-    ]);
+    ], this.now());
   }
 
   // ---- file data: changes only live state ----
 
+  /**
+   * Writes `data` at `offset` of the live file. `data` is kept by reference (in the pending writes,
+   * in the file's chunks, in a recording): the caller hands over a buffer it never changes again.
+   */
   write(ino: number, offset: number, data: Uint8Array): number {
     const f = this.file(ino);
     if (offset + data.length > MAX_FILE_BYTES) throw new FsError(EFBIG, `write beyond ${MAX_FILE_BYTES} bytes`);
-    const copy = Buffer.from(data); // the caller's buffer may be reused or detached
-    f.live.write(offset, copy);
-    f.pending.push({ type: 'write', offset, data: copy });
-    f.mtimeMs = this.now();
+    const kept = Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.length);
+    const before = f.live.size;
+    f.live.write(offset, kept);
+    if (f.nlink > 0) this.namedBytes += f.live.size - before;
+    f.pending.push({ type: 'write', offset, data: kept, seq: ++this.changeSeq });
+    f.mtimeMs = f.ctimeMs = this.now();
+    f.metaDirty = true;
     return data.length;
   }
 
@@ -172,82 +229,207 @@ export class FsModel {
   matchesDurable(ino: number, offsetBytes: number): boolean {
     const f = this.file(ino);
     if (offsetBytes >= f.live.size || offsetBytes >= f.durable.size) return false;
-    return f.live.read(offsetBytes, 1)[0] === f.durable.read(offsetBytes, 1)[0];
+    return f.live.byteAt(offsetBytes) === f.durable.byteAt(offsetBytes);
   }
 
   truncate(ino: number, sizeBytes: number): void {
     const f = this.file(ino);
     if (sizeBytes < 0) throw new FsError(EINVAL, `truncate to negative size ${sizeBytes}`);
     if (sizeBytes > MAX_FILE_BYTES) throw new FsError(EFBIG, `truncate beyond ${MAX_FILE_BYTES} bytes`);
+    if (f.nlink > 0) this.namedBytes += sizeBytes - f.live.size;
     f.live.resize(sizeBytes);
-    f.pending.push({ type: 'truncate', sizeBytes });
-    f.mtimeMs = this.now();
+    f.pending.push({ type: 'truncate', sizeBytes, seq: ++this.changeSeq });
+    f.mtimeMs = f.ctimeMs = this.now();
+    f.metaDirty = true;
   }
+
+  // ---- attributes: change only live metadata (permission checks are the kernel's, default_permissions) ----
 
   chmod(ino: number, mode: number): void {
     const n = this.node(ino);
     n.mode = mode & 0o7777;
     n.ctimeMs = this.now();
+    n.metaDirty = true;
   }
 
-  utimens(ino: number, mtimeMs: number): void {
-    this.node(ino).mtimeMs = mtimeMs;
+  /** `UNCHANGED_ID` keeps that id. Like Linux, clears setuid (and setgid where group-executable) on non-directories. */
+  chown(ino: number, uid: number, gid: number): void {
+    const n = this.node(ino);
+    if (!Number.isInteger(uid) || uid < UNCHANGED_ID || uid > 0xfffffffe) throw new FsError(EINVAL, `chown: bad uid ${uid}`);
+    if (!Number.isInteger(gid) || gid < UNCHANGED_ID || gid > 0xfffffffe) throw new FsError(EINVAL, `chown: bad gid ${gid}`);
+    if (uid !== UNCHANGED_ID) n.uid = uid;
+    if (gid !== UNCHANGED_ID) n.gid = gid;
+    if (n.kind !== 'dir') {
+      n.mode &= ~S_ISUID;
+      if (n.mode & S_IXGRP) n.mode &= ~S_ISGID;
+    }
+    n.ctimeMs = this.now();
+    n.metaDirty = true;
+  }
+
+  utimens(ino: number, atime: TimeSet, mtime: TimeSet): void {
+    const n = this.node(ino);
+    if (atime === 'omit' && mtime === 'omit') return; // utimensat changes nothing, not even ctime
+    const t = this.now();
+    if (atime !== 'omit') n.atimeMs = atime === 'now' ? t : checkTime(atime);
+    if (mtime !== 'omit') n.mtimeMs = mtime === 'now' ? t : checkTime(mtime);
+    n.ctimeMs = t;
+    n.metaDirty = true;
   }
 
   // ---- durability ----
 
-  /** fsync/fdatasync of a file: durable bytes and size := live. Of a directory: durable map := live. */
+  /**
+   * fsync. Of a file: durable bytes, size and attributes := live. Of a directory: its entries and
+   * its attributes, and the attributes of the symlinks, fifos, sockets and devices it names (they
+   * cannot be opened for an fsync of their own).
+   */
   fsync(ino: number): void {
-    const n = this.node(ino);
-    if (n.kind === 'dir') {
-      n.durable = new Map(n.live);
-      this.journal = this.journal
-        .map((op) => ({ changes: op.changes.filter((c) => c.dir !== ino) }))
-        .filter((op) => op.changes.length > 0);
-      return;
-    }
-    if (n.kind !== 'file') return;
-    // Bytes untouched since the last fsync already equal live, except where a truncate cut them.
-    let cutBytes = Infinity;
-    for (const p of n.pending) if (p.type === 'truncate') cutBytes = Math.min(cutBytes, p.sizeBytes);
-    if (cutBytes < n.durable.size) n.durable.resize(cutBytes);
-    n.durable.resize(n.live.size);
-    for (const p of n.pending) if (p.type === 'write') n.durable.copyRangeFrom(n.live, p.offset, p.offset + p.data.length);
-    n.pending = [];
+    this.syncNode(this.node(ino));
+  }
+
+  /** fdatasync: the bytes and size of a file (the entries of a directory), not mode, owner or times. */
+  fdatasync(ino: number): void {
+    this.syncContent(this.node(ino));
   }
 
   /** A failed fsync (ext4): the unsynced changes can no longer become durable, yet stay visible live. */
   dropUnsynced(ino: number): void {
     const n = this.node(ino);
-    if (n.kind === 'file') n.pending = [];
+    if (n.kind === 'file' && n.pending.length > 0) {
+      n.pending = [];
+      n.dropped = true;
+    }
   }
 
-  /** Power cut: live := durable under `policy`; inodes unreachable from the durable root are gone. */
-  crash(policy: CrashPolicy, seed = 0): void {
+  /**
+   * Power cut: live := durable under `policy`; inodes unreachable from the durable root are gone.
+   * Returns how many writes the torn policy kept only in part.
+   */
+  crash(policy: CrashPolicy, seed = 0): TornStats {
+    const stats: TornStats = { partialWrites: 0 };
     if (policy === 'keep-all') {
       this.journal = [];
-      for (const n of this.nodes.values()) this.fsync(n.ino);
+      for (const n of this.nodes.values()) this.syncNode(n);
     } else if (policy === 'torn') {
       const prng = new Prng(seed);
-      for (const c of tornJournalPrefix(this.journal, prng)) {
-        const dir = this.nodes.get(c.dir);
-        if (dir?.kind !== 'dir') continue;
-        if (c.ino === null) dir.durable.delete(c.name);
-        else dir.durable.set(c.name, c.ino);
-      }
-      const inos = [...this.nodes.keys()].sort((a, b) => a - b);
+      this.persistJournalPrefix(tornJournalPrefix(this.journal, prng));
+      const inos = this.sortedInos();
       for (const ino of inos) {
         const n = this.nodes.get(ino)!;
-        if (n.kind === 'file') n.durable = tornFile(n.durable, n.pending, prng);
+        if (n.kind === 'file') n.durable = tornFile(n.durable, n.pending, prng, stats);
+      }
+      // Drawn after every data decision, so a seed tears the data exactly as it did before
+      // attributes were modelled. Each inode keeps or loses its unsynced attributes as a whole.
+      for (const ino of inos) {
+        const n = this.nodes.get(ino)!;
+        if (n.metaDirty && prng.coin()) syncMeta(n);
       }
     } else if (policy !== 'lose-unsynced') {
       throw new Error(`crash: unknown policy '${String(policy)}'`);
     }
+    this.goBackToDurable();
+    return stats;
+  }
+
+  /**
+   * A torn power cut with its choices spelled out (exhaustive mode): the first `dirPrefix` unsynced
+   * directory operations persist, and the unsynced file changes (numbered 1.. across files in the
+   * order they happened) persist as `data` says; unsynced attributes persist only when every change does.
+   */
+  crashWith(dirPrefix: number, data: DataOutcome): TornStats {
+    const stats: TornStats = { partialWrites: 0 };
+    const { dirOps, fileChanges } = this.unsyncedCounts();
+    if (!Number.isInteger(dirPrefix) || dirPrefix < 0 || dirPrefix > dirOps) throw new Error(`crashWith: dirPrefix ${dirPrefix} is not in 0..${dirOps}`);
+    this.persistJournalPrefix(dirPrefix);
+    const inos = this.sortedInos();
+    if (data.kind === 'sectors') {
+      const prng = new Prng(data.seed);
+      for (const ino of inos) {
+        const n = this.nodes.get(ino)!;
+        if (n.kind === 'file') n.durable = tornFile(n.durable, n.pending, prng, stats);
+      }
+    } else {
+      // Change numbers 1..fileChanges in the order the changes happened.
+      const order = new Map<number, number>();
+      [...this.nodes.values()].flatMap((n) => (n.kind === 'file' ? n.pending : [])).sort((a, b) => a.seq - b.seq).forEach((op, i) => order.set(op.seq, i + 1));
+      if ((data.kind === 'only' || data.kind === 'except') && !(data.write >= 1 && data.write <= fileChanges)) {
+        throw new Error(`crashWith: write ${data.write} is not in 1..${fileChanges}`);
+      }
+      const keep = (op: PendingFileOp): boolean => {
+        const k = order.get(op.seq)!;
+        return data.kind === 'all' || (data.kind === 'only' && k === data.write) || (data.kind === 'except' && k !== data.write);
+      };
+      for (const ino of inos) {
+        const n = this.nodes.get(ino)!;
+        if (n.kind === 'file') n.durable = chosenFile(n.durable, n.pending, keep);
+      }
+      if (data.kind === 'all') for (const n of this.nodes.values()) syncMeta(n);
+    }
+    this.goBackToDurable();
+    return stats;
+  }
+
+  /** Where times come from from now on (a replayed model reads recorded times, then the real clock). */
+  setClock(now: () => number): void {
+    this.now = now;
+  }
+
+  /**
+   * Bytes in live files that have a name: what a disk holds (the daemon's --max-data-bytes bounds
+   * it). Overwrites within a file's size add nothing; unlinking a file's last name and truncating free.
+   * A file open after its last name is gone is not counted (the model cannot see handles).
+   */
+  get liveDataBytes(): number {
+    return this.namedBytes;
+  }
+
+  /** What a torn cut now can keep or drop: unsynced directory operations and unsynced file changes. */
+  unsyncedCounts(): { dirOps: number; fileChanges: number } {
+    let fileChanges = 0;
+    for (const n of this.nodes.values()) if (n.kind === 'file') fileChanges += n.pending.length;
+    return { dirOps: this.journal.length, fileChanges };
+  }
+
+  /** An independent copy (exhaustive mode branches crash states off one replayed run). */
+  clone(): FsModel {
+    const m = Object.create(FsModel.prototype) as FsModel;
+    const nodes = new Map<number, Node>();
+    for (const [ino, n] of this.nodes) {
+      const meta = { ...n, durableMeta: { ...n.durableMeta } };
+      if (n.kind === 'file') nodes.set(ino, { ...meta, kind: 'file', live: n.live.clone(), durable: n.durable.clone(), pending: [...n.pending] } as FileNode);
+      else if (n.kind === 'dir') nodes.set(ino, { ...meta, kind: 'dir', live: new Map(n.live), durable: new Map(n.durable) } as DirNode);
+      else nodes.set(ino, meta as Node);
+    }
+    Object.assign(m, { ...this, nodes, journal: this.journal.map((op) => ({ changes: [...op.changes] })) });
+    return m;
+  }
+
+  private sortedInos(): number[] {
+    return [...this.nodes.keys()].sort((a, b) => a - b);
+  }
+
+  private persistJournalPrefix(count: number): void {
+    for (const c of this.journal.slice(0, count).flatMap((op) => op.changes)) {
+      const dir = this.nodes.get(c.dir);
+      if (dir?.kind !== 'dir') continue;
+      if (c.ino === null) dir.durable.delete(c.name);
+      else dir.durable.set(c.name, c.ino);
+    }
+  }
+
+  /** The end of every power cut: live := durable, nothing unsynced left, unreachable inodes gone. */
+  private goBackToDurable(): void {
     this.journal = [];
     for (const n of this.nodes.values()) {
+      if (n.metaDirty) {
+        Object.assign(n, n.durableMeta);
+        n.metaDirty = false;
+      }
       if (n.kind === 'file') {
         n.live = n.durable.clone();
         n.pending = [];
+        n.dropped = false;
       } else if (n.kind === 'dir') {
         n.live = new Map(n.durable);
       }
@@ -260,8 +442,11 @@ export class FsModel {
     const onPath = new Set<number>();
     const visit = (ino: number): FsTree => {
       const n = this.node(ino);
-      if (n.kind === 'symlink') return { type: 'symlink', target: n.target };
-      if (n.kind === 'file') return { type: 'file', data: (state === 'live' ? n.live : n.durable).toBuffer(), mode: n.mode };
+      const m = state === 'live' ? n : n.durableMeta;
+      const meta = { mode: m.mode, uid: m.uid, gid: m.gid };
+      if (n.kind === 'symlink') return { type: 'symlink', target: n.target, ...meta };
+      if (n.kind === 'file') return { type: 'file', data: (state === 'live' ? n.live : n.durable).toBuffer(), ...meta };
+      if (n.kind !== 'dir') return { type: n.kind, rdev: n.rdev, ...meta };
       const map = state === 'live' ? n.live : n.durable;
       const entries = new Map<string, FsTree>();
       onPath.add(ino);
@@ -270,27 +455,37 @@ export class FsModel {
         if (!onPath.has(child)) entries.set(name, visit(child));
       }
       onPath.delete(ino);
-      return { type: 'dir', entries, mode: n.mode };
+      return { type: 'dir', entries, ...meta };
     };
     return visit(ROOT_INO);
   }
 
   /** A model whose live and durable state are both `tree` (hard links are not preserved). */
-  static fromTree(tree: FsTree, now?: () => number): FsModel {
+  static fromTree(tree: FsTree, now?: () => number, defaultOwner?: Owner): FsModel {
     if (tree.type !== 'dir') throw new Error('FsModel.fromTree: the root of an image must be a directory');
-    const m = new FsModel(now);
+    const m = new FsModel(now, defaultOwner);
+    const setMeta = (ino: number, t: FsTree, defaultMode: number) => {
+      // chown first: it clears setuid/setgid, which the image's mode may hold.
+      m.chown(ino, t.uid ?? UNCHANGED_ID, t.gid ?? UNCHANGED_ID);
+      if (t.type !== 'symlink') m.chmod(ino, t.mode ?? defaultMode);
+    };
     const fill = (dirPath: string, t: Extract<FsTree, { type: 'dir' }>) => {
       for (const [name, child] of t.entries) {
         const path = `${dirPath}/${name}`;
+        let ino: number;
         if (child.type === 'dir') {
-          m.mkdir(path, child.mode ?? 0o755);
+          ino = m.mkdir(path, 0o755);
           fill(path, child);
-        } else if (child.type === 'symlink') m.symlink(child.target, path);
-        else m.write(m.create(path, child.mode ?? 0o644), 0, child.data);
+        } else if (child.type === 'symlink') ino = m.symlink(child.target, path);
+        else if (child.type === 'file') {
+          ino = m.create(path, 0o644);
+          m.write(ino, 0, child.data);
+        } else ino = m.mknod(path, child.type, 0o644, child.rdev);
+        setMeta(ino, child, child.type === 'dir' ? 0o755 : 0o644);
       }
     };
-    m.node(ROOT_INO).mode = tree.mode ?? 0o755;
     fill('', tree);
+    setMeta(ROOT_INO, tree, 0o755);
     m.crash('keep-all');
     return m;
   }
@@ -301,10 +496,71 @@ export class FsModel {
   }
 
   // ---- internals ----
+  // The public changing methods never call one another (a recording model records each public call
+  // it gets, so a nested one would be recorded twice): they share these private helpers instead.
 
-  private newDir(ino: number, mode: number): DirNode {
+  private createFile(path: string, mode: number, owner: Owner): number {
+    const { dir, name } = this.parentForNew(path);
+    const ino = this.nextIno++;
     const t = this.now();
-    return { kind: 'dir', ino, mode, mtimeMs: t, ctimeMs: t, nlink: 0, live: new Map(), durable: new Map() };
+    const meta = this.newMeta(dir, mode, owner, false, t);
+    const node: FileNode = {
+      kind: 'file', ino, nlink: 0, ...meta, durableMeta: { ...meta }, metaDirty: false,
+      live: new GrowBuffer(), durable: new GrowBuffer(), pending: [], dropped: false,
+    };
+    this.nodes.set(ino, node);
+    this.setEntries([{ dir, name, ino }], t, ino);
+    return ino;
+  }
+
+  /** fsync of one inode (see fsync). */
+  private syncNode(n: Node): void {
+    this.syncContent(n);
+    syncMeta(n);
+    if (n.kind !== 'dir') return;
+    for (const child of n.live.values()) {
+      const c = this.node(child);
+      if (c.kind !== 'file' && c.kind !== 'dir') syncMeta(c);
+    }
+  }
+
+  private newDir(ino: number, meta: Meta): DirNode {
+    return { kind: 'dir', ino, nlink: 0, ...meta, durableMeta: { ...meta }, metaDirty: false, live: new Map(), durable: new Map(), subdirs: 0 };
+  }
+
+  private newMeta(dir: number, mode: number, owner: Owner, isDir: boolean, t: number): Meta {
+    const parent = this.node(dir);
+    const inherit = (parent.mode & S_ISGID) !== 0;
+    let bits = mode & 0o7777;
+    if (inherit && isDir) bits |= S_ISGID;
+    return { mode: bits, uid: owner.uid, gid: inherit ? parent.gid : owner.gid, atimeMs: t, mtimeMs: t, ctimeMs: t };
+  }
+
+  /** Durable content := live: file bytes and size, or directory entries. */
+  private syncContent(n: Node): void {
+    if (n.kind === 'dir') {
+      n.durable = new Map(n.live);
+      const ino = n.ino;
+      this.journal = this.journal
+        .map((op) => ({ changes: op.changes.filter((c) => c.dir !== ino) }))
+        .filter((op) => op.changes.length > 0);
+      return;
+    }
+    if (n.kind !== 'file') return;
+    if (!n.dropped) {
+      // Live is durable plus the pending changes, so durable := live (chunks shared, nothing copied).
+      n.durable = n.live.clone();
+      n.pending = [];
+      return;
+    }
+    // After a failed fsync live also holds changes that can never become durable: only the pending
+    // ones are saved. Bytes untouched since the last fsync already equal live, except where a truncate cut them.
+    let cutBytes = Infinity;
+    for (const p of n.pending) if (p.type === 'truncate') cutBytes = Math.min(cutBytes, p.sizeBytes);
+    if (cutBytes < n.durable.size) n.durable.resize(cutBytes);
+    n.durable.resize(n.live.size);
+    for (const p of n.pending) if (p.type === 'write') n.durable.copyRangeFrom(n.live, p.offset, p.offset + p.data.length);
+    n.pending = [];
   }
 
   private dirAt(path: string): DirNode {
@@ -345,26 +601,43 @@ export class FsModel {
     return false;
   }
 
-  /** Applies one directory operation to live maps, keeps link counts, and journals it. */
-  private setEntries(changes: { dir: number; name: string; ino: number | null }[]): void {
-    const t = this.now();
+  /**
+   * Applies one directory operation to live maps at time `t`, and journals it. Keeps link and
+   * subdirectory counts; the directories changed get new mtime and ctime, and every inode gaining or
+   * losing a name a new ctime, except `created`, whose attributes at creation are its durable ones.
+   */
+  private setEntries(changes: { dir: number; name: string; ino: number | null }[], t: number, created = 0): void {
     for (const c of changes) {
       const dir = this.node(c.dir) as DirNode;
       const old = dir.live.get(c.name);
-      if (old !== undefined) this.node(old).nlink--;
+      if (old !== undefined) {
+        const o = this.node(old);
+        o.nlink--;
+        if (o.kind === 'file' && o.nlink === 0) this.namedBytes -= o.live.size;
+        o.ctimeMs = t;
+        o.metaDirty = true;
+        if (o.kind === 'dir') dir.subdirs--;
+      }
       if (c.ino === null) dir.live.delete(c.name);
       else {
         dir.live.set(c.name, c.ino);
         const child = this.node(c.ino);
         child.nlink++;
-        child.ctimeMs = t;
+        if (child.kind === 'file' && child.nlink === 1) this.namedBytes += child.live.size;
+        if (c.ino !== created) {
+          child.ctimeMs = t;
+          child.metaDirty = true;
+        }
+        if (child.kind === 'dir') dir.subdirs++;
       }
-      dir.mtimeMs = t;
+      dir.mtimeMs = dir.ctimeMs = t;
+      dir.metaDirty = true;
+      if (dir.subdirs < 0 || (old !== undefined && this.node(old).nlink < 0)) throw new Error('invariant: negative link count');
     }
     this.journal.push({ changes });
   }
 
-  /** Drops inodes unreachable from the root and recomputes link counts. */
+  /** Drops inodes unreachable from the root and recomputes link and subdirectory counts, and the named files' bytes. */
   private collect(): void {
     const reachable = new Set<number>();
     const walk = (ino: number) => {
@@ -377,8 +650,30 @@ export class FsModel {
     };
     walk(ROOT_INO);
     for (const ino of [...this.nodes.keys()]) if (!reachable.has(ino)) this.nodes.delete(ino);
-    for (const n of this.nodes.values()) if (n.kind === 'dir') for (const c of n.live.values()) this.nodes.get(c)!.nlink++;
+    for (const n of this.nodes.values()) {
+      if (n.kind !== 'dir') continue;
+      n.subdirs = 0;
+      for (const c of n.live.values()) {
+        const child = this.nodes.get(c)!;
+        child.nlink++;
+        if (child.kind === 'dir') n.subdirs++;
+      }
+    }
+    this.namedBytes = 0;
+    for (const n of this.nodes.values()) if (n.kind === 'file' && n.nlink > 0) this.namedBytes += n.live.size;
   }
+}
+
+/** Durable attributes := live (allocates only when something changed). */
+function syncMeta(n: Node): void {
+  if (!n.metaDirty) return;
+  n.durableMeta = { mode: n.mode, uid: n.uid, gid: n.gid, atimeMs: n.atimeMs, mtimeMs: n.mtimeMs, ctimeMs: n.ctimeMs };
+  n.metaDirty = false;
+}
+
+function checkTime(ms: number): number {
+  if (!Number.isFinite(ms) || ms < 0) throw new FsError(EINVAL, `utimens: time ${ms} ms is not representable`);
+  return ms;
 }
 
 function splitPath(path: string): string[] {

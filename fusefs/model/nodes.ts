@@ -1,19 +1,33 @@
 // Inode shapes of the crash model: each carries a live state (what running processes see) and a
-// durable state (what survives a power cut). DESIGN.md section 3.
+// durable state (what survives a power cut). docs/design.md, "Crash semantics".
 import { GrowBuffer } from './grow-buffer.js';
 
-/** A change to a file since its last fsync, in order; kept so `torn` can persist a random part. */
+/**
+ * A change to a file since its last fsync, in order; kept so `torn` can persist a part of it.
+ * `seq` numbers the changes of all files in the order they happened (exhaustive mode names them).
+ */
 export type PendingFileOp =
-  | { type: 'write'; offset: number; data: Buffer }
-  | { type: 'truncate'; sizeBytes: number };
+  | { type: 'write'; offset: number; data: Buffer; seq: number }
+  | { type: 'truncate'; sizeBytes: number; seq: number };
 
-interface NodeBase {
-  ino: number;
-  mode: number; // permission bits only
+/** An inode's attributes other than its content and names: what chmod, chown and utimens change. */
+export interface Meta {
+  mode: number; // permission bits with setuid, setgid and sticky (no type bits)
+  uid: number;
+  gid: number;
+  atimeMs: number;
   mtimeMs: number;
   ctimeMs: number;
+}
+
+interface NodeBase extends Meta {
+  ino: number;
   /** Live hard-link count (directory entries naming this inode in live maps). */
   nlink: number;
+  /** The attributes a power cut goes back to: those at creation or at the last fsync that saved them. */
+  durableMeta: Meta;
+  /** True once a live attribute may differ from `durableMeta` (cheaper than comparing on every write). */
+  metaDirty: boolean;
 }
 
 export interface FileNode extends NodeBase {
@@ -21,12 +35,19 @@ export interface FileNode extends NodeBase {
   live: GrowBuffer;
   durable: GrowBuffer;
   pending: PendingFileOp[];
+  /**
+   * True after a failed fsync dropped pending changes that live still shows (they can no longer
+   * become durable): live then differs from durable outside the pending changes. Until the next power cut.
+   */
+  dropped: boolean;
 }
 
 export interface DirNode extends NodeBase {
   kind: 'dir';
   live: Map<string, number>;
   durable: Map<string, number>;
+  /** Live entries that are directories: st_nlink is 2 + this (kept, not counted on every stat). */
+  subdirs: number;
 }
 
 export interface SymlinkNode extends NodeBase {
@@ -34,7 +55,17 @@ export interface SymlinkNode extends NodeBase {
   target: string; // immutable: a symlink's content is durable once its entry is
 }
 
-export type Node = FileNode | DirNode | SymlinkNode;
+/** Kinds made by mknod (and bind, for sockets) that have no content of their own. */
+export const SPECIAL_KINDS = ['fifo', 'socket', 'chardev', 'blockdev'] as const;
+export type SpecialKind = (typeof SPECIAL_KINDS)[number];
+
+export interface SpecialNode extends NodeBase {
+  kind: SpecialKind;
+  rdev: number; // device number for chardev/blockdev, 0 otherwise
+}
+
+export type Node = FileNode | DirNode | SymlinkNode | SpecialNode;
+export type NodeKind = Node['kind'];
 
 /** One unsynced directory-entry change: `dir[name] := ino` (null = removed). */
 export interface DirChange {
@@ -48,8 +79,16 @@ export interface JournalOp {
   changes: DirChange[];
 }
 
+/** Owner and mode of a tree node; absent fields take the loader's defaults. */
+export interface TreeMeta {
+  mode?: number;
+  uid?: number;
+  gid?: number;
+}
+
 /** A filesystem tree as plain data: what `image` writes and `--image` loads. */
 export type FsTree =
-  | { type: 'dir'; entries: Map<string, FsTree>; mode?: number }
-  | { type: 'file'; data: Buffer; mode?: number }
-  | { type: 'symlink'; target: string };
+  | ({ type: 'dir'; entries: Map<string, FsTree> } & TreeMeta)
+  | ({ type: 'file'; data: Buffer } & TreeMeta)
+  | ({ type: 'symlink'; target: string } & TreeMeta)
+  | ({ type: SpecialKind; rdev: number } & TreeMeta);

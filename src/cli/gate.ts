@@ -1,39 +1,67 @@
-// powercut gate [--time-budget SECONDS] [--seed N] [--junit FILE] [--variant V] [--artifacts DIR]
+// powercut gate: every scenario of the target, then its property suites for a time budget (options: the help text below).
 import path from 'node:path';
 import { randomInt } from 'node:crypto';
-import { parseCommandArgs, usageFail, type Command } from './usage.js';
-import { VARIANT_NAMES } from '../../properties/variants/index.js';
-import { SCENARIOS } from '../../scenarios/index.js';
-import { runGate } from '../gate/gate.js';
-import { gateSuites } from '../gate/suites.js';
+import { parseCommandArgs, parseSettingsOption, usageFail, type Command } from './usage.js';
+import { ARTIFACTS_ENV, defaultArtifactRoot, DEFAULT_ARTIFACTS_DIR } from '../harness/artifacts.js';
+import { assertFuseAvailable } from '../../fusefs/fuse-requirements.js';
+import { DEFAULT_STATE_CAPS, type StateCaps } from '../../fusefs/crash-states.js';
+import { runGate, scenariosOf } from '../gate/gate.js';
+import { writeGateReport } from '../report/index.js';
+import { DEFAULT_GATE_MODE, GATE_MODES, gateSuites, type GateMode } from '../gate/suites.js';
+import { checkVariant, DEFAULT_TARGET, resolveTarget, TARGET_NAMES } from '../targets/index.js';
 
 export const DEFAULT_TIME_BUDGET_S = 180;
-export const DEFAULT_ARTIFACTS_DIR = 'powercut-artifacts';
 
-export const help = `usage: powercut gate [--time-budget SECONDS] [--seed N] [--junit FILE] [--variant V] [--artifacts DIR]
+/** Exit codes: distinct, so CI can tell a finding from a broken tool. */
+export const GATE_EXIT = { passed: 0, violation: 1, usage: 2, toolFailed: 3 } as const;
+export const TOOL_FAILED_EXIT = GATE_EXIT.toolFailed;
 
-The durability gate: runs every crash scenario (${SCENARIOS.length}), then the power-cut property suites
-(${gateSuites().map((s) => s.name).join(', ')}) in turns until the time budget is spent.
-Needs Linux with FUSE (/dev/fuse, Debian's fuse and libfuse2). See docs/gate.md.
+export const help = `usage: powercut gate [options]
+
+The durability gate: runs every crash scenario of the target, then its suites in turns until the
+time budget is spent. By default each suite records generated workloads once and checks every
+distinct crash state they can produce (exhaustive mode); --mode random cuts the power at random
+requests instead. Needs Linux with FUSE (/dev/fuse, Debian's fuse and libfuse2). See docs/gate.md.
 
   --time-budget SECONDS  total time (default ${DEFAULT_TIME_BUDGET_S}); the scenarios always run in full, the
                          suites use what is left
-  --seed N               base seed of the property suites (default: random, printed); CI shards give
-                         each job its own seed
-  --junit FILE           also write a JUnit XML report to FILE
-  --variant V            run everything on a known-bad variant of the queue, to see the gate catch it
-                         (${VARIANT_NAMES.join(', ')})
-  --artifacts DIR        where failure artifacts go (default ./${DEFAULT_ARTIFACTS_DIR}); replay one with
-                         'powercut replay DIR/<artifact>'
+  --seed N               base seed of the suites (default: random, printed); CI shards give each
+                         job its own seed
+  --target T             the queue under test: ${TARGET_NAMES.join(', ')} (default ${DEFAULT_TARGET})
+  --driver 'CMD ARGS'    put your own queue under test: a driver speaking the driver protocol
+                         (docs/driver-protocol.md), run with /bin/sh from this folder
+  --mode M               ${GATE_MODES.join(' or ')} (default ${DEFAULT_GATE_MODE})
+  --variant V            run everything on a known-bad variant of the target, to see the gate catch it
+  --settings JSON        target settings forced on every suite input, e.g. '{"checkpointAcks":1}'
+  --max-states N         exhaustive mode: crash states checked per recorded run (default ${DEFAULT_STATE_CAPS.maxStates})
+  --max-states-per-interval N
+                         exhaustive mode: torn states per persistence interval (default ${DEFAULT_STATE_CAPS.maxStatesPerInterval})
+  --sector-patterns N    exhaustive mode: seeded torn sector patterns per interval (default ${DEFAULT_STATE_CAPS.sectorPatterns})
+                         (a cap that leaves states out is printed in the summary)
+  --junit FILE           also write a JUnit XML report to FILE (coverage counts as properties)
+  --report DIR           also write an HTML page of the run to DIR/index.html, linking each failure's
+                         report.html (docs/report.md)
+  --artifacts DIR        where failure artifacts go (default $${ARTIFACTS_ENV}, else ./${DEFAULT_ARTIFACTS_DIR});
+                         replay one with 'powercut replay DIR/<artifact>'
 
-Prints a live progress line on a terminal (plain lines every few seconds otherwise) and a summary
-table at the end.
+Prints a live progress line on a terminal (plain lines every few seconds otherwise) and, at the
+end, a summary table with the coverage counts.
 
-exit codes: 0 nothing was violated, 1 a violation was found (or the harness failed), 2 usage error`;
+exit codes: ${GATE_EXIT.passed} nothing was violated, ${GATE_EXIT.violation} a violation was found, ${GATE_EXIT.usage} usage error,
+            ${GATE_EXIT.toolFailed} the tool itself failed (harness errors, no violation)`;
 
 function integer(value: string, flag: string, min: number, max: number): number {
   if (!/^-?\d+$/.test(value) || Number(value) < min || Number(value) > max) usageFail(`--${flag} must be an integer in ${min}..${max}, got '${value}'`, help);
   return Number(value);
+}
+
+/** Runs `f`; its error becomes a usage error naming the option. */
+function orUsage<T>(flag: string, f: () => T): T {
+  try {
+    return f();
+  } catch (err) {
+    usageFail(`--${flag}: ${(err as Error).message}`, help);
+  }
 }
 
 export const run: Command = async (argv) => {
@@ -43,8 +71,16 @@ export const run: Command = async (argv) => {
       options: {
         'time-budget': { type: 'string' },
         seed: { type: 'string' },
-        junit: { type: 'string' },
+        target: { type: 'string' },
+        driver: { type: 'string' },
+        mode: { type: 'string' },
         variant: { type: 'string' },
+        settings: { type: 'string' },
+        'max-states': { type: 'string' },
+        'max-states-per-interval': { type: 'string' },
+        'sector-patterns': { type: 'string' },
+        junit: { type: 'string' },
+        report: { type: 'string' },
         artifacts: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -57,24 +93,64 @@ export const run: Command = async (argv) => {
   }
   const budgetS = values['time-budget'] !== undefined ? integer(values['time-budget'], 'time-budget', 1, 7 * 24 * 3600) : DEFAULT_TIME_BUDGET_S;
   const seed = values.seed !== undefined ? integer(values.seed, 'seed', -0x8000_0000, 0x7fff_ffff) : randomInt(0x7fff_ffff);
-  const variant = values.variant;
-  if (variant !== undefined && !VARIANT_NAMES.includes(variant)) usageFail(`--variant '${variant}' is not a known variant; valid names: ${VARIANT_NAMES.join(', ')}`, help);
-  const artifactRoot = path.resolve(values.artifacts ?? DEFAULT_ARTIFACTS_DIR);
+  if (values.driver !== undefined && values.target !== undefined) usageFail('--driver and --target name the queue under test twice; give one', help);
+  if (values.driver !== undefined && values.variant !== undefined) usageFail('--variant names a known-bad variant of a built-in target; for your driver, put the bad behaviour in the command itself', help);
+  const settings = parseSettingsOption(values.settings, help);
+  const driver = values.driver !== undefined ? { command: values.driver, cwd: process.cwd() } : undefined;
+  const target = orUsage(driver ? 'driver' : 'target', () => resolveTarget(driver ? { driver } : { target: values.target ?? DEFAULT_TARGET }, settings));
+  if (values.variant !== undefined) orUsage('variant', () => checkVariant(target, values.variant!));
+  if (settings) orUsage('settings', () => target.checkSettings({ ...(values.variant !== undefined ? target.knownBad[values.variant].settings : {}), ...settings }));
+  const mode = (values.mode ?? DEFAULT_GATE_MODE) as GateMode;
+  if (!GATE_MODES.includes(mode)) usageFail(`--mode must be one of ${GATE_MODES.join(', ')}, got '${values.mode}'`, help);
+  const caps: Partial<StateCaps> = {
+    ...(values['max-states'] !== undefined ? { maxStates: integer(values['max-states'], 'max-states', 1, 1_000_000) } : {}),
+    ...(values['max-states-per-interval'] !== undefined ? { maxStatesPerInterval: integer(values['max-states-per-interval'], 'max-states-per-interval', 1, 100_000) } : {}),
+    ...(values['sector-patterns'] !== undefined ? { sectorPatterns: integer(values['sector-patterns'], 'sector-patterns', 0, 1_000) } : {}),
+  };
+  const artifactRoot = values.artifacts !== undefined ? path.resolve(values.artifacts) : defaultArtifactRoot();
+  assertFuseAvailable();
 
+  const scenarios = scenariosOf(target.name).length;
+  const suites = gateSuites(target, mode).map((s) => s.name).join(', ');
   console.log(
-    `powercut gate: ${SCENARIOS.length} scenarios, then property suites for the rest of ${budgetS} s; seed ${seed} ` +
-      `(repeat with --seed ${seed})${variant ? `; on known-bad variant ${variant}` : ''}; artifacts in ${artifactRoot}`,
+    `powercut gate: target ${driver ? `${target.name} (${target.summary})` : target.name}, ${mode} mode; ${scenarios} scenarios, then suites (${suites}) for the rest of ${budgetS} s; ` +
+      `seed ${seed} (repeat with --seed ${seed})${values.variant ? `; on known-bad variant ${values.variant}` : ''}; artifacts in ${artifactRoot}`,
   );
   const report = await runGate({
     timeBudgetMs: budgetS * 1000,
     seed,
-    ...(variant !== undefined ? { variant } : {}),
+    ...(driver ? { driver } : { target: target.name }),
+    mode,
+    ...(values.variant !== undefined ? { variant: values.variant } : {}),
+    ...(settings ? { settings } : {}),
+    caps,
     artifactRoot,
     ...(values.junit !== undefined ? { junitFile: values.junit } : {}),
     out: process.stdout,
   });
   console.log(`\n${report.text}`);
   if (values.junit !== undefined) console.log(`\nJUnit report: ${path.resolve(values.junit)}`);
-  console.log(report.passed ? '\ngate passed: no violation found' : '\ngate FAILED: see the failures above; each artifact replays with the command shown');
-  return report.passed ? 0 : 1;
+  let reportError: string | undefined;
+  if (values.report !== undefined) {
+    try {
+      const page = await writeGateReport(path.resolve(values.report), {
+        rows: report.rows, durationMs: report.durationMs, mode, seed, target: target.name, timeBudgetMs: budgetS * 1000,
+        ...(values.variant !== undefined ? { variant: values.variant } : {}),
+      });
+      console.log(`HTML report: ${page}`);
+    } catch (err) {
+      reportError = `could not write the HTML report to ${path.resolve(values.report)}: ${err instanceof Error ? err.message : String(err)}`;
+      console.error(`powercut gate: ${reportError}`);
+    }
+  }
+  if (report.violations > 0) {
+    console.log('\ngate FAILED: a check was violated; see the failures above (each artifact replays with the command shown)');
+    return GATE_EXIT.violation;
+  }
+  if (report.harnessErrors > 0 || reportError !== undefined) {
+    console.log(`\ngate FAILED: the tool itself failed (${reportError ?? `${report.harnessErrors} harness error(s) above`}), not a verdict on the queue`);
+    return GATE_EXIT.toolFailed;
+  }
+  console.log('\ngate passed: no violation found');
+  return GATE_EXIT.passed;
 };

@@ -4,6 +4,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { readArtifact, type StoredArtifact } from '../harness/artifacts.js';
+import { HarnessError } from '../harness/harness-error.js';
+import { runExhaustive } from '../harness/exhaustive/exhaustive-run.js';
+import { formatOpenResult, openArtifactReport } from '../report/index.js';
+import { describeState } from '../../fusefs/crash-states.js';
 import { replayRecovery, runCase } from '../harness/crash-run.js';
 import { startDaemon } from '../harness/daemon-process.js';
 import { diffImages } from '../harness/image-diff.js';
@@ -11,30 +15,47 @@ import type { Violation } from '../harness/oracle.js';
 import { formatTrace } from '../harness/trace-format.js';
 import { parseCommandArgs, usageFail, type Command } from './usage.js';
 
-export const help = `usage: powercut replay DIR [--trace-lines N]
+/** What a replay found, as its exit code. */
+export const REPLAY_EXIT = { passesNow: 0, reproduced: 1, usage: 2, different: 3, toolFailed: 4 } as const;
+export const TOOL_FAILED_EXIT = REPLAY_EXIT.toolFailed;
 
-Re-runs the crash case stored in the artifact folder DIR (written by the property suites or the
-gate when a check failed) on a fresh mount: same workload, settings, variant, crash point, policy,
-seed and faults. Prints the recorded violation, the trace with the power cut marked, the files
-that differ between the live and the durable image at the cut, then the violation found again.
-If the full re-run does not reproduce it, recovery alone is replayed from the stored post-crash
-image (the exact disk state the recovery saw).
+export const help = `usage: powercut replay DIR [--open] [--trace-lines N] [--driver 'CMD ARGS']
+
+Re-runs the crash case stored in the artifact folder DIR (written by the suites, the scenarios or
+the gate when a check failed) on a fresh mount: same target, workload, settings, variant, crash
+point, policy, seed and faults. Prints the recorded violation, the trace with the power cut
+marked, the files that differ between the live and the durable image at the cut, then what the
+re-run found. It also replays the recovery alone from the stored post-crash image (the exact disk
+state the failed recovery saw): that tells whether the recovery code still fails on the damaged
+disk, which it may even after a fix of the code that wrote it.
 
 options:
+  --open            write the artifact's report.html, print its path, and open it in a browser
+                    where one is available (a display and xdg-open); then replay as usual
   --trace-lines N   print at most N trace lines before the cut (default 40; 0 = all)
+  --driver 'CMD ARGS'
+                    for an artifact of an external driver: run this command (from this folder)
+                    instead of the one stored in case.json (e.g. the folder came from another machine)
   -h, --help        this text
 
-exit status: 1 the violation reproduces; 0 it does not; 2 usage error or unreadable artifact.`;
+exit status (from the full re-run, which runs the current code end to end):
+  ${REPLAY_EXIT.reproduced}  the violation reproduces (same checks)
+  ${REPLAY_EXIT.passesNow}  the re-run passes now (fixed, or a failure that needs another interleaving)
+  ${REPLAY_EXIT.different}  the re-run found a different violation
+  ${REPLAY_EXIT.usage}  usage error or unreadable artifact
+  ${REPLAY_EXIT.toolFailed}  the tool itself failed during the re-run (harness error)`;
 
 const checksOf = (vs: readonly Violation[]) => [...new Set(vs.map((v) => v.check))].sort().join(',');
 
 function describeCase(a: StoredArtifact): string {
   const c = a.case;
-  const cut = c.cut ? `request ${c.cut.atOp}${c.cut.kind ? ` (${c.cut.kind})` : ''}${c.cut.path ? ` touching ${c.cut.path}` : ''}, ${c.cut.timing}` : 'after the workload (fault run)';
+  const cut = c.state ? `crash state ${describeState(c.state)} of the recorded run (exhaustive mode)`
+    : c.cut ? `request ${c.cut.atOp}${c.cut.kind ? ` (${c.cut.kind})` : ''}${c.cut.path ? ` touching ${c.cut.path}` : ''}, ${c.cut.timing}, policy ${c.policy}, seed ${c.seed}`
+      : `after the workload (fault run), policy ${c.policy}`;
   return [
-    `queue:    ${c.variant ? `known-bad variant '${c.variant}'` : 'the real queue'}, settings ${JSON.stringify(c.settings)}`,
+    `target:   ${c.driver ? `the driver '${c.driver.command}' (in ${c.driver.cwd})` : `${c.target ?? 'powercut-queue'}, ${c.variant ? `known-bad variant '${c.variant}'` : 'the correct queue'}`}, settings ${JSON.stringify(c.settings)}`,
     `workload: ${c.workload.steps.length} steps`,
-    `cut:      ${cut}, policy ${c.policy}, seed ${c.seed}`,
+    `cut:      ${cut}`,
     ...(c.faults?.length ? [`faults:   ${JSON.stringify(c.faults)}`] : []),
     ...(c.recoveryCut ? [`2nd cut:  during recovery at request ${c.recoveryCut.cut.atOp}, ${c.recoveryCut.cut.timing}, policy ${c.recoveryCut.policy}, seed ${c.recoveryCut.seed}`] : []),
   ].join('\n');
@@ -64,8 +85,10 @@ async function withDaemon<T>(imageDir: string | undefined, f: (d: Awaited<Return
   }
 }
 
+const indent = (vs: readonly Violation[]) => vs.map((v) => `  ${v.message}`).join('\n');
+
 export const run: Command = async (argv) => {
-  const parsed = parseCommandArgs({ args: argv, allowPositionals: true, options: { 'trace-lines': { type: 'string' }, help: { type: 'boolean', short: 'h' } } }, help);
+  const parsed = parseCommandArgs({ args: argv, allowPositionals: true, options: { open: { type: 'boolean' }, 'trace-lines': { type: 'string' }, driver: { type: 'string' }, help: { type: 'boolean', short: 'h' } } }, help);
   if (parsed.values.help) {
     console.log(help);
     return 0;
@@ -80,10 +103,21 @@ export const run: Command = async (argv) => {
   } catch (err) {
     usageFail((err as Error).message, help);
   }
+  if (parsed.values.driver !== undefined) {
+    if (!artifact.case.driver) usageFail(`--driver: ${dir} is an artifact of target ${artifact.case.target ?? 'powercut-queue'}, not of an external driver`, help);
+    artifact.case.driver = { command: parsed.values.driver, cwd: process.cwd() };
+  }
 
+  if (parsed.values.open) {
+    try {
+      console.log(formatOpenResult(await openArtifactReport(dir)));
+    } catch (err) {
+      console.log(`could not write the report: ${(err as Error).message}`);
+    }
+  }
   console.log(`artifact ${dir}\n${describeCase(artifact)}\n`);
-  console.log('recorded violation:');
-  for (const v of artifact.violations) console.log(`  ${v.message}`);
+  if (artifact.harnessError) console.log(`recorded: ${artifact.harnessError.trim()}`);
+  else console.log(`recorded violation:\n${indent(artifact.violations)}`);
   for (let k = 0; k < artifact.cuts.length; k++) {
     console.log(`\ntrace up to cut ${k + 1} (${k === 0 ? 'workload' : 'during recovery'}):\n${traceExcerpt(artifact, k, traceLines)}`);
     const live = path.join(dir, 'images', `cut-${k}-live`);
@@ -95,28 +129,45 @@ export const run: Command = async (argv) => {
     }
   }
 
-  console.log('\nre-running the case on a fresh mount...');
-  const rerun = await withDaemon(undefined, (d) => runCase(d, artifact.case, { writeArtifacts: false, captureImages: false }));
-  if (rerun.violations.length && checksOf(rerun.violations) === checksOf(artifact.violations)) {
-    console.log('REPRODUCED:');
-    for (const v of rerun.violations) console.log(`  ${v.message}`);
-    return 1;
-  }
-  console.log(rerun.violations.length ? `the re-run found other violations:\n${rerun.violations.map((v) => `  ${v.message}`).join('\n')}` : 'the full re-run passed (the request order can differ between runs).');
-
+  // 1. The stored post-crash image, recovered by the current code: exact, whatever the interleaving was.
   const last = artifact.cuts.length - 1;
   const image = path.join(dir, 'images', `cut-${last}-after-crash`);
-  if (!existsSync(image)) {
-    console.log('not reproduced (no post-crash image stored to replay recovery from)');
-    return 0;
+  if (last >= 0 && existsSync(image) && artifact.runs.length > 1) {
+    console.log(`\nrecovery alone, from the stored post-crash image ${image}:`);
+    try {
+      const replay = await withDaemon(image, (d) => replayRecovery(d, artifact.case, artifact.runs.slice(0, -1)));
+      console.log(replay.violations.length ? `  recovery of the stored disk still fails:\n${indent(replay.violations)}` : '  recovery of the stored disk passes now');
+    } catch (err) {
+      console.log(`  could not replay the recovery (the tool failed): ${(err as Error).message}`);
+    }
   }
-  console.log(`replaying recovery from the stored post-crash image ${image}...`);
-  const replay = await withDaemon(image, (d) => replayRecovery(d, artifact.case, artifact.runs.slice(0, -1)));
-  if (replay.violations.length && checksOf(replay.violations) === checksOf(artifact.violations)) {
-    console.log('REPRODUCED from the stored crash image:');
-    for (const v of replay.violations) console.log(`  ${v.message}`);
-    return 1;
+
+  // 2. The full re-run with the current code: its verdict is the exit status. A crash state's case
+  //    records the workload again and checks every state (the requests, and so the states, may differ now).
+  console.log(`\nre-running the whole case on a fresh mount${artifact.case.state ? ' (recording the workload again and checking every crash state)' : ''}...`);
+  let rerun: { violations: Violation[] };
+  try {
+    rerun = await withDaemon(undefined, async (d) => {
+      if (!artifact.case.state) return runCase(d, artifact.case, { writeArtifacts: false, captureImages: false });
+      const c = artifact.case;
+      const input = { ...(c.target ? { target: c.target } : {}), ...(c.driver ? { driver: c.driver } : {}), workload: c.workload, settings: c.settings, ...(c.variant ? { variant: c.variant } : {}), cuts: [], exhaustive: true };
+      const r = await runExhaustive(d, input, { recoveryCuts: c.recoveryCut !== undefined, writeArtifacts: false, ...(c.stateCaps ? { caps: c.stateCaps } : {}) });
+      if (r.failure) console.log(`  first failing state now: ${describeState(r.failure.case.state!)}`);
+      console.log(`  ${r.coverage.states} crash states checked${r.failure ? '' : ', none failed'}`);
+      return { violations: r.failure?.violations ?? [] };
+    });
+  } catch (err) {
+    console.log(`TOOL FAILED during the re-run (not a verdict on the queue): ${err instanceof HarnessError ? err.message : String(err)}`);
+    return REPLAY_EXIT.toolFailed;
   }
-  console.log(`not reproduced${replay.violations.length ? `; recovery replay found: ${replay.violations.map((v) => v.message).join('; ')}` : ''}`);
-  return 0;
+  if (rerun.violations.length === 0) {
+    console.log(artifact.harnessError ? 'the re-run completed and PASSES: the tool failure did not recur' : 'PASSES NOW: the full re-run found no violation (fixed, or it needs another interleaving of concurrent requests)');
+    return REPLAY_EXIT.passesNow;
+  }
+  if (checksOf(rerun.violations) === checksOf(artifact.violations)) {
+    console.log(`REPRODUCED by the full re-run:\n${indent(rerun.violations)}`);
+    return REPLAY_EXIT.reproduced;
+  }
+  console.log(`DIFFERENT violation in the full re-run:\n${indent(rerun.violations)}`);
+  return REPLAY_EXIT.different;
 };

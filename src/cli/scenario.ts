@@ -1,57 +1,71 @@
-// powercut scenario list | run NAME [--variant V] [--keep-artifacts DIR]
+// powercut scenario list | run NAME [--variant V] [--artifacts DIR]
 import path from 'node:path';
 import { parseCommandArgs, usageFail, type Command } from './usage.js';
+import { ARTIFACTS_ENV, defaultArtifactRoot, DEFAULT_ARTIFACTS_DIR } from '../harness/artifacts.js';
 import { startTempDaemon } from '../harness/daemon-process.js';
-import { VARIANT_NAMES } from '../../properties/variants/index.js';
-import { defaultArtifactRoot } from '../harness/crash-run.js';
 import { formatTrace } from '../harness/trace-format.js';
-import { findScenario, SCENARIOS } from '../../scenarios/index.js';
-import { describeCase } from '../../scenarios/scenario.js';
-import { runScenario } from '../gate/scenario-run.js';
+import { findScenario, SCENARIOS } from '../scenarios/index.js';
+import { describeCase } from '../scenarios/scenario.js';
+import { runScenario, tripsAsPromised } from '../gate/scenario-run.js';
+import { checkVariant, findTarget } from '../targets/index.js';
+import type { ExternalDriver } from '../targets/external.js';
 
 export const help = `usage: powercut scenario list
-       powercut scenario run NAME [--variant V] [--keep-artifacts DIR]
+       powercut scenario run NAME [--variant V | --driver 'CMD ARGS'] [--artifacts DIR]
 
 Named, deterministic crash scenarios, each modelling a real durability bug (docs/scenarios.md).
 
-  list                  every scenario: name, the known-bad variant it exposes, what it models
+  list                  every scenario: name, target, the known-bad variant it exposes and the
+                        check that variant trips, what it models
   run NAME              mounts a filesystem on a temporary folder, runs the scenario's crash case
                         on the correct queue, prints the verdict, the violations and the crash
                         point in the trace, and unmounts (also on Ctrl-C)
-    --variant V         run it on a known-bad variant instead (${VARIANT_NAMES.join(', ')})
-    --keep-artifacts DIR
-                        write the failure artifact under DIR (default: $POWERCUT_ARTIFACTS or
-                        <tmp>/powercut-artifacts); replay it with 'powercut replay ARTIFACT_DIR'
+    --variant V         run it on a known-bad variant of its target instead
+    --driver 'CMD ARGS' run its case (workload, settings, crash point) against your own driver
+                        (docs/driver-protocol.md); a crash point naming the built-in queue's
+                        files may then never be reached, which the output says
+    --artifacts DIR     write the failure artifact under DIR (default $${ARTIFACTS_ENV}, else
+                        ./${DEFAULT_ARTIFACTS_DIR}); replay it with 'powercut replay ARTIFACT_DIR'
 
-The correct queue is expected to pass every scenario; the variant a scenario names must fail it.
+The correct queue is expected to pass every scenario; the variant a scenario names must fail the
+check it names.
 
-exit codes: 0 nothing violated, 1 a violation was found (or the run failed), 2 usage error`;
+exit codes: 0 nothing violated, 1 a violation was found, 2 usage error, 3 the tool itself failed`;
+
+export const TOOL_FAILED_EXIT = 3;
 
 function list(): number {
-  const width = Math.max(...SCENARIOS.map((s) => s.name.length));
-  const exposesWidth = Math.max(...SCENARIOS.map((s) => s.exposes.length));
-  console.log(`${'NAME'.padEnd(width)}  ${'EXPOSES'.padEnd(exposesWidth)}  DESCRIPTION`);
-  for (const s of SCENARIOS) console.log(`${s.name.padEnd(width)}  ${s.exposes.padEnd(exposesWidth)}  ${s.summary}`);
+  const rows = [['NAME', 'TARGET', 'EXPOSES', 'TRIPS', 'DESCRIPTION'], ...SCENARIOS.map((s) => [s.name, s.case.target ?? 'powercut-queue', s.exposes, s.trips, s.summary])];
+  const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i].length)));
+  for (const r of rows) console.log(r.map((cell, i) => (i < 4 ? cell.padEnd(widths[i]) : cell)).join('  '));
   return 0;
 }
 
-async function runOne(name: string, variant: string | undefined, artifactRoot: string): Promise<number> {
+async function runOne(name: string, variant: string | undefined, artifactRoot: string, driver?: ExternalDriver): Promise<number> {
   let scenario;
   try {
     scenario = findScenario(name);
   } catch (err) {
     usageFail((err as Error).message, help);
   }
-  const on = variant === undefined ? 'the correct queue (expected: pass)' : `variant ${variant} (expected: ${variant === scenario.exposes ? 'fail' : 'not stated; it exposes ' + scenario.exposes})`;
+  if (variant !== undefined) {
+    try {
+      checkVariant(findTarget(scenario.case.target), variant);
+    } catch (err) {
+      usageFail(`--variant: ${(err as Error).message}`, help);
+    }
+  }
+  const on = driver ? `the driver '${driver.command}' (no expectation stated)`
+    : variant === undefined ? 'the correct queue (expected: pass)' : `variant ${variant} (expected: ${variant === scenario.exposes ? `fail ${scenario.trips}` : 'not stated; it exposes ' + scenario.exposes})`;
   console.log(`scenario ${scenario.name} on ${on}`);
   console.log(`  models: ${scenario.models}`);
   console.log(`  case:   ${describeCase(scenario.case)}`);
   const fixture = await startTempDaemon('scenario');
   try {
-    const { row, result } = await runScenario(fixture.daemon, scenario, variant, artifactRoot);
-    if (row.error !== undefined) {
-      console.error(`powercut scenario: the run itself failed (not a verdict on the queue): ${row.error}`);
-      return 1;
+    const { result, row, error } = await runScenario(fixture.daemon, scenario, variant, artifactRoot, driver);
+    if (error) {
+      console.error(`powercut scenario: the tool itself failed (not a verdict on the queue): ${row.errors.join('\n')}`);
+      return TOOL_FAILED_EXIT;
     }
     if (!result) throw new Error('invariant: a scenario run without an error has a result');
     for (const [k, cut] of result.cuts.entries()) {
@@ -60,9 +74,11 @@ async function runOne(name: string, variant: string | undefined, artifactRoot: s
       const at = around.findIndex((l) => l.startsWith('-----'));
       console.log(`  ${k === 0 ? 'power cut' : 'power cut during recovery'} (last requests before it):`);
       console.log(around.slice(Math.max(0, at - 4), at + 2).map((l) => `    ${l}`).join('\n'));
+      if (cut.frozenAt === null && (k === 0 ? result.case.cut : result.case.recoveryCut)) console.log('    (the crash point was not reached: the cut came after the driver exited)');
     }
     console.log(`verdict: ${result.verdict}${result.verdict === 'fail' ? ` (${result.violations.length} violation${result.violations.length === 1 ? '' : 's'})` : ''} in ${(result.durationMs / 1000).toFixed(1)} s`);
     for (const m of row.failure?.messages ?? []) console.log(`  ${m}`);
+    if (variant === scenario.exposes) console.log(tripsAsPromised(scenario, result) ? `the variant tripped ${scenario.trips}, as the scenario promises` : `NOTE: the scenario promises ${scenario.trips} on this variant, and it was not tripped`);
     if (row.failure?.artifactDir) {
       console.log(`artifact: ${row.failure.artifactDir}`);
       console.log(`replay:   ${row.failure.replay}`);
@@ -75,7 +91,7 @@ async function runOne(name: string, variant: string | undefined, artifactRoot: s
 
 export const run: Command = async (argv) => {
   const { values, positionals } = parseCommandArgs(
-    { args: argv, allowPositionals: true, options: { variant: { type: 'string' }, 'keep-artifacts': { type: 'string' }, help: { type: 'boolean', short: 'h' } } },
+    { args: argv, allowPositionals: true, options: { variant: { type: 'string' }, driver: { type: 'string' }, artifacts: { type: 'string' }, help: { type: 'boolean', short: 'h' } } },
     help,
   );
   if (values.help) {
@@ -84,15 +100,14 @@ export const run: Command = async (argv) => {
   }
   const [sub, ...rest] = positionals;
   if (sub === 'list') {
-    if (rest.length || values.variant !== undefined || values['keep-artifacts'] !== undefined) usageFail('scenario list takes no arguments or options', help);
+    if (rest.length || values.variant !== undefined || values.driver !== undefined || values.artifacts !== undefined) usageFail('scenario list takes no arguments or options', help);
     return list();
   }
   if (sub === 'run') {
     if (rest.length !== 1) usageFail(`scenario run takes exactly one scenario NAME (got ${rest.length}); see 'powercut scenario list'`, help);
-    const variant = values.variant;
-    if (variant !== undefined && !VARIANT_NAMES.includes(variant)) usageFail(`--variant '${variant}' is not a known variant; valid names: ${VARIANT_NAMES.join(', ')}`, help);
-    const root = values['keep-artifacts'] !== undefined ? path.resolve(values['keep-artifacts']) : defaultArtifactRoot();
-    return runOne(rest[0], variant, root);
+    if (values.driver !== undefined && values.variant !== undefined) usageFail('--variant belongs to a built-in target; with --driver, put the bad behaviour in the command itself', help);
+    const root = values.artifacts !== undefined ? path.resolve(values.artifacts) : defaultArtifactRoot();
+    return runOne(rest[0], values.variant, root, values.driver !== undefined ? { command: values.driver, cwd: process.cwd() } : undefined);
   }
   usageFail(sub === undefined ? 'missing subcommand: list or run' : `unknown subcommand '${sub}': expected list or run`, help);
 };

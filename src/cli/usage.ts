@@ -18,3 +18,16 @@ export function parseCommandArgs<T extends ParseArgsConfig>(config: T, help: str
     usageFail(err instanceof Error ? err.message : String(err), help);
   }
 }
+
+/** --settings: a JSON object, or a usage error naming what is wrong. */
+export function parseSettingsOption(text: string | undefined, helpText: string): Record<string, unknown> | undefined {
+  if (text === undefined) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    usageFail(`--settings is not valid JSON (${(err as Error).message}): ${text}`, helpText);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) usageFail(`--settings must be a JSON object, got ${text}`, helpText);
+  return value as Record<string, unknown>;
+}

@@ -1,11 +1,12 @@
 // `powercut gate` and `powercut scenario` as users run them: compiled CLI, real mount, own process.
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { distPath } from '../harness/dist-path.js';
+import { SCENARIOS } from '../scenarios/index.js';
 
 const cli = distPath('src/cli.js');
 const tmpDirs: string[] = [];
@@ -17,25 +18,37 @@ const tmp = async () => {
 afterAll(async () => {
   for (const d of tmpDirs) await rm(d, { recursive: true, force: true });
 });
-const powercut = (args: string[], cwd?: string) => execa(process.execPath, [cli, ...args], { reject: false, timeout: 120_000, ...(cwd ? { cwd } : {}) });
-const mountsLeft = async (prefix: string) => (await readFile('/proc/mounts', 'utf8')).split('\n').filter((l) => l.includes(prefix));
+/** The commands' own temporary folders (their mounts among them) go under this test's, so mounts of other runs on the machine never count. */
+let commandTmp: string;
+beforeAll(async () => {
+  commandTmp = await tmp();
+});
+const powercut = (args: string[], cwd?: string) => execa(process.execPath, [cli, ...args], { reject: false, timeout: 120_000, env: { TMPDIR: commandTmp }, ...(cwd ? { cwd } : {}) });
+const mountsLeft = async (prefix: string) => (await readFile('/proc/mounts', 'utf8')).split('\n').filter((l) => l.includes(path.join(commandTmp, prefix)));
 
 describe('powercut gate', () => {
   it('on a known-bad variant exits 1 with a summary, a JUnit failure and a replayable artifact', async () => {
     const dir = await tmp();
-    const r = await powercut(['gate', '--time-budget', '20', '--seed', '3', '--variant', 'fsync-error-ignored', '--artifacts', 'arts', '--junit', 'out/junit.xml'], dir);
+    const r = await powercut(['gate', '--time-budget', '20', '--seed', '3', '--variant', 'fsync-error-ignored', '--artifacts', 'arts', '--junit', 'out/junit.xml', '--report', 'out/report'], dir);
     expect(r.exitCode, r.stderr).toBe(1);
-    expect(r.stdout).toMatch(/^fsync-eio-then-retry\s+1\s+1\s+\d+\s+[\d.]+ s\s+FAIL$/m);
-    expect(r.stdout).toMatch(/^total\s+\d+\s+\d+\s+[1-9]\d*\s+.*FAIL$/m);
+    expect(r.stdout).toMatch(/^fsync-eio-then-retry\s+1\s+\d+\s+0\s+[\d.]+ s\s+FAIL$/m);
+    expect(r.stdout).toMatch(/^total\s+\d+\s+[1-9]\d*\s+0\s+.*FAIL$/m);
+    expect(r.stdout).toMatch(/^coverage: \d+ cases, cuts landed \d+\/\d+/m);
     expect(r.stdout).toContain('gate FAILED');
     const artifacts = await readdir(path.join(dir, 'arts'));
     expect(artifacts.length).toBeGreaterThan(0);
     const artifact = path.join(dir, 'arts', artifacts.find((a) => a.includes('fsync-error-ignored'))!);
     expect(existsSync(path.join(artifact, 'case.json'))).toBe(true);
     expect(JSON.parse(await readFile(path.join(artifact, 'case.json'), 'utf8')).variant).toBe('fsync-error-ignored');
-    expect(r.stdout).toContain(`replay:   node ${cli} replay ${path.join(dir, 'arts')}`);
+    // Every failing case has its report, and the run's page links to it.
+    expect(existsSync(path.join(artifact, 'report.html'))).toBe(true);
+    expect(r.stdout).toContain(`HTML report: ${path.join(dir, 'out/report/index.html')}`);
+    expect(await readFile(path.join(dir, 'out/report/index.html'), 'utf8')).toContain(path.basename(artifact));
+    expect(r.stdout).toContain(`replay:   powercut replay ${path.join(dir, 'arts')}`);
     const junit = await readFile(path.join(dir, 'out/junit.xml'), 'utf8');
-    expect(junit).toMatch(/<testcase classname="powercut.scenarios" name="fsync-eio-then-retry" time="[\d.]+">\n\s+<failure /);
+    expect(junit).toMatch(/<testcase classname="powercut.scenarios" name="fsync-eio-then-retry" time="[\d.]+">\n\s+<properties>/);
+    expect(junit).toMatch(/name="fsync-eio-then-retry"[^]*?<\/properties>\n\s+<failure /);
+    expect(junit).toContain('<property name="faultsFired" value="1"/>');
     expect(await mountsLeft('powercut-gate-')).toEqual([]);
   }, 120_000);
 
@@ -43,7 +56,8 @@ describe('powercut gate', () => {
     const dir = await tmp();
     const r = await powercut(['gate', '--time-budget', '20', '--seed', '4', '--artifacts', 'arts'], dir);
     expect(r.exitCode, r.stdout + r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/^total\s+\d+\s+\d+\s+0\s+.*pass$/m);
+    expect(r.stdout).toMatch(/^total\s+\d+\s+0\s+0\s+.*pass$/m);
+    expect(r.stdout).toMatch(/^coverage: \d+ cases, cuts landed \d+\/\d+/m);
     expect(r.stdout).toContain('gate passed');
     expect(existsSync(path.join(dir, 'arts'))).toBe(false);
     expect(await mountsLeft('powercut-gate-')).toEqual([]);
@@ -53,7 +67,11 @@ describe('powercut gate', () => {
     for (const [args, message] of [
       [['--time-budget', 'soon'], /--time-budget must be an integer in 1\.\.\d+, got 'soon'/],
       [['--seed', '1.5'], /--seed must be an integer/],
-      [['--variant', 'nope'], /--variant 'nope' is not a known variant; valid names: no-dir-fsync-new-page/],
+      [['--variant', 'nope'], /--variant: 'nope' is not a known variant of target powercut-queue; valid names: no-dir-fsync-new-page/],
+      [['--target', 'nope'], /--target: unknown target 'nope'; valid targets: powercut-queue/],
+      [['--mode', 'lucky'], /--mode must be one of exhaustive, random, got 'lucky'/],
+      [['--settings', '{oops'], /--settings is not valid JSON/],
+      [['--settings', '[1]'], /--settings must be a JSON object, got \[1\]/],
       [['--bogus'], /Unknown option '--bogus'/],
     ] as const) {
       const r = await powercut(['gate', ...args]);
@@ -66,18 +84,18 @@ describe('powercut gate', () => {
 });
 
 describe('powercut scenario', () => {
-  it('lists every scenario with the variant it exposes', async () => {
+  it('lists every scenario with its target, the variant it exposes and the check that variant trips', async () => {
     const r = await powercut(['scenario', 'list']);
     expect(r.exitCode).toBe(0);
-    expect(r.stdout).toMatch(/^fsync-eio-then-retry\s+fsync-error-ignored\s+the first fsync of a page fails with EIO/m);
-    expect(r.stdout.trim().split('\n')).toHaveLength(12);
+    expect(r.stdout).toMatch(/^fsync-eio-then-retry\s+powercut-queue\s+fsync-error-ignored\s+[a-z-]+\s+the first fsync of a page fails with EIO/m);
+    expect(r.stdout.trim().split('\n')).toHaveLength(SCENARIOS.length + 1);
   });
   it('run exits 0 on the correct queue and 1 with the variant, printing verdict, violation and artifact', async () => {
     const dir = await tmp();
     const good = await powercut(['scenario', 'run', 'enospc-mid-write']);
     expect(good.exitCode, good.stderr).toBe(0);
     expect(good.stdout).toContain('verdict: pass');
-    const bad = await powercut(['scenario', 'run', 'enospc-mid-write', '--variant', 'checkpoint-in-place', '--keep-artifacts', dir]);
+    const bad = await powercut(['scenario', 'run', 'enospc-mid-write', '--variant', 'checkpoint-in-place', '--artifacts', dir]);
     expect(bad.exitCode, bad.stderr).toBe(1);
     expect(bad.stdout).toMatch(/verdict: fail \(1 violation\) in [\d.]+ s\n {2}liveness: the queue did not open after the power cut/);
     expect(bad.stdout).toContain(`artifact: ${dir}/`);
@@ -89,11 +107,51 @@ describe('powercut scenario', () => {
       [['scenario'], /missing subcommand: list or run/],
       [['scenario', 'run'], /exactly one scenario NAME \(got 0\)/],
       [['scenario', 'run', 'nope'], /unknown scenario 'nope'; valid names: new-page-dir-not-fsynced/],
-      [['scenario', 'run', 'enospc-mid-write', '--variant', 'x'], /--variant 'x' is not a known variant/],
+      [['scenario', 'run', 'enospc-mid-write', '--variant', 'x'], /--variant: 'x' is not a known variant of target powercut-queue/],
     ] as const) {
       const r = await powercut(args as unknown as string[]);
       expect(r.exitCode).toBe(2);
       expect(r.stderr).toMatch(message);
     }
   });
+});
+
+describe('a daemon that dies', () => {
+  it('stops the property at once with the exit signal and stderr named, writes an artifact, and the gate restarts the daemon and goes on', async () => {
+    const { startTempDaemon } = await import('../harness/daemon-process.js');
+    const { crashInputArb, runCrashSuite } = await import('../suites/crash-property.js');
+    const { runGate } = await import('./gate.js');
+    const artifacts = await tmp();
+
+    // The suite: its daemon is SIGKILLed before the first case.
+    const doomed = await startTempDaemon('dies');
+    try {
+      doomed.daemon.kill();
+      const report = await runCrashSuite(doomed.daemon, crashInputArb({ kind: 'exhaustive' }), { numRuns: 5, seed: 1, artifactRoot: artifacts });
+      expect(report.failed).toBe(true);
+      expect(report.error).toMatch(/the fs daemon \(pid \d+\) was killed by SIGKILL/);
+      expect(report.numShrinks).toBe(0);
+      expect(report.summary).toContain('harness error (not a verdict on the queue; stopped at once, nothing shrunk)');
+      expect(await readFile(path.join(report.errorArtifactDir!, 'harness-error.txt'), 'utf8')).toMatch(/killed by SIGKILL/);
+    } finally {
+      await doomed.stop();
+    }
+
+    // The gate: its first daemon dies a few seconds in; the row says so, a new daemon carries on.
+    let started = 0;
+    const report = await runGate({
+      timeBudgetMs: 25_000, seed: 3, artifactRoot: artifacts, out: { write: () => true },
+      startDaemon: async () => {
+        const f = await startTempDaemon('gate-dies');
+        if (started++ === 0) setTimeout(() => f.daemon.kill(), 2_000).unref();
+        return f;
+      },
+    });
+    expect(started).toBeGreaterThanOrEqual(2);
+    expect(report.harnessErrors).toBeGreaterThanOrEqual(1);
+    expect(report.passed).toBe(false);
+    expect(report.text).toMatch(/harness error \(the tool failed, not a verdict on the queue\):[^]*killed by SIGKILL/);
+    expect(report.rows.filter((r) => r.cases > 0).length, 'rows that ran after the restart').toBeGreaterThan(1);
+    expect((await readFile('/proc/mounts', 'utf8')).split('\n').filter((l) => l.includes('powercut-gate-dies-'))).toEqual([]);
+  }, 120_000);
 });

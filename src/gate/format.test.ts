@@ -6,18 +6,22 @@ import { formatProgress, ProgressReporter } from './progress.js';
 import { totals, type GateRow } from './results.js';
 import { formatFailures, formatSummaryTable } from './summary.js';
 import { roundSeed } from './suites.js';
+import { emptyCoverage, type Coverage } from '../harness/coverage.js';
 
-const pass: GateRow = { name: 'torn-checkpoint-write', kind: 'scenario', cases: 1, cuts: 1, violations: 0, durationMs: 612 };
+const cov = (c: Partial<Coverage>): Coverage => ({ ...emptyCoverage(), ...c });
+const pass: GateRow = { name: 'torn-checkpoint-write', kind: 'scenario', cases: 1, coverage: cov({ cases: 1, cutsRequested: 1, cutsLanded: 1, tornCuts: 1, tornPartialWrites: 1 }), violations: 0, durationMs: 612, errors: [], capsHit: [] };
 const fail: GateRow = {
   name: 'atomic-file/sync',
   kind: 'suite',
   cases: 42,
-  cuts: 45,
+  coverage: cov({ cases: 42, intervals: 50, intervalsChecked: 50, states: 42, events: { rolls: 3, purges: 1 } }),
   violations: 1,
   durationMs: 61_000,
   failure: { messages: ['at-least-once: seq 3 <lost> & "gone"'], seed: 17, path: '0:1', artifactDir: '/a/b', replay: 'node cli.js replay /a/b' },
+  errors: [],
+  capsHit: ['maxStates 400'],
 };
-const broken: GateRow = { name: 'faults', kind: 'suite', cases: 0, cuts: 0, violations: 0, durationMs: 10, error: 'daemon died\nstack' };
+const broken: GateRow = { name: 'faults', kind: 'suite', cases: 0, coverage: emptyCoverage(), violations: 0, durationMs: 10, errors: ['daemon died\nstack'], capsHit: [] };
 
 describe('budget', () => {
   it('counts down on the injected clock and never goes below zero', () => {
@@ -40,27 +44,35 @@ describe('budget', () => {
 describe('summary table', () => {
   const text = formatSummaryTable([pass, fail, broken], totals([pass, fail, broken], 62_000));
   const lines = text.split('\n');
+  const totalLine = (t: string) => t.split('\n').find((l) => l.startsWith('total'));
   it('has one line per row between header and totals, with aligned columns', () => {
-    expect(lines).toHaveLength(7);
-    expect(lines[0]).toMatch(/^scenario \/ suite\s+cases\s+cuts\s+violations\s+time\s+result$/);
-    expect(lines[2]).toMatch(/^torn-checkpoint-write\s+1\s+1\s+0\s+0\.6 s\s+pass$/);
-    expect(lines[3]).toMatch(/^suite atomic-file\/sync\s+42\s+45\s+1\s+1:01\s+FAIL$/);
-    expect(lines[4]).toMatch(/^suite faults\s+0\s+0\s+0\s+0\.0 s\s+ERROR$/);
-    expect(lines[6]).toMatch(/^total\s+43\s+46\s+1\s+1:02\s+FAIL$/);
+    expect(lines[0]).toMatch(/^scenario \/ suite\s+cases \(states\)\s+violations\s+tool errors\s+time\s+result$/);
+    expect(lines[2]).toMatch(/^torn-checkpoint-write\s+1\s+0\s+0\s+0\.6 s\s+pass$/);
+    expect(lines[3]).toMatch(/^suite atomic-file\/sync\s+42\s+1\s+0\s+1:01\s+FAIL$/);
+    expect(lines[4]).toMatch(/^suite faults\s+0\s+0\s+1\s+0\.0 s\s+ERROR$/);
+    expect(lines[6]).toMatch(/^total\s+43\s+1\s+1\s+1:02\s+FAIL$/);
     // Right-aligned numbers: the "cases" column ends at the same offset on every line.
     const end = (l: string, cell: string) => l.indexOf(cell, 20) + cell.length;
     expect(end(lines[2], ' 1 ')).toBe(end(lines[3], '42 '));
   });
-  it('says pass in the totals only when nothing was violated and nothing broke', () => {
-    expect(formatSummaryTable([pass], totals([pass], 700)).split('\n').at(-1)).toMatch(/pass$/);
-    expect(formatSummaryTable([pass, broken], totals([pass, broken], 700)).split('\n').at(-1)).toMatch(/FAIL$/);
+  it('prints the coverage counts: cuts that landed, torn writes kept in part, intervals and states, rolls and purges', () => {
+    expect(text).toContain('coverage: 43 cases, cuts landed 1/1, torn cuts 1 (partial writes kept 1), intervals checked 50/50, crash states 42, purges 1, rolls 3');
+    expect(text).toMatch(/crash states per minute: \d+/);
+    expect(text).toContain('  atomic-file/sync: 42 cases, intervals checked 50/50');
+    expect(text).toContain('; caps hit: maxStates 400');
+    expect(text).toContain('caps left crash states out (raise them with --max-states');
+  });
+  it('says pass only when nothing was violated and the tool never failed; ERROR for tool failures alone', () => {
+    expect(totalLine(formatSummaryTable([pass], totals([pass], 700)))).toMatch(/pass$/);
+    expect(totalLine(formatSummaryTable([pass, broken], totals([pass, broken], 700)))).toMatch(/ERROR$/);
+    expect(totalLine(formatSummaryTable([fail, broken], totals([fail, broken], 700)))).toMatch(/FAIL$/);
   });
   it('lists each failure with its violation, seed, artifact and replay command', () => {
     const f = formatFailures([pass, fail, broken]);
     expect(f).toContain('suite atomic-file/sync:\n  at-least-once: seq 3');
     expect(f).toContain('fast-check seed 17, path "0:1"');
     expect(f).toContain('artifact: /a/b\n  replay:   node cli.js replay /a/b');
-    expect(f).toContain('suite faults:\n  harness error (not a verdict on the queue): daemon died');
+    expect(f).toContain('suite faults:\n  harness error (the tool failed, not a verdict on the queue): daemon died');
     expect(f).not.toContain('torn-checkpoint-write');
   });
 });
@@ -75,9 +87,15 @@ describe('JUnit XML', () => {
   it('has a failure with the escaped violation, seed and artifact, and an error for a harness failure', () => {
     expect(xml).toContain('<failure message="at-least-once: seq 3 &lt;lost&gt; &amp; &quot;gone&quot;" type="violation">');
     expect(xml).toContain('fast-check seed 17, path &quot;0:1&quot;\nartifact: /a/b\nreplay: node cli.js replay /a/b</failure>');
-    expect(xml).toContain('<error message="daemon died">daemon died\nstack</error>');
+    expect(xml).toContain('<error message="daemon died" type="harness-error">daemon died\nstack</error>');
     expect(xml.match(/<testcase /g)).toHaveLength(3);
     expect(xml.match(/<\/testcase>/g)).toHaveLength(3);
+  });
+  it('carries the coverage counts as properties, per testcase and per testsuite', () => {
+    expect(xml).toContain('<property name="cutsLanded" value="1"/>');
+    expect(xml).toContain('<property name="events.rolls" value="3"/>');
+    expect(xml).toContain('<property name="harnessErrors" value="1"/>');
+    expect(xml).toMatch(/<testsuite name="property-suites"[^>]*>\n    <properties>\n(      <property [^>]*\/>\n)+    <\/properties>/);
   });
   it('escapes markup and drops characters XML cannot hold', () => {
     expect(xmlEscape(`a<b>&"c'\u0000\u001b[31m`)).toBe('a&lt;b&gt;&amp;&quot;c&apos;[31m');
@@ -88,12 +106,12 @@ describe('JUnit XML', () => {
 });
 
 describe('progress', () => {
-  it('says cuts, violations, time left and what runs', () => {
-    expect(formatProgress({ phase: 'scenario x', cuts: 12, violations: 1, leftMs: 95_000 })).toBe('powercut gate: 12 power cuts checked, 1 violation, 1:35 left  [scenario x]');
+  it('says cases checked, violations, time left and what runs', () => {
+    expect(formatProgress({ phase: 'scenario x', cases: 12, unit: 'crash states', violations: 1, leftMs: 95_000 })).toBe('powercut gate: 12 crash states checked, 1 violation, 1:35 left  [scenario x]');
   });
   it('on a terminal redraws one line in place and prints result lines above it', () => {
     const written: string[] = [];
-    const r = new ProgressReporter({ isTTY: true, columns: 200, write: (t) => written.push(t) }, () => ({ phase: 'p', cuts: 3, violations: 0, leftMs: 1_000 }));
+    const r = new ProgressReporter({ isTTY: true, columns: 200, write: (t) => written.push(t) }, () => ({ phase: 'p', cases: 3, unit: 'power cuts', violations: 0, leftMs: 1_000 }));
     r.start();
     r.log('scenario x: pass');
     r.stop();
@@ -107,7 +125,7 @@ describe('progress', () => {
   });
   it('otherwise prints plain lines only, with no control characters', async () => {
     const written: string[] = [];
-    const r = new ProgressReporter({ isTTY: false, write: (t) => written.push(t) }, () => ({ phase: 'p', cuts: 0, violations: 0, leftMs: 0 }), 10);
+    const r = new ProgressReporter({ isTTY: false, write: (t) => written.push(t) }, () => ({ phase: 'p', cases: 0, unit: 'power cuts', violations: 0, leftMs: 0 }), 10);
     r.start();
     r.log('scenario x: pass');
     await new Promise((resolve) => setTimeout(resolve, 35));

@@ -1,34 +1,52 @@
-// The durability gate engine: one daemon for the whole run (reset between cases, stopped on every
-// path); every scenario first, then the property suites in rounds until the time budget is spent.
+// The durability gate engine: one daemon for the whole run (reset between cases, restarted after a
+// harness error, stopped on every path); every scenario of the target first, then the suites in
+// rounds until the time budget is spent.
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { crashInputArb, runCrashSuite } from '../../properties/crash-property.js';
-import { startTempDaemon } from '../harness/daemon-process.js';
+import { DEFAULT_STATE_CAPS, type StateCaps } from '../../fusefs/crash-states.js';
 import { replayCommand } from '../harness/artifacts.js';
-import { SCENARIOS } from '../../scenarios/index.js';
+import { addCoverage } from '../harness/coverage.js';
+import { startTempDaemon, type TempDaemon } from '../harness/daemon-process.js';
+import { SCENARIOS } from '../scenarios/index.js';
+import { crashInputArb, runCrashSuite } from '../suites/crash-property.js';
+import { DEFAULT_TARGET, resolveTarget, type TargetRef } from '../targets/index.js';
+import type { ExternalDriver } from '../targets/external.js';
 import { Budget } from './budget.js';
-import { countingDaemon } from './counting.js';
 import { toJunitXml } from './junit.js';
 import { ProgressReporter, type ProgressOutput } from './progress.js';
-import { totals, type GateRow } from './results.js';
+import { newRow, totals, type GateRow } from './results.js';
 import { runScenario } from './scenario-run.js';
 import { formatFailures, formatSummaryTable } from './summary.js';
-import { gateSuites, roundSeed } from './suites.js';
+import { DEFAULT_GATE_MODE, gateSuites, roundSeed, type GateMode } from './suites.js';
 
 export interface GateOptions {
   timeBudgetMs: number;
   seed: number;
+  /** Target name (default: the built-in queue). */
+  target?: string;
+  /** An external driver instead of a registered target. */
+  driver?: ExternalDriver;
+  mode?: GateMode;
   variant?: string;
+  /** Settings forced on every suite input (--settings). */
+  settings?: Record<string, unknown>;
+  /** Exhaustive mode's caps (defaults: DEFAULT_STATE_CAPS). */
+  caps?: Partial<StateCaps>;
   /** Failure artifacts go under this folder. */
   artifactRoot: string;
   junitFile?: string;
   out: ProgressOutput;
+  /** Starts the filesystem daemon (tests make one that dies); default a fresh temporary mount. */
+  startDaemon?: () => Promise<TempDaemon>;
 }
 
 export interface GateReport {
   rows: GateRow[];
   durationMs: number;
+  /** Nothing violated and the tool never failed. */
   passed: boolean;
+  violations: number;
+  harnessErrors: number;
   /** The summary table and failure details, as printed. */
   text: string;
 }
@@ -37,36 +55,53 @@ export interface GateReport {
 export const MAX_ROUND_SLICE_MS = 30_000;
 /** Below this much budget no new round starts (an input takes up to a few seconds). */
 export const MIN_SLICE_MS = 3_000;
-/** Inputs per fast-check run (one input is up to three power cuts, 1-3 s), so turns end on time. */
-export const RUNS_PER_CHUNK = 1;
+/** A suite whose tool keeps failing is given up after this many harness errors. */
+export const MAX_ERRORS_PER_SUITE = 3;
+
+/** The scenarios written for this target. */
+export function scenariosOf(targetName: string): typeof SCENARIOS {
+  return SCENARIOS.filter((s) => (s.case.target ?? 'powercut-queue') === targetName);
+}
 
 export async function runGate(o: GateOptions): Promise<GateReport> {
   const budget = new Budget(o.timeBudgetMs);
+  const ref: TargetRef = o.driver ? { driver: o.driver } : { target: o.target ?? DEFAULT_TARGET };
+  const target = resolveTarget(ref, o.settings);
+  const mode = o.mode ?? DEFAULT_GATE_MODE;
   const rows: GateRow[] = [];
   let phase = 'starting the filesystem daemon';
-  const fixture = await startTempDaemon('gate');
-  const counted = countingDaemon(fixture.daemon);
-  const violationsSoFar = () => rows.reduce((n, r) => n + r.violations, 0);
-  const progress = new ProgressReporter(o.out, () => ({ phase, cuts: counted.cuts(), violations: violationsSoFar(), leftMs: budget.leftMs() }));
+  const startDaemon = o.startDaemon ?? (() => startTempDaemon('gate'));
+  let fixture: TempDaemon = await startDaemon();
+  let daemonLost = false;
+  /** After a harness error: a fresh daemon. If none starts, the row says why and the run ends with what it has. */
+  const restartDaemon = async (row: GateRow): Promise<boolean> => {
+    await fixture.stop().catch(() => undefined);
+    try {
+      fixture = await startDaemon();
+      return true;
+    } catch (err) {
+      daemonLost = true;
+      row.errors.push(`the filesystem daemon could not be restarted, so the gate stopped here: ${err instanceof Error ? err.message : String(err)}`);
+      progress.log(`${row.name}: ERROR ${row.errors[row.errors.length - 1]}`);
+      return false;
+    }
+  };
+  const sum = (f: (r: GateRow) => number) => rows.reduce((n, r) => n + f(r), 0);
+  const progress = new ProgressReporter(o.out, () => ({ phase, cases: sum((r) => r.cases), unit: mode === 'exhaustive' ? 'crash states' : 'power cuts', violations: sum((r) => r.violations), leftMs: budget.leftMs() }));
   try {
     progress.start();
-    for (const s of SCENARIOS) {
+    for (const s of scenariosOf(target.name)) {
       phase = `scenario ${s.name}`;
-      const { row } = await runScenario(counted.daemon, s, o.variant, o.artifactRoot);
+      const { row, error } = await runScenario(fixture.daemon, s, o.variant, o.artifactRoot);
       rows.push(row);
-      const verdict = row.error !== undefined ? `ERROR ${row.error}` : row.violations > 0 ? `FAIL (${row.failure?.messages[0] ?? ''})` : 'pass';
+      if (error && !(await restartDaemon(row))) break;
+      const verdict = error ? `ERROR (the tool failed; daemon restarted) ${error.message.split('\n')[0]}` : row.violations > 0 ? `FAIL (${row.failure?.messages[0] ?? ''})` : 'pass';
       progress.log(`scenario ${s.name}: ${verdict} [${(row.durationMs / 1000).toFixed(1)} s]`);
     }
 
-    const suites = gateSuites(o.variant).map((suite, index) => ({
-      suite,
-      index,
-      row: { name: suite.name, kind: 'suite', cases: 0, cuts: 0, violations: 0, durationMs: 0 } as GateRow,
-      done: false,
-      chunks: 0,
-    }));
+    const suites = gateSuites(target, mode, o.variant, o.settings, ref).map((suite, index) => ({ suite, index, arb: crashInputArb(suite.options), row: newRow(suite.name, 'suite'), done: false, chunks: 0 }));
     rows.push(...suites.map((s) => s.row));
-    for (let round = 0; ; round++) {
+    rounds: for (let round = 0; !daemonLost; round++) {
       const active = suites.filter((s) => !s.done);
       if (active.length === 0 || budget.leftMs() < MIN_SLICE_MS) break;
       // Each round (and each seed, i.e. each CI shard) starts at another suite: short budgets spread over all of them.
@@ -77,58 +112,54 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
         // An equal share of what is left, at least one input's worth: short budgets still reach every suite in turn.
         const sliceMs = Math.max(MIN_SLICE_MS, Math.min(MAX_ROUND_SLICE_MS, budget.leftMs() / active.length));
         phase = `suite ${s.suite.name}, round ${round + 1}`;
-        const cutsBefore = counted.cuts();
         const turnEndsMs = Date.now() + sliceMs;
-        try {
-          // Chunks of a few inputs, each run to completion: fast-check's own time limit abandons a
-          // running property, whose crash case would then race the next one on the shared daemon.
-          while (!s.done && Date.now() < turnEndsMs && budget.leftMs() >= MIN_SLICE_MS) {
-            const seed = roundSeed(o.seed, s.index, s.chunks++);
-            const report = await runCrashSuite(counted.daemon, crashInputArb(s.suite.options), {
-              numRuns: RUNS_PER_CHUNK,
-              seed,
-              // No shrinking: it has no time bound. The artifact replays the failing case exactly.
-              endOnFailure: true,
-              artifactRoot: o.artifactRoot,
-            });
-            s.row.cases += report.cuts;
-            s.row.durationMs += report.durationMs;
-            if (!report.failed) continue;
-            s.done = true;
-            if (report.error !== undefined) s.row.error = report.error;
-            const failure = report.failure;
-            if (failure) {
-              s.row.violations += failure.violations.length;
-              s.row.failure = {
-                messages: failure.violations.map((v) => v.message),
-                seed: report.seed,
-                ...(report.path !== undefined ? { path: report.path } : {}),
-                ...(failure.artifactDir ? { artifactDir: failure.artifactDir, replay: replayCommand(failure.artifactDir) } : {}),
-              };
-            }
-            progress.log(`suite ${s.suite.name}: ${s.row.error !== undefined ? 'ERROR' : 'FAIL'} after ${s.row.cases} cases\n${report.summary}`);
+        // One input per fast-check run, each run to completion: fast-check's own time limit abandons a
+        // running property, whose crash case would then race the next one on the shared daemon.
+        while (!s.done && Date.now() < turnEndsMs && budget.leftMs() >= MIN_SLICE_MS) {
+          const report = await runCrashSuite(fixture.daemon, s.arb, {
+            numRuns: 1,
+            seed: roundSeed(o.seed, s.index, s.chunks++),
+            // No shrinking: it has no time bound. The artifact replays the failing case exactly.
+            endOnFailure: true,
+            artifactRoot: o.artifactRoot,
+            exhaustive: { recoveryCuts: s.suite.recoveryCuts ?? false, deadlineMs: Math.min(turnEndsMs, Date.now() + budget.leftMs()), ...(o.caps ? { caps: { ...DEFAULT_STATE_CAPS, ...o.caps } } : {}) },
+          });
+          s.row.cases += report.cases;
+          for (const cap of report.capsHit) if (!s.row.capsHit.includes(cap)) s.row.capsHit.push(cap);
+          addCoverage(s.row.coverage, report.coverage);
+          s.row.durationMs += report.durationMs;
+          if (report.error !== undefined) {
+            // The tool failed, not the queue: say so, start a fresh daemon, and go on.
+            s.row.errors.push(report.error + (report.errorArtifactDir ? `\nartifact: ${report.errorArtifactDir}` : ''));
+            progress.log(`suite ${s.suite.name}: ERROR (the tool failed, not the queue; daemon restarted): ${report.error.split('\n')[0]}`);
+            if (!(await restartDaemon(s.row))) break rounds;
+            if (s.row.errors.length >= MAX_ERRORS_PER_SUITE) s.done = true;
+            continue;
           }
-        } catch (err) {
+          if (!report.failure) continue;
           s.done = true;
-          s.row.error = err instanceof Error ? err.message : String(err);
-          progress.log(`suite ${s.suite.name}: ERROR ${s.row.error}`);
-        } finally {
-          s.row.cuts += counted.cuts() - cutsBefore;
+          s.row.violations += report.failure.violations.length;
+          s.row.failure = {
+            messages: report.failure.violations.map((v) => v.message),
+            seed: report.seed,
+            ...(report.path !== undefined ? { path: report.path } : {}),
+            ...(report.failure.artifactDir ? { artifactDir: report.failure.artifactDir, replay: replayCommand(report.failure.artifactDir) } : {}),
+          };
+          progress.log(`suite ${s.suite.name}: FAIL after ${s.row.cases} cases\n${report.summary}`);
         }
       }
     }
   } finally {
     progress.stop();
-    await fixture.stop();
+    if (!daemonLost) await fixture.stop();
   }
-
   const durationMs = budget.elapsedMs();
   const t = totals(rows, durationMs);
   const failures = formatFailures(rows);
-  const text = [formatSummaryTable(rows, t), ...(failures ? ['', 'failures:', failures] : [])].join('\n');
+  const text = [formatSummaryTable(rows, t, mode), ...(failures ? ['', 'failures:', failures] : [])].join('\n');
   if (o.junitFile) {
     await mkdir(path.dirname(path.resolve(o.junitFile)), { recursive: true });
     await writeFile(o.junitFile, toJunitXml(rows, durationMs));
   }
-  return { rows, durationMs, passed: t.violations === 0 && t.errors === 0, text };
+  return { rows, durationMs, passed: t.violations === 0 && t.errors === 0, violations: t.violations, harnessErrors: t.errors, text };
 }

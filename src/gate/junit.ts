@@ -1,6 +1,8 @@
 // JUnit XML for CI test reports (pure): a testsuite for the scenarios and one for the property
-// suites; each row a testcase; a violation a <failure>, a harness error an <error>.
-import type { GateRow } from './results.js';
+// suites; each row a testcase with its coverage counts as properties; a violation a <failure>, a
+// harness error an <error>.
+import { coverageProperties } from '../harness/coverage.js';
+import { totals, type GateRow } from './results.js';
 
 /** Escapes text for XML attributes and content; drops characters XML 1.0 cannot carry. */
 export function xmlEscape(text: string): string {
@@ -18,9 +20,8 @@ const seconds = (ms: number) => (ms / 1000).toFixed(3);
 
 function testcase(r: GateRow, classname: string): string {
   const open = `    <testcase classname="${xmlEscape(classname)}" name="${xmlEscape(r.name)}" time="${seconds(r.durationMs)}">`;
-  const inner: string[] = [];
-  const props = `cases=${r.cases} cuts=${r.cuts} violations=${r.violations}`;
-  if (r.error !== undefined) inner.push(`      <error message="${xmlEscape(r.error.split('\n')[0])}">${xmlEscape(r.error)}</error>`);
+  const inner: string[] = [properties(r.coverage, '      ', [['violations', r.violations], ['harnessErrors', r.errors.length]])];
+  for (const e of r.errors) inner.push(`      <error message="${xmlEscape(e.split('\n')[0])}" type="harness-error">${xmlEscape(e)}</error>`);
   if (r.violations > 0) {
     const f = r.failure;
     const details = [
@@ -31,16 +32,21 @@ function testcase(r: GateRow, classname: string): string {
     ].join('\n');
     inner.push(`      <failure message="${xmlEscape(f?.messages[0] ?? `${r.violations} violations`)}" type="violation">${xmlEscape(details)}</failure>`);
   }
-  inner.push(`      <system-out>${xmlEscape(props)}</system-out>`);
   return [open, ...inner, '    </testcase>'].join('\n');
+}
+
+function properties(c: GateRow['coverage'], indent: string, extra: [string, number][] = []): string {
+  const lines = [...coverageProperties(c), ...extra].map(([name, value]) => `${indent}  <property name="${xmlEscape(name)}" value="${value}"/>`);
+  return [`${indent}<properties>`, ...lines, `${indent}</properties>`].join('\n');
 }
 
 function testsuite(name: string, rows: readonly GateRow[]): string {
   const failures = rows.filter((r) => r.violations > 0).length;
-  const errors = rows.filter((r) => r.error !== undefined).length;
-  const time = rows.reduce((n, r) => n + r.durationMs, 0);
+  const errors = rows.filter((r) => r.errors.length > 0).length;
+  const sum = totals(rows, rows.reduce((n, r) => n + r.durationMs, 0));
   return [
-    `  <testsuite name="${xmlEscape(name)}" tests="${rows.length}" failures="${failures}" errors="${errors}" time="${seconds(time)}">`,
+    `  <testsuite name="${xmlEscape(name)}" tests="${rows.length}" failures="${failures}" errors="${errors}" time="${seconds(sum.durationMs)}">`,
+    properties(sum.coverage, '    '),
     ...rows.map((r) => testcase(r, `powercut.${name}`)),
     '  </testsuite>',
   ].join('\n');
@@ -50,7 +56,7 @@ export function toJunitXml(rows: readonly GateRow[], durationMs: number, name = 
   const scenarios = rows.filter((r) => r.kind === 'scenario');
   const suites = rows.filter((r) => r.kind === 'suite');
   const failures = rows.filter((r) => r.violations > 0).length;
-  const errors = rows.filter((r) => r.error !== undefined).length;
+  const errors = rows.filter((r) => r.errors.length > 0).length;
   for (const group of [scenarios, suites]) {
     const names = group.map((r) => r.name);
     if (new Set(names).size !== names.length) throw new Error(`invariant: JUnit testcase names must be unique within a testsuite: ${names.join(', ')}`);

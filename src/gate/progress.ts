@@ -5,13 +5,15 @@ import { formatClock } from './budget.js';
 export interface ProgressState {
   /** What runs now, e.g. "scenario torn-checkpoint-write". */
   phase: string;
-  cuts: number;
+  /** Crash cases judged so far, and what they are ('crash states' or 'power cuts'). */
+  cases: number;
+  unit: string;
   violations: number;
   leftMs: number;
 }
 
 export function formatProgress(s: ProgressState): string {
-  return `powercut gate: ${s.cuts} power cuts checked, ${s.violations} violation${s.violations === 1 ? '' : 's'}, ${formatClock(s.leftMs)} left  [${s.phase}]`;
+  return `powercut gate: ${s.cases} ${s.unit} checked, ${s.violations} violation${s.violations === 1 ? '' : 's'}, ${formatClock(s.leftMs)} left  [${s.phase}]`;
 }
 
 export interface ProgressOutput {

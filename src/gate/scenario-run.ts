@@ -3,26 +3,34 @@
 import { replayCommand } from '../harness/artifacts.js';
 import { runCase, type CaseResult } from '../harness/crash-run.js';
 import type { DaemonHandle } from '../harness/daemon-process.js';
-import { caseOf, type Scenario } from '../../scenarios/index.js';
-import type { GateRow } from './results.js';
+import { HarnessError } from '../harness/harness-error.js';
+import { caseOf, type Scenario } from '../scenarios/index.js';
+import { newRow, type GateRow } from './results.js';
+import type { ExternalDriver } from '../targets/external.js';
 
 export interface ScenarioOutcome {
   row: GateRow;
   result?: CaseResult;
+  /** Set when the tool failed: the error, with an artifact when one was written. */
+  error?: HarnessError;
 }
 
-export async function runScenario(daemon: DaemonHandle, s: Scenario, variant: string | undefined, artifactRoot: string): Promise<ScenarioOutcome> {
+/** True if `result` is the failure the scenario promises on its variant: its check, not a hang. */
+export function tripsAsPromised(s: Scenario, result: CaseResult): boolean {
+  return result.violations.some((v) => v.check === s.trips && !v.hang);
+}
+
+/** Runs the scenario's case on its target, on a known-bad variant of it, or on an external driver instead. */
+export async function runScenario(daemon: DaemonHandle, s: Scenario, variant: string | undefined, artifactRoot: string, driver?: ExternalDriver): Promise<ScenarioOutcome> {
   const started = Date.now();
+  const row = newRow(s.name, 'scenario');
   try {
-    const result = await runCase(daemon, caseOf(s, variant), { artifactRoot });
-    const row: GateRow = {
-      name: s.name,
-      kind: 'scenario',
-      cases: 1,
-      cuts: result.cuts.length,
-      violations: result.violations.length,
-      durationMs: result.durationMs,
-    };
+    const c = caseOf(s, variant);
+    const result = await runCase(daemon, driver ? { ...c, target: undefined, driver } : c, { artifactRoot });
+    row.cases = 1;
+    row.coverage = result.coverage;
+    row.violations = result.violations.length;
+    row.durationMs = result.durationMs;
     if (result.violations.length > 0) {
       row.failure = {
         messages: result.violations.map((v) => v.message),
@@ -31,7 +39,9 @@ export async function runScenario(daemon: DaemonHandle, s: Scenario, variant: st
     }
     return { row, result };
   } catch (err) {
-    const error = err instanceof Error ? err.message : String(err);
-    return { row: { name: s.name, kind: 'scenario', cases: 1, cuts: 0, violations: 0, durationMs: Date.now() - started, error } };
+    const error = err instanceof HarnessError ? err : new HarnessError(err instanceof Error ? err.message : String(err));
+    row.errors.push(error.message + (error.artifactDir ? `\nartifact: ${error.artifactDir}` : ''));
+    row.durationMs = Date.now() - started;
+    return { row, error };
   }
 }

@@ -1,29 +1,44 @@
-// The property suites the gate runs after the scenarios: the crash property of properties/ over
-// each checkpoint x page design, torn multi-sector writes, a second cut during recovery, and faults.
-import type { CrashInputOptions } from '../../properties/crash-property.js';
-import { VARIANT_SETTINGS } from '../../properties/variants/index.js';
+// The suites the gate runs after the scenarios, for one target: in exhaustive mode (the default)
+// every crash state of each generated workload, per part of the target's settings space, plus a
+// second cut during recovery, and the fault suite (faults change the run, so they are cut at random);
+// in random mode the random-cut suites.
+import type { CrashInputOptions } from '../suites/crash-property.js';
+import type { Target } from '../targets/target.js';
+import type { TargetRef } from '../targets/index.js';
+
+export type GateMode = 'exhaustive' | 'random';
+export const GATE_MODES: readonly GateMode[] = ['exhaustive', 'random'];
+export const DEFAULT_GATE_MODE: GateMode = 'exhaustive';
 
 export interface GateSuite {
   name: string;
   options: CrashInputOptions;
+  /** Exhaustive suites whose every state's recovery is cut once more. */
+  recoveryCuts?: boolean;
 }
 
-const BASE_SUITES: GateSuite[] = [
-  { name: 'atomic-file/sync', options: { kind: 'general', settings: { checkpointDesign: 'atomic-file', pageWriteDesign: 'sync' } } },
-  { name: 'atomic-file/buffered', options: { kind: 'general', settings: { checkpointDesign: 'atomic-file', pageWriteDesign: 'buffered' } } },
-  { name: 'append-log/sync', options: { kind: 'general', settings: { checkpointDesign: 'append-log', pageWriteDesign: 'sync' } } },
-  { name: 'append-log/buffered', options: { kind: 'general', settings: { checkpointDesign: 'append-log', pageWriteDesign: 'buffered' } } },
-  { name: 'torn-writes', options: { kind: 'torn' } },
-  { name: 'cut-during-recovery', options: { kind: 'double-cut' } },
-  { name: 'faults', options: { kind: 'faults' } },
-];
-
-/** The suites, or with a variant the same suites on it (its settings override, so its bug is reachable). */
-export function gateSuites(variant?: string): GateSuite[] {
-  if (variant === undefined) return BASE_SUITES;
-  const forced = VARIANT_SETTINGS[variant];
-  if (!forced) throw new Error(`invariant: no settings for variant '${variant}'`);
-  return BASE_SUITES.map((s) => ({ name: s.name, options: { ...s.options, variant, settings: { ...s.options.settings, ...forced } } }));
+/**
+ * The suites, or with a variant the same suites on it (its settings override, so its bug is reachable).
+ * `ref` is how the inputs name the target: a registered name, or an external driver.
+ */
+export function gateSuites(target: Target, mode: GateMode, variant?: string, forcedSettings: Record<string, unknown> = {}, ref: TargetRef = { target: target.name }): GateSuite[] {
+  const t = ref.driver ? { driver: ref.driver } : { target: target.name };
+  const parts = target.suites;
+  const base: GateSuite[] = mode === 'exhaustive'
+    ? [
+      ...parts.map((p) => ({ name: p.name, options: { ...t, kind: 'exhaustive' as const, settings: p.settings } })),
+      { name: 'cut-during-recovery', options: { ...t, kind: 'exhaustive' as const }, recoveryCuts: true },
+      { name: 'faults', options: { ...t, kind: 'faults' as const } },
+    ]
+    : [
+      ...parts.map((p) => ({ name: p.name, options: { ...t, kind: 'general' as const, settings: p.settings } })),
+      { name: 'torn-writes', options: { ...t, kind: 'torn' as const } },
+      { name: 'cut-during-recovery', options: { ...t, kind: 'double-cut' as const } },
+      { name: 'faults', options: { ...t, kind: 'faults' as const } },
+    ];
+  if (variant !== undefined && !target.knownBad[variant]) throw new Error(`invariant: no settings for variant '${variant}' of target ${target.name}`);
+  const forced = { ...(variant !== undefined ? target.knownBad[variant].settings : {}), ...forcedSettings };
+  return base.map((s) => ({ ...s, options: { ...s.options, ...(variant !== undefined ? { variant } : {}), settings: { ...s.options.settings, ...forced } } }));
 }
 
 /** The fast-check seed of one suite's round: distinct per suite and round, reproducible from the gate's seed. */

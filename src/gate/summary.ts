@@ -1,33 +1,64 @@
-// The summary table printed at the end of a gate run (pure): one line per scenario and suite,
-// totals, then each failure with its violation, artifact and replay command.
+// The summary printed at the end of a gate run (pure): one line per scenario and suite, totals,
+// what was covered, then each failure with its violation, artifact and replay command.
+import { formatCoverage, TIME_BUDGET_CAP } from '../harness/coverage.js';
 import { formatDuration } from './budget.js';
 import { rowFailed, type GateRow, type GateTotals } from './results.js';
+import type { GateMode } from './suites.js';
 
-const HEADERS = ['scenario / suite', 'cases', 'cuts', 'violations', 'time', 'result'] as const;
+/** A row's or a run's result: FAIL when a check was violated, else ERROR when the tool failed, else pass. */
+export type GateResult = 'FAIL' | 'ERROR' | 'pass';
 
-function result(r: GateRow): string {
-  if (r.error !== undefined) return 'ERROR';
-  return r.violations > 0 ? 'FAIL' : 'pass';
+export function resultOf(violations: number, errors: number): GateResult {
+  if (violations > 0) return 'FAIL';
+  return errors > 0 ? 'ERROR' : 'pass';
 }
 
-export function formatSummaryTable(rows: readonly GateRow[], t: GateTotals): string {
-  const body = rows.map((r) => [`${r.kind === 'suite' ? 'suite ' : ''}${r.name}`, String(r.cases), String(r.cuts), String(r.violations), formatDuration(r.durationMs), result(r)]);
-  const verdict = t.violations > 0 || t.errors > 0 ? 'FAIL' : 'pass';
-  const foot = ['total', String(t.cases), String(t.cuts), String(t.violations), formatDuration(t.durationMs), verdict];
-  const all = [[...HEADERS], ...body, foot];
-  const widths = HEADERS.map((_, i) => Math.max(...all.map((row) => row[i].length)));
+export function rowResult(r: GateRow): GateResult {
+  return resultOf(r.violations, r.errors.length);
+}
+
+/** Cases judged per minute of `durationMs` (0 for no time). */
+export function perMinute(cases: number, durationMs: number): number {
+  return durationMs > 0 ? Math.round(cases / (durationMs / 60_000)) : 0;
+}
+
+/** The note printed when caps left crash states out of any row; undefined when none did. */
+export function capsNote(rows: readonly GateRow[]): string | undefined {
+  const hit = rows.flatMap((r) => r.capsHit);
+  const notes = [
+    ...(hit.some((c) => c !== TIME_BUDGET_CAP) ? ['caps left crash states out (raise them with --max-states, --max-states-per-interval, --sector-patterns)'] : []),
+    ...(hit.includes(TIME_BUDGET_CAP) ? ['the time budget left crash states out (raise it with --time-budget)'] : []),
+  ];
+  return notes.length > 0 ? notes.join('; ') : undefined;
+}
+
+export function formatSummaryTable(rows: readonly GateRow[], t: GateTotals, mode: GateMode = 'exhaustive'): string {
+  const headers = ['scenario / suite', mode === 'exhaustive' ? 'cases (states)' : 'cases (cuts)', 'violations', 'tool errors', 'time', 'result'];
+  const body = rows.map((r) => [`${r.kind === 'suite' ? 'suite ' : ''}${r.name}`, String(r.cases), String(r.violations), String(r.errors.length), formatDuration(r.durationMs), rowResult(r)]);
+  const verdict = resultOf(t.violations, t.errors);
+  const foot = ['total', String(t.cases), String(t.violations), String(t.errors), formatDuration(t.durationMs), verdict];
+  const all = [headers, ...body, foot];
+  const widths = headers.map((_, i) => Math.max(...all.map((row) => row[i].length)));
   // Name left-aligned, numbers right-aligned.
   const line = (row: string[]) => row.map((cell, i) => (i === 0 || i === row.length - 1 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  ').trimEnd();
   const rule = widths.map((w) => '-'.repeat(w)).join('  ');
-  return [line(all[0]), rule, ...body.map(line), rule, line(foot)].join('\n');
+  const note = capsNote(rows);
+  return [
+    line(all[0]), rule, ...body.map(line), rule, line(foot),
+    '',
+    `coverage: ${formatCoverage(t.coverage)}`,
+    `${mode === 'exhaustive' ? 'crash states' : 'power cuts'} per minute: ${perMinute(t.cases, t.durationMs)}`,
+    ...rows.filter((r) => r.kind === 'suite' && r.cases > 0).map((r) => `  ${r.name}: ${formatCoverage(r.coverage)}${r.capsHit.length ? `; caps hit: ${r.capsHit.join(', ')}` : ''}`),
+    ...(note ? [note] : []),
+  ].join('\n');
 }
 
-/** Each failed row: what was violated, where the artifact is, how to replay it. */
+/** Each failed row: what was violated or what broke, where the artifact is, how to replay it. */
 export function formatFailures(rows: readonly GateRow[]): string {
   const out: string[] = [];
   for (const r of rows.filter(rowFailed)) {
     out.push(`${r.kind} ${r.name}:`);
-    if (r.error !== undefined) out.push(`  harness error (not a verdict on the queue): ${r.error}`);
+    for (const e of r.errors) out.push(`  harness error (the tool failed, not a verdict on the queue): ${e.split('\n').join('\n    ')}`);
     const f = r.failure;
     if (f) {
       out.push(...f.messages.map((m) => `  ${m}`));

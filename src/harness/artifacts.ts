@@ -1,23 +1,34 @@
-// Failure artifacts: one folder per violation with everything needed to understand and replay
-// it (DESIGN.md section 6). Layout:
-//   case.json                 workload, settings, variant, crash point, policy, seed, faults, second cut
-//   violations.json / .txt    the violated checks and their messages
+// Failure artifacts: one folder per failing case with everything needed to understand and replay it
+// (docs/design.md, "Artifacts"). Layout:
+//   case.json                 target, workload, settings, variant, crash point or crash state, policy, seed, faults, second cut
+//   violations.json / .txt    the violated checks and their messages (empty for a harness error)
+//   harness-error.txt         only when the tool itself failed: what happened, the daemon's exit status and stderr
 //   outcomes/run-K-ROLE.jsonl each driver's outcome lines (run 0 = workload, last = final drain)
 //   trace-cut-K.json / .txt   the mutating requests up to cut K (the .txt marks the cut)
 //   images/cut-K-durable, images/cut-K-live   the filesystem at cut K, as ordinary files
 //   images/cut-K-after-crash  what recovery started from (after the policy was applied)
 //   stderr/run-K.txt          driver diagnostics, when there were any
-//   replay.sh                 the one command that replays it
+//   replay.sh                 the one command that replays it, from any checkout
 import { cp, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import type { TraceEntry } from '../../fusefs/protocol.js';
 import type { CaseResult, CrashCase, CutRecord } from './crash-run.js';
-import { REPO_ROOT } from './dist-path.js';
+import type { HarnessError } from './harness-error.js';
 import type { RunRecord, Violation } from './oracle.js';
 import { parseOutcomes } from './outcome.js';
 import { formatTrace } from './trace-format.js';
 import { parseWorkload } from './workload.js';
+import { checkVariant, findTarget, targetName } from '../targets/index.js';
+
+/** The environment variable naming the one artifacts root of the gate, the suites and the scenarios. */
+export const ARTIFACTS_ENV = 'POWERCUT_ARTIFACTS';
+export const DEFAULT_ARTIFACTS_DIR = 'powercut-artifacts';
+
+/** Where failure artifacts go unless a command says otherwise: $POWERCUT_ARTIFACTS, else ./powercut-artifacts. */
+export function defaultArtifactRoot(): string {
+  return path.resolve(process.env[ARTIFACTS_ENV] || DEFAULT_ARTIFACTS_DIR);
+}
 
 export interface StoredArtifact {
   dir: string;
@@ -25,25 +36,50 @@ export interface StoredArtifact {
   runs: RunRecord[];
   cuts: CutRecord[];
   violations: Violation[];
+  /** Set when the artifact records a failure of the tool, not a violation. */
+  harnessError?: string;
 }
 
+/** How a user replays an artifact folder: `powercut replay DIR`. */
 export function replayCommand(dir: string): string {
-  return `node ${path.join(REPO_ROOT, 'dist/src/cli.js')} replay ${dir}`;
+  return `powercut replay ${dir}`;
 }
 
-function folderName(result: CaseResult): string {
+// Works from any folder and any checkout: the artifact names no path of the machine that wrote it.
+const REPLAY_SH = `#!/bin/sh
+# Re-runs this crash case on a fresh mount and says whether the failure reproduces
+# (exit 1), shows a different violation (3), or passes now (0); 2 = usage error or
+# unreadable artifact, 4 = the tool itself failed. Needs powercut: on the PATH (npm link
+# in a checkout), in ./node_modules/.bin of a project that installed it, or a built
+# checkout named by POWERCUT_HOME=/path/to/powercut.
+here=$(cd "$(dirname "$0")" && pwd)
+if [ -n "$POWERCUT_HOME" ]; then exec node "$POWERCUT_HOME/dist/src/cli.js" replay "$here" "$@"; fi
+if command -v powercut >/dev/null 2>&1; then exec powercut replay "$here" "$@"; fi
+if [ -x ./node_modules/.bin/powercut ]; then exec ./node_modules/.bin/powercut replay "$here" "$@"; fi
+echo "replay.sh: powercut not found: put it on the PATH, or set POWERCUT_HOME to a built checkout" >&2
+exit 2
+`;
+
+function folderName(c: CrashCase, what: string): string {
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-  const check = result.violations[0]?.check ?? 'none';
-  const random = Math.random().toString(36).slice(2, 8);
-  return `${stamp}-${result.case.variant ?? 'queue'}-${check}-${random}`;
+  // An external driver's known-bad behaviour lives in its command, not in a variant name.
+  const queue = c.variant ?? (c.driver ? 'driver' : 'correct');
+  return `${stamp}-${targetName(c)}-${queue}-${what}-${randomBytes(3).toString('hex')}`;
 }
 
-/** Writes the artifact folder under `root` and returns its path. `imagesDir` holds the images captured at the cuts. */
-export async function writeArtifact(root: string, result: CaseResult, imagesDir?: string): Promise<string> {
-  const dir = path.resolve(root, folderName(result));
+const json = (x: unknown) => JSON.stringify(x, null, 2) + '\n';
+
+async function startArtifact(root: string, c: CrashCase, what: string): Promise<string> {
+  const dir = path.resolve(root, folderName(c, what));
   await mkdir(path.join(dir, 'outcomes'), { recursive: true });
-  const json = (x: unknown) => JSON.stringify(x, null, 2) + '\n';
-  await writeFile(path.join(dir, 'case.json'), json(result.case));
+  await writeFile(path.join(dir, 'case.json'), json(c));
+  await writeFile(path.join(dir, 'replay.sh'), REPLAY_SH, { mode: 0o755 });
+  return dir;
+}
+
+/** Writes the artifact folder of a judged case under `root` and returns its path. `imagesDir` holds the images captured at the cuts. */
+export async function writeArtifact(root: string, result: CaseResult, imagesDir?: string): Promise<string> {
+  const dir = await startArtifact(root, result.case, result.violations[0]?.check ?? 'none');
   await writeFile(path.join(dir, 'violations.json'), json(result.violations));
   await writeFile(path.join(dir, 'violations.txt'), result.violations.map((v) => v.message).join('\n') + '\n');
   for (const [k, run] of result.runs.entries()) {
@@ -57,11 +93,32 @@ export async function writeArtifact(root: string, result: CaseResult, imagesDir?
   }
   for (const [k, cut] of result.cuts.entries()) {
     const timing = k === 0 ? result.case.cut?.timing : result.case.recoveryCut?.cut.timing;
-    await writeFile(path.join(dir, `trace-cut-${k}.json`), json({ frozenAt: cut.frozenAt, trace: cut.trace }));
+    await writeFile(path.join(dir, `trace-cut-${k}.json`), json({ frozenAt: cut.frozenAt, trace: cut.trace, marks: cut.marks ?? [] }));
     await writeFile(path.join(dir, `trace-cut-${k}.txt`), formatTrace(cut.trace, cut.frozenAt, timing) + '\n');
   }
   if (imagesDir && existsSync(imagesDir)) await cp(imagesDir, path.join(dir, 'images'), { recursive: true });
-  await writeFile(path.join(dir, 'replay.sh'), `#!/bin/sh\n# Re-runs this crash case exactly; exits 1 if the violation reproduces.\nexec ${replayCommand('"$(dirname "$0")"')}\n`, { mode: 0o755 });
+  await writeReport(dir);
+  return dir;
+}
+
+/** report.html beside the files: a failure to draw it costs a warning, never the artifact. */
+async function writeReport(dir: string): Promise<void> {
+  try {
+    // Loaded here: the report reads artifacts through this module.
+    const { writeArtifactReport } = await import('../report/index.js');
+    await writeArtifactReport(dir);
+  } catch (err) {
+    process.stderr.write(`powercut: could not write ${path.join(dir, 'report.html')}: ${err instanceof Error ? err.message : String(err)}\n`);
+  }
+}
+
+/** The artifact of a case the tool failed to run: the case, what failed, the daemon's death if it died. */
+export async function writeHarnessErrorArtifact(root: string, c: CrashCase, err: HarnessError): Promise<string> {
+  const dir = await startArtifact(root, c, 'harness-error');
+  await writeFile(path.join(dir, 'violations.json'), json([]));
+  await writeFile(path.join(dir, 'violations.txt'), '(none: the tool failed before a verdict; see harness-error.txt)\n');
+  await writeFile(path.join(dir, 'harness-error.txt'), `harness error (not a verdict on the queue):\n${err.message}\n`);
+  await writeReport(dir);
   return dir;
 }
 
@@ -88,6 +145,17 @@ export async function readArtifact(dir: string): Promise<StoredArtifact> {
   if (typeof c.settings !== 'object' || c.settings === null) throw new Error(`${casePath}: settings must be an object`);
   if (typeof c.policy !== 'string') throw new Error(`${casePath}: policy is missing`);
   if (!Number.isInteger(c.seed)) throw new Error(`${casePath}: seed must be an integer`);
+  if (c.driver === undefined) {
+    try {
+      const target = findTarget(c.target);
+      if (c.variant !== undefined) checkVariant(target, c.variant);
+    } catch (err) {
+      throw new Error(`${casePath}: ${(err as Error).message}`);
+    }
+  }
+  if (c.stateCaps !== undefined && (typeof c.stateCaps !== 'object' || c.stateCaps === null || !Object.values(c.stateCaps).every((n) => Number.isInteger(n) && (n as number) >= 0))) {
+    throw new Error(`${casePath}: stateCaps must be an object of integer caps, got ${JSON.stringify(c.stateCaps)}`);
+  }
   const violations = (await readJson(path.join(dir, 'violations.json'))) as Violation[];
   const runFiles = (await readdir(path.join(dir, 'outcomes'))).filter((f) => f.endsWith('.jsonl')).sort((a, b) => parseInt(a.slice(4)) - parseInt(b.slice(4)));
   const runs: RunRecord[] = [];
@@ -99,7 +167,9 @@ export async function readArtifact(dir: string): Promise<StoredArtifact> {
   }
   const cuts: CutRecord[] = [];
   for (let k = 0; existsSync(path.join(dir, `trace-cut-${k}.json`)); k++) {
-    cuts.push((await readJson(path.join(dir, `trace-cut-${k}.json`))) as { frozenAt: number | null; trace: TraceEntry[] });
+    cuts.push((await readJson(path.join(dir, `trace-cut-${k}.json`))) as CutRecord);
   }
-  return { dir, case: c, runs, cuts, violations };
+  const errorFile = path.join(dir, 'harness-error.txt');
+  const harnessError = existsSync(errorFile) ? await readFile(errorFile, 'utf8') : undefined;
+  return { dir, case: c, runs, cuts, violations, ...(harnessError !== undefined ? { harnessError } : {}) };
 }

@@ -4,6 +4,7 @@ import { connect, type Socket } from 'node:net';
 import type {
   ControlAnswer, ControlRequest, CrashPoint, CrashPolicy, Fault, StatusAnswer, TraceEntry,
 } from '../../fusefs/protocol.js';
+import type { CrashStateId, Mark, StateCaps, StatesAnswer } from '../../fusefs/crash-states.js';
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 export const CRASH_TIMEOUT_MS = 30_000;
@@ -78,11 +79,12 @@ export class ControlClient {
     const a = await this.ok({ cmd: 'wait-frozen', timeoutMs }, timeoutMs + DEFAULT_REQUEST_TIMEOUT_MS);
     return a.frozen ? { frozen: true, frozenAt: a.frozenAt as number } : { frozen: false };
   }
-  async crash(policy?: CrashPolicy, seed?: number): Promise<void> {
+  /** The power cut; answers how long the remount took and, under torn, how many writes were kept in part. */
+  async crash(policy?: CrashPolicy, seed?: number): Promise<{ remountMs?: number; tornPartialWrites?: number }> {
     const req: ControlRequest = { cmd: 'crash' };
     if (policy !== undefined) req.policy = policy;
     if (seed !== undefined) req.seed = seed;
-    await this.ok(req, CRASH_TIMEOUT_MS);
+    return (await this.ok(req, CRASH_TIMEOUT_MS)) as { remountMs?: number; tornPartialWrites?: number };
   }
   async trace(): Promise<TraceEntry[]> {
     return (await this.ok({ cmd: 'trace' })).trace as TraceEntry[];
@@ -96,8 +98,22 @@ export class ControlClient {
   async clearFaults(): Promise<void> {
     await this.ok({ cmd: 'clear-faults' });
   }
-  async reset(): Promise<void> {
-    await this.ok({ cmd: 'reset' }, CRASH_TIMEOUT_MS);
+  /** Empties the filesystem; with `record`, the trace also keeps every write's data, so crash states can be rebuilt from it. */
+  async reset(record = false): Promise<void> {
+    await this.ok(record ? { cmd: 'reset', record } : { cmd: 'reset' }, CRASH_TIMEOUT_MS);
+  }
+  /** The trace and the confirmation markers the driver left in it. */
+  async traceWithMarks(): Promise<{ trace: TraceEntry[]; marks: Mark[] }> {
+    const a = await this.ok({ cmd: 'trace' });
+    return { trace: a.trace as TraceEntry[], marks: (a.marks as Mark[] | undefined) ?? [] };
+  }
+  /** The distinct crash states of the recorded run (since the last `reset` with record), under the policies, within the caps. */
+  async states(policies: CrashStateId['policy'][], caps: StateCaps): Promise<StatesAnswer> {
+    return (await this.ok({ cmd: 'states', policies, ...caps }, CRASH_TIMEOUT_MS)) as unknown as StatesAnswer;
+  }
+  /** Mounts the crash state `id` of the recorded run, ready for recovery (nothing held, fresh trace). */
+  async loadState(id: CrashStateId): Promise<void> {
+    await this.ok({ cmd: 'load-state', state: id }, CRASH_TIMEOUT_MS);
   }
   async shutdown(): Promise<void> {
     await this.ok({ cmd: 'shutdown' }, CRASH_TIMEOUT_MS);

@@ -39,7 +39,7 @@ describe('crashPointAt', () => {
 describe('runCase on a real mount', () => {
   it('cuts at the chosen request, passes the correct queue, and leaves no driver running', async () => {
     const before = await childPids();
-    const count = await countRequests(daemon(), { workload, settings });
+    const count = (await countRequests(daemon(), { workload, settings })) ?? 0;
     expect(count).toBeGreaterThan(10);
     expect(await countRequests(daemon(), { workload, settings }, { kind: 'fsync' })).toBeGreaterThan(0);
     const c: CrashCase = { workload, settings, cut: crashPointAt(0.5, count, 'after'), policy: 'lose-unsynced', seed: 1 };

@@ -1,21 +1,22 @@
-// Crash orchestration: one case = reset, arm, run the workload driver until the crash point
+// Random-cut crash cases: one case = reset, arm, run the workload driver until the crash point
 // freezes the filesystem, SIGKILL it, cut the power, (optionally cut again during recovery),
 // drain in a new driver, and judge with the oracle. Every wait is bounded; a driver this module
-// started never outlives the call.
+// started never outlives the call. A failure of the tool itself is a HarnessError (with an artifact).
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { execa, type ResultPromise } from 'execa';
 import { pathMatcher } from '../../fusefs/crash-point.js';
+import type { CrashStateId, Mark, StateCaps } from '../../fusefs/crash-states.js';
 import type { CrashPoint, CrashPolicy, Fault, TraceEntry } from '../../fusefs/protocol.js';
-import { DEFAULT_SETTINGS } from '../queue/index.js';
-import type { QueueSettings } from '../queue/types.js';
-import { writeArtifact } from './artifacts.js';
+import { resolveTarget, type TargetRef } from '../targets/index.js';
+import type { CutTarget, Target, TargetSettings } from '../targets/target.js';
+import { defaultArtifactRoot, writeArtifact, writeHarnessErrorArtifact } from './artifacts.js';
+import { emptyCoverage, type Coverage } from './coverage.js';
 import type { DaemonHandle } from './daemon-process.js';
-import { distPath } from './dist-path.js';
+import { mergeTimeouts, runDriver, type DriverTimeouts } from './driver-process.js';
 import type { DriverSpec } from './driver-spec.js';
+import { asHarnessError, HarnessError } from './harness-error.js';
 import { judge, type RunRecord, type Violation } from './oracle.js';
-import { DRIVER_EXIT, parseOutcomes } from './outcome.js';
 import { workloadKey, type Workload } from './workload.js';
 
 export interface CutSpec {
@@ -25,10 +26,10 @@ export interface CutSpec {
 }
 
 /** Everything that determines one crash run; stored as case.json in an artifact. */
-export interface CrashCase {
+export interface CrashCase extends TargetRef {
   workload: Workload;
-  settings: Partial<QueueSettings>;
-  /** A known-bad variant of properties/variants, by name; absent = the real queue. */
+  settings: TargetSettings;
+  /** A known-bad variant the target offers, by name; absent = the correct queue. */
   variant?: string;
   /** Where the power is cut. Absent: the cut comes after the workload driver exits (fault runs). */
   cut?: CrashPoint;
@@ -39,27 +40,21 @@ export interface CrashCase {
   /** A second power cut during the recovery drain (request numbers restart at 1 after a cut). */
   recoveryCut?: CutSpec;
   /** Settings merged over `settings` for every run after the first cut (e.g. a format migration on restart). */
-  recoverySettings?: Partial<QueueSettings>;
+  recoverySettings?: TargetSettings;
+  /** Exhaustive mode: the crash state of the recorded run this case checks (then `cut` is absent). */
+  state?: CrashStateId;
+  /** Exhaustive mode: the caps the state was found under; a replay enumerates with the same. */
+  stateCaps?: StateCaps;
 }
-
-export interface CrashRunTimeouts {
-  /** A driver run: until it freezes at the crash point or exits. */
-  runMs: number;
-  /** A driver to die after SIGKILL. */
-  killMs: number;
-  /** Polling interval of wait-frozen while the driver runs. */
-  pollMs: number;
-}
-export const DEFAULT_TIMEOUTS: CrashRunTimeouts = { runMs: 20_000, killMs: 5_000, pollMs: 20 };
 
 export interface RunCaseOptions {
-  /** Write an artifact folder here on a violation (default: $POWERCUT_ARTIFACTS or <tmp>/powercut-artifacts). */
+  /** Write an artifact folder here on a violation or a harness error (default: defaultArtifactRoot()). */
   artifactRoot?: string;
   /** false: never write an artifact (e.g. while shrinking, or replaying). Default true. */
   writeArtifacts?: boolean;
   /** Save durable and live images at each cut, for the artifact. Default true. */
   captureImages?: boolean;
-  timeouts?: Partial<CrashRunTimeouts>;
+  timeouts?: Partial<DriverTimeouts>;
 }
 
 export interface CutRecord {
@@ -67,6 +62,10 @@ export interface CutRecord {
   frozenAt: number | null;
   /** The mutating requests of the run, as the daemon answered them, up to the cut. */
   trace: TraceEntry[];
+  /** Writes the torn policy kept only in part at this cut (0 for other policies). */
+  tornPartialWrites?: number;
+  /** Exhaustive mode: where each confirmation of the recorded run happened in the trace. */
+  marks?: Mark[];
 }
 
 export interface CaseResult {
@@ -75,6 +74,7 @@ export interface CaseResult {
   cuts: CutRecord[];
   violations: Violation[];
   verdict: 'pass' | 'fail';
+  coverage: Coverage;
   /** Set when a violation was found and an artifact written. */
   artifactDir?: string;
   durationMs: number;
@@ -84,120 +84,19 @@ export interface CaseResult {
 
 const ID_BASE_PER_RUN = 1_000_000;
 
-export function defaultArtifactRoot(): string {
-  return process.env.POWERCUT_ARTIFACTS ?? path.join(os.tmpdir(), 'powercut-artifacts');
+/** Where drivers stat their confirmation markers: a reserved name the daemon records in its trace and never stores. */
+export const MARK_DIR = '.powercut';
+export function markDir(daemon: DaemonHandle): string {
+  return path.join(daemon.mountpoint, MARK_DIR);
 }
 
-interface DriverRun {
-  record: RunRecord;
-  stderr: string;
-  frozenAt: number | null;
-}
-
-/** Drivers running now: killed if this process exits mid-case (e.g. on SIGINT), so none outlives it. */
-const liveDrivers = new Set<number>();
-process.on('exit', () => {
-  for (const pid of liveDrivers) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch { /* already gone */ }
-  }
-});
-
-function startDriver(spec: DriverSpec): ResultPromise<{ input: string; stripFinalNewline: false; reject: false; stdout: 'pipe'; stderr: 'pipe' }> {
-  return execa(process.execPath, [distPath('src/harness/driver.js')], {
-    input: JSON.stringify(spec),
-    stripFinalNewline: false, // a line without its newline was cut mid-print: parseOutcomes needs to tell
-    reject: false,
-    stdout: 'pipe',
-    stderr: 'pipe',
-  });
-}
-
-/**
- * Runs one driver. With `armed`, waits until the filesystem freezes at the crash point or the
- * driver exits, then SIGKILLs it; without, waits for it to exit. Bounded by timeouts.runMs.
- * `atCut` runs after the SIGKILL and before waiting for the exit: a process killed while the
- * daemon holds one of its requests cannot exit until the power cut unmounts (the kernel waits for
- * an answer to a request already in userspace), so the cut itself belongs there.
- */
-async function runDriver(
-  daemon: DaemonHandle,
-  spec: DriverSpec,
-  armed: boolean,
-  timeouts: CrashRunTimeouts,
-  atCut: () => Promise<void> = async () => {},
-): Promise<DriverRun> {
-  const proc = startDriver(spec);
-  if (proc.pid !== undefined) liveDrivers.add(proc.pid);
-  let exited = false;
-  const done = proc.then((r) => {
-    exited = true;
-    if (proc.pid !== undefined) liveDrivers.delete(proc.pid);
-    return r;
-  });
-  const exitWithin = async (ms: number) => {
-    const timer = new Promise<'timeout'>((resolve) => setTimeout(resolve, ms, 'timeout').unref());
-    return (await Promise.race([done, timer])) !== 'timeout';
-  };
-  let frozenAt: number | null = null;
-  let hung = false;
-  let killed = false;
-  try {
-    if (armed) {
-      const deadline = Date.now() + timeouts.runMs;
-      while (!exited) {
-        const r = await daemon.client.waitFrozen(timeouts.pollMs);
-        if (r.frozen) {
-          frozenAt = r.frozenAt ?? null;
-          break;
-        }
-        if (Date.now() > deadline) {
-          hung = true;
-          break;
-        }
-      }
-    } else {
-      hung = !(await exitWithin(timeouts.runMs));
-    }
-    if (!exited) killed = proc.kill('SIGKILL');
-    await atCut();
-  } finally {
-    if (!exited) {
-      proc.kill('SIGKILL');
-      if (!(await exitWithin(timeouts.killMs))) {
-        throw new Error(`driver pid ${proc.pid} did not exit within ${timeouts.killMs} ms of SIGKILL and the power cut (stuck in the kernel?)`);
-      }
-    }
-  }
-  const result = await done;
-  const stdout = typeof result.stdout === 'string' ? result.stdout : '';
-  const where = `driver pid ${proc.pid} (${spec.mode}) stdout`;
-  const record: RunRecord = {
-    role: spec.mode,
-    outcomes: parseOutcomes(stdout, where),
-    exitCode: killed ? null : (result.exitCode ?? null),
-    killed: killed && !hung,
-    hung,
-    failedRequests: [],
-  };
-  if (!killed && result.exitCode !== DRIVER_EXIT.ok && result.exitCode !== DRIVER_EXIT.queueError) {
-    throw new Error(`${where}: driver exited with code ${result.exitCode}${result.signal ? ` (signal ${result.signal})` : ''}: ${String(result.stderr).slice(0, 2000)}`);
-  }
-  return { record, stderr: typeof result.stderr === 'string' ? result.stderr : '', frozenAt };
-}
-
-function failedRequests(trace: TraceEntry[]): RunRecord['failedRequests'] {
+export function failedRequests(trace: readonly TraceEntry[]): RunRecord['failedRequests'] {
   return trace
     .filter((e) => e.result !== undefined && e.result < 0)
     .map((e) => ({ op: e.op, kind: e.kind, path: e.path, result: e.result as number }));
 }
 
-function mergeTimeouts(t?: Partial<CrashRunTimeouts>): CrashRunTimeouts {
-  return { ...DEFAULT_TIMEOUTS, ...t };
-}
-
-function specFor(daemon: DaemonHandle, c: CrashCase, mode: DriverSpec['mode'], runIndex: number): DriverSpec {
+export function specFor(daemon: DaemonHandle, c: Pick<CrashCase, 'settings' | 'variant' | 'workload' | 'recoverySettings'>, mode: DriverSpec['mode'], runIndex: number): DriverSpec {
   return {
     mode,
     dir: daemon.mountpoint, // the mount root: unlike a subdirectory, it always exists durably
@@ -208,13 +107,41 @@ function specFor(daemon: DaemonHandle, c: CrashCase, mode: DriverSpec['mode'], r
   };
 }
 
-/** Runs one crash case on a running daemon (which it resets first) and judges it. */
+/** What a judged random-cut case exercised. */
+function caseCoverage(target: Target, c: CrashCase, cuts: CutRecord[], runs: RunRecord[]): Coverage {
+  const cov = emptyCoverage();
+  cov.cases = 1;
+  if (c.cut) {
+    cov.cutsRequested = 1;
+    cov.cutsLanded = cuts[0].frozenAt !== null ? 1 : 0;
+  }
+  if (c.recoveryCut) {
+    cov.recoveryCutsRequested = 1;
+    cov.recoveryCutsLanded = cuts[1]?.frozenAt !== null ? 1 : 0;
+  }
+  if (c.faults?.length) {
+    cov.faultCases = 1;
+    cov.faultsFired = runs.some((r) => r.failedRequests.length > 0) ? 1 : 0;
+  }
+  const policies = [c.policy, ...(c.recoveryCut ? [c.recoveryCut.policy] : [])];
+  cuts.forEach((cut, k) => {
+    if (policies[k] !== 'torn') return;
+    cov.tornCuts++;
+    cov.tornPartialWrites += cut.tornPartialWrites ?? 0;
+  });
+  cov.events = target.workloadEvents(cuts[0]?.trace ?? []);
+  return cov;
+}
+
+/** Runs one crash case on a running daemon (which it resets first) and judges it. A HarnessError means the tool failed. */
 export async function runCase(daemon: DaemonHandle, c: CrashCase, options: RunCaseOptions = {}): Promise<CaseResult> {
   const started = Date.now();
   const timeouts = mergeTimeouts(options.timeouts);
-  const captureImages = options.captureImages ?? true;
+  const writeArtifacts = options.writeArtifacts ?? true;
+  const artifactRoot = options.artifactRoot ?? defaultArtifactRoot();
   const client = daemon.client;
-  const imagesDir = captureImages ? await mkdtemp(path.join(os.tmpdir(), 'powercut-images-')) : undefined;
+  const imagesDir = (options.captureImages ?? true) ? await mkdtemp(path.join(os.tmpdir(), 'powercut-images-')) : undefined;
+  const target = resolveTarget(c);
   try {
     await client.reset();
     for (const f of c.faults ?? []) await client.fault(f);
@@ -230,83 +157,111 @@ export async function runCase(daemon: DaemonHandle, c: CrashCase, options: RunCa
     for (const [k, cr] of cutRuns.entries()) {
       if (cr.cut) await client.arm(cr.cut);
       let trace: TraceEntry[] = [];
-      const run = await runDriver(daemon, specFor(daemon, c, cr.mode, k), cr.cut !== undefined, timeouts, async () => {
-        trace = await client.trace();
+      let marks: Mark[] = [];
+      let tornPartialWrites = 0;
+      const spec = { ...specFor(daemon, c, cr.mode, k), mark: markDir(daemon) };
+      const run = await runDriver(daemon, target.driver, spec, cr.cut !== undefined, timeouts, async () => {
+        ({ trace, marks } = await client.traceWithMarks());
         if (imagesDir) {
           await client.image(path.join(imagesDir, `cut-${k}-durable`), 'durable');
           await client.image(path.join(imagesDir, `cut-${k}-live`), 'live');
         }
         if (k === 0 && c.faults?.length) await client.clearFaults();
-        await client.crash(cr.policy, cr.seed);
+        tornPartialWrites = (await client.crash(cr.policy, cr.seed)).tornPartialWrites ?? 0;
         if (imagesDir) await client.image(path.join(imagesDir, `cut-${k}-after-crash`), 'durable');
       });
       run.record.failedRequests = failedRequests(trace);
       runs.push(run.record);
       stderr.push(run.stderr);
-      cuts.push({ frozenAt: run.frozenAt, trace });
+      cuts.push({ frozenAt: run.frozenAt, trace, marks, tornPartialWrites });
     }
-    const final = await runDriver(daemon, specFor(daemon, c, 'drain', cutRuns.length), false, timeouts);
+    const final = await runDriver(daemon, target.driver, specFor(daemon, c, 'drain', cutRuns.length), false, timeouts);
     runs.push(final.record);
     stderr.push(final.stderr);
 
-    const violations = judge({ checkpointAcks: effectiveCheckpointAcks(c.settings), faultsInjected: (c.faults?.length ?? 0) > 0, runs });
-    const result: CaseResult = { case: c, runs, cuts, violations, verdict: violations.length ? 'fail' : 'pass', durationMs: 0, stderr };
-    if (violations.length && (options.writeArtifacts ?? true)) {
-      result.artifactDir = await writeArtifact(options.artifactRoot ?? defaultArtifactRoot(), result, imagesDir);
-    }
+    const violations = judge({ target: target.name, faultsInjected: (c.faults?.length ?? 0) > 0, runs });
+    const result: CaseResult = {
+      case: c, runs, cuts, violations, verdict: violations.length ? 'fail' : 'pass', coverage: caseCoverage(target, c, cuts, runs), durationMs: 0, stderr,
+    };
+    if (violations.length && writeArtifacts) result.artifactDir = await writeArtifact(artifactRoot, result, imagesDir);
     result.durationMs = Date.now() - started;
     return result;
+  } catch (err) {
+    const harnessError = await asHarnessError(err, daemon);
+    if (writeArtifacts) harnessError.artifactDir = await writeHarnessErrorArtifact(artifactRoot, c, harnessError).catch(() => undefined);
+    throw harnessError;
   } finally {
     if (imagesDir) await rm(imagesDir, { recursive: true, force: true });
   }
 }
 
-/** checkpointAcks as the queue will use it: the case's setting or the queue's default. */
-export function effectiveCheckpointAcks(settings: Partial<QueueSettings>): number {
-  return settings.checkpointAcks ?? DEFAULT_SETTINGS.checkpointAcks;
-}
-
+/** Uncut traces by workload, settings, target and variant; the oldest is dropped beyond this many. */
+export const UNCUT_TRACE_CACHE_ENTRIES = 64;
 const uncutTraces = new Map<string, TraceEntry[]>();
 
-/** Filters a crash point may carry: the Nth request of a kind and/or touching a path glob. */
-export type CutTarget = Pick<CrashPoint, 'kind' | 'path'>;
-
 /**
- * Mutating requests of one uncut run of the workload (matching `target`, if given), so crash
- * points can be spread over the whole run. The uncut trace is cached per workload, settings and
- * variant. Resets the daemon.
+ * Mutating requests of one uncut run of the workload (matching `filter`, if given), so crash
+ * points can be spread over the whole run. The uncut trace is cached (bounded). Resets the daemon.
+ * Undefined when the uncut run hung or failed: that is the queue's to answer for, with no cut
+ * (a case without one judges it), not the tool's.
  */
-export async function countRequests(daemon: DaemonHandle, c: Pick<CrashCase, 'workload' | 'settings' | 'variant'>, target: CutTarget = {}, timeouts?: Partial<CrashRunTimeouts>): Promise<number> {
-  const key = JSON.stringify([workloadKey(c.workload), c.settings, c.variant ?? null]);
+export async function countRequests(
+  daemon: DaemonHandle,
+  c: Pick<CrashCase, 'workload' | 'settings' | 'variant' | 'target' | 'driver'>,
+  filter: CutTarget = {},
+  timeouts?: Partial<DriverTimeouts>,
+): Promise<number | undefined> {
+  const key = JSON.stringify([workloadKey(c.workload), c.settings, c.variant ?? null, c.target ?? null, c.driver ?? null]);
   let trace = uncutTraces.get(key);
   if (trace === undefined) {
     await daemon.client.reset();
-    const run = await runDriver(daemon, specFor(daemon, { ...c, policy: 'keep-all', seed: 0 }, 'workload', 0), false, mergeTimeouts(timeouts));
-    if (run.record.hung || run.record.exitCode !== 0) {
-      const error = run.record.outcomes.find((o) => o.t === 'error');
-      throw new Error(`countRequests: the uncut run did not finish cleanly (exit ${run.record.exitCode}${run.record.hung ? ', hung' : ''}${error && error.t === 'error' ? `: ${error.message}` : ''})`);
-    }
+    const spec = specFor(daemon, c, 'workload', 0);
+    const run = await runDriver(daemon, resolveTarget(c).driver, spec, false, mergeTimeouts(timeouts));
+    if (run.record.hung || run.record.exitCode !== 0) return undefined;
     trace = await daemon.client.trace();
+    if (uncutTraces.size >= UNCUT_TRACE_CACHE_ENTRIES) uncutTraces.delete(uncutTraces.keys().next().value!);
     uncutTraces.set(key, trace);
   }
-  const matches = target.path === undefined ? () => true : pathMatcher(target.path);
-  return trace.filter((e) => (target.kind === undefined || e.kind === target.kind) && matches(e.path)).length;
+  const matches = filter.path === undefined ? () => true : pathMatcher(filter.path);
+  return trace.filter((e) => (filter.kind === undefined || e.kind === filter.kind) && matches(e.path)).length;
 }
 
-/** A crash point at `fraction` (0..1) of an uncut run's `requestCount` requests (those matching `target`). */
-export function crashPointAt(fraction: number, requestCount: number, timing: CrashPoint['timing'], target: CutTarget = {}): CrashPoint {
+/** A crash point at `fraction` (0..1) of an uncut run's `requestCount` requests (those matching `filter`). */
+export function crashPointAt(fraction: number, requestCount: number, timing: CrashPoint['timing'], filter: CutTarget = {}): CrashPoint {
   if (!(fraction >= 0 && fraction <= 1)) throw new Error(`crashPointAt: fraction must be in 0..1, got ${fraction}`);
   if (!Number.isInteger(requestCount) || requestCount < 1) throw new Error(`crashPointAt: requestCount must be an integer >= 1, got ${requestCount}`);
-  return { atOp: Math.min(requestCount, 1 + Math.floor(fraction * requestCount)), timing, ...target };
+  return { atOp: Math.min(requestCount, 1 + Math.floor(fraction * requestCount)), timing, ...filter };
+}
+
+/** Recovery with a second power cut: the case's recovery cut in a drain, the cut, then the final drain. */
+export async function recoverWithCut(daemon: DaemonHandle, target: Target, c: CrashCase, timeouts: DriverTimeouts): Promise<{ runs: RunRecord[]; landed: boolean }> {
+  const rc = c.recoveryCut!;
+  await daemon.client.arm(rc.cut);
+  let trace: TraceEntry[] = [];
+  const cut = await runDriver(daemon, target.driver, specFor(daemon, c, 'drain', 1), true, timeouts, async () => {
+    trace = await daemon.client.trace();
+    await daemon.client.crash(rc.policy, rc.seed);
+  });
+  cut.record.failedRequests = failedRequests(trace);
+  const final = await runDriver(daemon, target.driver, specFor(daemon, c, 'drain', 2), false, timeouts);
+  // A cut that never landed came after the drain ran to its end: that drain changed the disk all the same.
+  return { runs: [cut.record, final.record], landed: cut.frozenAt !== null };
 }
 
 /**
- * Re-runs only the recovery of a stored case: the daemon must have been started on the stored
- * post-crash image (`--image`), and `priorRuns` are the stored runs before the final drain. The
- * disk state is exactly the recorded one, so a deterministic recovery bug reproduces exactly.
+ * Re-runs only the recovery of a stored case: the daemon must hold the stored post-crash image,
+ * and `priorRuns` are the stored runs before the final drain. The disk state is exactly the
+ * recorded one, so a deterministic recovery bug reproduces exactly.
  */
-export async function replayRecovery(daemon: DaemonHandle, c: CrashCase, priorRuns: RunRecord[], timeouts?: Partial<CrashRunTimeouts>): Promise<{ final: RunRecord; violations: Violation[] }> {
-  const final = await runDriver(daemon, specFor(daemon, c, 'drain', priorRuns.length), false, mergeTimeouts(timeouts));
-  const violations = judge({ checkpointAcks: effectiveCheckpointAcks(c.settings), faultsInjected: (c.faults?.length ?? 0) > 0, runs: [...priorRuns, final.record] });
+export async function replayRecovery(daemon: DaemonHandle, c: CrashCase, priorRuns: RunRecord[], timeouts?: Partial<DriverTimeouts>): Promise<{ final: RunRecord; violations: Violation[] }> {
+  const target = resolveTarget(c);
+  if (c.state && c.recoveryCut) {
+    // An exhaustive state with a cut during its recovery: the stored image is the state itself, so its recovery cut runs again.
+    const recovery = await recoverWithCut(daemon, target, c, mergeTimeouts(timeouts));
+    const violations = judge({ target: target.name, faultsInjected: false, runs: [priorRuns[0], ...recovery.runs] });
+    return { final: recovery.runs[recovery.runs.length - 1], violations };
+  }
+  const final = await runDriver(daemon, target.driver, specFor(daemon, c, 'drain', priorRuns.length), false, mergeTimeouts(timeouts));
+  const violations = judge({ target: target.name, faultsInjected: (c.faults?.length ?? 0) > 0, runs: [...priorRuns, final.record] });
   return { final: final.record, violations };
 }

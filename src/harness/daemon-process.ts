@@ -12,12 +12,36 @@ import { ControlClient } from './control-client.js';
 
 export const DEFAULT_START_TIMEOUT_MS = 15_000;
 const STOP_TIMEOUT_MS = 5_000;
+/** How much of a daemon's stderr is kept for reports. */
+const STDERR_TAIL_BYTES = 20_000;
+/** Lines of that tail a death report quotes. */
+const DEATH_REPORT_LINES = 30;
+
+export function formatDaemonExit(pid: number, e: DaemonExit): string {
+  const how = e.signal ? `was killed by ${e.signal}` : `exited with code ${e.exitCode}`;
+  const tail = e.stderrTail.trim().split('\n').slice(-DEATH_REPORT_LINES).join('\n  ');
+  return `the fs daemon (pid ${pid}) ${how}; ${tail ? `the end of its stderr:\n  ${tail}` : 'it printed nothing on stderr'}`;
+}
+
+/** How a daemon process ended, with the end of what it printed on stderr. */
+export interface DaemonExit {
+  exitCode: number | null;
+  signal: string | null;
+  stderrTail: string;
+}
 
 export interface DaemonHandle {
   pid: number;
   mountpoint: string;
   socketPath: string;
   client: ControlClient;
+  /** null while the daemon runs. */
+  exitInfo(): DaemonExit | null;
+  /**
+   * Waits up to `waitMs` for the daemon to be seen exiting (a closed control socket usually comes
+   * just before the exit status) and describes its death, or returns null if it still runs.
+   */
+  describeDeath(waitMs?: number): Promise<string | null>;
   /** shutdown, else SIGTERM, bounded; then SIGKILL + fusermount -uz. Idempotent. */
   stop(): Promise<void>;
   /** SIGKILL, leaving the mount stale (for tests of cleanup). */
@@ -90,11 +114,13 @@ export async function startDaemon(opts: { mountpoint: string; socketPath: string
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => {
     stderr += d.toString();
-    if (stderr.length > 20_000) stderr = stderr.slice(-20_000);
+    if (stderr.length > STDERR_TAIL_BYTES) stderr = stderr.slice(-STDERR_TAIL_BYTES);
   });
   const pid = child.pid!;
-
-  const exited = child.then(() => undefined);
+  let exit: DaemonExit | null = null;
+  const exited = child.then((r) => {
+    exit = { exitCode: r.exitCode ?? null, signal: r.signal ?? null, stderrTail: stderr };
+  });
   const bounded = (ms: number) => Promise.race([exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())]);
 
   let client: ControlClient;
@@ -132,6 +158,12 @@ export async function startDaemon(opts: { mountpoint: string; socketPath: string
   let stopping: Promise<void> | null = null;
   const handle: DaemonHandle = {
     pid, mountpoint, socketPath, client,
+    exitInfo: () => (exit ? { ...exit, stderrTail: stderr } : null),
+    describeDeath: async (waitMs = 2_000) => {
+      await bounded(waitMs);
+      const e = handle.exitInfo();
+      return e && formatDaemonExit(pid, e);
+    },
     stop: () => {
       stopping ??= (async () => {
         try {

@@ -1,5 +1,5 @@
-// What one driver process is asked to do. The harness writes it as JSON on the driver's stdin.
-import type { QueueSettings } from '../queue/types.js';
+// What one driver run is asked to do: the JSON spec the harness writes, one line, on the driver's
+// stdin (docs/driver-protocol.md).
 import { parseWorkload, type Workload } from './workload.js';
 
 export interface DriverSpec {
@@ -7,12 +7,15 @@ export interface DriverSpec {
   mode: 'workload' | 'drain';
   /** The queue directory (on the mount). */
   dir: string;
-  settings: Partial<QueueSettings>;
-  /** A known-bad variant from properties/variants, by name; absent = the real queue. */
+  /** The target's own settings, passed through as they are. */
+  settings: Record<string, unknown>;
+  /** A known-bad variant the target offers, by name; absent = the correct queue. */
   variant?: string;
   workload?: Workload;
   /** Event ids written are idBase + 1, idBase + 2, ...: unique across the runs of one case. */
   idBase: number;
+  /** If set, after printing its Nth line the driver stats `<mark>/<N>` (a marker in the request trace). */
+  mark?: string;
 }
 
 /** Drain mode reads and acks in batches of this many events. */
@@ -33,9 +36,10 @@ export function parseDriverSpec(text: string, where: string): DriverSpec {
   if (typeof spec !== 'object' || spec === null) throw new Error(`${where}: a driver spec is a JSON object`);
   if (spec.mode !== 'workload' && spec.mode !== 'drain') throw new Error(`${where}: mode must be "workload" or "drain", got ${JSON.stringify(spec.mode)}`);
   if (typeof spec.dir !== 'string' || spec.dir === '') throw new Error(`${where}: dir must be a non-empty path`);
-  if (typeof spec.settings !== 'object' || spec.settings === null) throw new Error(`${where}: settings must be an object`);
+  if (typeof spec.settings !== 'object' || spec.settings === null || Array.isArray(spec.settings)) throw new Error(`${where}: settings must be an object`);
   if (spec.variant !== undefined && typeof spec.variant !== 'string') throw new Error(`${where}: variant must be a name`);
   if (!Number.isInteger(spec.idBase) || spec.idBase < 0) throw new Error(`${where}: idBase must be an integer >= 0`);
+  if (spec.mark !== undefined && (typeof spec.mark !== 'string' || spec.mark === '')) throw new Error(`${where}: mark must be a non-empty path`);
   if (spec.mode === 'workload') spec.workload = parseWorkload(spec.workload, `${where}: workload`);
   return spec;
 }

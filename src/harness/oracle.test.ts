@@ -1,7 +1,7 @@
 // The oracle on hand-made histories: for each check, a history it passes and one it fails.
 import { describe, expect, it } from 'vitest';
 import { maxReplayedAcks } from '../queue/index.js';
-import { ackShape, judge, type CheckName, type History, type RunRecord } from './oracle.js';
+import { ackShape, judge, replayBoundFor, type CheckName, type History, type RunRecord } from './oracle.js';
 import type { Outcome } from './outcome.js';
 import { payloadCrc } from './payload.js';
 
@@ -28,7 +28,13 @@ function drain(seqs: number[], livenessId = 1000, livenessSeq = 100): RunRecord 
     { t: 'done' },
   ]);
 }
-const history = (runs: RunRecord[], checkpointAcks = 1, faultsInjected = false): History => ({ checkpointAcks, faultsInjected, runs });
+/** Every run starts with the built-in queue's hello: acks durable in batches of checkpointAcks, out-of-order acks not durable. */
+const hello = (checkpointAcks: number): Outcome => ({ t: 'hello', protocol: 1, target: 'powercut-queue', replayBound: { ackBatchSize: checkpointAcks, outOfOrderAcksDurable: false } });
+const history = (runs: RunRecord[], checkpointAcks = 1, faultsInjected = false): History => ({
+  target: 'powercut-queue',
+  faultsInjected,
+  runs: runs.map((r) => ({ ...r, outcomes: [hello(checkpointAcks), ...r.outcomes] })),
+});
 const checks = (h: History): CheckName[] => [...new Set(judge(h).map((v) => v.check))];
 
 // Five writes, durable up to 3.
@@ -110,7 +116,20 @@ describe('oracle', () => {
       const v = judge(history([run('workload', w), drain([1, 2, 3])], 2));
       expect(v.map((x) => x.check)).toEqual(['bounded-replay']);
       expect(v[0].message).toContain('3 acked events were delivered again');
-      expect(v[0].message).toContain('largest ack call 1, out-of-order acks 0) = 2');
+      expect(v[0].message).toContain('ack batch 2 - 1 + largest ack call 1 + out-of-order acks 0 = 2');
+      expect(v[0].message).toMatch(/\[target powercut-queue\]$/);
+    });
+    it('takes the bound each run declared: the built-in queue\'s maxReplayedAcks, or a target whose out-of-order acks are durable', () => {
+      for (const [k, c, o] of [[1, 1, 0], [3, 2, 5], [1024, 64, 7]]) {
+        expect(replayBoundFor({ ackBatchSize: k, outOfOrderAcksDurable: false }, { largestAckCallSize: c, outOfOrderAcks: o })).toBe(maxReplayedAcks(k, c, o));
+      }
+      const w = [...wrote5, ...[1, 2, 3].map((s) => delivered(s)), ...ack(3), ...ack(2), ...ack(1)];
+      const h = history([run('workload', w), drain([1, 2, 3])], 1);
+      expect(judge(h)).toEqual([]);
+      const durableOutOfOrder: Outcome = { t: 'hello', protocol: 1, target: 'other', replayBound: { ackBatchSize: 1, outOfOrderAcksDurable: true } };
+      const v = judge({ ...h, target: 'other', runs: h.runs.map((r) => ({ ...r, outcomes: [durableOutOfOrder, ...r.outcomes.slice(1)] })) });
+      expect(v.map((x) => x.check)).toEqual(['bounded-replay']);
+      expect(v[0].message).toContain('largest ack call 1 = 1) [target other]');
     });
     it('counts as replayed only acked events, not new events that reuse an acked seq after a cut', () => {
       // Bound: run 0 acked one at a time in order with checkpointAcks 1, so 1; run 1 acked nothing.

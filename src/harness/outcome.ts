@@ -1,13 +1,28 @@
-// The driver's stdout protocol: one JSON object per line, each printed synchronously before the
-// driver's next filesystem call, so that at a power cut the lines are exactly what the queue had
-// confirmed. Intent lines come before the call they announce.
+// The driver's stdout protocol: one JSON object per line, each printed before the driver's next
+// filesystem call, so that at a power cut the lines are exactly what the queue had confirmed.
+// Intent lines come before the call they announce. docs/driver-protocol.md is the reference.
+
+export const DRIVER_PROTOCOL_VERSION = 1;
+
+/**
+ * The duplicate-replay bound a target promises, as the oracle computes it for one cut run:
+ * ackBatchSize - 1 + largestAckCallSize + (outOfOrderAcksDurable ? 0 : outOfOrderAcks).
+ * ackBatchSize: in-order acks are made durable in batches of this many (1: every ack call);
+ * outOfOrderAcksDurable: false when an ack above a gap is not durable until the gap closes.
+ */
+export interface ReplayBound {
+  ackBatchSize: number;
+  outOfOrderAcksDurable: boolean;
+}
 
 export type Outcome =
+  /** First line of every run: protocol version, target name, the replay bound it promises. */
+  | { t: 'hello'; protocol: number; target: string; replayBound: ReplayBound; serves?: boolean }
   /** The queue opened (after recovery), with the durability state it reports. */
   | { t: 'open'; durableSeq: number; durableFirstUnackedSeq: number }
   | { t: 'write-intent'; id: number; size: number }
   | { t: 'written'; id: number; seq: number }
-  /** onDurable fired: durableSeq or durableFirstUnackedSeq advanced. */
+  /** durableSeq or durableFirstUnackedSeq advanced. */
   | { t: 'durable'; durableSeq: number; durableFirstUnackedSeq: number }
   /** waitDurable(seq) resolved. */
   | { t: 'waited'; seq: number }
@@ -30,6 +45,81 @@ export type OutcomeKind = Outcome['t'];
 /** Driver exit codes: distinct, so a harness never mistakes a failure for a finished workload. */
 export const DRIVER_EXIT = { ok: 0, usage: 2, queueError: 3 } as const;
 
+type FieldType = 'int' | 'nat' | 'string' | 'bool' | 'seqs' | 'id' | 'bound';
+const FIELDS: Record<OutcomeKind, Record<string, FieldType>> = {
+  hello: { protocol: 'nat', target: 'string', replayBound: 'bound' },
+  open: { durableSeq: 'nat', durableFirstUnackedSeq: 'int' },
+  'write-intent': { id: 'int', size: 'nat' },
+  written: { id: 'int', seq: 'int' },
+  durable: { durableSeq: 'nat', durableFirstUnackedSeq: 'int' },
+  waited: { seq: 'int' },
+  delivered: { seq: 'int', id: 'id', size: 'nat', crc: 'nat' },
+  'ack-intent': { seqs: 'seqs' },
+  acked: { seqs: 'seqs' },
+  'checkpoint-intent': {},
+  checkpointed: {},
+  'close-intent': {},
+  closed: {},
+  drained: { count: 'nat' },
+  done: {},
+  error: { where: 'string', message: 'string' },
+};
+const OPTIONAL: Partial<Record<OutcomeKind, Record<string, FieldType>>> = { hello: { serves: 'bool' }, error: { code: 'string' } };
+export const OUTCOME_KINDS = Object.keys(FIELDS) as OutcomeKind[];
+
+function fieldProblem(value: unknown, type: FieldType): string | null {
+  const isInt = (x: unknown, min: number) => Number.isSafeInteger(x) && (x as number) >= min;
+  switch (type) {
+    case 'int': return isInt(value, 1) ? null : 'an integer >= 1';
+    case 'nat': return isInt(value, 0) ? null : 'an integer >= 0';
+    case 'string': return typeof value === 'string' ? null : 'a string';
+    case 'bool': return typeof value === 'boolean' ? null : 'true or false';
+    case 'id': return value === null || isInt(value, 1) ? null : 'an integer >= 1 or null';
+    case 'seqs': return Array.isArray(value) && value.length > 0 && value.every((s) => isInt(s, 1)) ? null : 'a non-empty array of integers >= 1';
+    case 'bound': {
+      const b = value as Partial<ReplayBound> | null;
+      return typeof b === 'object' && b !== null && isInt(b.ackBatchSize, 1) && typeof b.outOfOrderAcksDurable === 'boolean'
+        ? null
+        : 'an object {"ackBatchSize": integer >= 1, "outOfOrderAcksDurable": true|false}';
+    }
+  }
+}
+
+/** Every problem of one parsed line against the protocol: unknown kind, missing or ill-typed fields. */
+export function outcomeProblems(value: unknown): string[] {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return ['not a JSON object'];
+  const o = value as Record<string, unknown>;
+  if (typeof o.t !== 'string') return ['no "t" field naming the line kind'];
+  const fields = FIELDS[o.t as OutcomeKind];
+  if (!fields) return [`unknown kind "${o.t}" (known: ${OUTCOME_KINDS.join(', ')})`];
+  const problems: string[] = [];
+  for (const [name, type] of Object.entries(fields)) {
+    if (!(name in o)) problems.push(`"${o.t}" line without its "${name}" field`);
+    else {
+      const p = fieldProblem(o[name], type);
+      if (p) problems.push(`"${o.t}".${name} must be ${p}, got ${JSON.stringify(o[name])}`);
+    }
+  }
+  for (const [name, type] of Object.entries(OPTIONAL[o.t as OutcomeKind] ?? {})) {
+    const p = name in o ? fieldProblem(o[name], type) : null;
+    if (p) problems.push(`"${o.t}".${name} must be ${p}, got ${JSON.stringify(o[name])}`);
+  }
+  return problems;
+}
+
+/** One line of driver output; an error names the line number and what is wrong with it. */
+export function parseOutcomeLine(line: string, lineNumber: number, where: string): Outcome {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    throw new Error(`${where}: line ${lineNumber} is not JSON: ${line.slice(0, 200)}`);
+  }
+  const problems = outcomeProblems(value);
+  if (problems.length > 0) throw new Error(`${where}: line ${lineNumber} breaks the driver protocol: ${problems.join('; ')}: ${line.slice(0, 200)}`);
+  return value as Outcome;
+}
+
 /**
  * Parses a driver's stdout. A last line without its newline was cut mid-print by SIGKILL: it was
  * never fully confirmed, so it is dropped. Any other unreadable line is an error naming its number.
@@ -37,16 +127,11 @@ export const DRIVER_EXIT = { ok: 0, usage: 2, queueError: 3 } as const;
 export function parseOutcomes(stdout: string, where: string): Outcome[] {
   const lines = stdout.split('\n');
   lines.pop(); // '' after the last newline, or an unfinished line
-  return lines.map((line, i) => {
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch {
-      throw new Error(`${where}: line ${i + 1} is not JSON: ${line.slice(0, 200)}`);
-    }
-    if (typeof value !== 'object' || value === null || typeof (value as { t?: unknown }).t !== 'string') {
-      throw new Error(`${where}: line ${i + 1} is not an outcome (no "t"): ${line.slice(0, 200)}`);
-    }
-    return value as Outcome;
-  });
+  return lines.map((line, i) => parseOutcomeLine(line, i + 1, where));
+}
+
+/** The run's hello line (the first line), if it printed one. */
+export function helloOf(outcomes: readonly Outcome[]): Extract<Outcome, { t: 'hello' }> | undefined {
+  const first = outcomes[0];
+  return first?.t === 'hello' ? first : undefined;
 }

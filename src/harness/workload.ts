@@ -1,7 +1,6 @@
 // The workload model (pure): what a driver does to the queue, step by step, plus a reference
 // model of what an uncut run must deliver. Event ids are assigned in step order (concurrent
 // writers of one step in array order), so a workload always writes the same ids.
-import { PAGE_HEADER_BYTES, RECORD_OVERHEAD_BYTES } from '../queue/format.js';
 import { PAYLOAD_HEADER_BYTES } from './payload.js';
 
 export const ACK_ORDERS = ['oldest', 'newest', 'every-other'] as const;
@@ -12,23 +11,31 @@ export type Step =
   | { op: 'write'; sizesBytes: number[]; waitDurable: boolean }
   /** Waits until the highest seq written so far is durable. */
   | { op: 'waitDurable' }
-  | { op: 'read'; maxEvents: number }
+  /** Reads up to maxEvents; waits up to waitMs (default 0) for the first one. */
+  | { op: 'read'; maxEvents: number; waitMs?: number }
   /** Acks up to `count` delivered, unacked events in one call, picked in `order`. */
   | { op: 'ack'; count: number; order: AckOrder }
   | { op: 'checkpoint' }
   /** Clean close, then open again. */
-  | { op: 'reopen' };
+  | { op: 'reopen' }
+  /**
+   * Branches running their own step lists at the same time, e.g. producers and a consumer: writes
+   * wait for durability while reads, acks and checkpoints run, and fsyncs are in flight while other
+   * writers' records land. No reopen, no nesting.
+   */
+  | { op: 'concurrently'; branches: Step[][] };
+
+/** Branches of one concurrently step. */
+export const MAX_BRANCHES = 4;
+
+/** Longest wait a read step may ask for. */
+export const MAX_READ_WAIT_MS = 5_000;
 
 export interface Workload {
   steps: Step[];
 }
 
 export const MAX_EVENT_BYTES = 1 << 20;
-
-/** Largest event that fits a page of this capacity (the queue rejects larger ones, by design). */
-export function maxEventBytes(pageCapacityBytes: number): number {
-  return pageCapacityBytes - PAGE_HEADER_BYTES - RECORD_OVERHEAD_BYTES;
-}
 
 /** Picks the seqs one ack step acks, from the delivered-unacked seqs (ascending). */
 export function selectAcks(unackedSeqs: readonly number[], count: number, order: AckOrder): number[] {
@@ -53,10 +60,12 @@ export function parseWorkload(value: unknown, where: string): Workload {
   if (typeof value !== 'object' || value === null || !Array.isArray((value as Workload).steps)) {
     fail('a workload is an object {"steps": [...]}');
   }
-  const steps = (value as Workload).steps;
   const isCount = (x: unknown, min: number): x is number => Number.isInteger(x) && (x as number) >= min;
-  steps.forEach((step: Step, i) => {
-    const at = `steps[${i}]`;
+  const checkSteps = (steps: unknown, at0: string, nested: boolean): void => {
+    if (!Array.isArray(steps)) fail(`${at0} must be an array of steps`);
+    (steps as Step[]).forEach((step: Step, i) => checkStep(step, `${at0}[${i}]`, nested));
+  };
+  const checkStep = (step: Step, at: string, nested: boolean): void => {
     if (typeof step !== 'object' || step === null) fail(`${at} is not an object`);
     switch (step.op) {
       case 'write':
@@ -70,6 +79,7 @@ export function parseWorkload(value: unknown, where: string): Workload {
         break;
       case 'read':
         if (!isCount(step.maxEvents, 1)) fail(`${at}.maxEvents must be an integer >= 1`);
+        if (step.waitMs !== undefined && (!isCount(step.waitMs, 0) || step.waitMs > MAX_READ_WAIT_MS)) fail(`${at}.waitMs must be an integer in 0..${MAX_READ_WAIT_MS}`);
         break;
       case 'ack':
         if (!isCount(step.count, 1)) fail(`${at}.count must be an integer >= 1`);
@@ -77,13 +87,21 @@ export function parseWorkload(value: unknown, where: string): Workload {
         break;
       case 'waitDurable':
       case 'checkpoint':
+        break;
       case 'reopen':
+        if (nested) fail(`${at}: reopen cannot run inside concurrently (it would close the queue under the other branch)`);
+        break;
+      case 'concurrently':
+        if (nested) fail(`${at}: concurrently cannot be nested`);
+        if (!Array.isArray(step.branches) || step.branches.length < 2 || step.branches.length > MAX_BRANCHES) fail(`${at}.branches must be an array of 2 to ${MAX_BRANCHES} step lists`);
+        step.branches.forEach((b, j) => checkSteps(b, `${at}.branches[${j}]`, true));
         break;
       default:
-        fail(`${at}.op = ${JSON.stringify((step as { op: unknown }).op)}: must be one of write, waitDurable, read, ack, checkpoint, reopen`);
+        fail(`${at}.op = ${JSON.stringify((step as { op: unknown }).op)}: must be one of write, waitDurable, read, ack, checkpoint, reopen, concurrently`);
     }
-  });
-  return { steps };
+  };
+  checkSteps((value as Workload).steps, 'steps', false);
+  return { steps: (value as Workload).steps };
 }
 
 /** What an uncut run delivers, read by read, if seqs follow write order (reference model). */
@@ -96,6 +114,7 @@ export interface UncutExpectation {
 }
 
 export function expectUncut(workload: Workload): UncutExpectation {
+  if (workload.steps.some((s) => s.op === 'concurrently')) throw new Error('expectUncut: a workload with concurrent steps has no single expected outcome');
   let lastSeq = 0;
   let nextUnread = 1; // next seq a read delivers
   const acked = new Set<number>();

@@ -23,6 +23,11 @@ function readU64(buf: Buffer, offset: number): number {
   return buf.readUInt32LE(offset) + buf.readUInt32LE(offset + 4) * TWO_32;
 }
 
+/** Largest event that fits a page of this capacity (larger ones are refused, by design). */
+export function maxEventBytes(pageCapacityBytes: number): number {
+  return pageCapacityBytes - PAGE_HEADER_BYTES - RECORD_OVERHEAD_BYTES;
+}
+
 export function recordBytes(dataLength: number): number {
   return RECORD_OVERHEAD_BYTES + dataLength;
 }

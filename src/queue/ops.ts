@@ -133,6 +133,23 @@ export class DiskOps {
     return head.syncedCount;
   }
 
+  /**
+   * A checkpoint that moves past fully acked pages, then their purge: the pages may go only once the
+   * checkpoint that stops referencing them is durable. `purge` returns how many pages it deleted.
+   */
+  async checkpointThenPurge(writeCheckpoint: () => Promise<void>, purge: () => Promise<number>, _dir: string): Promise<void> {
+    await writeCheckpoint();
+    await purge();
+  }
+
+  /**
+   * How many records of a page an fsync covers, given the count flushed when it was issued (it
+   * covers exactly those: records written while it is in flight may reach the disk after it).
+   */
+  recordsCoveredBySync(flushedAtIssue: number, _page: PageWriter): number {
+    return flushedAtIssue;
+  }
+
   /** Before rolling to a new page the old one is flushed and fsynced: a tail page is always complete. */
   async sealPageBeforeRoll(page: PageWriter): Promise<void> {
     await page.flush();

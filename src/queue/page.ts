@@ -124,8 +124,9 @@ export class PageWriter {
     const promise = this.ops.fsync(this.fh, this.file, 'fsync of page').then(
       () => {
         this.syncInFlight = null;
-        if (coversCount > this.syncedCount) {
-          this.syncedCount = coversCount;
+        const covered = this.ops.recordsCoveredBySync(coversCount, this);
+        if (covered > this.syncedCount) {
+          this.syncedCount = covered;
           this.onSynced(this);
         }
       },

@@ -3,7 +3,7 @@ import { mkdir, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DurabilityState, PersistentQueue, QueueEvent, QueueSettings } from './types.js';
 import { BackpressureTimeoutError, DamagedQueueError, EventTooLargeError, QueueUsageError } from './errors.js';
-import { PAGE_HEADER_BYTES, RECORD_OVERHEAD_BYTES, pageFileName, recordBytes, scanRecords, type Checkpoint } from './format.js';
+import { maxEventBytes, PAGE_HEADER_BYTES, pageFileName, recordBytes, scanRecords, type Checkpoint } from './format.js';
 import { validateSettings } from './settings.js';
 import { DiskOps } from './ops.js';
 import { PageWriter } from './page.js';
@@ -126,10 +126,10 @@ export class Queue implements PersistentQueue {
       this.assertUsable('write');
       if (!Buffer.isBuffer(data)) throw new QueueUsageError(`write: data must be a Buffer, got ${typeof data}`);
       const bytes = recordBytes(data.length);
-      const maxEventBytes = this.settings.pageCapacityBytes - PAGE_HEADER_BYTES - RECORD_OVERHEAD_BYTES;
-      if (data.length > maxEventBytes) {
+      const maxBytes = maxEventBytes(this.settings.pageCapacityBytes);
+      if (data.length > maxBytes) {
         throw new EventTooLargeError(
-          `event of ${data.length} bytes does not fit in a page: pageCapacityBytes ${this.settings.pageCapacityBytes} holds events of up to ${maxEventBytes} bytes`,
+          `event of ${data.length} bytes does not fit in a page: pageCapacityBytes ${this.settings.pageCapacityBytes} holds events of up to ${maxBytes} bytes`,
         );
       }
       if (this.spaceWaiters.length === 0 && this.fits(bytes) && !this.rolling && this.head.appendedBytes + bytes <= this.settings.pageCapacityBytes) {
@@ -309,17 +309,23 @@ export class Queue implements PersistentQueue {
       minSeq: head.firstSeq,
       elementCount,
     };
-    await this.store.write(ck);
-    this.writesSinceCheckpoint = 0;
-    if (firstUnackedSeq > this.durableFirstUnacked) {
-      this.durableFirstUnacked = firstUnackedSeq;
-      this.emit();
-    }
-    // Purge: the checkpoint moving past these pages is durable, so deleting them is safe.
-    while (this.pages[0].pageNum < ck.firstUnackedPageNum) {
-      const page = this.pages.shift()!;
-      await this.ops.step(page.file, 'delete acked page', () => unlink(page.file));
-    }
+    const purge = async (): Promise<number> => {
+      let deleted = 0;
+      for (; this.pages[0].pageNum < ck.firstUnackedPageNum; deleted++) {
+        const page = this.pages.shift()!;
+        await this.ops.step(page.file, 'delete acked page', () => unlink(page.file));
+      }
+      return deleted;
+    };
+    const checkpointDurable = async (): Promise<void> => {
+      await this.store.write(ck);
+      this.writesSinceCheckpoint = 0;
+      if (firstUnackedSeq > this.durableFirstUnacked) {
+        this.durableFirstUnacked = firstUnackedSeq;
+        this.emit();
+      }
+    };
+    await this.ops.checkpointThenPurge(checkpointDurable, purge, this.dir);
   }
 
   private pageOf(seq: number): PageInfo {
@@ -491,7 +497,10 @@ export class Queue implements PersistentQueue {
     if (this.closing) throw new QueueUsageError(`${operation}: the queue in ${this.dir} is closed`);
   }
 
-  /** Flushes, fsyncs and checkpoints (unless the queue failed), then releases files and the lock. */
+  /**
+   * Flushes, fsyncs and checkpoints (unless the queue failed), then releases files and the lock.
+   * Rejects with the queue's failure if it failed at any time, also in the background.
+   */
   async close(): Promise<void> {
     this.closing ??= this.doClose();
     return this.closing;
@@ -522,7 +531,9 @@ export class Queue implements PersistentQueue {
     await this.readerFh?.fh.close().catch(() => undefined);
     await this.store.close();
     await this.lock.release();
+    // A failure the caller may never have seen (a background checkpoint or fsync) must reach close() too.
     if (error !== undefined) throw error;
+    if (this.failure) throw this.failure;
   }
 }
 

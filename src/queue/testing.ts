@@ -23,6 +23,8 @@ export class SpyOps extends DiskOps {
   failWrite: { match: RegExp; errno: string } | null = null;
   hold: Promise<void> | null = null;
   dirFsyncs = 0;
+  /** Writes failed by failWrite so far. */
+  failedWrites = 0;
 
   override async fsync(fh: FileHandle, file: string, operation: string): Promise<void> {
     this.fsyncs.push(operation);
@@ -39,6 +41,7 @@ export class SpyOps extends DiskOps {
   }
   override writeSync(fh: FileHandle, file: string, buf: Buffer, position: number, operation = 'write'): void {
     if (this.failWrite && this.failWrite.match.test(operation)) {
+      this.failedWrites++;
       throw new QueueIOError(file, operation, this.failWrite.errno);
     }
     super.writeSync(fh, file, buf, position, operation);

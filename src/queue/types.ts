@@ -1,4 +1,4 @@
-// Public contract of the queue under test. See DESIGN.md section 5 and the README's
+// Public contract of the queue under test. See docs/queue.md and the README's
 // "Durability contract". Seqs are positive integers starting at 1, never reused.
 
 export type CheckpointDesign = 'atomic-file' | 'append-log';

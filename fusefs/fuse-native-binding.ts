@@ -1,0 +1,191 @@
+// Loads fuse-native with a small patch to its C binding, built once per machine with the C
+// compiler (no download). fuse-native 2.2.6 lacks five things powercut needs:
+//   - who sent a request (fuse_get_context: uid, gid, pid), needed for the owner of new files;
+//   - utimens: it passes atime twice (mtime is lost) and, without flag_utime_omit_ok, libfuse 2
+//     drops a SETATTR that sets only one of the two times (touch -m);
+//   - I/O on an open file after its last name is gone: without flag_nullpath_ok libfuse 2 answers
+//     ENOENT to read, write, fstat and fsync of it (hard_remove leaves it no path), and with the flag
+//     the binding would hand NULL to napi_create_string_utf8; the patch passes "" instead.
+//   - unmounting without a subprocess: fuse-native runs `sh -c "fusermount -uz MNT"`, a fork of the
+//     whole daemon (its cost grows with the daemon's memory and with the machine's load);
+//   - replacing a mount without a moment where its path shows the directory underneath:
+//     move_mount(2) with MOVE_MOUNT_BENEATH (Linux 6.5), then a lazy unmount of the old one on top.
+// The patch adds four fields at the end of the per-thread request buffer that the FUSE thread fills
+// from fuse_get_context() before handing the request to JavaScript (the buffer is the first argument
+// of every native handler), passes mtime, encodes UTIME_NOW/UTIME_OMIT, sets flag_utime_omit_ok and
+// flag_nullpath_ok, and exports powercut_umount2(path): umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW)
+// and powercut_move_mount(from, to, beneath), answering 0 or -errno (root only; otherwise -EPERM and
+// the caller falls back to fusermount and to unmount-then-mount).
+// Where no compiler is available, the stock binding is used and `patched` is false: new files then
+// belong to the daemon's user, utimens sets both times to atime, and unmounting forks fusermount.
+import { createHash } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+import type FuseClass from 'fuse-native';
+
+export const CALLER_MAGIC = 0x70c7c7a1;
+/** The four uint32 fields the patch appends to fuse_thread_locals_t: magic, uid, gid, pid. */
+export const CALLER_FIELDS_BYTES = 16;
+/** Sentinels for utimens times (exact as doubles: they only use the high 32 bits). */
+export const UTIME_NOW_MS = 0xfffffffe * 2 ** 32;
+export const UTIME_OMIT_MS = 0xffffffff * 2 ** 32;
+
+const BUILD_TIMEOUT_MS = 120_000;
+const PATCH_VERSION = 4; // bump when the replacements below change
+
+/**
+ * Each [anchor, replacement] must match exactly once (with 'all': at least once, every match
+ * replaced), or the patch refuses: it was written for another fuse-native version.
+ */
+const REPLACEMENTS: [string, string, 'all'?][] = [
+  [
+    '#include <fuse.h>\n',
+    '#include <fuse.h>\n#include <time.h>\n#include <errno.h>\n#include <fcntl.h>\n#include <unistd.h>\n#include <sys/mount.h>\n#include <sys/syscall.h>\n#ifndef MOVE_MOUNT_BENEATH\n#define MOVE_MOUNT_BENEATH 0x00000200\n#endif\n#define POWERCUT_MAGIC ' + CALLER_MAGIC + 'u\n',
+  ],
+  [
+    '  uv_async_t async;\n\n} fuse_thread_locals_t;',
+    '  uv_async_t async;\n\n  // powercut: the caller of the request being dispatched; JavaScript reads the last 16 bytes.\n'
+      + '  uint32_t powercut_magic;\n  uint32_t powercut_uid;\n  uint32_t powercut_gid;\n  uint32_t powercut_pid;\n} fuse_thread_locals_t;',
+  ],
+  [
+    '  fuse_thread_locals_t *l = get_thread_locals();\\\n  l->op = op_##name;\\\n',
+    '  fuse_thread_locals_t *l = get_thread_locals();\\\n'
+      + '  { struct fuse_context *pc_ctx = fuse_get_context();\\\n'
+      + '    l->powercut_uid = pc_ctx->uid; l->powercut_gid = pc_ctx->gid; l->powercut_pid = pc_ctx->pid;\\\n'
+      + '    l->powercut_magic = POWERCUT_MAGIC; }\\\n'
+      + '  l->op = op_##name;\\\n',
+  ],
+  [
+    '// Methods\n',
+    '// powercut: UTIME_NOW/UTIME_OMIT travel as sentinels in the high word; times before 1970 become 0\n'
+      + '// (the stat reply carries unsigned milliseconds only).\n'
+      + 'static uint64_t powercut_utime_ms (const struct timespec* ts) {\n'
+      + '  if (ts->tv_nsec == UTIME_NOW) return 0xFFFFFFFEULL << 32;\n'
+      + '  if (ts->tv_nsec == UTIME_OMIT) return 0xFFFFFFFFULL << 32;\n'
+      + '  if (ts->tv_sec < 0) return 0;\n'
+      + '  return timespec_to_uint64(ts);\n'
+      + '}\n\n'
+      + '// powercut: a lazy unmount in this process (no fork of the daemon); 0 or -errno.\n'
+      + 'NAPI_METHOD(powercut_umount2) {\n'
+      + '  NAPI_ARGV(1)\n'
+      + '  NAPI_ARGV_UTF8(mnt, 4096, 0)\n'
+      + '  int r = umount2(mnt, MNT_DETACH | UMOUNT_NOFOLLOW);\n'
+      + '  NAPI_RETURN_INT32(r == 0 ? 0 : -errno)\n'
+      + '}\n\n'
+      + '// powercut: move_mount(2) of the mount at `from` to `to`, beneath the mount there when `beneath`; 0 or -errno.\n'
+      + 'NAPI_METHOD(powercut_move_mount) {\n'
+      + '  NAPI_ARGV(3)\n'
+      + '  NAPI_ARGV_UTF8(from, 4096, 0)\n'
+      + '  NAPI_ARGV_UTF8(to, 4096, 1)\n'
+      + '  NAPI_ARGV_INT32(beneath, 2)\n'
+      + '#ifdef SYS_move_mount\n'
+      + '  int r = syscall(SYS_move_mount, AT_FDCWD, from, AT_FDCWD, to, beneath ? MOVE_MOUNT_BENEATH : 0);\n'
+      + '  NAPI_RETURN_INT32(r == 0 ? 0 : -errno)\n'
+      + '#else\n'
+      + '  NAPI_RETURN_INT32(-ENOSYS)\n'
+      + '#endif\n'
+      + '}\n\n// Methods\n',
+  ],
+  [
+    '  l->atime = timespec_to_uint64(&tv[0]);\n  l->mtime = timespec_to_uint64(&tv[1]);\n',
+    '  l->atime = powercut_utime_ms(&tv[0]);\n  l->mtime = powercut_utime_ms(&tv[1]);\n',
+  ],
+  ['  FUSE_UINT64_TO_INTS_ARGV(l->atime, 5)\n', '  FUSE_UINT64_TO_INTS_ARGV(l->mtime, 5)\n'],
+  ['  struct fuse_operations ops = { };\n', '  struct fuse_operations ops = { };\n  ops.flag_utime_omit_ok = 1;\n  ops.flag_nullpath_ok = 1;\n'],
+  ['  NAPI_EXPORT_FUNCTION(fuse_native_unmount)\n', '  NAPI_EXPORT_FUNCTION(fuse_native_unmount)\n  NAPI_EXPORT_FUNCTION(powercut_umount2)\n  NAPI_EXPORT_FUNCTION(powercut_move_mount)\n'],
+  ['napi_create_string_utf8(env, l->path, NAPI_AUTO_LENGTH,', 'napi_create_string_utf8(env, l->path ? l->path : "", NAPI_AUTO_LENGTH,', 'all'],
+];
+
+/** The native module fuse-native's index.js uses (the same object): what powercut calls directly. */
+export interface FuseBinding {
+  fuse_native_unmount(mnt: string, thread: Buffer): void;
+  /** Patched binding only: umount2(MNT_DETACH | UMOUNT_NOFOLLOW) in this process; 0 or -errno. */
+  powercut_umount2?: (mnt: string) => number;
+  /** Patched binding only: move_mount(2) from `from` to `to`, beneath the mount there if `beneath` is 1; 0 or -errno. */
+  powercut_move_mount?: (from: string, to: string, beneath: number) => number;
+  /** Answers a request: (its thread buffer, result, op-specific values); posts the FUSE thread's semaphore. */
+  [signal: `fuse_native_signal_${string}`]: (...args: unknown[]) => void;
+  /** Opcodes: the index of each op's handler in the handler array. */
+  [opcode: `op_${string}`]: number;
+}
+
+export interface FuseNative {
+  Fuse: typeof FuseClass;
+  /** True when the patched binding is loaded: caller context and full utimens are available. */
+  patched: boolean;
+  binding: FuseBinding;
+}
+
+let loaded: FuseNative | null = null;
+
+/** fuse-native, patched where possible. Memoised: the binding can be chosen only before the first load. */
+export function loadFuseNative(): FuseNative {
+  if (loaded) return loaded;
+  const require = createRequire(import.meta.url);
+  const pkgDir = dirname(require.resolve('fuse-native/package.json'));
+  let patched = false;
+  try {
+    process.env.FUSE_NATIVE_PREBUILD = ensurePatchedBuild(pkgDir);
+    patched = true;
+  } catch (e) {
+    delete process.env.FUSE_NATIVE_PREBUILD;
+    console.error(`powercut fs: using fuse-native's stock binding (${e instanceof Error ? e.message : String(e)}); `
+      + 'new files belong to the daemon\'s user and utimens cannot set mtime apart from atime');
+  }
+  const Fuse = require('fuse-native') as typeof FuseClass;
+  // fuse-native loads its binding with node-gyp-build(its own dir), honouring FUSE_NATIVE_PREBUILD: the same call
+  // here returns the same module object.
+  const pkgRequire = createRequire(join(pkgDir, 'index.js'));
+  const binding = (pkgRequire('node-gyp-build') as (dir: string) => FuseBinding)(pkgDir);
+  loaded = { Fuse, patched, binding };
+  return loaded;
+}
+
+/** Builds the patched binding unless a build of the same source exists; returns the dir for FUSE_NATIVE_PREBUILD. */
+function ensurePatchedBuild(pkgDir: string): string {
+  const pkg = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8')) as { version: string };
+  if (pkg.version !== '2.2.6') throw new Error(`the patch is written for fuse-native 2.2.6, found ${pkg.version}`);
+  let src = readFileSync(join(pkgDir, 'fuse-native.c'), 'utf8');
+  for (const [anchor, replacement, all] of REPLACEMENTS) {
+    const count = src.split(anchor).length - 1;
+    if (count === 0 || (count > 1 && all !== 'all')) throw new Error(`patch anchor found ${count} times: ${JSON.stringify(anchor.slice(0, 40))}`);
+    src = src.split(anchor).join(replacement);
+  }
+  const pkgRequire = createRequire(join(pkgDir, 'index.js'));
+  const fuseLib = pkgRequire('fuse-shared-library') as { include: string; lib: string };
+  const napiMacros = dirname(pkgRequire.resolve('napi-macros/napi-macros.h'));
+  const nodeInclude = resolve(dirname(process.execPath), '..', 'include', 'node');
+  if (!existsSync(join(nodeInclude, 'node_api.h'))) throw new Error(`Node's headers are not at ${nodeInclude}`);
+  const args = [
+    '-shared', '-fPIC', '-pthread', '-O2', '-Wall', '-Wno-unused-parameter',
+    '-D_FILE_OFFSET_BITS=64', '-D_LARGEFILE_SOURCE', '-DNODE_GYP_MODULE_NAME=fuse', '-DBUILDING_NODE_EXTENSION',
+    `-I${nodeInclude}`, `-I${napiMacros}`, `-I${fuseLib.include}`,
+  ];
+  const key = createHash('sha256').update(JSON.stringify([PATCH_VERSION, src, args, fuseLib.lib, process.versions.napi])).digest('hex').slice(0, 16);
+  const cacheRoot = join(dirname(pkgDir), '.cache', 'powercut');
+  const dir = join(cacheRoot, `fuse-native-${key}`);
+  if (existsSync(join(dir, 'build', 'Release', 'fuse.node'))) return dir;
+
+  // Several daemons may start at once: each builds in its own directory and renames it into place.
+  const tmp = `${dir}.tmp-${process.pid}-${Date.now()}`;
+  const out = join(tmp, 'build', 'Release');
+  mkdirSync(out, { recursive: true });
+  try {
+    writeFileSync(join(tmp, 'fuse-native.c'), src);
+    execFileSync('cc', [...args, join(tmp, 'fuse-native.c'), '-o', join(out, 'fuse.node'), fuseLib.lib],
+      { stdio: ['ignore', 'ignore', 'pipe'], timeout: BUILD_TIMEOUT_MS });
+    try {
+      renameSync(tmp, dir);
+    } catch (e) {
+      if (!existsSync(join(dir, 'build', 'Release', 'fuse.node'))) throw e; // else another process won the race
+    }
+  } catch (e) {
+    const stderr = (e as { stderr?: Buffer }).stderr?.toString().trim().slice(0, 600);
+    throw new Error(`cannot build the patched binding: ${stderr || (e instanceof Error ? e.message : String(e))}`);
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+  return dir;
+}

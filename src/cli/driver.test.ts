@@ -1,0 +1,64 @@
+// `powercut driver check` on a real mount: the built-in queue's driver follows the protocol; a
+// deliberately broken driver gets every violation reported by run and line, and exit 1.
+import { execa } from 'execa';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { distPath } from '../harness/dist-path.js';
+
+const cli = distPath('src/cli.js');
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'powercut-driver-check-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** A driver that gets the protocol wrong in the ways a new author might. */
+const BROKEN_DRIVER = `
+const fs = require('fs');
+const spec = JSON.parse(fs.readFileSync(0, 'utf8').split('\\n')[0]);
+const out = (o) => fs.writeSync(1, JSON.stringify(o) + '\\n');
+if (!['workload', 'drain'].includes(spec.mode)) { process.exit(0); }
+out({ t: 'open', durableSeq: 0, durableFirstUnackedSeq: 1 });
+out({ t: 'write-intent', id: spec.idBase + 1, size: 10 });
+out({ t: 'written', id: spec.idBase + 1 });
+out({ t: 'written', id: spec.idBase + 2, seq: 5 });
+out({ t: 'written', id: spec.idBase + 3, seq: 2 });
+out({ t: 'flushed', seq: 5 });
+out({ t: 'done' });
+out({ t: 'closed' });
+`;
+
+describe('powercut driver check', () => {
+  it("passes the built-in queue's driver", async () => {
+    const r = await execa(process.execPath, [cli, 'driver', 'check', '--', process.execPath, distPath('src/targets/powercut-queue/driver.js')], { reject: false, timeout: 120_000 });
+    expect(r.exitCode, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toContain('follows the driver protocol (workload run, drain run, malformed spec, serving two specs, oracle on the uncut history)');
+  }, 120_000);
+
+  it('reports every violation of a broken driver by run and line, and exits 1', async () => {
+    const driver = path.join(dir, 'broken-driver.cjs');
+    await writeFile(driver, BROKEN_DRIVER);
+    const r = await execa(process.execPath, [cli, 'driver', 'check', '--', process.execPath, driver], { reject: false, timeout: 120_000 });
+    expect(r.exitCode, r.stdout + r.stderr).toBe(1);
+    for (const line of [
+      'workload run, line 1: the first line must be the hello line, got "open"',
+      'workload run, line 3: "written" line without its "seq" field',
+      'workload run, line 5: seq goes backwards: write returned seq 2 after seq 5 (one writer at a time)',
+      'workload run, line 6: unknown kind "flushed"',
+      'workload run, line 8: output after the run ended with its done line at line 7',
+      'workload run: 8 lines printed but 0 markers in the request trace',
+      'malformed spec: a malformed spec must exit 2 (usage), got exit 0',
+    ]) expect(r.stdout).toContain(line);
+    expect(r.stdout).toMatch(/\d+ protocol violations found$/m);
+  }, 120_000);
+
+  it('says what is missing on a usage error', async () => {
+    const r = await execa(process.execPath, [cli, 'driver', 'check'], { reject: false });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain('driver check needs the driver command after --');
+  });
+});

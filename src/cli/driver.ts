@@ -1,0 +1,133 @@
+// powercut driver check [--settings JSON] -- CMD ARGS...: runs a short sequence against a driver on a
+// real mount and reports every protocol violation by run and line, before the oracle sees anything.
+import { execa } from 'execa';
+import { parseCommandArgs, parseSettingsOption, usageFail, type Command } from './usage.js';
+import { startTempDaemon, type DaemonHandle } from '../harness/daemon-process.js';
+import { markDir } from '../harness/crash-run.js';
+import { checkDriverRun, type ProtocolProblem } from '../harness/protocol-check.js';
+import { judge, type RunRecord } from '../harness/oracle.js';
+import { helloOf, parseOutcomes } from '../harness/outcome.js';
+import type { DriverSpec } from '../harness/driver-spec.js';
+import type { Workload } from '../harness/workload.js';
+
+export const help = `usage: powercut driver check [--settings JSON] -- CMD ARGS...
+
+Runs a short sequence against the driver CMD ARGS on a fresh powercut mount (no power cut): a
+workload run and a drain run with confirmation markers, a malformed spec, and (if its hello line
+says it serves) two specs in one process. Reports every violation of the driver protocol
+(docs/driver-protocol.md) by run and line: unknown line kinds, missing or ill-typed fields, a first
+line that is not hello, seqs or durable counters that go backwards, acks without their intent,
+output after the done or error line, wrong exit codes, markers missing from the request trace.
+Then the oracle judges the two runs: an uncut history must pass every check.
+
+options:
+  --settings JSON   the settings the specs carry (default {})
+  -h, --help
+
+exit codes: 0 the driver follows the protocol, 1 violations found, 2 usage error, 3 the tool itself failed`;
+
+export const TOOL_FAILED_EXIT = 3;
+
+/** One writer at a time on purpose (a write step of one size): seqs must increase line by line. */
+const CHECK_WORKLOAD: Workload = {
+  steps: [
+    { op: 'write', sizesBytes: [64], waitDurable: true },
+    { op: 'write', sizesBytes: [300], waitDurable: true },
+    { op: 'write', sizesBytes: [1500], waitDurable: false },
+    { op: 'waitDurable' },
+    { op: 'read', maxEvents: 2 },
+    { op: 'ack', count: 1, order: 'oldest' },
+    { op: 'checkpoint' },
+    { op: 'reopen' },
+    { op: 'read', maxEvents: 5 },
+    { op: 'ack', count: 5, order: 'oldest' },
+  ],
+};
+const RUN_TIMEOUT_MS = 30_000;
+
+interface Checked {
+  name: string;
+  problems: ProtocolProblem[];
+  record?: RunRecord;
+  serves?: boolean;
+}
+
+/** One run of the driver on `spec`; `reset: false` keeps the files of the run before (a drain recovers them). */
+async function runOnce(daemon: DaemonHandle, argv: string[], spec: DriverSpec | string, name: string, reset = true): Promise<Checked> {
+  if (reset) await daemon.client.reset();
+  const marksBefore = reset ? 0 : (await daemon.client.traceWithMarks()).marks.length;
+  const input = typeof spec === 'string' ? spec : JSON.stringify(spec) + '\n';
+  const r = await execa(argv[0], argv.slice(1), { input, reject: false, stripFinalNewline: false, timeout: RUN_TIMEOUT_MS });
+  const stdout = typeof r.stdout === 'string' ? r.stdout : '';
+  if (r.failed && r.exitCode === undefined) {
+    const why = r.timedOut ? `did not finish within ${RUN_TIMEOUT_MS} ms` : r.message;
+    return { name, problems: [{ line: 0, message: `the driver ${why}` }] };
+  }
+  if (typeof spec === 'string') {
+    // A spec it cannot read: exit 2, nothing on stdout, the reason on stderr.
+    const problems: ProtocolProblem[] = [];
+    if (r.exitCode !== 2) problems.push({ line: 0, message: `a malformed spec must exit 2 (usage), got exit ${r.exitCode}` });
+    if (stdout.trim() !== '') problems.push({ line: 1, message: `a malformed spec must print nothing on stdout, got: ${stdout.trim().slice(0, 120)}` });
+    if (String(r.stderr).trim() === '') problems.push({ line: 0, message: 'a malformed spec must say on stderr what is wrong' });
+    return { name, problems };
+  }
+  const marks = spec.mark ? (await daemon.client.traceWithMarks()).marks.length - marksBefore : undefined;
+  if (stdout === '') return { name, problems: [{ line: 0, message: `the driver printed nothing and exited with code ${r.exitCode}${String(r.stderr).trim() ? `; its stderr: ${String(r.stderr).trim().slice(-400)}` : ''}` }] };
+  const problems = checkDriverRun({ stdout, exitCode: r.exitCode, sequential: true, ...(marks !== undefined ? { marks } : {}) });
+  if (problems.length > 0) return { name, problems };
+  const outcomes = parseOutcomes(stdout, name);
+  return {
+    name,
+    problems,
+    serves: helloOf(outcomes)?.serves === true,
+    record: { role: spec.mode, outcomes, exitCode: r.exitCode ?? null, killed: false, hung: false, failedRequests: [] },
+  };
+}
+
+/** Two specs on one stdin: a serving driver runs both and ends each with its done line. */
+async function checkServes(argv: string[], spec: DriverSpec): Promise<ProtocolProblem[]> {
+  const input = `${JSON.stringify(spec)}\n${JSON.stringify({ ...spec, idBase: spec.idBase + 1000 })}\n`;
+  const r = await execa(argv[0], argv.slice(1), { input, reject: false, timeout: RUN_TIMEOUT_MS });
+  const ends = String(r.stdout).split('\n').filter((l) => /"t"\s*:\s*"(done|error)"/.test(l)).length;
+  return ends === 2 && r.exitCode === 0 ? [] : [{ line: 0, message: `its hello says "serves": true, but two specs on one stdin gave ${ends} done/error lines and exit ${r.exitCode} (expected 2 and exit 0)` }];
+}
+
+export const run: Command = async (argv) => {
+  const { values, positionals } = parseCommandArgs({ args: argv, allowPositionals: true, options: { settings: { type: 'string' }, help: { type: 'boolean', short: 'h' } } }, help);
+  if (values.help) {
+    console.log(help);
+    return 0;
+  }
+  const [sub, ...cmd] = positionals;
+  if (sub !== 'check') usageFail(sub === undefined ? 'missing subcommand: check' : `unknown subcommand '${sub}': expected check`, help);
+  if (cmd.length === 0) usageFail('driver check needs the driver command after --, e.g. powercut driver check -- python3 driver.py', help);
+  const settings = parseSettingsOption(values.settings, help) ?? {};
+  const fixture = await startTempDaemon('driver-check');
+  const results: Checked[] = [];
+  try {
+    const d = fixture.daemon;
+    const base = { dir: d.mountpoint, settings, mark: markDir(d) };
+    const workload = await runOnce(d, cmd, { ...base, mode: 'workload', workload: CHECK_WORKLOAD, idBase: 0 }, 'workload run');
+    results.push(workload);
+    // The drain recovers what the workload left on the mount.
+    const drain = await runOnce(d, cmd, { ...base, mode: 'drain', idBase: 1_000_000 }, 'drain run', false);
+    results.push(drain);
+    results.push(await runOnce(d, cmd, '{"mode":"fly"}\n', 'malformed spec'));
+    if (workload.serves) results.push({ name: 'serving two specs', problems: await checkServes(cmd, { dir: d.mountpoint, settings, mode: 'drain', idBase: 2_000_000 }) });
+    if (workload.record && drain.record) {
+      const violations = judge({ target: 'external', faultsInjected: false, runs: [{ ...workload.record, killed: true }, drain.record] });
+      results.push({ name: 'oracle on the uncut history', problems: violations.map((v) => ({ line: 0, message: v.message })) });
+    }
+  } finally {
+    await fixture.stop();
+  }
+  let count = 0;
+  for (const r of results) {
+    for (const p of r.problems) {
+      count++;
+      console.log(`${r.name}${p.line > 0 ? `, line ${p.line}` : ''}: ${p.message}`);
+    }
+  }
+  console.log(count === 0 ? `ok: '${cmd.join(' ')}' follows the driver protocol (${results.map((r) => r.name).join(', ')})` : `${count} protocol violation${count === 1 ? '' : 's'} found`);
+  return count === 0 ? 0 : 1;
+};

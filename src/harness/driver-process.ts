@@ -1,0 +1,248 @@
+// Driver processes: one driver run (spec on stdin, outcome lines on stdout), cut at the armed crash
+// point or run to its end, and a long-lived worker that serves many drain specs in one process.
+// Every wait is bounded; no driver started here outlives this process.
+import { execa, type ResultPromise } from 'execa';
+import { createInterface } from 'node:readline';
+import type { DaemonHandle } from './daemon-process.js';
+import type { DriverSpec } from './driver-spec.js';
+import { HarnessError } from './harness-error.js';
+import type { RunRecord } from './oracle.js';
+import { DRIVER_EXIT, parseOutcomeLine, parseOutcomes, type Outcome } from './outcome.js';
+
+/** How to start a target's driver: an executable and its arguments (the spec goes to stdin). */
+export interface DriverCommand {
+  file: string;
+  args: string[];
+  cwd?: string;
+}
+
+export interface DriverTimeouts {
+  /** A driver run: until it freezes at the crash point or exits. */
+  runMs: number;
+  /** A driver to die after SIGKILL. */
+  killMs: number;
+  /** Polling interval of wait-frozen while the driver runs. */
+  pollMs: number;
+}
+export const DEFAULT_TIMEOUTS: DriverTimeouts = { runMs: 20_000, killMs: 5_000, pollMs: 20 };
+
+export function mergeTimeouts(t?: Partial<DriverTimeouts>): DriverTimeouts {
+  return { ...DEFAULT_TIMEOUTS, ...t };
+}
+
+export interface DriverRun {
+  record: RunRecord;
+  stderr: string;
+  /** Op number the filesystem froze at, or null when the driver exited first. */
+  frozenAt: number | null;
+}
+
+/**
+ * Every driver is started with these: execa's cleanup (on by default) kills it when this process
+ * exits, SIGINT and SIGTERM included, and SIGKILL is what a power cut does to a program anyway.
+ */
+const DRIVER_PROCESS_OPTIONS = { killSignal: 'SIGKILL', cleanup: true } as const;
+
+function describeCommand(command: DriverCommand): string {
+  return [command.file, ...command.args].map((a) => (/\s/.test(a) ? JSON.stringify(a) : a)).join(' ');
+}
+
+/** What a driver that exited with an unexpected code said, for a HarnessError. */
+function unexpectedExit(command: DriverCommand, pid: number | undefined, exitCode: number | undefined, signal: string | undefined, stderr: string): HarnessError {
+  return new HarnessError(
+    `driver '${describeCommand(command)}' (pid ${pid}) exited with code ${exitCode}${signal ? ` (signal ${signal})` : ''}, ` +
+      `expected ${DRIVER_EXIT.ok} (done) or ${DRIVER_EXIT.queueError} (error line)${stderr.trim() ? `; its stderr:\n  ${stderr.trim().slice(-2000).split('\n').join('\n  ')}` : ''}`,
+  );
+}
+
+/**
+ * Runs one driver. With `armed`, waits until the filesystem freezes at the crash point or the
+ * driver exits, then SIGKILLs it; without, waits for it to exit. Bounded by timeouts.runMs.
+ * `atCut` runs after the SIGKILL and before waiting for the exit: a process killed while the
+ * daemon holds one of its requests cannot exit until the power cut unmounts (the kernel waits for
+ * an answer to a request already in userspace), so the cut itself belongs there.
+ */
+export async function runDriver(
+  daemon: DaemonHandle,
+  command: DriverCommand,
+  spec: DriverSpec,
+  armed: boolean,
+  timeouts: DriverTimeouts,
+  atCut: () => Promise<void> = async () => {},
+): Promise<DriverRun> {
+  let proc;
+  try {
+    proc = execa(command.file, command.args, {
+      ...DRIVER_PROCESS_OPTIONS,
+      ...(command.cwd ? { cwd: command.cwd } : {}),
+      input: JSON.stringify(spec) + '\n',
+      stripFinalNewline: false, // a line without its newline was cut mid-print: parseOutcomes needs to tell
+      reject: false,
+      stdout: 'pipe',
+      stderr: 'pipe',
+    });
+  } catch (err) {
+    throw new HarnessError(`cannot start driver '${describeCommand(command)}': ${(err as Error).message}`);
+  }
+  let exited = false;
+  const done = proc.then((r) => {
+    exited = true;
+    return r;
+  });
+  const exitWithin = async (ms: number) => {
+    const timer = new Promise<'timeout'>((resolve) => setTimeout(resolve, ms, 'timeout').unref());
+    return (await Promise.race([done, timer])) !== 'timeout';
+  };
+  let frozenAt: number | null = null;
+  let hung = false;
+  let killed = false;
+  let failure: unknown;
+  try {
+    if (armed) {
+      const deadline = Date.now() + timeouts.runMs;
+      while (!exited) {
+        const r = await daemon.client.waitFrozen(timeouts.pollMs);
+        if (r.frozen) {
+          frozenAt = r.frozenAt ?? null;
+          break;
+        }
+        if (Date.now() > deadline) {
+          hung = true;
+          break;
+        }
+      }
+    } else {
+      hung = !(await exitWithin(timeouts.runMs));
+    }
+    if (!exited) killed = proc.kill('SIGKILL');
+    await atCut();
+  } catch (err) {
+    failure = err;
+  }
+  if (!exited) {
+    proc.kill('SIGKILL');
+    if (!(await exitWithin(timeouts.killMs))) {
+      const before = failure === undefined ? '' : `; before that: ${failure instanceof Error ? failure.message : String(failure)}`;
+      throw new HarnessError(`driver pid ${proc.pid} did not exit within ${timeouts.killMs} ms of SIGKILL and the power cut (stuck in the kernel?)${before}`);
+    }
+  }
+  if (failure !== undefined) throw failure;
+  const result = await done;
+  const stdout = typeof result.stdout === 'string' ? result.stdout : '';
+  const stderr = typeof result.stderr === 'string' ? result.stderr : '';
+  if (result.failed && result.exitCode === undefined && !killed && result.signal === undefined) {
+    throw new HarnessError(`cannot start driver '${describeCommand(command)}': ${result.message}`);
+  }
+  if (!killed && result.exitCode !== DRIVER_EXIT.ok && result.exitCode !== DRIVER_EXIT.queueError) {
+    throw unexpectedExit(command, proc.pid, result.exitCode, result.signal, stderr);
+  }
+  const record: RunRecord = {
+    role: spec.mode,
+    outcomes: parseOutcomes(stdout, `driver pid ${proc.pid} (${spec.mode}) stdout`),
+    exitCode: killed ? null : (result.exitCode ?? null),
+    killed: killed && !hung,
+    hung,
+    failedRequests: [],
+  };
+  return { record, stderr, frozenAt };
+}
+
+/**
+ * A driver that serves many specs, one JSON line each on stdin, in one process: after each it prints
+ * its outcome lines ending with `done` or `error`. Saves a process start per crash state. A driver
+ * that exits (an error line, or a crash) is replaced by a new process for the next spec.
+ */
+type WorkerProc = ResultPromise<{ stdin: 'pipe'; stdout: 'pipe'; stderr: 'pipe'; reject: false; buffer: false; killSignal: 'SIGKILL'; cleanup: true }>;
+
+/** One worker process and what it said: a replacement process gets its own, so an old one's lines and exit never mix in. */
+interface WorkerProcess {
+  proc: WorkerProc;
+  lines: string[];
+  exited: boolean;
+  stderr: string;
+  wake: (() => void) | null;
+}
+
+export class DriverWorker {
+  private current: WorkerProcess | null = null;
+  /** Processes started so far (for the benchmark's breakdown). */
+  starts = 0;
+
+  constructor(private readonly command: DriverCommand, private readonly timeouts: DriverTimeouts) {}
+
+  private start(): WorkerProcess {
+    this.starts++;
+    const proc: WorkerProc = execa(this.command.file, this.command.args, {
+      ...DRIVER_PROCESS_OPTIONS,
+      ...(this.command.cwd ? { cwd: this.command.cwd } : {}),
+      stdin: 'pipe', stdout: 'pipe', stderr: 'pipe', reject: false, buffer: false,
+    });
+    const w: WorkerProcess = { proc, lines: [], exited: false, stderr: '', wake: null };
+    proc.stderr.on('data', (d: Buffer) => {
+      w.stderr = (w.stderr + d.toString()).slice(-20_000);
+    });
+    createInterface({ input: proc.stdout }).on('line', (line) => {
+      w.lines.push(line);
+      w.wake?.();
+    });
+    void proc.then(() => {
+      w.exited = true;
+      w.wake?.();
+    });
+    return w;
+  }
+
+  /** Runs one spec (not cut) and returns its run record, like runDriver without a crash point. */
+  async run(spec: DriverSpec): Promise<DriverRun> {
+    if (!this.current || this.current.exited) this.current = this.start();
+    const w = this.current;
+    const outcomes: Outcome[] = [];
+    const where = `driver worker pid ${w.proc.pid} (${spec.mode}) stdout`;
+    w.proc.stdin.write(JSON.stringify(spec) + '\n');
+    const deadline = Date.now() + this.timeouts.runMs;
+    for (;;) {
+      while (w.lines.length > 0) {
+        const outcome = parseOutcomeLine(w.lines.shift()!, outcomes.length + 1, where);
+        outcomes.push(outcome);
+        if (outcome.t === 'done' || outcome.t === 'error') {
+          // After an error line the driver exits (docs/driver-protocol.md): the next spec gets a new process.
+          if (outcome.t === 'error') await this.stop();
+          return { record: { role: spec.mode, outcomes, exitCode: outcome.t === 'done' ? DRIVER_EXIT.ok : DRIVER_EXIT.queueError, killed: false, hung: false, failedRequests: [] }, stderr: '', frozenAt: null };
+        }
+      }
+      if (w.exited) {
+        const r = await w.proc;
+        if (r.exitCode === DRIVER_EXIT.ok || r.exitCode === DRIVER_EXIT.queueError) {
+          throw new HarnessError(`${where}: the worker exited with code ${r.exitCode} before its done or error line`);
+        }
+        throw unexpectedExit(this.command, w.proc.pid, r.exitCode, r.signal, w.stderr);
+      }
+      const leftMs = deadline - Date.now();
+      if (leftMs <= 0) {
+        await this.stop();
+        return { record: { role: spec.mode, outcomes, exitCode: null, killed: false, hung: true, failedRequests: [] }, stderr: w.stderr, frozenAt: null };
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, leftMs);
+        w.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      w.wake = null;
+    }
+  }
+
+  /** Ends the worker: closes its stdin, then SIGKILL if it does not exit in time. Idempotent. */
+  async stop(): Promise<void> {
+    const w = this.current;
+    this.current = null;
+    if (!w || w.exited) return;
+    w.proc.stdin.end();
+    const exitedInTime = await Promise.race([w.proc.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), this.timeouts.killMs).unref())]);
+    if (!exitedInTime) {
+      w.proc.kill('SIGKILL');
+      await Promise.race([w.proc, new Promise((r) => setTimeout(r, this.timeouts.killMs).unref())]);
+    }
+  }
+}

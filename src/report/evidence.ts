@@ -1,0 +1,299 @@
+// For each violated check, the events involved: the driver lines that claimed the seqs durable
+// (or acked, or delivered them), the request that should have made each one durable, the
+// requests that were not persisted yet or that removed the data, and where they were at the cut.
+// Every item names a request of a cut or a line of a run, so the timeline and the log can mark it.
+import type { TraceEntry } from '../../fusefs/protocol.js';
+import type { Outcome } from '../harness/outcome.js';
+import { list } from './html.js';
+import { lastPersistBefore, unsyncedAfter, type CutView } from './trace-model.js';
+import type { ReportArtifact } from './types.js';
+
+export type Role = 'claim' | 'persist' | 'unsynced' | 'lost' | 'cut' | 'removed' | 'failed' | 'error' | 'event' | 'drain';
+
+export const ROLE_NAMES: Record<Role, string> = {
+  claim: 'claim',
+  persist: 'should have made it durable',
+  unsynced: 'not persisted at the claim',
+  lost: 'not persisted at the cut',
+  cut: 'unsynced at the cut',
+  removed: 'removed the data',
+  failed: 'failed request',
+  error: 'error',
+  event: 'the event',
+  drain: 'after recovery',
+};
+
+export type Ref = { kind: 'op'; cut: number; op: number } | { kind: 'line'; run: number; line: number };
+
+export interface Evidence {
+  /** Badge number, 1-based over the whole report. */
+  n: number;
+  violation: number;
+  ref: Ref;
+  role: Role;
+  text: string;
+}
+
+export const refKey = (r: Ref): string => (r.kind === 'op' ? `c${r.cut}-op${r.op}` : `r${r.run}-l${r.line}`);
+
+/** Seqs of one violation given evidence; the rest are named in the oracle's message. */
+const MAX_EVIDENCE_SEQS = 3;
+/** Requests of one kind listed per seq (e.g. unsynced writes); enough to see the pattern. */
+const MAX_OPS_PER_ITEM = 4;
+const MAX_EVIDENCE_VIOLATIONS = 5;
+
+export function describeLine(o: Outcome): string {
+  switch (o.t) {
+    case 'hello': return `hello (target ${o.target})`;
+    case 'open': return `open: durableSeq ${o.durableSeq}, first unacked ${o.durableFirstUnackedSeq}`;
+    case 'write-intent': return `write-intent: event id ${o.id}, ${o.size} bytes`;
+    case 'written': return `written: event id ${o.id} got seq ${o.seq}`;
+    case 'durable': return `durable: durableSeq ${o.durableSeq}, first unacked ${o.durableFirstUnackedSeq}`;
+    case 'waited': return `waited: seq ${o.seq} is durable`;
+    case 'delivered': return `delivered seq ${o.seq} (event id ${o.id ?? 'unreadable'}, ${o.size} bytes, crc32 ${o.crc})`;
+    case 'ack-intent': return `ack-intent: seqs ${list(o.seqs)}`;
+    case 'acked': return `acked: seqs ${list(o.seqs)}`;
+    case 'drained': return `drained ${o.count} events`;
+    case 'error': return `error at ${o.where}: ${o.message}${o.code ? ` (${o.code})` : ''}`;
+    default: return o.t;
+  }
+}
+
+/** The line's family, for its colour: an intent, a confirmation of durability, an ack, a read, an error, or bookkeeping. */
+export function lineClass(o: Outcome): string {
+  switch (o.t) {
+    case 'write-intent': case 'ack-intent': case 'checkpoint-intent': case 'close-intent': return 'intent';
+    case 'written': return 'written';
+    case 'durable': case 'waited': case 'checkpointed': case 'closed': return 'durable';
+    case 'acked': return 'acked';
+    case 'delivered': return 'delivered';
+    case 'error': return 'error';
+    default: return 'info';
+  }
+}
+
+/** A request's arguments after its path: the second path, offset, length (size for a truncate), fdatasync. `n` formats the numbers. */
+export function requestArgs(e: TraceEntry, n: (x: number) => string = String): string {
+  return [
+    e.path2 !== undefined ? `→ ${e.path2}` : '',
+    e.offset !== undefined ? `offset ${n(e.offset)}` : '',
+    e.length !== undefined ? `${e.kind === 'truncate' ? 'size' : 'length'} ${n(e.length)}` : '',
+    e.kind === 'fsync' && e.datasync ? '(fdatasync)' : '',
+  ].filter(Boolean).join(' ');
+}
+
+export function describeRequest(e: TraceEntry): string {
+  const args = requestArgs(e);
+  return `request ${e.op} ${e.kind} ${e.path}${args ? ' ' + args : ''}`;
+}
+
+export function requestResult(e: TraceEntry): string {
+  if (e.state === 'held') return 'held (never answered)';
+  return e.result === undefined || e.result === 0 ? 'ok' : `errno ${-e.result}`;
+}
+
+interface LineHit {
+  run: number;
+  line: number;
+  o: Outcome;
+}
+
+/** Builds the evidence of every violation (the first few in full). */
+export function buildEvidence(a: ReportArtifact, views: CutView[]): Evidence[][] {
+  const out: Evidence[][] = [];
+  let next = 1;
+  const cutRuns = Math.min(views.length, a.runs.length);
+  const finalRun = a.runs.length > views.length ? a.runs.length - 1 : -1;
+  const marks = views.map((v) => new Map(v.marks.map((m) => [m.n, m.afterOp])));
+  const markOf = (h: LineHit | undefined) => (h && h.run < views.length ? marks[h.run].get(h.line) : undefined);
+
+  const lines = (runs: number[], pred: (o: Outcome) => boolean, from?: LineHit): LineHit[] => {
+    const hits: LineHit[] = [];
+    for (const run of runs) {
+      if (from && run < from.run) continue;
+      a.runs[run]?.outcomes.forEach((o, i) => {
+        if (from && run === from.run && i + 1 <= from.line) return;
+        if (pred(o)) hits.push({ run, line: i + 1, o });
+      });
+    }
+    return hits;
+  };
+  const range = (from: number, to: number) => Array.from({ length: Math.max(0, to - from) }, (_, i) => from + i);
+  const allRuns = range(0, a.runs.length);
+
+  a.violations.slice(0, MAX_EVIDENCE_VIOLATIONS).forEach((v, vi) => {
+    const items: Evidence[] = [];
+    const seen = new Set<string>();
+    const add = (ref: Ref, role: Role, text: string) => {
+      const key = `${refKey(ref)}:${role}`;
+      if (seen.has(key)) return;
+      seen.add(key);
+      items.push({ n: next++, violation: vi, ref, role, text });
+    };
+    const addLine = (h: LineHit, role: Role, text: string) => add({ kind: 'line', run: h.run, line: h.line }, role, `line ${h.line} of run ${h.run} (${describeLine(h.o)}): ${text}`);
+    const addOp = (cut: number, e: TraceEntry, role: Role, text: string) => add({ kind: 'op', cut, op: e.op }, role, `${describeRequest(e)}: ${text}`);
+
+    /** Requests of the event's write(): from its write-intent line up to its written line (or the claim, or the cut). */
+    const eventWrites = (intent: LineHit | undefined, end: LineHit | undefined, claimAt?: number): { cut: number; ops: TraceEntry[] } | undefined => {
+      const from = markOf(intent);
+      if (intent === undefined || from === undefined) return undefined;
+      const view = views[intent.run];
+      const to = (end && end.run === intent.run ? markOf(end) : undefined) ?? view.boundary;
+      const pick = (lo: number, hi: number) => view.trace.filter((e) => e.op > lo && e.op <= hi && view.applied(e.op) && (e.kind === 'write' || e.kind === 'truncate'));
+      let ops = pick(from, to);
+      // Buffered designs write the bytes later, on a flush before the claim.
+      if (ops.length === 0 && claimAt !== undefined) ops = pick(to, claimAt);
+      return { cut: intent.run, ops };
+    };
+
+    const durabilityChain = (seq: number, id: number | undefined, written: LineHit | undefined, intent: LineHit | undefined, claim: LineHit | undefined, what: string) => {
+      const at = markOf(claim);
+      const writes = eventWrites(intent, written, at);
+      const view = writes ? views[writes.cut] : undefined;
+      const files = new Set(writes?.ops.map((e) => e.path) ?? []);
+      if (writes && view) {
+        for (const e of writes.ops.slice(0, MAX_OPS_PER_ITEM)) {
+          const fate = view.atCut.get(e.op);
+          const pendingAtClaim = at !== undefined && claim!.run === writes.cut && unsyncedAfter(view, at).has(e.op);
+          if (pendingAtClaim) addOp(writes.cut, e, 'unsynced', `written while seq ${seq}${id !== undefined ? ` (event id ${id})` : ''} was being written, and not persisted yet when line ${claim!.line} claimed it ${what}`);
+          else if (fate && fate.fate !== 'kept') addOp(writes.cut, e, 'lost', `written for seq ${seq}${id !== undefined ? ` (event id ${id})` : ''}, not persisted at the power cut: ${fate.fate === 'lost' ? 'lost' : 'may be lost or torn'} (${fate.because})`);
+          else addOp(writes.cut, e, 'event', `written for seq ${seq}${id !== undefined ? ` (event id ${id})` : ''}${fate ? ` (unsynced at the cut, ${fate.because})` : ''}`);
+        }
+      }
+      if (claim && at !== undefined) {
+        const cv = views[claim.run];
+        const persist = lastPersistBefore(cv, at, files.size && claim.run === writes?.cut ? files : undefined) ?? lastPersistBefore(cv, at);
+        if (persist) addOp(claim.run, persist, 'persist', `the last persistence request${files.size ? ` of ${[...files].join(', ')}` : ''} before line ${claim.line} claimed seq ${seq} ${what}: the one that should have made it ${what}`);
+        else addLine(claim, 'unsynced', `no persistence request had completed when this line claimed seq ${seq} ${what}`);
+        if (claim.run === writes?.cut) {
+          // The file's own name must be durable too: an unsynced create or rename loses the whole file.
+          const pendingDir = [...unsyncedAfter(cv, at)].map((op) => cv.byOp.get(op)!).filter((e) => (e.kind === 'create' || e.kind === 'rename' || e.kind === 'link') && (files.has(e.path) || files.has(e.path2 ?? '')));
+          for (const e of pendingDir.slice(0, MAX_OPS_PER_ITEM)) addOp(claim.run, e, 'unsynced', `the directory entry of ${files.has(e.path2 ?? '') ? e.path2 : e.path} was not persisted yet (no fsync of its directory) when line ${claim.line} claimed seq ${seq} ${what}`);
+          const removed = cv.trace.filter((e) => e.op > at && e.op <= cv.boundary && cv.applied(e.op) && ((e.kind === 'unlink' && files.has(e.path)) || (e.kind === 'truncate' && files.has(e.path)) || (e.kind === 'rename' && files.has(e.path2 ?? ''))));
+          for (const e of removed.slice(0, MAX_OPS_PER_ITEM)) addOp(claim.run, e, 'removed', `after the claim, this request removed or cut ${e.kind === 'rename' ? e.path2 : e.path}, which held seq ${seq}`);
+        }
+      }
+    };
+
+    const seqs = (v.seqs ?? []).slice(0, MAX_EVIDENCE_SEQS);
+    const cutRunList = range(0, cutRuns);
+    const finalOpen = finalRun >= 0 ? lines([finalRun], (o) => o.t === 'open')[0] : undefined;
+    switch (v.check) {
+      case 'at-least-once':
+        seqs.forEach((seq, i) => {
+          const wantId = v.ids?.[i];
+          const written = lines(cutRunList, (o) => o.t === 'written' && o.seq === seq && (wantId === undefined || o.id === wantId))[0];
+          const id = wantId ?? (written?.o.t === 'written' ? written.o.id : undefined);
+          const intent = id !== undefined ? lines(cutRunList, (o) => o.t === 'write-intent' && o.id === id)[0] : undefined;
+          const claim = lines(cutRunList, (o) => (o.t === 'durable' && o.durableSeq >= seq) || (o.t === 'waited' && o.seq >= seq) || (o.t === 'open' && o.durableSeq >= seq), written)[0];
+          if (written) addLine(written, 'event', `the queue gave event id ${id} seq ${seq}`);
+          if (claim) addLine(claim, 'claim', `claimed seq ${seq}${id !== undefined ? ` (event id ${id})` : ''} durable`);
+          durabilityChain(seq, id, written, intent, claim, 'durable');
+        });
+        if (finalOpen) addLine(finalOpen, 'drain', `recovery started from here; ${seqs.length === 1 ? `seq ${seqs[0]} was` : `seqs ${list(seqs)} were`} not delivered`);
+        break;
+      case 'bounded-replay':
+        seqs.forEach((seq) => {
+          const acked = lines(cutRunList, (o) => o.t === 'acked' && o.seqs.includes(seq))[0];
+          if (acked) addLine(acked, 'event', `the consumer acked seq ${seq}`);
+          const claim = lines(cutRunList, (o) => (o.t === 'durable' || o.t === 'open') && o.durableFirstUnackedSeq > seq, acked)[0];
+          if (claim) {
+            addLine(claim, 'claim', `claimed the ack of seq ${seq} durable (every seq below ${claim.o.t === 'durable' || claim.o.t === 'open' ? claim.o.durableFirstUnackedSeq : '?'})`);
+            const at = markOf(claim);
+            const persist = at !== undefined ? lastPersistBefore(views[claim.run], at) : undefined;
+            if (persist) addOp(claim.run, persist, 'persist', `the last persistence request before line ${claim.line} claimed the ack of seq ${seq} durable`);
+          }
+          for (const d of lines(finalRun >= 0 ? [finalRun] : [], (o) => o.t === 'delivered' && o.seq === seq).slice(0, 1)) addLine(d, 'drain', `seq ${seq} delivered again after recovery`);
+        });
+        break;
+      case 'integrity':
+        seqs.forEach((seq, i) => {
+          const id = v.ids?.[i];
+          const intent = id !== undefined ? lines(cutRunList, (o) => o.t === 'write-intent' && o.id === id)[0] : undefined;
+          const written = id !== undefined ? lines(cutRunList, (o) => o.t === 'written' && o.id === id)[0] : lines(cutRunList, (o) => o.t === 'written' && o.seq === seq)[0];
+          if (intent) addLine(intent, 'event', `write() of event id ${id} started`);
+          if (written) addLine(written, 'event', `write() of event id ${id ?? '?'} returned seq ${seq}`);
+          const claim = written ? lines(cutRunList, (o) => (o.t === 'durable' && o.durableSeq >= seq) || (o.t === 'waited' && o.seq >= seq), written)[0] : undefined;
+          if (claim) addLine(claim, 'claim', `claimed seq ${seq} durable`);
+          durabilityChain(seq, id, written, intent, claim, 'durable');
+          for (const d of lines(allRuns, (o) => o.t === 'delivered' && (o.seq === seq || (id !== undefined && o.id === id))).slice(0, 2)) addLine(d, 'drain', `delivered these bytes for seq ${seq}; they differ from what was written`);
+        });
+        break;
+      case 'order':
+        for (const d of lines(allRuns, (o) => o.t === 'delivered' && (v.seqs ?? []).includes(o.seq)).slice(0, MAX_OPS_PER_ITEM)) addLine(d, 'claim', `delivered seq ${d.o.t === 'delivered' ? d.o.seq : '?'}`);
+        for (const w of lines(cutRunList, (o) => o.t === 'written' && seqs.includes(o.seq)).slice(0, MAX_OPS_PER_ITEM)) addLine(w, 'event', 'written here');
+        if (finalOpen) addLine(finalOpen, 'drain', 'the range recovery reported holding');
+        break;
+      case 'monotonic-seqs':
+        seqs.forEach((seq) => {
+          const writtenLines = lines(allRuns, (o) => o.t === 'written' && o.seq === seq);
+          for (const w of writtenLines.slice(0, 2)) addLine(w, 'claim', `write() returned seq ${seq}`);
+          const claim = lines(allRuns, (o) => (o.t === 'durable' && o.durableSeq >= seq) || (o.t === 'waited' && o.seq >= seq) || (o.t === 'open' && o.durableSeq >= seq))[0];
+          if (claim) addLine(claim, 'event', `seq ${seq} was already confirmed durable here`);
+        });
+        break;
+      case 'liveness': {
+        const errors = lines(allRuns, (o) => o.t === 'error');
+        for (const e of errors) addLine(e, 'error', 'the run failed here');
+        a.runs.forEach((r, run) => {
+          if (r.hung && r.outcomes.length) addLine({ run, line: r.outcomes.length, o: r.outcomes[r.outcomes.length - 1] }, 'error', 'the last line before the run hung');
+        });
+        // The files the failure names: the last request on each before the cut, and what the cut did to it.
+        const failing = errors[0]?.run ?? a.runs.length - 1;
+        const view = views[Math.min(Math.max(failing - 1, 0), views.length - 1)];
+        if (view) {
+          for (const p of mentionedPaths(v.message, view).slice(0, MAX_OPS_PER_ITEM)) {
+            const touches = (e: TraceEntry) => e.path === p || e.path2 === p;
+            const last = [...view.trace].reverse().find((e) => touches(e) && view.applied(e.op));
+            if (last && !view.atCut.has(last.op)) addOp(view.index, last, 'event', `the last request on ${p} before the power cut`);
+            for (const e of view.trace.filter((t) => touches(t) && view.atCut.has(t.op)).slice(-MAX_OPS_PER_ITEM)) {
+              const fate = view.atCut.get(e.op)!;
+              addOp(view.index, e, 'cut', `${e === last ? `the last request on ${p} before the power cut, not persisted: ` : ''}${fate.fate === 'kept' ? 'kept' : fate.fate === 'lost' ? 'lost' : 'may be lost'} (${fate.because})`);
+            }
+          }
+        }
+        break;
+      }
+      case 'fail-loudly':
+        views.forEach((view) => {
+          for (const e of view.trace.filter((t) => (t.result ?? 0) < 0).slice(0, MAX_OPS_PER_ITEM)) addOp(view.index, e, 'failed', `the filesystem failed it with errno ${-(e.result ?? 0)}, and the queue reported no error`);
+        });
+        break;
+    }
+    // Nothing points at a request: show what the last cut left unsynced, the usual suspects.
+    const last = views[views.length - 1];
+    if (last && !items.some((i) => i.ref.kind === 'op')) {
+      for (const [op, fate] of [...last.atCut].slice(-MAX_OPS_PER_ITEM)) {
+        addOp(last.index, last.byOp.get(op)!, 'cut', `${fate.fate === 'kept' ? 'kept' : fate.fate === 'lost' ? 'lost' : 'may be lost'} (${fate.because})`);
+      }
+    }
+    out.push(items);
+  });
+  return out;
+}
+
+/** Trace paths a message names (as the tail of a host path, e.g. "/tmp/x/mnt/page.1" names "/page.1"). */
+function mentionedPaths(message: string, view: CutView): string[] {
+  const paths = new Set<string>();
+  for (const e of view.trace) for (const p of [e.path, e.path2]) if (p && p !== '/') paths.add(p);
+  return [...paths].filter((p) => {
+    let from = 0;
+    for (;;) {
+      const i = message.indexOf(p, from);
+      if (i < 0) return false;
+      const next = message[i + p.length];
+      if (next === undefined || !/[\w.-]/.test(next)) return true;
+      from = i + 1;
+    }
+  });
+}
+
+/** Evidence by the request or line it marks. */
+export function evidenceByRef(all: Evidence[][]): Map<string, Evidence[]> {
+  const m = new Map<string, Evidence[]>();
+  for (const e of all.flat()) {
+    const k = refKey(e.ref);
+    m.set(k, [...(m.get(k) ?? []), e]);
+  }
+  return m;
+}

@@ -1,0 +1,73 @@
+// The gate run's report: summary, coverage, rate, and links to each failing case's report.
+import { mkdir, mkdtemp, readFile, rm, cp } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { emptyCoverage } from '../harness/coverage.js';
+import type { GateRow } from '../gate/results.js';
+import { artifactReportHref, renderGateReport, type GateReportInput } from './gate-report.js';
+import { writeGateReport } from './load.js';
+
+const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures');
+
+function row(name: string, over: Partial<GateRow> = {}): GateRow {
+  return { name, kind: 'suite', cases: 120, coverage: { ...emptyCoverage(), cases: 120, intervals: 30, intervalsChecked: 28, states: 120, statesCapped: 4, events: { rolls: 3 } }, violations: 0, durationMs: 60_000, errors: [], capsHit: [], ...over };
+}
+
+function report(rows: GateRow[]): GateReportInput {
+  return { rows, durationMs: 120_000, mode: 'exhaustive', seed: 42, target: 'powercut-queue', variant: 'purge-before-checkpoint' };
+}
+
+describe('gate report', () => {
+  it('has the summary table, coverage counts and crash states per minute', () => {
+    const html = renderGateReport(report([row('atomic-file/sync'), row('new-page-dir-not-fsynced', { kind: 'scenario', cases: 1, coverage: emptyCoverage(), durationMs: 400 })]), { reportDir: '/r' });
+    expect(html).toContain('<span class="verdict pass">pass</span> powercut gate');
+    expect(html).toContain('suite atomic-file/sync');
+    // The whole row: 120 cases, no violations or errors, a minute, 120 states per minute, pass.
+    expect(html).toContain('<tr><td>suite atomic-file/sync</td><td class="num">120</td><td class="num">0</td><td class="num">0</td><td class="num">1 min 0 s</td><td class="num">120</td><td><span class="verdict pass">pass</span></td><td></td></tr>');
+    expect(html).toContain('crash states / min');
+    expect(html).toMatch(/<td>crash states per minute<\/td><td class="num">61<\/td>/); // 121 cases in 2 minutes
+    expect(html).toContain('<td>persistence intervals checked</td><td class="num">28 of 30</td>');
+    expect(html).toContain('<td>rolls</td><td class="num">3</td>');
+    expect(html).toContain('seed 42 (repeat with --seed 42)');
+  });
+
+  it('links each failing case: relative under the report folder, a file URL elsewhere', () => {
+    expect(artifactReportHref('/r', '/r/artifacts/2026 case')).toBe('artifacts/2026%20case/report.html');
+    expect(artifactReportHref('/r', '/elsewhere/a')).toBe(pathToFileURL('/elsewhere/a/report.html').href);
+    const failing = row('append-log/sync', { violations: 1, failure: { messages: ['liveness: <queue> did not open'], artifactDir: '/r/artifacts/x', replay: 'powercut replay /r/artifacts/x', seed: 7, path: '0' } });
+    const broken = row('faults', { errors: ['daemon died\nartifact: /tmp/elsewhere/y'] });
+    const html = renderGateReport(report([failing, broken]), { reportDir: '/r' });
+    expect(html).toContain('<span class="verdict fail">FAIL</span> powercut gate');
+    expect(html).toContain('<a href="artifacts/x/report.html">report</a>');
+    expect(html).toContain(`<a href="${pathToFileURL('/tmp/elsewhere/y/report.html').href}">report</a>`);
+    expect(html).toContain('liveness: &lt;queue&gt; did not open');
+    expect(html).toContain('fast-check seed 7, path "0"');
+    expect(html).toContain('harness error (the tool failed, not a verdict on the queue)');
+  });
+
+  it('writes index.html and the report of each failing artifact that has none', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'powercut-gate-report-'));
+    try {
+      const artifact = path.join(dir, 'artifacts', 'case-1');
+      await mkdir(path.dirname(artifact), { recursive: true });
+      await cp(path.join(FIXTURES, 'integrity-recovery-cut'), artifact, { recursive: true });
+      const notAnArtifact = path.join(dir, 'artifacts', 'empty');
+      await mkdir(notAnArtifact);
+      const file = await writeGateReport(dir, report([
+        row('cut-during-recovery', { kind: 'scenario', violations: 1, failure: { messages: ['integrity: …'], artifactDir: artifact } }),
+        row('faults', { errors: [`daemon died\nartifact: ${notAnArtifact}`] }),
+      ]));
+      expect(file).toBe(path.join(dir, 'index.html'));
+      expect(existsSync(path.join(artifact, 'report.html'))).toBe(true);
+      const html = await readFile(file, 'utf8');
+      expect(html).toContain('<a href="artifacts/case-1/report.html">report</a>');
+      // An artifact whose report cannot be written is named, and the gate's report is still written.
+      expect(html).toMatch(/report not written: .*case\.json: cannot read/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

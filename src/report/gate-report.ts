@@ -1,0 +1,122 @@
+// The HTML report of a gate run (pure): the summary table, coverage counts, crash states or power
+// cuts per minute, and a link to the report of each failing case.
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { formatCoverage } from '../harness/coverage.js';
+import { totals, type GateRow } from '../gate/results.js';
+import { capsNote, perMinute, resultOf, rowResult, type GateResult } from '../gate/summary.js';
+import { CSS, SCRIPT } from './assets.js';
+import { duration, esc, num, page } from './html.js';
+
+/** A gate run: GateReport's rows and duration, plus what the CLI knows (mode, seed, target, variant). */
+export interface GateReportInput {
+  rows: GateRow[];
+  durationMs: number;
+  mode?: 'exhaustive' | 'random';
+  seed?: number;
+  target?: string;
+  variant?: string;
+  /** The run's time budget, for the header. */
+  timeBudgetMs?: number;
+}
+
+/** The file name of an artifact's report inside its folder. */
+export const ARTIFACT_REPORT_FILE = 'report.html';
+/** The file name of a gate run's report inside the report folder. */
+export const GATE_REPORT_FILE = 'index.html';
+
+/** How the gate report links to an artifact's report: relative when the artifact is under the report folder, else an absolute file URL. */
+export function artifactReportHref(reportDir: string, artifactDir: string): string {
+  const from = path.resolve(reportDir);
+  const to = path.resolve(artifactDir, ARTIFACT_REPORT_FILE);
+  const rel = path.relative(from, to);
+  if (!rel.startsWith('..') && !path.isAbsolute(rel)) return rel.split(path.sep).map(encodeURIComponent).join('/');
+  return pathToFileURL(to).href;
+}
+
+/** An artifact folder named in a harness error ("...\nartifact: DIR"). */
+function errorArtifact(error: string): string | undefined {
+  return /\nartifact: (.+)$/.exec(error)?.[1]?.trim();
+}
+
+/** Every artifact folder the run left: failures and harness errors. */
+export function gateArtifactDirs(report: GateReportInput): string[] {
+  const dirs: string[] = [];
+  for (const r of report.rows) {
+    if (r.failure?.artifactDir) dirs.push(r.failure.artifactDir);
+    for (const e of r.errors) {
+      const d = errorArtifact(e);
+      if (d) dirs.push(d);
+    }
+  }
+  return dirs;
+}
+
+/** A result as a badge: the summary's word, styled by its lower-case class. */
+const badge = (res: GateResult) => `<span class="verdict ${res.toLowerCase()}">${res}</span>`;
+
+export interface GateReportOptions {
+  /** Where the report is written: links to artifacts under it are relative. */
+  reportDir: string;
+  /** Artifact reports that could not be written, by artifact folder, with why. */
+  missingReports?: Map<string, string>;
+}
+
+export function renderGateReport(report: GateReportInput, options: GateReportOptions): string {
+  const mode = report.mode ?? 'exhaustive';
+  const unit = mode === 'exhaustive' ? 'crash states' : 'power cuts';
+  const rows = report.rows;
+  const t = totals(rows, report.durationMs);
+  const verdict = resultOf(t.violations, t.errors);
+  const link = (dir: string) => {
+    const why = options.missingReports?.get(dir);
+    const href = artifactReportHref(options.reportDir, dir);
+    return why ? `<span class="note">report not written: ${esc(why)}</span>` : `<a href="${esc(href)}">report</a>`;
+  };
+
+  const body = rows.map((r) => {
+    const dirs = [...(r.failure?.artifactDir ? [r.failure.artifactDir] : []), ...r.errors.map(errorArtifact).filter((d): d is string => d !== undefined)];
+    return `<tr><td>${r.kind === 'suite' ? 'suite ' : ''}${esc(r.name)}</td><td class="num">${num(r.cases)}</td><td class="num">${num(r.violations)}</td><td class="num">${num(r.errors.length)}</td><td class="num">${duration(r.durationMs)}</td><td class="num">${num(perMinute(r.cases, r.durationMs))}</td><td>${badge(rowResult(r))}</td><td>${dirs.map(link).join(' ')}</td></tr>`;
+  });
+  const foot = `<tr class="total"><th>total</th><th class="num">${num(t.cases)}</th><th class="num">${num(t.violations)}</th><th class="num">${num(t.errors)}</th><th class="num">${duration(t.durationMs)}</th><th class="num">${num(perMinute(t.cases, t.durationMs))}</th><th>${badge(verdict)}</th><th></th></tr>`;
+  const table = `<table class="summary"><thead><tr><th>scenario / suite</th><th class="num">cases (${unit})</th><th class="num">violations</th><th class="num">tool errors</th><th class="num">time</th><th class="num">${unit} / min</th><th>result</th><th>artifacts</th></tr></thead><tbody>${body.join('')}</tbody><tfoot>${foot}</tfoot></table>`;
+
+  const total = t.coverage;
+  const note = capsNote(rows);
+  const countRows: [string, string][] = [
+    ['cases', num(total.cases)],
+    ...(total.cutsRequested ? [['random cuts landed', `${num(total.cutsLanded)} of ${num(total.cutsRequested)}`] as [string, string]] : []),
+    ...(total.recoveryCutsRequested ? [['recovery cuts landed', `${num(total.recoveryCutsLanded)} of ${num(total.recoveryCutsRequested)}`] as [string, string]] : []),
+    ...(total.faultCases ? [['faults fired', `${num(total.faultsFired)} of ${num(total.faultCases)} fault cases`] as [string, string]] : []),
+    ...(total.tornCuts ? [['torn cuts', `${num(total.tornCuts)} (writes kept in part: ${num(total.tornPartialWrites)})`] as [string, string]] : []),
+    ...(total.intervals ? [['persistence intervals checked', `${num(total.intervalsChecked)} of ${num(total.intervals)}`] as [string, string]] : []),
+    ...(total.states ? [['crash states', `${num(total.states)}${total.statesCapped ? ` (${num(total.statesCapped)} left out by caps)` : ''}`] as [string, string]] : []),
+    ...Object.entries(total.events).sort().map(([e, n]) => [e, num(n)] as [string, string]),
+    [`${unit} per minute`, num(perMinute(t.cases, t.durationMs))],
+  ];
+  const coverage = `<table class="summary"><tbody>${countRows.map(([k, v]) => `<tr><td>${esc(k)}</td><td class="num">${v}</td></tr>`).join('')}</tbody></table>
+<h3>Per suite</h3><ul>${rows.filter((r) => r.kind === 'suite' && r.cases > 0).map((r) => `<li><strong>${esc(r.name)}</strong>: ${esc(formatCoverage(r.coverage))}${r.capsHit.length ? `; caps hit: ${esc(r.capsHit.join(', '))}` : ''}</li>`).join('')}</ul>${note ? `<p class="note">${esc(note)}</p>` : ''}`;
+
+  const failed = rows.filter((r) => rowResult(r) !== 'pass');
+  const failures = failed.length
+    ? `<h2>Failures</h2>${failed.map((r) => `<div class="violation"><h3>${r.kind} ${esc(r.name)}</h3>${(r.failure?.messages ?? []).map((m) => `<p class="msg">${esc(m)}</p>`).join('')}${
+        r.failure?.seed !== undefined ? `<p class="note">fast-check seed ${esc(r.failure.seed)}, path "${esc(r.failure.path ?? '')}"</p>` : ''
+      }${r.failure?.artifactDir ? `<p>artifact: <code>${esc(r.failure.artifactDir)}</code> — ${link(r.failure.artifactDir)}</p>` : ''}${r.failure?.replay ? `<p>replay: <code>${esc(r.failure.replay)}</code></p>` : ''}${r.errors
+        .map((e) => `<div class="harness-error">harness error (the tool failed, not a verdict on the queue):\n${esc(e)}${errorArtifact(e) ? `\n${link(errorArtifact(e)!)}` : ''}</div>`)
+        .join('')}</div>`).join('')}`
+    : '';
+
+  const header = [
+    report.target ? `target ${report.target}` : '',
+    `${mode} mode`,
+    report.variant ? `known-bad variant ${report.variant}` : '',
+    report.seed !== undefined ? `seed ${report.seed} (repeat with --seed ${report.seed})` : '',
+    report.timeBudgetMs !== undefined ? `time budget ${duration(report.timeBudgetMs)}` : '',
+  ].filter(Boolean).join(' · ');
+  const html = `<header><h1>${badge(verdict)} powercut gate</h1><p class="sub">${esc(header)}; ran ${duration(report.durationMs)}</p></header>
+<h2>Summary</h2>${table}
+<h2>Coverage</h2>${coverage}
+${failures}
+<footer>Written by powercut gate. Each failing case links to its artifact's report (timeline, evidence, files).</footer>`;
+  return page(`powercut gate: ${verdict}`, CSS, html, SCRIPT);
+}

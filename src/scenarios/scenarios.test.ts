@@ -1,0 +1,47 @@
+// Every scenario on a real mount: the correct queue passes it, the variant it names fails exactly
+// the check it names (not a hang), its crash points are reached and its faults fire (a scenario
+// whose cut is never reached, or whose fault never fires, checks nothing).
+import { describe, expect, it } from 'vitest';
+import { runCase, type CaseResult } from '../harness/crash-run.js';
+import { useTempDaemon } from '../../properties/use-temp-daemon.js';
+import { caseOf, defineScenario, findScenario, SCENARIOS } from './index.js';
+import { tripsAsPromised } from '../gate/scenario-run.js';
+
+const daemon = useTempDaemon('scenarios');
+
+const run = (c: ReturnType<typeof caseOf>) => runCase(daemon(), c, { writeArtifacts: false, captureImages: false });
+const describeViolations = (r: CaseResult) => r.violations.map((v) => v.message).join('\n') || '(none)';
+
+function expectCutsReached(r: CaseResult): void {
+  if (r.case.cut) expect(r.coverage.cutsLanded, 'the crash point was never reached').toBe(1);
+  if (r.case.recoveryCut) expect(r.coverage.recoveryCutsLanded, 'the recovery crash point was never reached').toBe(1);
+  if (r.case.faults?.length) expect(r.coverage.faultsFired, 'the fault never fired').toBe(1);
+}
+
+describe('registry', () => {
+  it('has unique names, each exposing a known variant', () => {
+    expect(SCENARIOS.length).toBeGreaterThanOrEqual(12);
+    expect(new Set(SCENARIOS.map((s) => s.name)).size).toBe(SCENARIOS.length);
+  });
+  it('rejects an unknown variant or check, a named variant in the case, and a case that never cuts', () => {
+    const base = SCENARIOS[0];
+    expect(() => defineScenario({ ...base, name: 'x', exposes: 'nope' })).toThrow(/exposes 'nope', which is not a known variant of powercut-queue/);
+    expect(() => defineScenario({ ...base, name: 'x', trips: 'luck' as 'liveness' })).toThrow(/trips 'luck', which is not a check/);
+    expect(() => defineScenario({ ...base, name: 'x', case: { ...base.case, variant: 'fsync-error-ignored' } as typeof base.case })).toThrow(/must not name a variant/);
+    expect(() => defineScenario({ ...base, name: 'x', case: { ...base.case, cut: undefined } })).toThrow(/needs a crash point/);
+    expect(() => findScenario('nope')).toThrow(/unknown scenario 'nope'; valid names: new-page-dir-not-fsynced, /);
+  });
+});
+
+describe.each(SCENARIOS.map((s) => [s.name, s] as const))('%s', (_name, scenario) => {
+  it('passes on the correct queue', async () => {
+    const r = await run(caseOf(scenario));
+    expectCutsReached(r);
+    expect(r.verdict, describeViolations(r)).toBe('pass');
+  }, 60_000);
+  it(`fails ${scenario.trips} with ${scenario.exposes}`, async () => {
+    const r = await run(caseOf(scenario, scenario.exposes));
+    expectCutsReached(r);
+    expect(tripsAsPromised(scenario, r), `the variant did not trip ${scenario.trips}: ${describeViolations(r)}`).toBe(true);
+  }, 60_000);
+});

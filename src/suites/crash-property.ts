@@ -1,0 +1,314 @@
+// The crash property, shared by the test suites (properties/*.test.ts) and the durability gate: for
+// a generated workload and target settings, either cut the power at a few generated points (random
+// mode) or check every distinct crash state of one recorded run (exhaustive mode), recover, and let
+// the oracle judge. Violations shrink; a harness error stops the property at once (no shrinking
+// against a broken tool). The report names the fast-check seed and path, the coverage and the
+// artifact of the smallest failing case.
+import fc from 'fast-check';
+import { rm } from 'node:fs/promises';
+import type { Fault } from '../../fusefs/protocol.js';
+import { defaultArtifactRoot, replayCommand } from '../harness/artifacts.js';
+import { addCoverage, emptyCoverage, formatCoverage, type Coverage } from '../harness/coverage.js';
+import { countRequests, crashPointAt, runCase, type CaseResult, type CrashCase, type CutSpec } from '../harness/crash-run.js';
+import type { DaemonHandle } from '../harness/daemon-process.js';
+import { runExhaustive, type ExhaustiveOptions, type ExhaustiveResult } from '../harness/exhaustive/exhaustive-run.js';
+import { HarnessError } from '../harness/harness-error.js';
+import type { Workload } from '../harness/workload.js';
+import { resolveTarget } from '../targets/index.js';
+import type { ExternalDriver } from '../targets/external.js';
+import type { TargetSettings } from '../targets/target.js';
+import { cutChoiceArb, cutTargetArb, EXHAUSTIVE_MAX_STEPS, exhaustiveStepArb, faultArb, policyArb, recoveryCutArb, tornStepArb, workloadArb, type CutChoice } from './arbitraries.js';
+
+/** One generated property input. */
+export interface CrashInput {
+  target?: string;
+  driver?: ExternalDriver;
+  workload: Workload;
+  settings: TargetSettings;
+  variant?: string;
+  /** Random mode: several cuts of the same workload share one request count. Empty in exhaustive mode. */
+  cuts: CutChoice[];
+  recoveryCut?: CutSpec;
+  faults?: Fault[];
+  /** Check every crash state of one recorded run instead of `cuts`. */
+  exhaustive?: boolean;
+}
+
+/**
+ * What a suite generates:
+ * - general: any workload and settings, cuts anywhere, all policies;
+ * - torn: write-heavy workloads of multi-sector events left unsynced, cut with the torn policy;
+ * - faults: fsync EIO or ENOSPC armed, one cut after the driver stops;
+ * - double-cut: a general case plus a second cut during the recovery drain;
+ * - mixed: all of the above (general, torn and faults weighted 2, double-cut 1);
+ * - exhaustive: any workload and settings, every distinct crash state of one recorded run.
+ */
+export const SUITE_KINDS = ['general', 'torn', 'faults', 'double-cut', 'mixed', 'exhaustive'] as const;
+export type SuiteKind = (typeof SUITE_KINDS)[number];
+
+export interface CrashInputOptions {
+  /** The target's name (default: the built-in queue), or an external driver. */
+  target?: string;
+  driver?: ExternalDriver;
+  kind?: SuiteKind;
+  /** Settings forced on every input (e.g. one design, or a variant's needs). */
+  settings?: TargetSettings;
+  variant?: string;
+  maxCutsPerInput?: number;
+  maxSteps?: number;
+}
+
+export function crashInputArb(o: CrashInputOptions = {}): fc.Arbitrary<CrashInput> {
+  const kind = o.kind ?? 'general';
+  if (kind === 'mixed') {
+    return fc.oneof(
+      { weight: 2, arbitrary: crashInputArb({ ...o, kind: 'general' }) },
+      { weight: 2, arbitrary: crashInputArb({ ...o, kind: 'torn' }) },
+      { weight: 2, arbitrary: crashInputArb({ ...o, kind: 'faults' }) },
+      { weight: 1, arbitrary: crashInputArb({ ...o, kind: 'double-cut' }) },
+    );
+  }
+  const target = resolveTarget(o, o.settings);
+  const torn = kind === 'torn';
+  const maxCuts = o.maxCutsPerInput ?? 4;
+  const cutsArb = kind === 'exhaustive'
+    ? fc.constant<CutChoice[]>([])
+    : fc.array(torn ? cutChoiceArb(fc.constant('torn' as const), fc.constant(target.cutTargets[0])) : cutChoiceArb(policyArb, cutTargetArb(target)), {
+      minLength: kind === 'faults' ? 1 : Math.min(2, maxCuts),
+      maxLength: kind === 'faults' ? 1 : maxCuts,
+    });
+  return fc
+    .record({
+      workload: torn ? workloadArb(o.maxSteps ?? 10, tornStepArb) : kind === 'exhaustive' ? workloadArb(o.maxSteps ?? EXHAUSTIVE_MAX_STEPS, exhaustiveStepArb) : workloadArb(o.maxSteps),
+      settings: target.settingsArb,
+      cuts: cutsArb,
+      recoveryCut: kind === 'double-cut' ? recoveryCutArb : fc.constant(undefined),
+      faults: kind === 'faults' ? fc.array(faultArb(target), { minLength: 1, maxLength: 1 }) : fc.constant(undefined),
+    })
+    .map(({ workload, settings, cuts, recoveryCut, faults }) => {
+      const merged = { ...settings, ...o.settings };
+      return {
+        ...(o.target !== undefined ? { target: o.target } : {}),
+        ...(o.driver !== undefined ? { driver: o.driver } : {}),
+        workload: target.fitWorkload(workload, merged),
+        settings: merged,
+        ...(o.variant !== undefined ? { variant: o.variant } : {}),
+        cuts,
+        ...(recoveryCut ? { recoveryCut } : {}),
+        ...(faults ? { faults } : {}),
+        ...(kind === 'exhaustive' ? { exhaustive: true } : {}),
+      };
+    });
+}
+
+/** One generated workload and settings in both modes: exhaustive mode ignores the cuts, random mode uses the cuts drawn beside it. */
+export function bothModesArb(o: CrashInputOptions, cutsPerInput: { min: number; max: number } = { min: 2, max: 4 }): fc.Arbitrary<{ exhaustive: CrashInput; random: CrashInput }> {
+  const cuts = fc.array(cutChoiceArb(policyArb, cutTargetArb(resolveTarget(o, o.settings))), { minLength: cutsPerInput.min, maxLength: cutsPerInput.max });
+  return fc.tuple(crashInputArb({ ...o, kind: 'exhaustive' }), cuts).map(([input, c]) => ({ exhaustive: input, random: { ...input, exhaustive: false, cuts: c } }));
+}
+
+/** The random-mode crash cases of one input: a crash point per cut choice, spread over the uncut run's requests. */
+export async function casesOf(daemon: DaemonHandle, input: CrashInput): Promise<CrashCase[]> {
+  const base = {
+    ...(input.target !== undefined ? { target: input.target } : {}),
+    ...(input.driver !== undefined ? { driver: input.driver } : {}),
+    workload: input.workload,
+    settings: input.settings,
+    ...(input.variant !== undefined ? { variant: input.variant } : {}),
+  };
+  const extra = { ...(input.recoveryCut ? { recoveryCut: input.recoveryCut } : {}) };
+  if (input.faults) {
+    return input.cuts.map((c) => ({ ...base, ...extra, policy: c.policy, seed: c.seed, faults: input.faults }));
+  }
+  const all = await countRequests(daemon, base);
+  // The uncut run hung or failed by itself: one case without a cut judges that.
+  if (all === undefined) return [{ ...base, ...extra, policy: 'lose-unsynced', seed: 0 }];
+  const cases: CrashCase[] = [];
+  for (const c of input.cuts) {
+    // A filter the run never hits (e.g. rename in the append-log design) falls back to any request.
+    const targeted = c.target ? ((await countRequests(daemon, base, c.target)) ?? 0) : 0;
+    const cut = targeted > 0 ? crashPointAt(c.fraction, targeted, c.timing, c.target) : crashPointAt(c.fraction, all, c.timing);
+    cases.push({ ...base, ...extra, cut, policy: c.policy, seed: c.seed });
+  }
+  return cases;
+}
+
+export interface SuiteOptions {
+  numRuns: number;
+  seed?: number;
+  path?: string;
+  /** Stop at the first failure without shrinking (to measure time-to-catch; the gate). */
+  endOnFailure?: boolean;
+  artifactRoot?: string;
+  /** Stop generating new inputs after this long (ms); a case already running, and shrinking, still complete. */
+  timeLimitMs?: number;
+  /** Exhaustive mode's caps and options. */
+  exhaustive?: Partial<ExhaustiveOptions>;
+}
+
+export interface SuiteReport {
+  failed: boolean;
+  seed: number;
+  path?: string;
+  /** Inputs tried (fast-check runs, shrinks included). */
+  numRuns: number;
+  /** Crash cases judged: power cuts in random mode, crash states in exhaustive mode. */
+  cases: number;
+  coverage: Coverage;
+  durationMs: number;
+  firstFailureMs?: number;
+  /** Crash cases judged before the first failure (time-to-catch in cases). */
+  casesToFirstFailure?: number;
+  failure?: CaseResult;
+  /** The smallest failing input fast-check found. */
+  counterexample?: CrashInput;
+  numShrinks: number;
+  /** Exhaustive mode: the caps that left states out (e.g. "maxStatesPerInterval 24"). */
+  capsHit: string[];
+  /** The tool itself failed (not a violation): a bug or an environment problem, with the daemon's death if it died. */
+  error?: string;
+  errorArtifactDir?: string;
+  /** One paragraph for the test log: seed, path, coverage, artifact and replay command, violations. */
+  summary: string;
+}
+
+/** The suite caught a bug: a violation other than a hang (a hang is never proof), and the tool never failed. */
+export function caughtBug(report: SuiteReport): boolean {
+  return report.error === undefined && report.failure !== undefined && report.failure.violations.some((v) => !v.hang);
+}
+
+interface InputVerdict {
+  coverage: Coverage;
+  capsHit?: string[];
+  /** The first failing case of the input, if any. */
+  failure?: CaseResult;
+  /** Cases judged before that failure (all of them if none failed). */
+  casesBeforeFailure: number;
+}
+
+async function checkRandom(daemon: DaemonHandle, input: CrashInput, artifactRoot: string): Promise<InputVerdict> {
+  const coverage = emptyCoverage();
+  let judged = 0;
+  for (const c of await casesOf(daemon, input)) {
+    const result = await runCase(daemon, c, { artifactRoot });
+    addCoverage(coverage, result.coverage);
+    if (result.verdict === 'fail') return { coverage, failure: result, casesBeforeFailure: judged };
+    judged++;
+  }
+  return { coverage, casesBeforeFailure: judged };
+}
+
+async function checkExhaustive(daemon: DaemonHandle, input: CrashInput, artifactRoot: string, options: Partial<ExhaustiveOptions>): Promise<InputVerdict> {
+  const r: ExhaustiveResult = await runExhaustive(daemon, input, { ...options, artifactRoot });
+  return { coverage: r.coverage, capsHit: r.capsHit, ...(r.failure ? { failure: r.failure } : {}), casesBeforeFailure: r.statesBeforeFailure };
+}
+
+/** Runs the crash property over `arb` on one daemon and reports; never throws for a violation or a harness error. */
+export async function runCrashSuite(daemon: DaemonHandle, arb: fc.Arbitrary<CrashInput>, o: SuiteOptions): Promise<SuiteReport> {
+  const started = Date.now();
+  const coverage = emptyCoverage();
+  const capsHit = new Set<string>();
+  let last: CaseResult | undefined;
+  let firstFailureMs: number | undefined;
+  let casesToFirstFailure: number | undefined;
+  let harnessError: HarnessError | undefined;
+  const artifactRoot = o.artifactRoot ?? defaultArtifactRoot();
+  const property = fc.asyncProperty(arb, async (input) => {
+    // After a harness error every input passes untried: shrinking against a broken tool means nothing.
+    if (harnessError) return;
+    // Past the time limit, new inputs pass untried, but shrinking a failure found in time goes on.
+    // (fast-check's interruptAfterTimeLimit would abandon a running case that keeps using the
+    // daemon in the background and may delete the artifact the report names.)
+    if (o.timeLimitMs !== undefined && last === undefined && Date.now() - started > o.timeLimitMs) return;
+    let verdict: InputVerdict;
+    try {
+      verdict = input.exhaustive ? await checkExhaustive(daemon, input, artifactRoot, o.exhaustive ?? {}) : await checkRandom(daemon, input, artifactRoot);
+    } catch (err) {
+      harnessError = err instanceof HarnessError ? err : new HarnessError(err instanceof Error ? (err.stack ?? err.message) : String(err));
+      return;
+    }
+    addCoverage(coverage, verdict.coverage);
+    for (const cap of verdict.capsHit ?? []) capsHit.add(cap);
+    if (!verdict.failure) return;
+    if (firstFailureMs === undefined) {
+      firstFailureMs = Date.now() - started;
+      casesToFirstFailure = coverage.cases - verdict.coverage.cases + verdict.casesBeforeFailure + 1;
+    }
+    // Keep only the artifact of the smallest failing case (the last one shrinking found).
+    if (last?.artifactDir) await rm(last.artifactDir, { recursive: true, force: true });
+    last = verdict.failure;
+    throw new Error(verdict.failure.violations.map((v) => v.message).join('\n'));
+  });
+  const details = await fc.check(property, {
+    numRuns: o.numRuns,
+    ...(o.seed !== undefined ? { seed: o.seed } : {}),
+    ...(o.path !== undefined ? { path: o.path } : {}),
+    endOnFailure: o.endOnFailure ?? false,
+  });
+  const failedByViolation = details.failed && last !== undefined;
+  const report: SuiteReport = {
+    failed: failedByViolation || harnessError !== undefined,
+    seed: details.seed,
+    ...(details.counterexamplePath ? { path: details.counterexamplePath } : {}),
+    numRuns: details.numRuns + details.numShrinks,
+    cases: coverage.cases,
+    coverage,
+    durationMs: Date.now() - started,
+    ...(firstFailureMs !== undefined ? { firstFailureMs, casesToFirstFailure } : {}),
+    ...(failedByViolation ? { failure: last } : {}),
+    ...(details.counterexample ? { counterexample: details.counterexample[0] as CrashInput } : {}),
+    numShrinks: details.numShrinks,
+    capsHit: [...capsHit].sort(),
+    summary: '',
+  };
+  if (harnessError) {
+    report.error = harnessError.message;
+    if (harnessError.artifactDir) report.errorArtifactDir = harnessError.artifactDir;
+  } else if (details.failed && !last) {
+    // fast-check failed outside the property body (e.g. an arbitrary threw): also the tool's failure.
+    report.failed = true;
+    report.error = String(details.errorInstance ?? 'unknown error');
+  }
+  report.summary = summarize(report);
+  return report;
+}
+
+function summarize(r: SuiteReport): string {
+  const minutes = r.durationMs / 60_000;
+  const unit = r.coverage.states > 0 ? 'crash states' : 'power cuts';
+  const rate = minutes > 0 ? Math.round(r.cases / minutes) : r.cases;
+  const head = `${r.cases} ${unit} in ${(r.durationMs / 1000).toFixed(1)} s (${rate}/min)`;
+  const coverage = `coverage: ${formatCoverage(r.coverage)}${r.capsHit.length ? `; caps hit: ${r.capsHit.join(', ')}` : ''}`;
+  if (!r.failed) return `passed: ${head}, fast-check seed ${r.seed}\n${coverage}`;
+  const lines = [`FAILED after ${head}`, coverage];
+  if (r.error) {
+    lines.push(`harness error (not a verdict on the queue; stopped at once, nothing shrunk): ${r.error}`);
+    if (r.errorArtifactDir) lines.push(`artifact: ${r.errorArtifactDir}`);
+    lines.push(`fast-check seed ${r.seed}`);
+    return lines.join('\n');
+  }
+  lines.push(`fast-check seed ${r.seed}, path "${r.path ?? ''}" (re-run the property with POWERCUT_SEED=${r.seed} POWERCUT_PATH="${r.path ?? ''}")`);
+  if (r.failure) {
+    lines.push(...r.failure.violations.map((v) => `  ${v.message}`));
+    if (r.failure.artifactDir) lines.push(`artifact: ${r.failure.artifactDir}`, `replay:   ${replayCommand(r.failure.artifactDir)}`);
+  }
+  if (r.counterexample) lines.push(`smallest input: ${JSON.stringify(r.counterexample)}`);
+  return lines.join('\n');
+}
+
+/** Scales a suite's run count by $POWERCUT_RUNS (a multiplier, default 1). */
+export function scaledRuns(base: number): number {
+  const scale = Number(process.env.POWERCUT_RUNS ?? '1');
+  if (!Number.isFinite(scale) || scale <= 0) throw new Error(`POWERCUT_RUNS must be a positive number (a multiplier of each suite's runs), got ${process.env.POWERCUT_RUNS}`);
+  return Math.max(1, Math.round(base * scale));
+}
+
+/** The seed of npm test's suites unless $POWERCUT_SEED names another: a run is repeatable; drawing fresh seeds is the gate's job. */
+export const DEFAULT_TEST_SEED = 20261201;
+
+/** Seed (default `defaultSeed`) and path from $POWERCUT_SEED / $POWERCUT_PATH, to explore another seed or re-run a reported failure. */
+export function seedFromEnv(defaultSeed = DEFAULT_TEST_SEED): { seed: number; path?: string } {
+  const seed = process.env.POWERCUT_SEED;
+  if (seed !== undefined && !/^-?\d+$/.test(seed)) throw new Error(`POWERCUT_SEED must be an integer, got ${seed}`);
+  return { seed: seed !== undefined ? Number(seed) : defaultSeed, ...(process.env.POWERCUT_PATH ? { path: process.env.POWERCUT_PATH } : {}) };
+}

@@ -1,0 +1,36 @@
+// A queue in any language: a target made from a driver command (docs/driver-protocol.md). The
+// command is run by /bin/sh with `exec`, so shell quoting works and the driver itself is the
+// process the harness kills at a power cut. Its settings are fixed (--settings JSON): the tool
+// knows nothing of its files, so crash points aim at requests by kind only.
+import fc from 'fast-check';
+import path from 'node:path';
+import type { Target, TargetSettings } from './target.js';
+
+/** How a case names an external driver: the command as typed, and the folder it runs in. */
+export interface ExternalDriver {
+  command: string;
+  cwd: string;
+}
+
+export const EXTERNAL_TARGET = 'external';
+
+export function externalTarget(driver: ExternalDriver, settings: TargetSettings = {}): Target {
+  if (driver.command.trim() === '') throw new Error('--driver: the command is empty');
+  return {
+    name: EXTERNAL_TARGET,
+    summary: `the driver '${driver.command}' (in ${driver.cwd})`,
+    driver: { file: '/bin/sh', args: ['-c', `exec ${driver.command}`], cwd: path.resolve(driver.cwd) },
+    // Only the driver knows its settings: it rejects bad ones with exit 2 (docs/driver-protocol.md).
+    checkSettings: () => undefined,
+    settingsArb: fc.constant(settings),
+    suites: [{ name: 'driver', settings }],
+    fitWorkload: (w) => w,
+    cutTargets: [{ kind: 'write' }, { kind: 'fsync' }, { kind: 'fsyncdir' }, { kind: 'rename' }],
+    faultPaths: ['/**'],
+    knownBad: {},
+    workloadEvents: (trace) => ({
+      'files created': trace.filter((e) => e.kind === 'create' && e.result === 0).length,
+      'files removed': trace.filter((e) => e.kind === 'unlink' && e.result === 0).length,
+    }),
+  };
+}

@@ -1,0 +1,47 @@
+// The targets powercut knows by name, and how a case names its target.
+import type { Target, TargetSettings } from './target.js';
+import { powercutQueue } from './powercut-queue/index.js';
+import { leveldb } from './leveldb/index.js';
+import { EXTERNAL_TARGET, externalTarget, type ExternalDriver } from './external.js';
+
+export const DEFAULT_TARGET = 'powercut-queue';
+
+const TARGETS: Record<string, Target> = {
+  [powercutQueue.name]: powercutQueue,
+  [leveldb.name]: leveldb,
+};
+
+export const TARGET_NAMES: readonly string[] = Object.freeze(Object.keys(TARGETS));
+
+/** How a case names its target: a registered name (default the built-in queue), or a driver command. */
+export interface TargetRef {
+  target?: string;
+  driver?: ExternalDriver;
+}
+
+/** The target called `name`; the error lists the valid names. */
+export function findTarget(name: string = DEFAULT_TARGET): Target {
+  const t = TARGETS[name];
+  if (!t) throw new Error(`unknown target '${name}'; valid targets: ${TARGET_NAMES.join(', ')}`);
+  return t;
+}
+
+/** The target a case or an option names; an external driver's settings space is just `settings`. */
+export function resolveTarget(ref: TargetRef, settings: TargetSettings = {}): Target {
+  if (ref.driver) return externalTarget(ref.driver, settings);
+  if (ref.target === EXTERNAL_TARGET) throw new Error(`target '${EXTERNAL_TARGET}' needs a driver command (--driver 'CMD ARGS')`);
+  return findTarget(ref.target);
+}
+
+/** The name artifacts and messages use for a case's target. */
+export function targetName(ref: TargetRef): string {
+  return ref.driver ? EXTERNAL_TARGET : (ref.target ?? DEFAULT_TARGET);
+}
+
+/** The known-bad variant `name` of `target`; the error lists the valid names. */
+export function checkVariant(target: Target, name: string): void {
+  if (!target.knownBad[name]) {
+    const names = Object.keys(target.knownBad);
+    throw new Error(`'${name}' is not a known variant of target ${target.name}; valid names: ${names.join(', ') || '(it has none)'}`);
+  }
+}

@@ -1,0 +1,247 @@
+// The driver side of the driver protocol (docs/driver-protocol.md) for targets written in Node:
+// reads specs from stdin (one JSON line each; a driver serves them in turn until stdin closes),
+// runs the workload or the drain against a queue, and prints one outcome line per confirmation,
+// synchronously, BEFORE its next queue call. With `mark` in the spec it also stats
+// `<mark>/<line number>` right after printing each line, so the filesystem's request trace shows
+// where each confirmation happened. A target supplies only how to open its queue and its replay bound.
+import { statSync, writeSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { DRAIN_BATCH_EVENTS, LIVENESS_READ_TIMEOUT_MS, LIVENESS_SIZES_BYTES, parseDriverSpec, type DriverSpec } from '../harness/driver-spec.js';
+import { DRIVER_EXIT, DRIVER_PROTOCOL_VERSION, type Outcome, type ReplayBound } from '../harness/outcome.js';
+import { payload, summarizePayload } from '../harness/payload.js';
+import { selectAcks, type Step } from '../harness/workload.js';
+
+/** What the driver needs of a queue: the shape of the built-in queue's API. */
+export interface DrivenQueue {
+  write(data: Buffer): Promise<number>;
+  waitDurable(seq: number): Promise<void>;
+  readBatch(maxEvents: number, timeoutMs: number): Promise<{ seq: number; data: Buffer }[]>;
+  ack(seqs: readonly number[]): Promise<void>;
+  checkpoint(): Promise<void>;
+  durability(): { durableSeq: number; durableFirstUnackedSeq: number };
+  onDurable(listener: (state: { durableSeq: number; durableFirstUnackedSeq: number }) => void): () => void;
+  close(): Promise<void>;
+}
+
+export interface NodeTargetDriver {
+  target: string;
+  /** Opens (or recovers) the queue in spec.dir with spec.settings (and spec.variant, if the target has variants). */
+  open(spec: DriverSpec): Promise<DrivenQueue>;
+  replayBound(settings: Record<string, unknown>): ReplayBound;
+  /** The largest event the queue accepts with these settings (liveness writes are cut to fit). */
+  maxEventBytes(settings: Record<string, unknown>): number;
+}
+
+class Emitter {
+  private lines = 0;
+  constructor(private readonly mark: string | undefined) {}
+
+  emit(outcome: Outcome): void {
+    const line = Buffer.from(JSON.stringify(outcome) + '\n');
+    let written = 0;
+    while (written < line.length) {
+      try {
+        written += writeSync(1, line, written);
+      } catch (err) {
+        // A non-blocking stdout pipe that is full: wait for the reader rather than lose a line.
+        if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') throw err;
+      }
+    }
+    this.lines++;
+    // The marker: a lookup the daemon records in its trace and answers ENOENT; it never changes the filesystem.
+    if (this.mark !== undefined) statSync(`${this.mark}/${this.lines}`, { throwIfNoEntry: false });
+  }
+}
+
+class Run {
+  private queue!: DrivenQueue;
+  private unsubscribe: () => void = () => {};
+  private nextId: number;
+  private lastSeq = 0;
+  /** Delivered in this session and not acked, ascending. */
+  private unacked: number[] = [];
+  where = 'open';
+
+  constructor(private readonly t: NodeTargetDriver, private readonly spec: DriverSpec, private readonly out: Emitter) {
+    this.nextId = spec.idBase;
+  }
+
+  private emit(o: Outcome): void {
+    this.out.emit(o);
+  }
+
+  async open(): Promise<void> {
+    this.where = 'open';
+    this.queue = await this.t.open(this.spec);
+    this.emit({ t: 'open', ...this.queue.durability() });
+    this.unsubscribe = this.queue.onDurable((state) => this.emit({ t: 'durable', ...state }));
+    this.unacked = [];
+  }
+
+  async close(): Promise<void> {
+    this.where = 'close';
+    this.emit({ t: 'close-intent' });
+    this.unsubscribe();
+    await this.queue.close();
+    this.emit({ t: 'closed' });
+  }
+
+  private async writeOne(sizeBytes: number, waitDurable: boolean): Promise<number> {
+    const id = ++this.nextId;
+    const data = payload(id, sizeBytes);
+    this.emit({ t: 'write-intent', id, size: sizeBytes });
+    const seq = await this.queue.write(data);
+    this.emit({ t: 'written', id, seq });
+    this.lastSeq = Math.max(this.lastSeq, seq);
+    if (waitDurable) {
+      await this.queue.waitDurable(seq);
+      this.emit({ t: 'waited', seq });
+    }
+    return seq;
+  }
+
+  async writeConcurrently(sizesBytes: readonly number[], waitDurable: boolean): Promise<number[]> {
+    // All calls are issued before any resolves: concurrent writers sharing one queue.
+    return Promise.all(sizesBytes.map((size) => this.writeOne(size, waitDurable)));
+  }
+
+  async read(maxEvents: number, timeoutMs: number): Promise<number> {
+    const events = await this.queue.readBatch(maxEvents, timeoutMs);
+    for (const e of events) {
+      const s = summarizePayload(e.data);
+      this.emit({ t: 'delivered', seq: e.seq, id: s.id, size: s.sizeBytes, crc: s.crc });
+      this.unacked.push(e.seq);
+    }
+    this.unacked.sort((a, b) => a - b);
+    return events.length;
+  }
+
+  async ack(seqs: number[]): Promise<void> {
+    if (seqs.length === 0) return;
+    // Taken off before the call: a concurrent ack step must not ack the same seqs again.
+    const picked = new Set(seqs);
+    this.unacked = this.unacked.filter((s) => !picked.has(s));
+    this.emit({ t: 'ack-intent', seqs });
+    await this.queue.ack(seqs);
+    this.emit({ t: 'acked', seqs });
+  }
+
+  async steps(steps: readonly Step[], where: string): Promise<void> {
+    for (let i = 0; i < steps.length; i++) {
+      this.where = `${where}[${i}] (${steps[i].op})`;
+      await this.step(steps[i], `${where}[${i}]`);
+    }
+  }
+
+  async step(step: Step, where: string): Promise<void> {
+    switch (step.op) {
+      case 'write':
+        await this.writeConcurrently(step.sizesBytes, step.waitDurable);
+        return;
+      case 'waitDurable': {
+        if (this.lastSeq === 0) return;
+        const seq = this.lastSeq;
+        await this.queue.waitDurable(seq);
+        this.emit({ t: 'waited', seq });
+        return;
+      }
+      case 'read':
+        await this.read(step.maxEvents, step.waitMs ?? 0);
+        return;
+      case 'ack':
+        await this.ack(selectAcks(this.unacked, step.count, step.order));
+        return;
+      case 'checkpoint':
+        this.emit({ t: 'checkpoint-intent' });
+        await this.queue.checkpoint();
+        this.emit({ t: 'checkpointed' });
+        return;
+      case 'reopen':
+        await this.close();
+        await this.open();
+        return;
+      case 'concurrently':
+        // Producers and a consumer at once: writes wait for durability while reads, acks and
+        // checkpoints run, and fsyncs are in flight while other writers' records land.
+        await Promise.all(step.branches.map((b, j) => this.steps(b, `${where}.branches[${j}]`)));
+        return;
+    }
+  }
+
+  async workload(): Promise<void> {
+    await this.open();
+    await this.steps(this.spec.workload?.steps ?? [], 'steps');
+    await this.close();
+  }
+
+  async drain(): Promise<void> {
+    await this.open();
+    this.where = 'drain';
+    let count = 0;
+    for (;;) {
+      const n = await this.read(DRAIN_BATCH_EVENTS, 0);
+      if (n === 0) break;
+      count += n;
+      await this.ack([...this.unacked]);
+    }
+    this.emit({ t: 'drained', count });
+    // Liveness: the recovered queue accepts new writes and delivers them.
+    this.where = 'liveness write';
+    const fit = this.t.maxEventBytes(this.spec.settings);
+    const seqs = await this.writeConcurrently(LIVENESS_SIZES_BYTES.map((n) => Math.min(n, fit)), false);
+    await this.queue.waitDurable(Math.max(...seqs));
+    this.emit({ t: 'waited', seq: Math.max(...seqs) });
+    this.where = 'liveness read';
+    const deadline = Date.now() + LIVENESS_READ_TIMEOUT_MS;
+    let got = 0;
+    while (got < seqs.length && Date.now() < deadline) got += await this.read(DRAIN_BATCH_EVENTS, Math.max(1, deadline - Date.now()));
+    await this.ack([...this.unacked]);
+    await this.close();
+  }
+}
+
+/** Runs one spec; true if it ended with `done`, false with an `error` line. */
+async function runSpec(t: NodeTargetDriver, spec: DriverSpec): Promise<boolean> {
+  const out = new Emitter(spec.mark);
+  out.emit({ t: 'hello', protocol: DRIVER_PROTOCOL_VERSION, target: t.target, replayBound: t.replayBound(spec.settings), serves: true });
+  const run = new Run(t, spec, out);
+  try {
+    if (spec.mode === 'workload') await run.workload();
+    else await run.drain();
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    out.emit({ t: 'error', where: run.where, message: e?.message ?? String(err), ...(e?.code ? { code: String(e.code) } : {}) });
+    return false;
+  }
+  out.emit({ t: 'done' });
+  return true;
+}
+
+/**
+ * The driver's main loop: one spec per stdin line, served in turn. Exits 0 when stdin closes after
+ * only successful specs, 3 right after an error line (in-flight calls must not print more), 2 for
+ * a spec it cannot read.
+ */
+export function runNodeDriver(t: NodeTargetDriver): void {
+  const main = async (): Promise<number> => {
+    for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
+      if (line.trim() === '') continue;
+      let spec: DriverSpec;
+      try {
+        spec = parseDriverSpec(line, 'driver spec on stdin');
+      } catch (err) {
+        process.stderr.write(`driver: ${(err as Error).message}\n`);
+        return DRIVER_EXIT.usage;
+      }
+      if (!(await runSpec(t, spec))) return DRIVER_EXIT.queueError;
+    }
+    return DRIVER_EXIT.ok;
+  };
+  main().then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      process.stderr.write(`driver: internal error: ${err instanceof Error ? err.stack : String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}

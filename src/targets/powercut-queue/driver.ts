@@ -1,0 +1,22 @@
+// The built-in queue's driver: node dist/src/targets/powercut-queue/driver.js, specs on stdin
+// (docs/driver-protocol.md). Its own process, so the harness can SIGKILL it at a power cut.
+import { DEFAULT_SETTINGS, openQueue } from '../../queue/index.js';
+import type { QueueSettings } from '../../queue/types.js';
+import { maxEventBytes } from '../../queue/format.js';
+import { runNodeDriver } from '../node-driver.js';
+
+runNodeDriver({
+  target: 'powercut-queue',
+  async open(spec) {
+    const settings = spec.settings as Partial<QueueSettings>;
+    if (spec.variant === undefined) return openQueue(spec.dir, settings);
+    // Loaded only when asked for: production runs never import the known-bad variants.
+    const variants = await import('./variants.js');
+    return variants.openQueueVariant(spec.variant, spec.dir, settings);
+  },
+  replayBound(settings) {
+    // The queue's documented maxReplayedAcks(checkpointAcks, largest ack call, out-of-order acks).
+    return { ackBatchSize: (settings as Partial<QueueSettings>).checkpointAcks ?? DEFAULT_SETTINGS.checkpointAcks, outOfOrderAcksDurable: false };
+  },
+  maxEventBytes: (settings) => maxEventBytes((settings as Partial<QueueSettings>).pageCapacityBytes ?? DEFAULT_SETTINGS.pageCapacityBytes),
+});

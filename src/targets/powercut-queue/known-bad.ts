@@ -1,0 +1,24 @@
+// The built-in queue's known-bad variants: names, the bug each has and where it was seen, and the
+// settings under which it is reachable. The implementations are in variants.ts.
+import type { KnownBadVariant } from '../target.js';
+
+export const KNOWN_BAD: Readonly<Record<string, KnownBadVariant>> = Object.freeze({
+  // append-log: an atomic-file checkpoint's directory fsync would persist the new page's entry by accident.
+  'no-dir-fsync-new-page': { summary: 'a new page file is created and fsynced, its directory never (Logstash #7162)', settings: { pageCapacityBytes: 256, checkpointDesign: 'append-log' } },
+  'checkpoint-before-page-sync': { summary: 'the checkpoint is written before the page data it covers is fsynced', settings: { checkpointWrites: 2 } },
+  // Only a torn write-back (the truncation persisting without the new bytes) shows this one.
+  'checkpoint-in-place': { summary: 'checkpoint.head is rewritten in place, no tmp file (Logstash #8218, 0-byte checkpoint)', settings: { checkpointDesign: 'atomic-file', checkpointWrites: 2, checkpointAcks: 1 } },
+  'page-header-not-synced': { summary: "a new page's header is never forced to disk (Logstash #12040)", settings: { pageCapacityBytes: 256 } },
+  'no-crc-on-recovery': { summary: 'recovery accepts records without checking their CRC (torn or zeroed tails)', settings: {} },
+  'checkpoint-before-flush': { summary: 'buffered mode checkpoints records still in memory (NATS #7018)', settings: { pageWriteDesign: 'buffered', checkpointWrites: 2 } },
+  'roll-without-flush': { summary: "buffered mode starts a new page without flushing the old one (NATS #7018, lmb)", settings: { pageWriteDesign: 'buffered', pageCapacityBytes: 256 } },
+  'fsync-error-ignored': { summary: 'fsync EIO is retried and then reported durable (PostgreSQL fsyncgate)', settings: {} },
+  // The bug a gate run found in this queue: a background checkpoint write hit ENOSPC and close() still resolved.
+  'close-swallows-failure': { summary: 'close() resolves although a background write failed earlier', settings: { checkpointDesign: 'append-log', checkpointWrites: 2, checkpointAcks: 1 } },
+  // This project's own, each needing one exact crash state or interleaving (exhaustive mode's proof).
+  'purge-before-checkpoint': { summary: 'acked pages are deleted, durably, before the checkpoint that stops referencing them', settings: { pageCapacityBytes: 1_024, checkpointAcks: 1 } },
+  'checkpoint-unlink-before-rename': { summary: 'checkpoint.head is removed before tmp is renamed over it (one torn prefix loses both)', settings: { checkpointDesign: 'atomic-file' } },
+  'fsync-claims-late-writes': { summary: 'an fsync is taken to cover records written while it was in flight', settings: { pageWriteDesign: 'sync' } },
+});
+
+export const VARIANT_NAMES: readonly string[] = Object.freeze(Object.keys(KNOWN_BAD));

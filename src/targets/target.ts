@@ -1,0 +1,49 @@
+// A target: a queue put under the power cut. The harness, oracle, suites, gate, scenarios and replay
+// work on this interface only; what is specific to one queue lives with its target.
+import type fc from 'fast-check';
+import type { TraceEntry } from '../../fusefs/protocol.js';
+import type { DriverCommand } from '../harness/driver-process.js';
+import type { Workload } from '../harness/workload.js';
+
+export type TargetSettings = Record<string, unknown>;
+
+/** Filters a crash point may carry: the Nth request of a kind and/or touching a path glob. */
+export interface CutTarget {
+  kind?: TraceEntry['kind'];
+  path?: string;
+}
+
+export interface KnownBadVariant {
+  /** One line: the bug it has. */
+  summary: string;
+  /** Settings under which its bug is reachable (merged under a test's own settings). */
+  settings: TargetSettings;
+}
+
+/** A named slice of the settings space the gate runs as its own suite (e.g. one checkpoint design). */
+export interface TargetSuite {
+  name: string;
+  settings: TargetSettings;
+}
+
+export interface Target {
+  name: string;
+  summary: string;
+  /** How to start its driver (docs/driver-protocol.md); the spec goes to stdin. */
+  driver: DriverCommand;
+  /** Throws, naming the setting, when `settings` (a partial set, e.g. --settings) is not valid for this target. */
+  checkSettings(settings: TargetSettings): void;
+  /** The settings space the suites draw from; shrinks towards small, default-ish settings. */
+  settingsArb: fc.Arbitrary<TargetSettings>;
+  /** Gate suites over parts of the settings space; at least one. */
+  suites: TargetSuite[];
+  /** A generated workload made valid for the settings (e.g. events no larger than a page). */
+  fitWorkload(workload: Workload, settings: TargetSettings): Workload;
+  /** Random cuts also aim at these requests (where damage happens), besides anywhere. */
+  cutTargets: CutTarget[];
+  /** The target's data files, for fsync-EIO faults (globs). */
+  faultPaths: string[];
+  knownBad: Record<string, KnownBadVariant>;
+  /** Counts of what a workload did, read off its request trace (rolls, purges...), for coverage. */
+  workloadEvents(trace: readonly TraceEntry[]): Record<string, number>;
+}
