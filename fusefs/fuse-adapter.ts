@@ -7,7 +7,7 @@ import { EBADF, EINVAL, EIO, ENOENT, ENOSPC, FsError } from './model/errno.js';
 import { UTIME_NOW_MS, UTIME_OMIT_MS } from './fuse-native-binding.js';
 import type { RequestGate } from './request-gate.js';
 import type { Faults } from './faults.js';
-import type { TraceEntry } from './protocol.js';
+import { MARK_DIR_NAME, type TraceEntry } from './protocol.js';
 
 type Cb = (...args: any[]) => void;
 const S_IFMT = 0o170000;
@@ -29,7 +29,7 @@ export type Caller = Owner;
  * printing its Nth line; the daemon records where that happened in the request order and answers
  * ENOENT. It exists only for lookups: never listed, never stored, nothing can be created in it.
  */
-export const MARK_DIR_PATH = '/.powercut';
+const MARK_DIR_PATH = `/${MARK_DIR_NAME}`;
 const MARK_PREFIX = `${MARK_DIR_PATH}/`;
 const MARK_DIR_INO = 0xffff_fff0;
 const MARK_DIR_STAT = { mode: 0o040555, uid: 0, gid: 0, size: 0, nlink: 2, ino: MARK_DIR_INO, rdev: 0, blksize: 4096, blocks: 0, mtime: 0, ctime: 0, atime: 0 };

@@ -5,6 +5,12 @@
 
 import type { CrashStateId, StateCaps } from './crash-states.js';
 
+/**
+ * The reserved directory at the mount's root where drivers stat their confirmation markers: the
+ * daemon records a lookup under it in the trace, answers it, and never stores anything there.
+ */
+export const MARK_DIR_NAME = '.powercut';
+
 /** Mutating request kinds, numbered from 1 since mount (or since `reset`). */
 export const MUTATING_KINDS = [
   'write', 'truncate', 'create', 'mkdir', 'mknod', 'symlink', 'link', 'unlink', 'rmdir',

@@ -21,7 +21,8 @@ options:
                   daemon's memory, in 64 KiB chunks shared by the live and durable versions
   --max-recording-bytes N
                   what a recorded run (exhaustive mode) may keep, write data and calls
-                  (default ${DEFAULT_MAX_RECORDING_BYTES}); beyond it the recording is dropped
+                  (default ${DEFAULT_MAX_RECORDING_BYTES}); beyond it the recording is dropped and
+                  its crash states are refused with a message naming this bound
   -h, --help      this help
 
 exit codes: 0 after a clean unmount, 1 on an error (message on stderr), 2 on a usage error`;

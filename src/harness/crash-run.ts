@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathMatcher } from '../../fusefs/crash-point.js';
 import type { CrashStateId, Mark, StateCaps } from '../../fusefs/crash-states.js';
-import type { CrashPoint, CrashPolicy, Fault, TraceEntry } from '../../fusefs/protocol.js';
+import { MARK_DIR_NAME, type CrashPoint, type CrashPolicy, type Fault, type TraceEntry } from '../../fusefs/protocol.js';
 import { resolveTarget, type TargetRef } from '../targets/index.js';
 import type { CutTarget, Target, TargetSettings } from '../targets/target.js';
 import { defaultArtifactRoot, writeArtifact, writeHarnessErrorArtifact } from './artifacts.js';
@@ -84,10 +84,9 @@ export interface CaseResult {
 
 const ID_BASE_PER_RUN = 1_000_000;
 
-/** Where drivers stat their confirmation markers: a reserved name the daemon records in its trace and never stores. */
-export const MARK_DIR = '.powercut';
+/** Where drivers stat their confirmation markers (fusefs/protocol.ts says why it is safe). */
 export function markDir(daemon: DaemonHandle): string {
-  return path.join(daemon.mountpoint, MARK_DIR);
+  return path.join(daemon.mountpoint, MARK_DIR_NAME);
 }
 
 export function failedRequests(trace: readonly TraceEntry[]): RunRecord['failedRequests'] {
