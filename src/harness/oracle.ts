@@ -98,7 +98,7 @@ function confirmedBefore(history: History, upTo: number): Confirmed {
 interface Ledger {
   /** seq -> event id the queue holds there, as the runs so far knew it; absent if unknown. */
   idAt: Map<number, number>;
-  /** Every seq confirmed durable -> the event id it held when confirmed (undefined: its written line was cut off). */
+  /** Every seq confirmed durable -> the event it holds (undefined: its written line was cut off, and no later run delivered it). */
   confirmedIds: Map<number, number | undefined>;
   /** Event ids the consumer tried to ack. */
   ackedIds: Set<number>;
@@ -119,6 +119,9 @@ function ledgerBefore(history: History, upTo: number): Ledger {
       if (o.t === 'delivered') {
         if (o.id === null) idAt.delete(o.seq);
         else idAt.set(o.seq, o.id);
+        // A seq confirmed while its written line was cut off holds the same event forever (confirmed
+        // seqs are never reused): a later run that delivers it names the event, whose ack then counts.
+        if (o.id !== null && confirmedIds.has(o.seq) && confirmedIds.get(o.seq) === undefined) confirmedIds.set(o.seq, o.id);
       }
       if (o.t === 'ack-intent') for (const seq of o.seqs) if (idAt.has(seq)) ackedIds.add(idAt.get(seq)!);
       runDurableSeq = Math.max(runDurableSeq, confirmedSeq(o));
@@ -162,7 +165,7 @@ function checkAtLeastOnce(history: History): Violation[] {
   const r = recovered(history.runs[last]);
   const rIds = new Set(r.map((o) => o.id));
   const rSeqs = new Set(r.map((o) => o.seq));
-  // An unknown id was never delivered before the final drain, so never acked: its seq must come back.
+  // An id still unknown was never delivered before the final drain, so never acked: its seq must come back.
   const missing = [...confirmedIds].filter(([seq, id]) => (id === undefined ? !rSeqs.has(seq) : !ackedIds.has(id) && !rIds.has(id)));
   if (missing.length === 0) return [];
   const seqs = missing.map(([seq]) => seq);
