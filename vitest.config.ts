@@ -7,6 +7,9 @@ export default defineConfig({
     globalSetup: ['./vitest.global-setup.ts'],
     // Real-mount tests spawn daemons and drivers; forks keep fuse-native out of worker threads.
     pool: 'forks',
+    // Two test files at once (vitest's default on 2 cores is one): the real-mount files wait on
+    // daemons and drivers most of the time, and npm test must stay under 10 minutes on 2 cores.
+    maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 60_000,
     teardownTimeout: 30_000,
