@@ -1,6 +1,6 @@
 // Proof that the random-cut suites catch every known-bad variant of the built-in queue: with a fixed
 // budget of generated inputs (the mixed suite: general, torn, fault and double-cut inputs, each up to
-// 4 power cuts), the crash property finds a violation for each variant, and the correct queue
+// 4 power cuts; the fault suite for a variant that needs a fault), the crash property finds a violation for each variant, and the correct queue
 // passes the same inputs. A hang or a harness error never counts as a catch.
 import fc from 'fast-check';
 import { rm } from 'node:fs/promises';
@@ -23,12 +23,18 @@ const SEED = seedFromEnv(20261130).seed;
  */
 const PROVEN_ELSEWHERE = new Set(['close-swallows-failure', 'purge-before-checkpoint', 'checkpoint-unlink-before-rename', 'fsync-claims-late-writes']);
 const VARIANTS = Object.keys(KNOWN_BAD).filter((v) => !PROVEN_ELSEWHERE.has(v));
+/**
+ * Variants whose bug shows only when an injected fault fires: their inputs come from the fault suite
+ * (a fault in every input). In the mixed suite about a third of the inputs carry a fault, too few to
+ * catch them within the budget for every seed (seed 202: 5 faults fired in 40 inputs, none caught).
+ */
+const NEEDS_FAULTS = new Set(['fsync-error-ignored']);
 const artifactRoot = path.join(os.tmpdir(), `powercut-variant-artifacts-${process.pid}`);
 
 const optionsFor = (variant: string | undefined, settingsOf: string): CrashInputOptions => ({
   settings: KNOWN_BAD[settingsOf].settings,
   ...(variant !== undefined ? { variant } : {}),
-  kind: 'mixed',
+  kind: NEEDS_FAULTS.has(settingsOf) ? 'faults' : 'mixed',
   maxCutsPerInput: CUTS_PER_INPUT,
 });
 
