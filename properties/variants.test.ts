@@ -1,7 +1,8 @@
 // Proof that the random-cut suites catch every known-bad variant of the built-in queue: with a fixed
 // budget of generated inputs (the mixed suite: general, torn, fault and double-cut inputs, each up to
-// 4 power cuts; the fault suite for a variant that needs a fault), the crash property finds a violation for each variant, and the correct queue
-// passes the same inputs. A hang or a harness error never counts as a catch.
+// 4 power cuts; the fault suite for a variant that needs a fault), the crash property finds a
+// violation for each variant, and the correct queue passes the same inputs. A hang or a harness
+// error never counts as a catch.
 import fc from 'fast-check';
 import { rm } from 'node:fs/promises';
 import os from 'node:os';
