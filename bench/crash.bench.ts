@@ -13,7 +13,8 @@ import { parseArgs } from 'node:util';
 import { runCase } from '../src/harness/crash-run.js';
 import { startTempDaemon, type DaemonHandle } from '../src/harness/daemon-process.js';
 import { runExhaustive, type StateTimings } from '../src/harness/exhaustive/exhaustive-run.js';
-import { bothModesArb, casesOf, caughtBug, runCrashSuite } from '../src/suites/crash-property.js';
+import { bothModesArb, casesOf, caughtBug, runCrashSuite } from '../properties/crash-property.js';
+import { powercutQueue } from '../src/targets/powercut-queue/index.js';
 import { KNOWN_BAD } from '../src/targets/powercut-queue/known-bad.js';
 
 const ROUNDS = 2;
@@ -49,13 +50,13 @@ async function main(): Promise<void> {
         const started = performance.now();
         for (const input of inputs) {
           if (mode === 'exhaustive') {
-            const r = await runExhaustive(d, input.exhaustive, { writeArtifacts: false });
+            const r = await runExhaustive(d, powercutQueue, input.exhaustive, { writeArtifacts: false });
             if (r.failure) throw new Error(`the correct queue failed a crash state: ${r.failure.violations[0].message}`);
             total.exhaustive.cases += r.coverage.states;
             for (const k of Object.keys(t) as (keyof StateTimings)[]) t[k] += r.timings[k];
           } else {
             for (const c of await casesOf(d, input.random)) {
-              const r = await runCase(d, c, { writeArtifacts: false, captureImages: false });
+              const r = await runCase(d, powercutQueue, c, { writeArtifacts: false, captureImages: false });
               if (r.verdict === 'fail') throw new Error(`the correct queue failed a random cut: ${r.violations[0].message}`);
               total.random.cases++;
             }

@@ -4,7 +4,7 @@
 // Each suite also asserts it exercised what it claims: cuts that landed, rolls, purges, torn writes.
 import { afterAll, describe, expect, it } from 'vitest';
 import { addCoverage, emptyCoverage } from '../src/harness/coverage.js';
-import { crashInputArb, runCrashSuite, scaledRuns, seedFromEnv } from '../src/suites/crash-property.js';
+import { crashInputArb, runCrashSuite, scaledRuns, seedFromEnv } from './crash-property.js';
 import { powercutQueue } from '../src/targets/powercut-queue/index.js';
 import { useTempDaemon } from './use-temp-daemon.js';
 

@@ -1,7 +1,7 @@
 // A second power cut during recovery is survived too: cut the workload anywhere, then cut the
 // recovery drain at one of its first requests, recover again, and judge the whole history.
 import { expect, it } from 'vitest';
-import { crashInputArb, runCrashSuite, scaledRuns, seedFromEnv } from '../src/suites/crash-property.js';
+import { crashInputArb, runCrashSuite, scaledRuns, seedFromEnv } from './crash-property.js';
 import { useTempDaemon } from './use-temp-daemon.js';
 
 const RUNS = scaledRuns(15);

@@ -9,7 +9,7 @@ import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { bothModesArb, caughtBug, runCrashSuite, seedFromEnv } from '../src/suites/crash-property.js';
+import { bothModesArb, caughtBug, runCrashSuite, seedFromEnv } from './crash-property.js';
 import { KNOWN_BAD } from '../src/targets/powercut-queue/known-bad.js';
 import { useTempDaemon } from './use-temp-daemon.js';
 

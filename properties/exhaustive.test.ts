@@ -4,7 +4,7 @@
 // the unsynced directory operations x a set of data outcomes under torn) is recovered by the real
 // queue in its own process on the mount and judged. Also with a second cut during each recovery.
 import { describe, expect, it } from 'vitest';
-import { crashInputArb, runCrashSuite, scaledRuns, seedFromEnv } from '../src/suites/crash-property.js';
+import { crashInputArb, runCrashSuite, scaledRuns, seedFromEnv } from './crash-property.js';
 import { powercutQueue } from '../src/targets/powercut-queue/index.js';
 import { useTempDaemon } from './use-temp-daemon.js';
 

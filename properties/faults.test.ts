@@ -2,7 +2,7 @@
 // (the driver sees an error when the filesystem failed a request) and must not have confirmed
 // anything it did not persist: after a power cut, everything it called durable is recovered.
 import { expect, it } from 'vitest';
-import { crashInputArb, runCrashSuite, scaledRuns, seedFromEnv } from '../src/suites/crash-property.js';
+import { crashInputArb, runCrashSuite, scaledRuns, seedFromEnv } from './crash-property.js';
 import { useTempDaemon } from './use-temp-daemon.js';
 
 const RUNS = scaledRuns(20);

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { writeHarnessErrorArtifact } from '../src/harness/artifacts.js';
 import { distPath, REPO_ROOT } from '../src/harness/dist-path.js';
 import { HarnessError } from '../src/harness/harness-error.js';
-import { crashInputArb, runCrashSuite } from '../src/suites/crash-property.js';
+import { crashInputArb, runCrashSuite } from './crash-property.js';
 import { KNOWN_BAD } from '../src/targets/powercut-queue/known-bad.js';
 import { useTempDaemon } from './use-temp-daemon.js';
 
@@ -70,7 +70,7 @@ it('a violation writes an artifact whose replay.sh, copied elsewhere, reproduces
 it('replay.sh without powercut on the PATH or POWERCUT_HOME says how to get it and exits 2', async () => {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'powercut-lonely-artifact-'));
   try {
-    const a = await writeHarnessErrorArtifact(dir, { workload: { steps: [] }, settings: {}, policy: 'lose-unsynced', seed: 1 }, new HarnessError('x'));
+    const a = await writeHarnessErrorArtifact(dir, 'powercut-queue', { workload: { steps: [] }, settings: {}, policy: 'lose-unsynced', seed: 1 }, new HarnessError('x'));
     const r = await execa('sh', [path.join(a, 'replay.sh')], { reject: false, cwd: dir, env: { PATH: '/usr/bin:/bin' }, extendEnv: false });
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toContain('powercut not found: put it on the PATH, or set POWERCUT_HOME to a built checkout');

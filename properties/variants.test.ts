@@ -8,7 +8,7 @@ import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { caughtBug, crashInputArb, runCrashSuite, scaledRuns, seedFromEnv, type CrashInputOptions } from '../src/suites/crash-property.js';
+import { caughtBug, crashInputArb, runCrashSuite, scaledRuns, seedFromEnv, type CrashInputOptions } from './crash-property.js';
 import { KNOWN_BAD } from '../src/targets/powercut-queue/known-bad.js';
 import { useTempDaemon } from './use-temp-daemon.js';
 

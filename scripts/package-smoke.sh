@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Proves powercut installs and runs as a package, as a new user would use it:
 #   1. a fresh clone with production dependencies only (npm ci --omit=dev) runs `powercut gate`;
-#   2. the tarball from `npm pack`, installed into an empty project, runs `powercut gate` and
-#      `powercut mount`, and installing it never runs apt (only this repository's own install does).
+#   2. the tarball from `npm pack`, installed into an empty project, runs `powercut gate`,
+#      `powercut scenario list|run`, `powercut replay` and `powercut mount`, and installing it never
+#      runs apt (only this repository's own install does).
 # Bounded: each step has a timeout; every mount it makes is gone when it ends. The bins are run
 # directly, never through npx, which does not pass the timeout's SIGTERM on (the gate unmounts on it).
 set -euo pipefail
@@ -26,6 +27,19 @@ npm init -y >/dev/null
 npm install --no-audit --no-fund "$work"/powercut-*.tgz >install.log 2>&1 || { cat install.log; exit 1; }
 if grep -q "installing Debian packages" install.log; then echo "package-smoke: installing the package ran apt" >&2; exit 1; fi
 timeout 300 ./node_modules/.bin/powercut gate --time-budget 20 --seed 2 --artifacts "$work/arts-package" | tail -3
+./node_modules/.bin/powercut scenario list | grep -q '^new-page-dir-not-fsynced ' || { echo "package-smoke: scenario list lacks new-page-dir-not-fsynced" >&2; exit 1; }
+# A known-bad variant fails its scenario (exit 1) and leaves an artifact; replaying it reproduces (exit 1).
+set +e
+timeout 120 ./node_modules/.bin/powercut scenario run new-page-dir-not-fsynced --variant no-dir-fsync-new-page --artifacts "$work/arts-scenario" >scenario.log 2>&1
+scenario_exit=$?
+set -e
+[ "$scenario_exit" = 1 ] || { echo "package-smoke: scenario run on the variant exited $scenario_exit, expected 1:"; cat scenario.log; exit 1; }
+set +e
+timeout 120 ./node_modules/.bin/powercut replay "$work"/arts-scenario/* >replay.log 2>&1
+replay_exit=$?
+set -e
+[ "$replay_exit" = 1 ] || { echo "package-smoke: replay exited $replay_exit, expected 1 (reproduced):"; cat replay.log; exit 1; }
+echo "package-smoke: scenario list, scenario run and replay work from the package"
 
 echo "package-smoke: 3. powercut mount from the package"
 ./node_modules/.bin/powercut mount "$work/mnt" --socket "$work/ctl.sock" >"$work/mount.log" 2>&1 &

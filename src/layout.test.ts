@@ -1,32 +1,110 @@
-// The layout rule, checked: code the CLI and the daemon run never imports test code (a test file,
-// the properties/ folder, a test framework), so `npm ci --omit=dev` and a packed install work.
-import { readdirSync, readFileSync } from 'node:fs';
+// The layout rules, checked on the code the CLI and the daemon run (the files tsconfig.json
+// compiles into dist/), with the TypeScript compiler's own module resolution:
+// 1. It never imports test code (a test file, a test helper, a test framework), so
+//    `npm ci --omit=dev` and a packed install work.
+// 2. Imports flow one way between the folders (docs/design.md, "Layout"): each folder imports only
+//    from folders to its left, never from a sibling at its own level, so no cycle can form.
+//    src/queue/ is a library imported by its target alone. Test files sit beside what they test
+//    and may use anything (nothing imports them); bench/ is outside the order.
 import path from 'node:path';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from './harness/dist-path.js';
 
-function runtimeFiles(dir: string): string[] {
-  return readdirSync(path.join(REPO_ROOT, dir), { withFileTypes: true, recursive: true })
-    .filter((e) => e.isFile() && e.name.endsWith('.ts') && !e.name.endsWith('.test.ts') && !e.name.endsWith('.d.ts'))
-    .map((e) => path.join(e.parentPath, e.name));
-}
-
-const IMPORT = /(?:^|\n)\s*(?:import|export)[^'"`]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
+/** Folders in import order: a folder may import from a folder of a lower level only. */
+const LEVELS: readonly { folder: string; level: number }[] = [
+  { folder: 'fusefs', level: 0 },
+  { folder: 'src/harness', level: 1 },
+  { folder: 'src/report', level: 2 },
+  { folder: 'src/targets', level: 2 },
+  { folder: 'properties', level: 3 },
+  { folder: 'scenarios', level: 3 },
+  { folder: 'src/gate', level: 4 },
+  { folder: 'src/cli', level: 5 },
+];
+const QUEUE = 'src/queue';
+/** The one folder that may import the built-in queue. */
+const QUEUE_IMPORTER = 'src/targets/powercut-queue';
 const TEST_ONLY_PACKAGES = ['vitest', '@fast-check/vitest', 'playwright-core'];
 
-describe('layout', () => {
-  it('no runtime module under src/ or fusefs/ imports a test file, properties/, or a test framework', () => {
-    const offenders: string[] = [];
-    for (const file of [...runtimeFiles('src'), ...runtimeFiles('fusefs')]) {
-      for (const m of readFileSync(file, 'utf8').matchAll(IMPORT)) {
-        const spec = m[1] ?? m[2];
-        const rel = path.relative(REPO_ROOT, file);
-        if (TEST_ONLY_PACKAGES.includes(spec)) offenders.push(`${rel} imports ${spec}`);
-        if (!spec.startsWith('.')) continue;
-        const target = path.relative(REPO_ROOT, path.resolve(path.dirname(file), spec));
-        if (target.startsWith('properties') || /\.test\.(js|ts)$/.test(target) || target.includes(`${path.sep}testing`)) offenders.push(`${rel} imports ${target}`);
-      }
+// src/cli.ts, the command's entry point, belongs with its subcommands.
+const within = (file: string, folder: string) => file.startsWith(`${folder}/`) || file === `${folder}.ts`;
+const folderOf = (file: string) => [...LEVELS.map((l) => l.folder), QUEUE].find((f) => within(file, f));
+const levelOf = (folder: string) => LEVELS.find((l) => l.folder === folder)?.level;
+
+/** An import from `from` to `to` (repository-relative paths) against the order; null when it is allowed. */
+function orderProblem(from: string, to: string): string | null {
+  const a = folderOf(from);
+  const b = folderOf(to);
+  if (a === undefined || b === undefined || a === b) return null;
+  if (b === QUEUE) return within(from, QUEUE_IMPORTER) ? null : `${from} imports ${to}: src/queue is imported by its target (${QUEUE_IMPORTER}) alone`;
+  if (a === QUEUE) return `${from} imports ${to}: src/queue is a library and imports nothing of the tool`;
+  const [la, lb] = [levelOf(a)!, levelOf(b)!];
+  if (lb < la) return null;
+  return `${from} imports ${to}: ${a} (level ${la}) may import only from folders to its left (${lb === la ? `${b} is a sibling at the same level` : `${b} is level ${lb}`})`;
+}
+
+interface ImportEdge {
+  from: string;
+  /** As written in the source. */
+  spec: string;
+  /** Repository-relative resolved file, or undefined for a package (or an unresolved path). */
+  to?: string;
+}
+
+/** Every import (static, dynamic, type-only, re-export) of the runtime files, resolved as tsc resolves it. */
+function runtimeImports(): ImportEdge[] {
+  const config = ts.getParsedCommandLineOfConfigFile(path.join(REPO_ROOT, 'tsconfig.json'), {}, {
+    ...ts.sys,
+    onUnRecoverableConfigFileDiagnostic: (d) => {
+      throw new Error(`tsconfig.json: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
+    },
+  });
+  if (!config) throw new Error('tsconfig.json could not be read');
+  const edges: ImportEdge[] = [];
+  for (const file of config.fileNames) {
+    const from = path.relative(REPO_ROOT, file);
+    for (const imported of ts.preProcessFile(ts.sys.readFile(file) ?? '', true, true).importedFiles) {
+      const resolved = ts.resolveModuleName(imported.fileName, file, config.options, ts.sys).resolvedModule;
+      const local = resolved && !resolved.isExternalLibraryImport;
+      edges.push({ from, spec: imported.fileName, ...(local ? { to: path.relative(REPO_ROOT, resolved.resolvedFileName) } : {}) });
     }
+  }
+  return edges;
+}
+
+describe('layout', () => {
+  const edges = runtimeImports();
+
+  it('finds the runtime files and their imports (the check is not vacuous)', () => {
+    const folders = new Set(edges.map((e) => folderOf(e.from)));
+    for (const l of LEVELS) expect(folders, `no runtime file found under ${l.folder}`).toContain(l.folder);
+    expect(edges.filter((e) => e.to !== undefined).length).toBeGreaterThan(300);
+  });
+
+  it('no runtime module imports a test file, a test helper, or a test framework', () => {
+    const offenders = edges
+      .filter((e) => TEST_ONLY_PACKAGES.includes(e.spec) || (e.to !== undefined && (/\.test\.ts$/.test(e.to) || e.to === 'properties/use-temp-daemon.ts' || /(^|\/)testing\.ts$/.test(e.to))))
+      .map((e) => `${e.from} imports ${e.to ?? e.spec}`);
     expect(offenders).toEqual([]);
+  });
+
+  it('imports flow one way: fusefs <- harness <- report, targets <- properties, scenarios <- gate <- cli', () => {
+    const problems = edges.flatMap((e) => (e.to === undefined ? [] : [orderProblem(e.from, e.to)])).filter((p) => p !== null);
+    expect(problems).toEqual([]);
+  });
+
+  it('the order check bites: a back-import, a sibling import and a stray queue import are each refused', () => {
+    expect(orderProblem('src/harness/crash-run.ts', 'src/targets/index.ts')).toContain('may import only from folders to its left');
+    expect(orderProblem('src/report/load.ts', 'src/gate/gate.ts')).toContain('src/gate is level 4');
+    expect(orderProblem('properties/crash-property.ts', 'scenarios/index.ts')).toContain('sibling at the same level');
+    expect(orderProblem('src/targets/index.ts', 'src/report/index.ts')).toContain('sibling at the same level');
+    expect(orderProblem('src/cli/queue.ts', 'src/queue/inspect.ts')).toContain('imported by its target');
+    expect(orderProblem('src/queue/queue.ts', 'src/harness/outcome.ts')).toContain('imports nothing of the tool');
+    // And what the order allows.
+    expect(orderProblem('src/gate/gate.ts', 'scenarios/index.ts')).toBeNull();
+    expect(orderProblem('src/targets/powercut-queue/driver.ts', 'src/queue/index.ts')).toBeNull();
+    expect(orderProblem('src/harness/crash-run.ts', 'fusefs/protocol.ts')).toBeNull();
+    expect(orderProblem('bench/crash.bench.ts', 'src/queue/queue.ts')).toBeNull();
   });
 });

@@ -1,8 +1,7 @@
 // `powercut queue inspect|repair DIR`: look at a queue directory, or make a damaged one open again.
 import { stat } from 'node:fs/promises';
 import { parseCommandArgs, usageFail, type Command } from './usage.js';
-import { inspectQueue } from '../queue/inspect.js';
-import { repairQueue } from '../queue/repair.js';
+import { inspectQueue, repairQueue } from '../targets/powercut-queue/maintenance.js';
 
 export const help = `usage: powercut queue inspect DIR [--json]
        powercut queue repair DIR [--json]

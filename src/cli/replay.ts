@@ -13,6 +13,8 @@ import { startDaemon } from '../harness/daemon-process.js';
 import { diffImages } from '../harness/image-diff.js';
 import type { Violation } from '../harness/oracle.js';
 import { formatTrace } from '../harness/trace-format.js';
+import type { Target } from '../harness/target.js';
+import { checkVariant, resolveTarget, targetName } from '../targets/index.js';
 import { parseCommandArgs, usageFail, type Command } from './usage.js';
 
 /** What a replay found, as its exit code. */
@@ -53,7 +55,7 @@ function describeCase(a: StoredArtifact): string {
     : c.cut ? `request ${c.cut.atOp}${c.cut.kind ? ` (${c.cut.kind})` : ''}${c.cut.path ? ` touching ${c.cut.path}` : ''}, ${c.cut.timing}, policy ${c.policy}, seed ${c.seed}`
       : `after the workload (fault run), policy ${c.policy}`;
   return [
-    `target:   ${c.driver ? `the driver '${c.driver.command}' (in ${c.driver.cwd})` : `${c.target ?? 'powercut-queue'}, ${c.variant ? `known-bad variant '${c.variant}'` : 'the correct queue'}`}, settings ${JSON.stringify(c.settings)}`,
+    `target:   ${c.driver ? `the driver '${c.driver.command}' (in ${c.driver.cwd})` : `${targetName(c)}, ${c.variant ? `known-bad variant '${c.variant}'` : 'the correct queue'}`}, settings ${JSON.stringify(c.settings)}`,
     `workload: ${c.workload.steps.length} steps`,
     `cut:      ${cut}`,
     ...(c.faults?.length ? [`faults:   ${JSON.stringify(c.faults)}`] : []),
@@ -104,8 +106,15 @@ export const run: Command = async (argv) => {
     usageFail((err as Error).message, help);
   }
   if (parsed.values.driver !== undefined) {
-    if (!artifact.case.driver) usageFail(`--driver: ${dir} is an artifact of target ${artifact.case.target ?? 'powercut-queue'}, not of an external driver`, help);
+    if (!artifact.case.driver) usageFail(`--driver: ${dir} is an artifact of target ${targetName(artifact.case)}, not of an external driver`, help);
     artifact.case.driver = { command: parsed.values.driver, cwd: process.cwd() };
+  }
+  let target: Target;
+  try {
+    target = resolveTarget(artifact.case, artifact.case.settings);
+    if (artifact.case.variant !== undefined) checkVariant(target, artifact.case.variant);
+  } catch (err) {
+    usageFail(`${path.join(dir, 'case.json')}: ${(err as Error).message}`, help);
   }
 
   if (parsed.values.open) {
@@ -135,7 +144,7 @@ export const run: Command = async (argv) => {
   if (last >= 0 && existsSync(image) && artifact.runs.length > 1) {
     console.log(`\nrecovery alone, from the stored post-crash image ${image}:`);
     try {
-      const replay = await withDaemon(image, (d) => replayRecovery(d, artifact.case, artifact.runs.slice(0, -1)));
+      const replay = await withDaemon(image, (d) => replayRecovery(d, target, artifact.case, artifact.runs.slice(0, -1)));
       console.log(replay.violations.length ? `  recovery of the stored disk still fails:\n${indent(replay.violations)}` : '  recovery of the stored disk passes now');
     } catch (err) {
       console.log(`  could not replay the recovery (the tool failed): ${(err as Error).message}`);
@@ -148,10 +157,9 @@ export const run: Command = async (argv) => {
   let rerun: { violations: Violation[] };
   try {
     rerun = await withDaemon(undefined, async (d) => {
-      if (!artifact.case.state) return runCase(d, artifact.case, { writeArtifacts: false, captureImages: false });
+      if (!artifact.case.state) return runCase(d, target, artifact.case, { writeArtifacts: false, captureImages: false });
       const c = artifact.case;
-      const input = { ...(c.target ? { target: c.target } : {}), ...(c.driver ? { driver: c.driver } : {}), workload: c.workload, settings: c.settings, ...(c.variant ? { variant: c.variant } : {}), cuts: [], exhaustive: true };
-      const r = await runExhaustive(d, input, { recoveryCuts: c.recoveryCut !== undefined, writeArtifacts: false, ...(c.stateCaps ? { caps: c.stateCaps } : {}) });
+      const r = await runExhaustive(d, target, c, { recoveryCuts: c.recoveryCut !== undefined, writeArtifacts: false, ...(c.stateCaps ? { caps: c.stateCaps } : {}) });
       if (r.failure) console.log(`  first failing state now: ${describeState(r.failure.case.state!)}`);
       console.log(`  ${r.coverage.states} crash states checked${r.failure ? '' : ', none failed'}`);
       return { violations: r.failure?.violations ?? [] };

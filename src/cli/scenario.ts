@@ -4,11 +4,11 @@ import { parseCommandArgs, usageFail, type Command } from './usage.js';
 import { ARTIFACTS_ENV, defaultArtifactRoot, DEFAULT_ARTIFACTS_DIR } from '../harness/artifacts.js';
 import { startTempDaemon } from '../harness/daemon-process.js';
 import { formatTrace } from '../harness/trace-format.js';
-import { findScenario, SCENARIOS } from '../scenarios/index.js';
-import { describeCase } from '../scenarios/scenario.js';
+import { findScenario, SCENARIOS } from '../../scenarios/index.js';
+import { describeCase } from '../../scenarios/scenario.js';
 import { runScenario, tripsAsPromised } from '../gate/scenario-run.js';
 import { checkVariant, findTarget } from '../targets/index.js';
-import type { ExternalDriver } from '../targets/external.js';
+import type { ExternalDriver } from '../harness/target.js';
 
 export const help = `usage: powercut scenario list
        powercut scenario run NAME [--variant V | --driver 'CMD ARGS'] [--artifacts DIR]

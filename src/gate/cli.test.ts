@@ -6,7 +6,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { distPath } from '../harness/dist-path.js';
-import { SCENARIOS } from '../scenarios/index.js';
+import { SCENARIOS } from '../../scenarios/index.js';
 
 const cli = distPath('src/cli.js');
 const tmpDirs: string[] = [];
@@ -119,7 +119,7 @@ describe('powercut scenario', () => {
 describe('a daemon that dies', () => {
   it('stops the property at once with the exit signal and stderr named, writes an artifact, and the gate restarts the daemon and goes on', async () => {
     const { startTempDaemon } = await import('../harness/daemon-process.js');
-    const { crashInputArb, runCrashSuite } = await import('../suites/crash-property.js');
+    const { crashInputArb, runCrashSuite } = await import('../../properties/crash-property.js');
     const { runGate } = await import('./gate.js');
     const artifacts = await tmp();
 

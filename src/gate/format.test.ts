@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { Budget, formatClock, formatDuration } from './budget.js';
 import { toJunitXml, xmlEscape } from './junit.js';
 import { formatProgress, ProgressReporter } from './progress.js';
-import { totals, type GateRow } from './results.js';
+import { totals, type GateRow } from '../report/gate-results.js';
 import { formatFailures, formatSummaryTable } from './summary.js';
 import { roundSeed } from './suites.js';
 import { emptyCoverage, type Coverage } from '../harness/coverage.js';

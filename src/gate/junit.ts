@@ -2,7 +2,7 @@
 // suites; each row a testcase with its coverage counts as properties; a violation a <failure>, a
 // harness error an <error>.
 import { coverageProperties } from '../harness/coverage.js';
-import { totals, type GateRow } from './results.js';
+import { totals, type GateRow } from '../report/gate-results.js';
 
 /** Escapes text for XML attributes and content; drops characters XML 1.0 cannot carry. */
 export function xmlEscape(text: string): string {

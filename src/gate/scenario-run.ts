@@ -4,9 +4,11 @@ import { replayCommand } from '../harness/artifacts.js';
 import { runCase, type CaseResult } from '../harness/crash-run.js';
 import type { DaemonHandle } from '../harness/daemon-process.js';
 import { HarnessError } from '../harness/harness-error.js';
-import { caseOf, type Scenario } from '../scenarios/index.js';
-import { newRow, type GateRow } from './results.js';
-import type { ExternalDriver } from '../targets/external.js';
+import { caseOf, type Scenario } from '../../scenarios/index.js';
+import { newRow, type GateRow } from '../report/gate-results.js';
+import type { ExternalDriver } from '../harness/target.js';
+import { drawArtifactReport } from '../report/index.js';
+import { resolveTarget } from '../targets/index.js';
 
 export interface ScenarioOutcome {
   row: GateRow;
@@ -25,8 +27,10 @@ export async function runScenario(daemon: DaemonHandle, s: Scenario, variant: st
   const started = Date.now();
   const row = newRow(s.name, 'scenario');
   try {
-    const c = caseOf(s, variant);
-    const result = await runCase(daemon, driver ? { ...c, target: undefined, driver } : c, { artifactRoot });
+    const scenarioCase = caseOf(s, variant);
+    const c = driver ? { ...scenarioCase, target: undefined, driver } : scenarioCase;
+    const result = await runCase(daemon, resolveTarget(c), c, { artifactRoot });
+    await drawArtifactReport(result.artifactDir);
     row.cases = 1;
     row.coverage = result.coverage;
     row.violations = result.violations.length;
@@ -40,6 +44,7 @@ export async function runScenario(daemon: DaemonHandle, s: Scenario, variant: st
     return { row, result };
   } catch (err) {
     const error = err instanceof HarnessError ? err : new HarnessError(err instanceof Error ? err.message : String(err));
+    await drawArtifactReport(error.artifactDir);
     row.errors.push(error.message + (error.artifactDir ? `\nartifact: ${error.artifactDir}` : ''));
     row.durationMs = Date.now() - started;
     return { row, error };

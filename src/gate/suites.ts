@@ -2,9 +2,8 @@
 // every crash state of each generated workload, per part of the target's settings space, plus a
 // second cut during recovery, and the fault suite (faults change the run, so they are cut at random);
 // in random mode the random-cut suites.
-import type { CrashInputOptions } from '../suites/crash-property.js';
-import type { Target } from '../targets/target.js';
-import type { TargetRef } from '../targets/index.js';
+import type { CrashInputOptions } from '../../properties/crash-property.js';
+import type { Target, TargetRef } from '../harness/target.js';
 
 export type GateMode = 'exhaustive' | 'random';
 export const GATE_MODES: readonly GateMode[] = ['exhaustive', 'random'];

@@ -1,36 +1,9 @@
 // The summary printed at the end of a gate run (pure): one line per scenario and suite, totals,
 // what was covered, then each failure with its violation, artifact and replay command.
-import { formatCoverage, TIME_BUDGET_CAP } from '../harness/coverage.js';
+import { formatCoverage } from '../harness/coverage.js';
+import { capsNote, perMinute, resultOf, rowFailed, rowResult, type GateRow, type GateTotals } from '../report/gate-results.js';
 import { formatDuration } from './budget.js';
-import { rowFailed, type GateRow, type GateTotals } from './results.js';
 import type { GateMode } from './suites.js';
-
-/** A row's or a run's result: FAIL when a check was violated, else ERROR when the tool failed, else pass. */
-export type GateResult = 'FAIL' | 'ERROR' | 'pass';
-
-export function resultOf(violations: number, errors: number): GateResult {
-  if (violations > 0) return 'FAIL';
-  return errors > 0 ? 'ERROR' : 'pass';
-}
-
-export function rowResult(r: GateRow): GateResult {
-  return resultOf(r.violations, r.errors.length);
-}
-
-/** Cases judged per minute of `durationMs` (0 for no time). */
-export function perMinute(cases: number, durationMs: number): number {
-  return durationMs > 0 ? Math.round(cases / (durationMs / 60_000)) : 0;
-}
-
-/** The note printed when caps left crash states out of any row; undefined when none did. */
-export function capsNote(rows: readonly GateRow[]): string | undefined {
-  const hit = rows.flatMap((r) => r.capsHit);
-  const notes = [
-    ...(hit.some((c) => c !== TIME_BUDGET_CAP) ? ['caps left crash states out (raise them with --max-states, --max-states-per-interval, --sector-patterns)'] : []),
-    ...(hit.includes(TIME_BUDGET_CAP) ? ['the time budget left crash states out (raise it with --time-budget)'] : []),
-  ];
-  return notes.length > 0 ? notes.join('; ') : undefined;
-}
 
 export function formatSummaryTable(rows: readonly GateRow[], t: GateTotals, mode: GateMode = 'exhaustive'): string {
   const headers = ['scenario / suite', mode === 'exhaustive' ? 'cases (states)' : 'cases (cuts)', 'violations', 'tool errors', 'time', 'result'];

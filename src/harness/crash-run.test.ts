@@ -3,6 +3,7 @@
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { useTempDaemon } from '../../properties/use-temp-daemon.js';
+import { powercutQueue } from '../targets/powercut-queue/index.js';
 import { countRequests, crashPointAt, runCase, type CrashCase } from './crash-run.js';
 import type { Workload } from './workload.js';
 
@@ -39,11 +40,11 @@ describe('crashPointAt', () => {
 describe('runCase on a real mount', () => {
   it('cuts at the chosen request, passes the correct queue, and leaves no driver running', async () => {
     const before = await childPids();
-    const count = (await countRequests(daemon(), { workload, settings })) ?? 0;
+    const count = (await countRequests(daemon(), powercutQueue, { workload, settings })) ?? 0;
     expect(count).toBeGreaterThan(10);
-    expect(await countRequests(daemon(), { workload, settings }, { kind: 'fsync' })).toBeGreaterThan(0);
+    expect(await countRequests(daemon(), powercutQueue, { workload, settings }, { kind: 'fsync' })).toBeGreaterThan(0);
     const c: CrashCase = { workload, settings, cut: crashPointAt(0.5, count, 'after'), policy: 'lose-unsynced', seed: 1 };
-    const result = await runCase(daemon(), c, { writeArtifacts: false });
+    const result = await runCase(daemon(), powercutQueue, c, { writeArtifacts: false });
     expect(result.violations).toEqual([]);
     expect(result.cuts[0].frozenAt).toBe(c.cut!.atOp);
     expect(result.cuts[0].trace.find((e) => e.op === c.cut!.atOp)?.state).toBe('held');
@@ -54,7 +55,7 @@ describe('runCase on a real mount', () => {
   it('bounds a run that never freezes nor exits, reports it as a hang, and kills the driver', async () => {
     const before = await childPids();
     const c: CrashCase = { workload, settings, cut: { atOp: 100_000, timing: 'before' }, policy: 'keep-all', seed: 1 };
-    const result = await runCase(daemon(), c, { writeArtifacts: false, timeouts: { runMs: 1 } });
+    const result = await runCase(daemon(), powercutQueue, c, { writeArtifacts: false, timeouts: { runMs: 1 } });
     expect(result.violations.map((v) => v.message).join('\n')).toContain('liveness: run 0 (workload) neither reached its crash point nor finished within its time bound');
     expect(await childPids()).toEqual(before);
   }, 60_000);

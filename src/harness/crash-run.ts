@@ -8,8 +8,7 @@ import path from 'node:path';
 import { pathMatcher } from '../../fusefs/crash-point.js';
 import type { CrashStateId, Mark, StateCaps } from '../../fusefs/crash-states.js';
 import { MARK_DIR_NAME, type CrashPoint, type CrashPolicy, type Fault, type TraceEntry } from '../../fusefs/protocol.js';
-import { resolveTarget, type TargetRef } from '../targets/index.js';
-import type { CutTarget, Target, TargetSettings } from '../targets/target.js';
+import type { CutTarget, Target, TargetRef, TargetSettings } from './target.js';
 import { defaultArtifactRoot, writeArtifact, writeHarnessErrorArtifact } from './artifacts.js';
 import { emptyCoverage, type Coverage } from './coverage.js';
 import type { DaemonHandle } from './daemon-process.js';
@@ -132,15 +131,14 @@ function caseCoverage(target: Target, c: CrashCase, cuts: CutRecord[], runs: Run
   return cov;
 }
 
-/** Runs one crash case on a running daemon (which it resets first) and judges it. A HarnessError means the tool failed. */
-export async function runCase(daemon: DaemonHandle, c: CrashCase, options: RunCaseOptions = {}): Promise<CaseResult> {
+/** Runs one crash case of `target` on a running daemon (which it resets first) and judges it. A HarnessError means the tool failed. */
+export async function runCase(daemon: DaemonHandle, target: Target, c: CrashCase, options: RunCaseOptions = {}): Promise<CaseResult> {
   const started = Date.now();
   const timeouts = mergeTimeouts(options.timeouts);
   const writeArtifacts = options.writeArtifacts ?? true;
   const artifactRoot = options.artifactRoot ?? defaultArtifactRoot();
   const client = daemon.client;
   const imagesDir = (options.captureImages ?? true) ? await mkdtemp(path.join(os.tmpdir(), 'powercut-images-')) : undefined;
-  const target = resolveTarget(c);
   try {
     await client.reset();
     for (const f of c.faults ?? []) await client.fault(f);
@@ -182,12 +180,12 @@ export async function runCase(daemon: DaemonHandle, c: CrashCase, options: RunCa
     const result: CaseResult = {
       case: c, runs, cuts, violations, verdict: violations.length ? 'fail' : 'pass', coverage: caseCoverage(target, c, cuts, runs), durationMs: 0, stderr,
     };
-    if (violations.length && writeArtifacts) result.artifactDir = await writeArtifact(artifactRoot, result, imagesDir);
+    if (violations.length && writeArtifacts) result.artifactDir = await writeArtifact(artifactRoot, target.name, result, imagesDir);
     result.durationMs = Date.now() - started;
     return result;
   } catch (err) {
     const harnessError = await asHarnessError(err, daemon);
-    if (writeArtifacts) harnessError.artifactDir = await writeHarnessErrorArtifact(artifactRoot, c, harnessError).catch(() => undefined);
+    if (writeArtifacts) harnessError.artifactDir = await writeHarnessErrorArtifact(artifactRoot, target.name, c, harnessError).catch(() => undefined);
     throw harnessError;
   } finally {
     if (imagesDir) await rm(imagesDir, { recursive: true, force: true });
@@ -206,6 +204,7 @@ const uncutTraces = new Map<string, TraceEntry[]>();
  */
 export async function countRequests(
   daemon: DaemonHandle,
+  target: Target,
   c: Pick<CrashCase, 'workload' | 'settings' | 'variant' | 'target' | 'driver'>,
   filter: CutTarget = {},
   timeouts?: Partial<DriverTimeouts>,
@@ -215,7 +214,7 @@ export async function countRequests(
   if (trace === undefined) {
     await daemon.client.reset();
     const spec = specFor(daemon, c, 'workload', 0);
-    const run = await runDriver(daemon, resolveTarget(c).driver, spec, false, mergeTimeouts(timeouts));
+    const run = await runDriver(daemon, target.driver, spec, false, mergeTimeouts(timeouts));
     if (run.record.hung || run.record.exitCode !== 0) return undefined;
     trace = await daemon.client.trace();
     if (uncutTraces.size >= UNCUT_TRACE_CACHE_ENTRIES) uncutTraces.delete(uncutTraces.keys().next().value!);
@@ -252,8 +251,7 @@ export async function recoverWithCut(daemon: DaemonHandle, target: Target, c: Cr
  * and `priorRuns` are the stored runs before the final drain. The disk state is exactly the
  * recorded one, so a deterministic recovery bug reproduces exactly.
  */
-export async function replayRecovery(daemon: DaemonHandle, c: CrashCase, priorRuns: RunRecord[], timeouts?: Partial<DriverTimeouts>): Promise<{ final: RunRecord; violations: Violation[] }> {
-  const target = resolveTarget(c);
+export async function replayRecovery(daemon: DaemonHandle, target: Target, c: CrashCase, priorRuns: RunRecord[], timeouts?: Partial<DriverTimeouts>): Promise<{ final: RunRecord; violations: Violation[] }> {
   if (c.state && c.recoveryCut) {
     // An exhaustive state with a cut during its recovery: the stored image is the state itself, so its recovery cut runs again.
     const recovery = await recoverWithCut(daemon, target, c, mergeTimeouts(timeouts));

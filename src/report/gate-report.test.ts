@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { emptyCoverage } from '../harness/coverage.js';
-import type { GateRow } from '../gate/results.js';
+import type { GateRow } from './gate-results.js';
 import { artifactReportHref, renderGateReport, type GateReportInput } from './gate-report.js';
 import { writeGateReport } from './load.js';
 

@@ -3,8 +3,7 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { formatCoverage } from '../harness/coverage.js';
-import { totals, type GateRow } from '../gate/results.js';
-import { capsNote, perMinute, resultOf, rowResult, type GateResult } from '../gate/summary.js';
+import { capsNote, perMinute, resultOf, rowResult, totals, type GateResult, type GateRow } from './gate-results.js';
 import { CSS, SCRIPT } from './assets.js';
 import { duration, esc, num, page } from './html.js';
 

@@ -76,6 +76,19 @@ export async function writeArtifactReport(dir: string): Promise<string> {
 }
 
 /**
+ * report.html beside an artifact just written, for the suites, the scenarios and the gate: a failure
+ * to draw it costs a warning on stderr, never the artifact or the verdict.
+ */
+export async function drawArtifactReport(dir: string | undefined): Promise<void> {
+  if (dir === undefined) return;
+  try {
+    await writeArtifactReport(dir);
+  } catch (err) {
+    process.stderr.write(`powercut: could not write ${path.join(dir, ARTIFACT_REPORT_FILE)}: ${err instanceof Error ? err.message : String(err)}\n`);
+  }
+}
+
+/**
  * Writes DIR/index.html for a gate run and returns its path. Each failing case's artifact gets its
  * report.html first (when it has none yet), so every link works; one that cannot be written is
  * named in the page instead of failing the gate's report.

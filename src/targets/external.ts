@@ -4,13 +4,7 @@
 // knows nothing of its files, so crash points aim at requests by kind only.
 import fc from 'fast-check';
 import path from 'node:path';
-import type { Target, TargetSettings } from './target.js';
-
-/** How a case names an external driver: the command as typed, and the folder it runs in. */
-export interface ExternalDriver {
-  command: string;
-  cwd: string;
-}
+import type { ExternalDriver, Target, TargetSettings } from '../harness/target.js';
 
 export const EXTERNAL_TARGET = 'external';
 

@@ -1,8 +1,8 @@
 // The targets powercut knows by name, and how a case names its target.
-import type { Target, TargetSettings } from './target.js';
+import type { Target, TargetRef, TargetSettings } from '../harness/target.js';
 import { powercutQueue } from './powercut-queue/index.js';
 import { leveldb } from './leveldb/index.js';
-import { EXTERNAL_TARGET, externalTarget, type ExternalDriver } from './external.js';
+import { EXTERNAL_TARGET, externalTarget } from './external.js';
 
 export const DEFAULT_TARGET = 'powercut-queue';
 
@@ -12,12 +12,6 @@ const TARGETS: Record<string, Target> = {
 };
 
 export const TARGET_NAMES: readonly string[] = Object.freeze(Object.keys(TARGETS));
-
-/** How a case names its target: a registered name (default the built-in queue), or a driver command. */
-export interface TargetRef {
-  target?: string;
-  driver?: ExternalDriver;
-}
 
 /** The target called `name`; the error lists the valid names. */
 export function findTarget(name: string = DEFAULT_TARGET): Target {

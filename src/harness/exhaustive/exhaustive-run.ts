@@ -9,9 +9,7 @@ import path from 'node:path';
 import { DEFAULT_STATE_CAPS, describeState, type CrashStateId, type CrashStateInfo, type Mark, type StateCaps, type StatesAnswer } from '../../../fusefs/crash-states.js';
 import type { TraceEntry } from '../../../fusefs/protocol.js';
 import { Prng } from '../../../fusefs/model/prng.js';
-import type { CrashInput } from '../../suites/crash-property.js';
-import { resolveTarget } from '../../targets/index.js';
-import type { Target } from '../../targets/target.js';
+import type { Target } from '../target.js';
 import { defaultArtifactRoot, writeArtifact, writeHarnessErrorArtifact } from '../artifacts.js';
 import { emptyCoverage, TIME_BUDGET_CAP, type Coverage } from '../coverage.js';
 import { failedRequests, markDir, recoverWithCut, specFor, type CaseResult, type CrashCase, type CutRecord, type CutSpec } from '../crash-run.js';
@@ -92,8 +90,11 @@ function intervalsFullyJudged(answer: StatesAnswer, judgedByInterval: ReadonlyMa
   return Math.max(0, full - (answer.intervals - answer.intervalsComplete));
 }
 
+/** What exhaustive mode checks: one workload of a target, its settings and variant (a crash case without its cut). */
+export type ExhaustiveInput = Pick<CrashCase, 'target' | 'driver' | 'workload' | 'settings' | 'variant'>;
+
 /** The crash case a state is, for artifacts and replay. */
-export function stateCase(input: CrashInput, state: Pick<CrashStateInfo, 'id' | 'hash'>, recoveryCuts: boolean, caps: StateCaps): CrashCase {
+export function stateCase(input: ExhaustiveInput, state: Pick<CrashStateInfo, 'id' | 'hash'>, recoveryCuts: boolean, caps: StateCaps): CrashCase {
   return {
     ...(input.target !== undefined ? { target: input.target } : {}),
     ...(input.driver !== undefined ? { driver: input.driver } : {}),
@@ -115,7 +116,7 @@ function recoveryCutOf(state: Pick<CrashStateInfo, 'hash'>): CutSpec {
 }
 
 /** Records the workload once on a fresh recording filesystem; the driver marks every line it prints. */
-async function record(daemon: DaemonHandle, target: Target, input: CrashInput, timeouts: DriverTimeouts): Promise<{ run: DriverRun; trace: TraceEntry[]; marks: Mark[] }> {
+async function record(daemon: DaemonHandle, target: Target, input: ExhaustiveInput, timeouts: DriverTimeouts): Promise<{ run: DriverRun; trace: TraceEntry[]; marks: Mark[] }> {
   await daemon.client.reset(true);
   const spec = { ...specFor(daemon, input, 'workload', 0), mark: markDir(daemon) };
   const run = await runDriver(daemon, target.driver, spec, false, timeouts);
@@ -128,10 +129,9 @@ async function record(daemon: DaemonHandle, target: Target, input: CrashInput, t
   return { run, trace, marks };
 }
 
-export async function runExhaustive(daemon: DaemonHandle, input: CrashInput, partial: Partial<ExhaustiveOptions>): Promise<ExhaustiveResult> {
+export async function runExhaustive(daemon: DaemonHandle, target: Target, input: ExhaustiveInput, partial: Partial<ExhaustiveOptions>): Promise<ExhaustiveResult> {
   const o: ExhaustiveOptions = { ...DEFAULT_EXHAUSTIVE_OPTIONS, artifactRoot: defaultArtifactRoot(), ...partial, caps: { ...DEFAULT_STATE_CAPS, ...partial.caps } };
   const timeouts = mergeTimeouts(o.timeouts);
-  const target = resolveTarget(input);
   const timings: StateTimings = { recordMs: 0, enumerateMs: 0, loadMs: 0, recoverMs: 0, judgeMs: 0, recoveries: 0, driverStarts: 0 };
   const coverage = emptyCoverage();
   const worker = new DriverWorker(target.driver, timeouts);
@@ -151,7 +151,7 @@ export async function runExhaustive(daemon: DaemonHandle, input: CrashInput, par
       const drained = await recoverOnce();
       const violations = judge({ target: target.name, faultsInjected: false, runs: [{ ...recorded.run.record, killed: true }, drained] });
       if (violations.length > 0) {
-        const failure = await failureOf(daemon, stateCase(input, { id: { afterOp: recorded.trace.length, policy: 'lose-unsynced' }, hash: '0' }, false, o.caps), o, recorded, [recorded.run.record, drained], violations);
+        const failure = await failureOf(daemon, target.name, stateCase(input, { id: { afterOp: recorded.trace.length, policy: 'lose-unsynced' }, hash: '0' }, false, o.caps), o, recorded, [recorded.run.record, drained], violations);
         return { coverage, failure, statesBeforeFailure: 0, timings, capsHit: [] };
       }
     }
@@ -199,7 +199,7 @@ export async function runExhaustive(daemon: DaemonHandle, input: CrashInput, par
         }
         if (violations.length > 0) {
           timings.judgeMs += performance.now() - t;
-          const failure = await failureOf(daemon, stateCase(input, state, o.recoveryCuts, o.caps), o, recorded, runs, violations);
+          const failure = await failureOf(daemon, target.name, stateCase(input, state, o.recoveryCuts, o.caps), o, recorded, runs, violations);
           return { coverage, failure, statesBeforeFailure: judged, timings, capsHit };
         }
         judged++;
@@ -212,7 +212,7 @@ export async function runExhaustive(daemon: DaemonHandle, input: CrashInput, par
   } catch (err) {
     const harnessError = await asHarnessError(err, daemon);
     const c = stateCase(input, current ?? { id: { afterOp: 0, policy: 'lose-unsynced' }, hash: '0' }, o.recoveryCuts, o.caps);
-    if (o.writeArtifacts) harnessError.artifactDir = await writeHarnessErrorArtifact(o.artifactRoot, c, harnessError).catch(() => undefined);
+    if (o.writeArtifacts) harnessError.artifactDir = await writeHarnessErrorArtifact(o.artifactRoot, target.name, c, harnessError).catch(() => undefined);
     throw harnessError;
   } finally {
     await worker.stop();
@@ -222,6 +222,7 @@ export async function runExhaustive(daemon: DaemonHandle, input: CrashInput, par
 /** The artifact of a failing state: the state's image (loaded again), the truncated workload, the recovery, the whole recorded trace. */
 async function failureOf(
   daemon: DaemonHandle,
+  targetName: string,
   c: CrashCase,
   o: ExhaustiveOptions,
   recorded: { run: DriverRun; trace: TraceEntry[]; marks: Mark[] },
@@ -241,7 +242,7 @@ async function failureOf(
     // The recovery changed the mounted image: rebuild the state to store what recovery started from.
     await daemon.client.loadState(id);
     await daemon.client.image(path.join(imagesDir, 'cut-0-after-crash'), 'durable');
-    result.artifactDir = await writeArtifact(o.artifactRoot, result, imagesDir);
+    result.artifactDir = await writeArtifact(o.artifactRoot, targetName, result, imagesDir);
   } finally {
     await rm(imagesDir, { recursive: true, force: true });
   }

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import type { TraceEntry } from '../../../fusefs/protocol.js';
 import { distPath } from '../../harness/dist-path.js';
 import { MAX_EVENT_BYTES, type Workload } from '../../harness/workload.js';
-import type { Target, TargetSettings } from '../target.js';
+import type { Target, TargetSettings } from '../../harness/target.js';
 import { KNOWN_BAD } from './known-bad.js';
 import { LEVELDB_MIN_WRITE_BUFFER_BYTES, levelSettings } from './settings.js';
 

@@ -1,6 +1,6 @@
 // The leveldb target's known-bad variants: names, the bug each has, and the settings under which it
 // is reachable. The implementations are in variants.ts.
-import type { KnownBadVariant } from '../target.js';
+import type { KnownBadVariant } from '../../harness/target.js';
 
 export const KNOWN_BAD: Readonly<Record<string, KnownBadVariant>> = Object.freeze({
   'claims-unsynced-durable': {

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { useTempDaemon } from '../../../properties/use-temp-daemon.js';
 import { distPath } from '../../harness/dist-path.js';
-import { crashInputArb, runCrashSuite, seedFromEnv, type SuiteReport } from '../../suites/crash-property.js';
+import { crashInputArb, runCrashSuite, seedFromEnv, type SuiteReport } from '../../../properties/crash-property.js';
 import { KNOWN_BAD } from './known-bad.js';
 import { LEVELDB_MIN_WRITE_BUFFER_BYTES } from './settings.js';
 

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { sequentialStepArb, workloadArb } from '../../suites/arbitraries.js';
+import { sequentialStepArb, workloadArb } from '../../../properties/arbitraries.js';
 import { distPath } from '../../harness/dist-path.js';
 import type { DriverSpec } from '../../harness/driver-spec.js';
 import { judge, type RunRecord } from '../../harness/oracle.js';

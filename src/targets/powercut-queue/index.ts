@@ -6,7 +6,7 @@ import type { Workload } from '../../harness/workload.js';
 import { maxEventBytes } from '../../queue/format.js';
 import { validateSettings } from '../../queue/settings.js';
 import type { QueueSettings } from '../../queue/types.js';
-import type { Target, TargetSettings } from '../target.js';
+import type { Target, TargetSettings } from '../../harness/target.js';
 import { KNOWN_BAD } from './known-bad.js';
 
 /** Page capacities small enough that workloads roll pages and purge acked ones. */

@@ -1,6 +1,6 @@
 // The built-in queue's known-bad variants: names, the bug each has and where it was seen, and the
 // settings under which it is reachable. The implementations are in variants.ts.
-import type { KnownBadVariant } from '../target.js';
+import type { KnownBadVariant } from '../../harness/target.js';
 
 export const KNOWN_BAD: Readonly<Record<string, KnownBadVariant>> = Object.freeze({
   // append-log: an atomic-file checkpoint's directory fsync would persist the new page's entry by accident.

@@ -1,5 +1,5 @@
 // Step builders shared by the scenarios, so each scenario file reads as its story.
-import type { Step } from '../harness/workload.js';
+import type { Step } from '../src/harness/workload.js';
 
 /** Small events: one record fits one 512-byte sector, so only the crash point decides what survives. */
 export const SMALL_EVENT_BYTES = 100;

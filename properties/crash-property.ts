@@ -6,17 +6,17 @@
 // artifact of the smallest failing case.
 import fc from 'fast-check';
 import { rm } from 'node:fs/promises';
-import type { Fault } from '../../fusefs/protocol.js';
-import { defaultArtifactRoot, replayCommand } from '../harness/artifacts.js';
-import { addCoverage, emptyCoverage, formatCoverage, type Coverage } from '../harness/coverage.js';
-import { countRequests, crashPointAt, runCase, type CaseResult, type CrashCase, type CutSpec } from '../harness/crash-run.js';
-import type { DaemonHandle } from '../harness/daemon-process.js';
-import { runExhaustive, type ExhaustiveOptions, type ExhaustiveResult } from '../harness/exhaustive/exhaustive-run.js';
-import { HarnessError } from '../harness/harness-error.js';
-import type { Workload } from '../harness/workload.js';
-import { resolveTarget } from '../targets/index.js';
-import type { ExternalDriver } from '../targets/external.js';
-import type { TargetSettings } from '../targets/target.js';
+import type { Fault } from '../fusefs/protocol.js';
+import { defaultArtifactRoot, replayCommand } from '../src/harness/artifacts.js';
+import { addCoverage, emptyCoverage, formatCoverage, type Coverage } from '../src/harness/coverage.js';
+import { countRequests, crashPointAt, runCase, type CaseResult, type CrashCase, type CutSpec } from '../src/harness/crash-run.js';
+import type { DaemonHandle } from '../src/harness/daemon-process.js';
+import { runExhaustive, type ExhaustiveOptions, type ExhaustiveResult } from '../src/harness/exhaustive/exhaustive-run.js';
+import { HarnessError } from '../src/harness/harness-error.js';
+import type { Workload } from '../src/harness/workload.js';
+import type { ExternalDriver, TargetSettings } from '../src/harness/target.js';
+import { drawArtifactReport } from '../src/report/index.js';
+import { resolveTarget } from '../src/targets/index.js';
 import { cutChoiceArb, cutTargetArb, EXHAUSTIVE_MAX_STEPS, exhaustiveStepArb, faultArb, policyArb, recoveryCutArb, tornStepArb, workloadArb, type CutChoice } from './arbitraries.js';
 
 /** One generated property input. */
@@ -120,13 +120,14 @@ export async function casesOf(daemon: DaemonHandle, input: CrashInput): Promise<
   if (input.faults) {
     return input.cuts.map((c) => ({ ...base, ...extra, policy: c.policy, seed: c.seed, faults: input.faults }));
   }
-  const all = await countRequests(daemon, base);
+  const target = resolveTarget(input, input.settings);
+  const all = await countRequests(daemon, target, base);
   // The uncut run hung or failed by itself: one case without a cut judges that.
   if (all === undefined) return [{ ...base, ...extra, policy: 'lose-unsynced', seed: 0 }];
   const cases: CrashCase[] = [];
   for (const c of input.cuts) {
     // A filter the run never hits (e.g. rename in the append-log design) falls back to any request.
-    const targeted = c.target ? ((await countRequests(daemon, base, c.target)) ?? 0) : 0;
+    const targeted = c.target ? ((await countRequests(daemon, target, base, c.target)) ?? 0) : 0;
     const cut = targeted > 0 ? crashPointAt(c.fraction, targeted, c.timing, c.target) : crashPointAt(c.fraction, all, c.timing);
     cases.push({ ...base, ...extra, cut, policy: c.policy, seed: c.seed });
   }
@@ -189,8 +190,9 @@ interface InputVerdict {
 async function checkRandom(daemon: DaemonHandle, input: CrashInput, artifactRoot: string): Promise<InputVerdict> {
   const coverage = emptyCoverage();
   let judged = 0;
+  const target = resolveTarget(input, input.settings);
   for (const c of await casesOf(daemon, input)) {
-    const result = await runCase(daemon, c, { artifactRoot });
+    const result = await runCase(daemon, target, c, { artifactRoot });
     addCoverage(coverage, result.coverage);
     if (result.verdict === 'fail') return { coverage, failure: result, casesBeforeFailure: judged };
     judged++;
@@ -199,7 +201,7 @@ async function checkRandom(daemon: DaemonHandle, input: CrashInput, artifactRoot
 }
 
 async function checkExhaustive(daemon: DaemonHandle, input: CrashInput, artifactRoot: string, options: Partial<ExhaustiveOptions>): Promise<InputVerdict> {
-  const r: ExhaustiveResult = await runExhaustive(daemon, input, { ...options, artifactRoot });
+  const r: ExhaustiveResult = await runExhaustive(daemon, resolveTarget(input, input.settings), input, { ...options, artifactRoot });
   return { coverage: r.coverage, capsHit: r.capsHit, ...(r.failure ? { failure: r.failure } : {}), casesBeforeFailure: r.statesBeforeFailure };
 }
 
@@ -261,6 +263,8 @@ export async function runCrashSuite(daemon: DaemonHandle, arb: fc.Arbitrary<Cras
     capsHit: [...capsHit].sort(),
     summary: '',
   };
+  // Only the artifact kept (the smallest failing case, or the tool's failure) gets its report page.
+  await drawArtifactReport(failedByViolation ? last?.artifactDir : harnessError?.artifactDir);
   if (harnessError) {
     report.error = harnessError.message;
     if (harnessError.artifactDir) report.errorArtifactDir = harnessError.artifactDir;

@@ -2,10 +2,26 @@
 // work on this interface only; what is specific to one queue lives with its target.
 import type fc from 'fast-check';
 import type { TraceEntry } from '../../fusefs/protocol.js';
-import type { DriverCommand } from '../harness/driver-process.js';
-import type { Workload } from '../harness/workload.js';
+import type { DriverCommand } from './driver-process.js';
+import type { Workload } from './workload.js';
 
 export type TargetSettings = Record<string, unknown>;
+
+/** How a case names an external driver: the command as typed, and the folder it runs in. */
+export interface ExternalDriver {
+  command: string;
+  cwd: string;
+}
+
+/**
+ * How a case names its target, as data (case.json): a registered name (absent: the default
+ * target), or an external driver's command. The CLI and the gate resolve it to a Target; the
+ * harness is handed the Target and never looks one up.
+ */
+export interface TargetRef {
+  target?: string;
+  driver?: ExternalDriver;
+}
 
 /** Filters a crash point may carry: the Nth request of a kind and/or touching a path glob. */
 export interface CutTarget {

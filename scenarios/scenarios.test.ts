@@ -2,14 +2,15 @@
 // the check it names (not a hang), its crash points are reached and its faults fire (a scenario
 // whose cut is never reached, or whose fault never fires, checks nothing).
 import { describe, expect, it } from 'vitest';
-import { runCase, type CaseResult } from '../harness/crash-run.js';
-import { useTempDaemon } from '../../properties/use-temp-daemon.js';
+import { runCase, type CaseResult } from '../src/harness/crash-run.js';
+import { useTempDaemon } from '../properties/use-temp-daemon.js';
 import { caseOf, defineScenario, findScenario, SCENARIOS } from './index.js';
-import { tripsAsPromised } from '../gate/scenario-run.js';
+import { tripsAsPromised } from '../src/gate/scenario-run.js';
+import { resolveTarget } from '../src/targets/index.js';
 
 const daemon = useTempDaemon('scenarios');
 
-const run = (c: ReturnType<typeof caseOf>) => runCase(daemon(), c, { writeArtifacts: false, captureImages: false });
+const run = (c: ReturnType<typeof caseOf>) => runCase(daemon(), resolveTarget(c), c, { writeArtifacts: false, captureImages: false });
 const describeViolations = (r: CaseResult) => r.violations.map((v) => v.message).join('\n') || '(none)';
 
 function expectCutsReached(r: CaseResult): void {

@@ -2,11 +2,11 @@
 // faults. Everything shrinks towards small: fewer steps, smaller events. Target settings come from
 // the target itself (Target.settingsArb).
 import fc from 'fast-check';
-import type { CrashPolicy, CrashTiming, Fault } from '../../fusefs/protocol.js';
-import { RECOVERY_CUT_MAX_OP } from '../harness/exhaustive/exhaustive-run.js';
-import { PAYLOAD_HEADER_BYTES } from '../harness/payload.js';
-import { ACK_ORDERS, type Step, type Workload } from '../harness/workload.js';
-import type { CutTarget, Target } from '../targets/target.js';
+import type { CrashPolicy, CrashTiming, Fault } from '../fusefs/protocol.js';
+import { RECOVERY_CUT_MAX_OP } from '../src/harness/exhaustive/exhaustive-run.js';
+import { PAYLOAD_HEADER_BYTES } from '../src/harness/payload.js';
+import { ACK_ORDERS, type Step, type Workload } from '../src/harness/workload.js';
+import type { CutTarget, Target } from '../src/harness/target.js';
 
 export const eventSizeArb = fc.oneof(
   { weight: 3, arbitrary: fc.integer({ min: PAYLOAD_HEADER_BYTES, max: 200 }) },

@@ -1,5 +1,6 @@
-// One row of the gate's results: a scenario or a suite, with what it checked and found.
-import { addCoverage, emptyCoverage, type Coverage } from '../harness/coverage.js';
+// The results of a gate run, as the text summary (src/gate) and the HTML report both show them: one
+// row per scenario or suite, with what it checked and found, the totals and the verdicts.
+import { addCoverage, emptyCoverage, TIME_BUDGET_CAP, type Coverage } from '../harness/coverage.js';
 
 export interface GateRow {
   name: string;
@@ -52,4 +53,31 @@ export function totals(rows: readonly GateRow[], durationMs: number): GateTotals
     errors: rows.reduce((n, r) => n + r.errors.length, 0),
     durationMs,
   };
+}
+
+/** A row's or a run's result: FAIL when a check was violated, else ERROR when the tool failed, else pass. */
+export type GateResult = 'FAIL' | 'ERROR' | 'pass';
+
+export function resultOf(violations: number, errors: number): GateResult {
+  if (violations > 0) return 'FAIL';
+  return errors > 0 ? 'ERROR' : 'pass';
+}
+
+export function rowResult(r: GateRow): GateResult {
+  return resultOf(r.violations, r.errors.length);
+}
+
+/** Cases judged per minute of `durationMs` (0 for no time). */
+export function perMinute(cases: number, durationMs: number): number {
+  return durationMs > 0 ? Math.round(cases / (durationMs / 60_000)) : 0;
+}
+
+/** The note printed when caps left crash states out of any row; undefined when none did. */
+export function capsNote(rows: readonly GateRow[]): string | undefined {
+  const hit = rows.flatMap((r) => r.capsHit);
+  const notes = [
+    ...(hit.some((c) => c !== TIME_BUDGET_CAP) ? ['caps left crash states out (raise them with --max-states, --max-states-per-interval, --sector-patterns)'] : []),
+    ...(hit.includes(TIME_BUDGET_CAP) ? ['the time budget left crash states out (raise it with --time-budget)'] : []),
+  ];
+  return notes.length > 0 ? notes.join('; ') : undefined;
 }
