@@ -116,6 +116,7 @@ export const run: Command = async (argv) => {
   } catch (err) {
     usageFail(`${path.join(dir, 'case.json')}: ${(err as Error).message}`, help);
   }
+  target.checkEnvironment?.();
 
   if (parsed.values.open) {
     try {

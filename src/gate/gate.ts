@@ -67,6 +67,7 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
   const budget = new Budget(o.timeBudgetMs);
   const ref: TargetRef = o.driver ? { driver: o.driver } : { target: o.target ?? DEFAULT_TARGET };
   const target = resolveTarget(ref, o.settings);
+  target.checkEnvironment?.();
   const mode = o.mode ?? DEFAULT_GATE_MODE;
   const rows: GateRow[] = [];
   let phase = 'starting the filesystem daemon';

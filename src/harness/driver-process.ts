@@ -6,6 +6,7 @@ import { createInterface } from 'node:readline';
 import type { DaemonHandle } from './daemon-process.js';
 import type { DriverSpec } from './driver-spec.js';
 import { HarnessError } from './harness-error.js';
+import { killGroup, OWN_PROCESS_GROUP, trackGroup } from './process-group.js';
 import type { RunRecord } from './oracle.js';
 import { DRIVER_EXIT, parseOutcomeLine, parseOutcomes, type Outcome } from './outcome.js';
 
@@ -38,10 +39,29 @@ export interface DriverRun {
 }
 
 /**
- * Every driver is started with these: execa's cleanup (on by default) kills it when this process
- * exits, SIGINT and SIGTERM included, and SIGKILL is what a power cut does to a program anyway.
+ * Every driver is started with these: in a process group of its own (process-group.ts kills the
+ * group at a cut, after the run, and when this process exits), and SIGKILL is what a power cut does
+ * to a program anyway.
  */
-const DRIVER_PROCESS_OPTIONS = { killSignal: 'SIGKILL', cleanup: true } as const;
+const DRIVER_PROCESS_OPTIONS = { killSignal: 'SIGKILL', ...OWN_PROCESS_GROUP } as const;
+
+/** SIGKILLs the driver's whole group (the driver and any server it started); true if it was there to kill. */
+function signalGroup(pgid: number | undefined): boolean {
+  if (pgid === undefined) return false;
+  try {
+    process.kill(-pgid, 'SIGKILL');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** After a driver ended: no process it started may outlive it (bounded). */
+async function reapGroup(pgid: number | undefined, timeouts: DriverTimeouts): Promise<void> {
+  if (!(await killGroup(pgid, timeouts.killMs))) {
+    throw new HarnessError(`a process started by driver pid ${pgid} (in its process group) did not exit within ${timeouts.killMs} ms of SIGKILL (stuck in the kernel?)`);
+  }
+}
 
 function describeCommand(command: DriverCommand): string {
   return [command.file, ...command.args].map((a) => (/\s/.test(a) ? JSON.stringify(a) : a)).join(' ');
@@ -84,6 +104,7 @@ export async function runDriver(
   } catch (err) {
     throw new HarnessError(`cannot start driver '${describeCommand(command)}': ${(err as Error).message}`);
   }
+  trackGroup(proc.pid);
   let exited = false;
   const done = proc.then((r) => {
     exited = true;
@@ -114,13 +135,13 @@ export async function runDriver(
     } else {
       hung = !(await exitWithin(timeouts.runMs));
     }
-    if (!exited) killed = proc.kill('SIGKILL');
+    if (!exited) killed = signalGroup(proc.pid);
     await atCut();
   } catch (err) {
     failure = err;
   }
   if (!exited) {
-    proc.kill('SIGKILL');
+    signalGroup(proc.pid);
     if (!(await exitWithin(timeouts.killMs))) {
       const before = failure === undefined ? '' : `; before that: ${failure instanceof Error ? failure.message : String(failure)}`;
       throw new HarnessError(`driver pid ${proc.pid} did not exit within ${timeouts.killMs} ms of SIGKILL and the power cut (stuck in the kernel?)${before}`);
@@ -128,6 +149,7 @@ export async function runDriver(
   }
   if (failure !== undefined) throw failure;
   const result = await done;
+  await reapGroup(proc.pid, timeouts);
   const stdout = typeof result.stdout === 'string' ? result.stdout : '';
   const stderr = typeof result.stderr === 'string' ? result.stderr : '';
   if (result.failed && result.exitCode === undefined && !killed && result.signal === undefined) {
@@ -177,6 +199,7 @@ export class DriverWorker {
       ...(this.command.cwd ? { cwd: this.command.cwd } : {}),
       stdin: 'pipe', stdout: 'pipe', stderr: 'pipe', reject: false, buffer: false,
     });
+    trackGroup(proc.pid);
     const w: WorkerProcess = { proc, lines: [], exited: false, stderr: '', wake: null };
     proc.stderr.on('data', (d: Buffer) => {
       w.stderr = (w.stderr + d.toString()).slice(-20_000);
@@ -212,6 +235,7 @@ export class DriverWorker {
       }
       if (w.exited) {
         const r = await w.proc;
+        await reapGroup(w.proc.pid, this.timeouts);
         if (r.exitCode === DRIVER_EXIT.ok || r.exitCode === DRIVER_EXIT.queueError) {
           throw new HarnessError(`${where}: the worker exited with code ${r.exitCode} before its done or error line`);
         }
@@ -233,16 +257,19 @@ export class DriverWorker {
     }
   }
 
-  /** Ends the worker: closes its stdin, then SIGKILL if it does not exit in time. Idempotent. */
+  /** Ends the worker: closes its stdin, then SIGKILL if it does not exit in time; then its whole group. Idempotent. */
   async stop(): Promise<void> {
     const w = this.current;
     this.current = null;
-    if (!w || w.exited) return;
-    w.proc.stdin.end();
-    const exitedInTime = await Promise.race([w.proc.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), this.timeouts.killMs).unref())]);
-    if (!exitedInTime) {
-      w.proc.kill('SIGKILL');
-      await Promise.race([w.proc, new Promise((r) => setTimeout(r, this.timeouts.killMs).unref())]);
+    if (!w) return;
+    if (!w.exited) {
+      w.proc.stdin.end();
+      const exitedInTime = await Promise.race([w.proc.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), this.timeouts.killMs).unref())]);
+      if (!exitedInTime) {
+        signalGroup(w.proc.pid);
+        await Promise.race([w.proc, new Promise((r) => setTimeout(r, this.timeouts.killMs).unref())]);
+      }
     }
+    await reapGroup(w.proc.pid, this.timeouts);
   }
 }

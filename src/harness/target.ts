@@ -49,6 +49,11 @@ export interface Target {
   driver: DriverCommand;
   /** Throws, naming the setting, when `settings` (a partial set, e.g. --settings) is not valid for this target. */
   checkSettings(settings: TargetSettings): void;
+  /**
+   * Throws, naming what is missing and the command that installs it, when this machine cannot run
+   * the target (a server binary, say). The CLI and the gate call it before mounting anything.
+   */
+  checkEnvironment?(): void;
   /** The settings space the suites draw from; shrinks towards small, default-ish settings. */
   settingsArb: fc.Arbitrary<TargetSettings>;
   /** Gate suites over parts of the settings space; at least one. */

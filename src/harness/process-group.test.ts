@@ -1,0 +1,62 @@
+// A driver's children die with it: the harness kills the driver's whole process group when a run
+// ends, at a cut and after a normal exit, so a server a driver started can never outlive it.
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { DaemonHandle } from './daemon-process.js';
+import { DriverWorker, mergeTimeouts, runDriver } from './driver-process.js';
+
+const dirs: string[] = [];
+afterAll(async () => {
+  for (const d of dirs) await rm(d, { recursive: true, force: true });
+});
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A driver (sh) that starts a long-lived child, writes its pid to a file, then says hello and `done` unless told to hang. */
+async function driverWithChild(hang: boolean): Promise<{ file: string; args: string[]; pidFile: string }> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'powercut-pgroup-'));
+  dirs.push(dir);
+  const pidFile = path.join(dir, 'child.pid');
+  const hello = '{"t":"hello","protocol":1,"target":"t","replayBound":{"ackBatchSize":1,"outOfOrderAcksDurable":true},"serves":true}';
+  const script = `sleep 1000 >/dev/null 2>&1 & echo $! > ${pidFile}; cat >/dev/null & echo '${hello}'; ${hang ? 'sleep 1000' : `echo '{"t":"done"}'`}`;
+  return { file: '/bin/sh', args: ['-c', script], pidFile };
+}
+
+const spec = { mode: 'drain' as const, dir: '/tmp', settings: {}, idBase: 0 };
+const noDaemon = {} as DaemonHandle; // an unarmed run never asks the daemon anything
+
+describe('driver process groups', () => {
+  it('a hung driver and the child it started are both gone when runDriver returns', async () => {
+    const d = await driverWithChild(true);
+    const run = await runDriver(noDaemon, d, spec, false, mergeTimeouts({ runMs: 300 }));
+    expect(run.record.hung).toBe(true);
+    const child = Number(readFileSync(d.pidFile, 'utf8'));
+    expect(alive(child)).toBe(false);
+  });
+
+  it('a child left running by a driver that exited normally is killed too', async () => {
+    const d = await driverWithChild(false);
+    const run = await runDriver(noDaemon, d, spec, false, mergeTimeouts({ runMs: 5_000 }));
+    expect(run.record.exitCode).toBe(0);
+    expect(alive(Number(readFileSync(d.pidFile, 'utf8')))).toBe(false);
+  });
+
+  it('a serving worker\'s children die when the worker stops', async () => {
+    const d = await driverWithChild(false);
+    const worker = new DriverWorker(d, mergeTimeouts({ runMs: 5_000 }));
+    const run = await worker.run(spec);
+    expect(run.record.outcomes.map((o) => o.t)).toEqual(['hello', 'done']);
+    await worker.stop();
+    expect(alive(Number(readFileSync(d.pidFile, 'utf8')))).toBe(false);
+  });
+});

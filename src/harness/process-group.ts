@@ -1,0 +1,68 @@
+// Drivers run in a process group of their own, and a power cut SIGKILLs the whole group: a driver
+// that starts a server as its child (a broker, say) loses it at the cut as a machine would, with no
+// help from the driver. Every group still alive is killed when this process exits, on SIGINT and on
+// SIGTERM too, since a detached child is outside execa's own cleanup.
+
+const live = new Set<number>();
+let hooksInstalled = false;
+
+function killGroupNow(pgid: number): void {
+  try {
+    process.kill(-pgid, 'SIGKILL');
+  } catch {
+    /* the group is gone already */
+  }
+}
+
+function installExitHooks(): void {
+  if (hooksInstalled) return;
+  hooksInstalled = true;
+  process.on('exit', () => {
+    for (const pgid of live) killGroupNow(pgid);
+  });
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(sig, () => {
+      for (const pgid of live) killGroupNow(pgid);
+      // Whoever else listens (the daemon's cleanup) ends the process; alone, end it as the signal would.
+      if (process.listenerCount(sig) === 0) process.kill(process.pid, sig);
+    });
+  }
+}
+
+/** Spawn options that make the child the leader of a new process group (its pid is the group id). */
+export const OWN_PROCESS_GROUP = { detached: true } as const;
+
+/** Registers a group led by `pgid` so that it is killed if this process ends first. */
+export function trackGroup(pgid: number | undefined): void {
+  if (pgid === undefined) return;
+  installExitHooks();
+  live.add(pgid);
+}
+
+/** True while any process of the group is alive (zombies of a reaped leader excepted). */
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * SIGKILLs every process of the group and waits, up to `timeoutMs`, until none is left. A process
+ * blocked in a request the filesystem holds dies only once that request is answered (the cut), so
+ * call this after the cut. Returns false if some process outlived the wait.
+ */
+export async function killGroup(pgid: number | undefined, timeoutMs: number): Promise<boolean> {
+  if (pgid === undefined) return true;
+  killGroupNow(pgid);
+  const deadline = Date.now() + timeoutMs;
+  while (groupAlive(pgid)) {
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, 10));
+    killGroupNow(pgid);
+  }
+  live.delete(pgid);
+  return true;
+}
