@@ -38,11 +38,6 @@ export interface Violation {
   hang?: true;
 }
 
-/** The bound a run's hello declared, for its ack shape: ackBatchSize - 1 + largest ack call + out-of-order acks not durable. */
-export function replayBoundFor(declared: ReplayBound, shape: { largestAckCallSize: number; outOfOrderAcks: number }): number {
-  return declared.ackBatchSize - 1 + shape.largestAckCallSize + (declared.outOfOrderAcksDurable ? 0 : shape.outOfOrderAcks);
-}
-
 const MAX_LISTED = 12;
 function list(xs: readonly number[]): string {
   return xs.length <= MAX_LISTED ? xs.join(', ') : `${xs.slice(0, MAX_LISTED).join(', ')} ... (${xs.length} in all)`;
@@ -95,63 +90,93 @@ function confirmedBefore(history: History, upTo: number): Confirmed {
  * id is exact. (Dropping at each cut the acks above its confirmed durableSeq would not be: an
  * unconfirmed event can survive a cut, and then its ack still counts for it.)
  */
+/** One returned or in-flight ack of an event in a run ended by a cut, with what the run's lines say about it. */
+interface AckRecord {
+  run: number;
+  seq: number;
+  /** 1-based line of the run's ack-intent and acked lines (no acked line: the call was in flight at the cut). */
+  intentLine: number;
+  ackedLine?: number;
+  /**
+   * Where the ack joined the in-order acks: the acked line after which every lower seq delivered in
+   * its session had been acked (its own line, or the later one that closed the gap below it).
+   * Undefined when a gap was still open at the cut (an out-of-order ack).
+   */
+  inOrderAt?: number;
+}
+
 interface Ledger {
   /** seq -> event id the queue holds there, as the runs so far knew it; absent if unknown. */
   idAt: Map<number, number>;
   /** Every seq confirmed durable -> the event it holds (undefined: its written line was cut off, and no later run delivered it). */
   confirmedIds: Map<number, number | undefined>;
-  /** Event ids the consumer tried to ack. */
-  ackedIds: Set<number>;
+  /**
+   * Event ids the consumer tried to ack, each with its last ack: a later ack of the same event (it
+   * was delivered again after a cut) replaces the earlier one, as that run's cut is the one that could lose it.
+   */
+  acks: Map<number, AckRecord>;
 }
 
 function ledgerBefore(history: History, upTo: number): Ledger {
   const idAt = new Map<number, number>();
   const confirmedIds = new Map<number, number | undefined>();
-  const ackedIds = new Set<number>();
+  const acks = new Map<number, AckRecord>();
   let durableSeq = 0;
   for (let k = 0; k < upTo; k++) {
     let runDurableSeq = durableSeq;
-    for (const o of history.runs[k].outcomes) {
+    let unacked = new Set<number>(); // delivered in this session, no acked line yet
+    const aboveGap = new Map<number, AckRecord>(); // returned acks with a lower delivered seq still unacked
+    const ofSeq = new Map<number, AckRecord>(); // this run's acks by seq
+    history.runs[k].outcomes.forEach((o, i) => {
+      const line = i + 1;
       // The queue reopened holding exactly seqs <= durableSeq (recovery reports its last seq as durable):
       // what was known above it was lost, and the seqs may be reused by writes whose line a cut swallows.
-      if (o.t === 'open') for (const seq of idAt.keys()) if (seq > o.durableSeq) idAt.delete(seq);
+      if (o.t === 'open') {
+        for (const seq of idAt.keys()) if (seq > o.durableSeq) idAt.delete(seq);
+        unacked = new Set();
+        aboveGap.clear();
+      }
       if (o.t === 'written') idAt.set(o.seq, o.id);
       if (o.t === 'delivered') {
         if (o.id === null) idAt.delete(o.seq);
         else idAt.set(o.seq, o.id);
+        unacked.add(o.seq);
         // A seq confirmed while its written line was cut off holds the same event forever (confirmed
         // seqs are never reused): a later run that delivers it names the event, whose ack then counts.
         if (o.id !== null && confirmedIds.has(o.seq) && confirmedIds.get(o.seq) === undefined) confirmedIds.set(o.seq, o.id);
       }
-      if (o.t === 'ack-intent') for (const seq of o.seqs) if (idAt.has(seq)) ackedIds.add(idAt.get(seq)!);
+      if (o.t === 'ack-intent') {
+        for (const seq of o.seqs) {
+          const id = idAt.get(seq);
+          if (id === undefined) continue;
+          const rec: AckRecord = { run: k, seq, intentLine: line };
+          ofSeq.set(seq, rec);
+          acks.set(id, rec);
+        }
+      }
+      if (o.t === 'acked') {
+        for (const seq of o.seqs) {
+          unacked.delete(seq);
+          const rec = ofSeq.get(seq);
+          if (rec === undefined) continue;
+          rec.ackedLine = line;
+          aboveGap.set(seq, rec);
+        }
+        const lowest = Math.min(...unacked);
+        for (const [seq, rec] of aboveGap) {
+          if (seq > lowest) continue;
+          rec.inOrderAt = line;
+          aboveGap.delete(seq);
+        }
+      }
       runDurableSeq = Math.max(runDurableSeq, confirmedSeq(o));
-    }
+    });
     // Resolved at the end of the run: with concurrent writers a 'durable' line can precede the
     // 'written' line of a seq it covers. Confirmed seqs are never reused, so later runs agree.
     for (let seq = durableSeq + 1; seq <= runDurableSeq; seq++) confirmedIds.set(seq, idAt.get(seq));
     durableSeq = runDurableSeq;
   }
-  return { idAt, confirmedIds, ackedIds };
-}
-
-/** Largest ack call and out-of-order acks of one run, the inputs of the queue's replay bound. */
-export function ackShape(run: RunRecord): { ackCalls: number; largestAckCallSize: number; outOfOrderAcks: number } {
-  let unacked = new Set<number>(); // delivered in this session, not acked
-  let ackCalls = 0;
-  let largestAckCallSize = 0;
-  let outOfOrderAcks = 0;
-  for (const o of run.outcomes) {
-    if (o.t === 'open') unacked = new Set();
-    else if (o.t === 'delivered') unacked.add(o.seq);
-    else if (o.t === 'ack-intent') {
-      ackCalls++;
-      largestAckCallSize = Math.max(largestAckCallSize, o.seqs.length);
-      o.seqs.forEach((s) => unacked.delete(s));
-      const lowestUnacked = Math.min(...unacked);
-      outOfOrderAcks += o.seqs.filter((s) => s > lowestUnacked).length;
-    }
-  }
-  return { ackCalls, largestAckCallSize, outOfOrderAcks };
+  return { idAt, confirmedIds, acks };
 }
 
 function idsOf(ids: readonly (number | undefined)[]): string {
@@ -161,12 +186,12 @@ function idsOf(ids: readonly (number | undefined)[]): string {
 function checkAtLeastOnce(history: History): Violation[] {
   const last = history.runs.length - 1;
   const c = confirmedBefore(history, last);
-  const { confirmedIds, ackedIds } = ledgerBefore(history, last);
+  const { confirmedIds, acks } = ledgerBefore(history, last);
   const r = recovered(history.runs[last]);
   const rIds = new Set(r.map((o) => o.id));
   const rSeqs = new Set(r.map((o) => o.seq));
   // An id still unknown was never delivered before the final drain, so never acked: its seq must come back.
-  const missing = [...confirmedIds].filter(([seq, id]) => (id === undefined ? !rSeqs.has(seq) : !ackedIds.has(id) && !rIds.has(id)));
+  const missing = [...confirmedIds].filter(([seq, id]) => (id === undefined ? !rSeqs.has(seq) : !acks.has(id) && !rIds.has(id)));
   if (missing.length === 0) return [];
   const seqs = missing.map(([seq]) => seq);
   return [{
@@ -179,44 +204,63 @@ function checkAtLeastOnce(history: History): Violation[] {
   }];
 }
 
+/**
+ * Whether a power cut at the end of `rec`'s run may lose the ack, by the run's declared bound, and
+ * why not if it may not. Exact, from the lines: an ack in flight may be lost; an out-of-order ack
+ * (a lower delivered seq still unacked at the cut) may be lost unless the target makes those durable;
+ * otherwise only the last ackBatchSize - 1 acks to join the in-order acks may be.
+ */
+function ackMayBeLost(history: History, rec: AckRecord, all: readonly AckRecord[]): { ok: true } | { ok: false; why: string } {
+  const declared = helloOf(history.runs[rec.run].outcomes)?.replayBound;
+  if (!declared) throw new Error(`oracle: ${runName(history, rec.run)} acked events but declared no replay bound (no hello line before its acks)`);
+  if (rec.ackedLine === undefined) return { ok: true };
+  const joinedAt = declared.outOfOrderAcksDurable ? rec.ackedLine : rec.inOrderAt;
+  if (joinedAt === undefined) return { ok: true };
+  const later = all.filter((r) => r.run === rec.run && r.ackedLine !== undefined && (declared.outOfOrderAcksDurable ? r.ackedLine : r.inOrderAt ?? 0) > joinedAt).length;
+  if (later <= declared.ackBatchSize - 2) return { ok: true };
+  const joined = joinedAt === rec.ackedLine ? '' : `, and joined the in-order acks when line ${joinedAt} acked the last lower seq`;
+  return {
+    ok: false,
+    why: `its ack call returned at line ${rec.ackedLine} of ${runName(history, rec.run)} ("acked" after the ack-intent at line ${rec.intentLine})${joined}; ` +
+      `that run declared ackBatchSize ${declared.ackBatchSize}, so only the last ${declared.ackBatchSize - 1} returned in-order acks may be lost at its cut, ` +
+      `and ${later} acked events joined after it`,
+  };
+}
+
 function checkBoundedReplay(history: History): Violation[] {
-  const last = history.runs.length - 1;
-  const c = confirmedBefore(history, last);
-  const { ackedIds } = ledgerBefore(history, last);
-  const r = recovered(history.runs[last]);
   const out: Violation[] = [];
-  // By seq: a correct queue confirms acks only below its durableSeq, and durable seqs are never reused.
-  const durablyAcked = r.map((o) => o.seq).filter((s) => s < c.firstUnacked);
-  if (durablyAcked.length > 0) {
-    out.push({
-      check: 'bounded-replay',
-      seqs: durablyAcked,
-      message: `bounded-replay: seqs ${list(durablyAcked)} were delivered again after recovery although their acks were ` +
-        `confirmed durable (durableFirstUnackedSeq reached ${c.firstUnacked} in ${runName(history, c.firstUnackedRun)}; ` +
-        `expected no seq below it)`,
-    });
-  }
-  const replayed = r.filter((o) => o.id !== null && ackedIds.has(o.id)).map((o) => o.seq);
-  // Each run cut with acks in flight may replay up to the bound its target declared (hello line).
-  let bound = 0;
-  const terms: string[] = [];
-  for (let k = 0; k < last; k++) {
-    const shape = ackShape(history.runs[k]);
-    if (shape.ackCalls === 0) continue;
-    const declared = helloOf(history.runs[k].outcomes)?.replayBound;
-    if (!declared) throw new Error(`oracle: ${runName(history, k)} acked events but declared no replay bound (no hello line before its acks)`);
-    const b = replayBoundFor(declared, shape);
-    bound += b;
-    terms.push(`run ${k}: ack batch ${declared.ackBatchSize} - 1 + largest ack call ${shape.largestAckCallSize}` +
-      `${declared.outOfOrderAcksDurable ? '' : ` + out-of-order acks ${shape.outOfOrderAcks}`} = ${b}`);
-  }
-  if (replayed.length > bound) {
-    out.push({
-      check: 'bounded-replay',
-      seqs: replayed,
-      message: `bounded-replay: ${replayed.length} acked events were delivered again after recovery (seqs ${list(replayed)}), ` +
-        `more than the bound ${bound} (${terms.join('; ') || 'no acks before the cut'})`,
-    });
+  const reported = new Set<number>();
+  // Every run after a cut recovers: the final drain, and any recovery cut in its turn.
+  for (let j = 1; j < history.runs.length; j++) {
+    const c = confirmedBefore(history, j);
+    const deliveries = recovered(history.runs[j]);
+    // By seq: a correct queue confirms acks only below its durableSeq, and durable seqs are never reused.
+    const durablyAcked = deliveries.map((o) => o.seq).filter((s) => s < c.firstUnacked);
+    if (durablyAcked.length > 0) {
+      out.push({
+        check: 'bounded-replay',
+        seqs: durablyAcked,
+        message: `bounded-replay: ${runName(history, j)} delivered seqs ${list(durablyAcked)} again after a power cut although their acks were ` +
+          `confirmed durable (durableFirstUnackedSeq reached ${c.firstUnacked} in ${runName(history, c.firstUnackedRun)}; ` +
+          `expected no seq below it)`,
+      });
+    }
+    const { acks } = ledgerBefore(history, j);
+    const all = [...acks.values()];
+    for (const o of deliveries) {
+      const rec = o.id === null ? undefined : acks.get(o.id);
+      if (rec === undefined || reported.has(o.id!) || o.seq < c.firstUnacked) continue;
+      const verdict = ackMayBeLost(history, rec, all);
+      if (verdict.ok) continue;
+      reported.add(o.id!);
+      out.push({
+        check: 'bounded-replay',
+        seqs: [o.seq],
+        ids: [o.id!],
+        message: `bounded-replay: ${runName(history, j)} delivered seq ${o.seq} (event id ${o.id}) again after a power cut, although ` +
+          `the queue had promised its ack: ${verdict.why} (expected it never to come back)`,
+      });
+    }
   }
   return out;
 }
@@ -287,7 +331,7 @@ function checkOrder(history: History): Violation[] {
     }
   });
   const last = history.runs.length - 1;
-  const { idAt, ackedIds } = ledgerBefore(history, last);
+  const { idAt, acks } = ledgerBefore(history, last);
   const final = history.runs[last];
   const reopened = final.outcomes.find((o): o is Extract<Outcome, { t: 'open' }> => o.t === 'open');
   const r = recovered(final).map((o) => o.seq);
@@ -301,7 +345,7 @@ function checkOrder(history: History): Violation[] {
   const rSeqs = new Set(r);
   const from = Math.min(reopened.durableFirstUnackedSeq, r[0] ?? Infinity);
   const to = Math.max(reopened.durableSeq, r[r.length - 1] ?? 0);
-  const ackedAt = (s: number) => idAt.has(s) && ackedIds.has(idAt.get(s)!);
+  const ackedAt = (s: number) => idAt.has(s) && acks.has(idAt.get(s)!);
   const holes: number[] = [];
   for (let s = from; s <= to; s++) if (!rSeqs.has(s) && !ackedAt(s)) holes.push(s);
   if (holes.length > 0) {

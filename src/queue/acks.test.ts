@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { fc, test } from '@fast-check/vitest';
 import { AckTracker } from './acks.js';
-import { maxReplayedAcks } from './replay-bound.js';
 
 describe('AckTracker', () => {
   test.prop([fc.integer({ min: 1, max: 50 }).chain((n) => fc.shuffledSubarray([...Array(n).keys()].map((i) => i + 1), { minLength: 0, maxLength: n }))])(
@@ -31,17 +30,5 @@ describe('AckTracker', () => {
     tracker.add(10);
     expect(tracker.firstUnacked).toBe(21);
     expect(tracker.pendingOutOfOrder).toBe(0);
-  });
-});
-
-describe('maxReplayedAcks', () => {
-  it('is checkpointAcks - 1 + largest ack call + out-of-order acks', () => {
-    expect(maxReplayedAcks(1024, 1, 0)).toBe(1024);
-    expect(maxReplayedAcks(1, 1, 0)).toBe(1);
-    expect(maxReplayedAcks(10, 5, 7)).toBe(21);
-  });
-  it('rejects nonsense with a message naming the argument', () => {
-    expect(() => maxReplayedAcks(0, 1, 0)).toThrow(/checkpointAcks must be an integer >= 1/);
-    expect(() => maxReplayedAcks(1, -1, 0)).toThrow(/largestAckCallSize/);
   });
 });

@@ -2,7 +2,6 @@
 export type { CheckpointDesign, DurabilityState, PageWriteDesign, PersistentQueue, QueueEvent, QueueSettings } from './types.js';
 export { openQueue, Queue } from './queue.js';
 export { DEFAULT_SETTINGS, validateSettings } from './settings.js';
-export { maxReplayedAcks } from './replay-bound.js';
 export { DiskOps } from './ops.js';
 export { PageWriter, WRITE_BUFFER_BYTES } from './page.js';
 export {

@@ -15,7 +15,7 @@ runNodeDriver({
     return variants.openQueueVariant(spec.variant, spec.dir, settings);
   },
   replayBound(settings) {
-    // The queue's documented maxReplayedAcks(checkpointAcks, largest ack call, out-of-order acks).
+    // In-order acks are checkpointed in batches of checkpointAcks; out-of-order ones once the gap closes (README, durability contract).
     return { ackBatchSize: (settings as Partial<QueueSettings>).checkpointAcks ?? DEFAULT_SETTINGS.checkpointAcks, outOfOrderAcksDurable: false };
   },
   maxEventBytes: (settings) => maxEventBytes((settings as Partial<QueueSettings>).pageCapacityBytes ?? DEFAULT_SETTINGS.pageCapacityBytes),

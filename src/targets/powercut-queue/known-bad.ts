@@ -19,6 +19,10 @@ export const KNOWN_BAD: Readonly<Record<string, KnownBadVariant>> = Object.freez
   'purge-before-checkpoint': { summary: 'acked pages are deleted, durably, before the checkpoint that stops referencing them', settings: { pageCapacityBytes: 1_024, checkpointAcks: 1 } },
   'checkpoint-unlink-before-rename': { summary: 'checkpoint.head is removed before tmp is renamed over it (one torn prefix loses both)', settings: { checkpointDesign: 'atomic-file' } },
   'fsync-claims-late-writes': { summary: 'an fsync is taken to cover records written while it was in flight', settings: { pageWriteDesign: 'sync' } },
+  // Caught only by the exact replay rule: with checkpointAcks 1 a per-run count allowed one replayed ack.
+  'ack-returns-early': { summary: 'ack() resolves before the checkpoint recording the ack is durable', settings: { checkpointAcks: 1 } },
+  // Caught only when an fsync is slow: the held fsync replies of exhaustive mode, or a random cut's grace period.
+  'sync-wait-gives-up': { summary: 'a page fsync is waited for a moment, then its records are reported durable anyway', settings: { pageWriteDesign: 'sync' } },
 });
 
 export const VARIANT_NAMES: readonly string[] = Object.freeze(Object.keys(KNOWN_BAD));

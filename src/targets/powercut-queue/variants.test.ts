@@ -18,6 +18,8 @@ afterEach(async () => {
 interface Spy {
   log: string[];
   holdPageFsync?: Promise<void>;
+  /** Held below the variant's own fsync step: a slow disk, as the variant sees it. */
+  slowPageFsync?: Promise<void>;
   failNextPageFsync?: boolean;
 }
 /** Logs the disk steps of an ops instance (correct or variant) and can hold or fail page fsyncs. */
@@ -34,8 +36,9 @@ function spy(ops: DiskOps): Spy {
   // Failures are injected below fsync, so a variant's own fsync override still runs.
   const stepSync = (o.stepSync as unknown as (file: string, op: string, fn: () => unknown) => unknown).bind(ops);
   (o as unknown as Record<string, unknown>).stepSync = (file: string, op: string, fn: () => unknown) => (s.log.push(`${basename(file)}: ${op}`), stepSync(file, op, fn));
-  o.step = (file, op, fn) => {
+  o.step = async (file, op, fn) => {
     if (op === 'delete acked page') s.log.push(`delete ${basename(file as string)}`);
+    if (op === 'fsync of page' && s.slowPageFsync) await s.slowPageFsync;
     if (op === 'fsync of page' && s.failNextPageFsync) {
       s.failNextPageFsync = false;
       // As ext4 does: the failed data is dropped from what can become durable; a retry then "succeeds".
@@ -80,6 +83,8 @@ describe('variant registry', () => {
         'purge-before-checkpoint',
         'checkpoint-unlink-before-rename',
         'fsync-claims-late-writes',
+        'ack-returns-early',
+        'sync-wait-gives-up',
       ].sort(),
     );
     for (const name of VARIANT_NAMES) {
@@ -227,6 +232,46 @@ describe('each variant differs from the correct queue in its one way', () => {
     }
     expect(results.correct).toEqual([`1:${ev(1).toString('hex').slice(0, 8)}`]);
     expect(results['no-crc-on-recovery']).toEqual([`1:${ev(1).toString('hex').slice(0, 8)}`, '2:00000000']);
+  });
+
+  it('ack-returns-early: ack() resolves while the checkpoint recording the ack is still being written', async () => {
+    const results: Record<string, string> = {};
+    for (const name of ['correct', 'ack-returns-early']) {
+      const dir = await tempQueueDir();
+      const ops = new SpyOps();
+      const settings = KNOWN_BAD['ack-returns-early'].settings as Partial<QueueSettings>;
+      const q = name === 'correct' ? await Queue.open(dir, settings, ops) : await openQueueVariant(name, dir, settings, ops);
+      opened.push(q);
+      await q.write(ev(1));
+      await q.waitDurable(1);
+      const [e] = await q.readBatch(1, 10);
+      let release!: () => void;
+      ops.hold = new Promise<void>((r) => (release = r));
+      const acked = q.ack([e.seq]).then(() => 'resolved');
+      const early = await Promise.race([acked, new Promise<string>((r) => setTimeout(() => r('pending'), 50))]);
+      results[name] = `${early}, durableFirstUnackedSeq ${q.durability().durableFirstUnackedSeq}`;
+      ops.hold = null;
+      release();
+      await acked;
+    }
+    expect(results.correct).toBe('pending, durableFirstUnackedSeq 1');
+    expect(results['ack-returns-early']).toBe('resolved, durableFirstUnackedSeq 1');
+  });
+
+  it('sync-wait-gives-up: a page fsync slower than the wait is reported durable before it completes', async () => {
+    const { good, bad } = await openBoth('sync-wait-gives-up', { checkpointWrites: 0 });
+    let release!: () => void;
+    const slow = new Promise<void>((r) => (release = r));
+    for (const s of [good, bad]) {
+      s.spy.slowPageFsync = slow;
+      await s.q.write(ev(1));
+    }
+    const waits = [good, bad].map((s) => s.q.waitDurable(1).then(() => 'durable'));
+    const states = await Promise.all(waits.map((w) => Promise.race([w, new Promise<string>((r) => setTimeout(() => r('waiting'), 100))])));
+    expect(states).toEqual(['waiting', 'durable']);
+    expect(bad.q.durability().durableSeq).toBe(1);
+    release();
+    await Promise.all(waits);
   });
 
   it('close-swallows-failure: after a background checkpoint failed, close() resolves instead of rejecting', async () => {

@@ -64,7 +64,7 @@ class FsyncErrorIgnored extends DiskOps {
   }
 }
 
-// The three below are this project's own: each breaks a step whose failure needs one exact crash
+// The three below (and the last two) are this project's own: each breaks a step whose failure needs one exact crash
 // state or interleaving, so a few random cuts rarely find it and exhaustive mode always does.
 
 /** Acked pages deleted (and the deletion made durable) before the checkpoint that stops referencing them: one interval of the run shows it. */
@@ -93,6 +93,34 @@ class FsyncClaimsLateWrites extends DiskOps {
   }
 }
 
+/**
+ * A latency optimisation gone wrong: a page fsync is waited for at most SYNC_WAIT_GIVE_UP_MS, then
+ * its records are reported durable anyway. A FUSE fsync usually answers well within that, so the
+ * lie shows only when an fsync is slow: the schedule's held fsync replies (or a random cut's grace
+ * period) make it slow on purpose.
+ */
+class SyncWaitGivesUp extends DiskOps {
+  override async fsync(fh: FileHandle, file: string, operation: string): Promise<void> {
+    if (operation !== 'fsync of page') return super.fsync(fh, file, operation);
+    const synced = super.fsync(fh, file, operation);
+    synced.catch(() => undefined);
+    await Promise.race([synced, new Promise((resolve) => setTimeout(resolve, SYNC_WAIT_GIVE_UP_MS))]);
+  }
+}
+export const SYNC_WAIT_GIVE_UP_MS = 2;
+
+/** ack() resolves as soon as the acks are recorded in memory, without waiting for the checkpoint it asked for. */
+async function openAckReturnsEarly(dir: string, settings: Partial<QueueSettings>, ops: DiskOps): Promise<PersistentQueue> {
+  const queue = await Queue.open(dir, settings, ops);
+  const ack = queue.ack.bind(queue);
+  queue.ack = (seqs) => {
+    // Its failure still stops the queue (every later call rejects); only this caller is not told.
+    ack(seqs).catch(() => undefined);
+    return Promise.resolve();
+  };
+  return queue;
+}
+
 /** PostgreSQL fsyncgate's cousin: a background write fails, and close() still resolves, so the program is never told. */
 async function openCloseSwallowsFailure(dir: string, settings: Partial<QueueSettings>, ops: DiskOps): Promise<PersistentQueue> {
   const queue = await Queue.open(dir, settings, ops);
@@ -115,6 +143,8 @@ const implementations: Record<string, { ops?: () => DiskOps; open?: (dir: string
   'purge-before-checkpoint': { ops: () => new PurgeBeforeCheckpoint() },
   'checkpoint-unlink-before-rename': { ops: () => new CheckpointUnlinkBeforeRename() },
   'fsync-claims-late-writes': { ops: () => new FsyncClaimsLateWrites() },
+  'ack-returns-early': { open: openAckReturnsEarly },
+  'sync-wait-gives-up': { ops: () => new SyncWaitGivesUp() },
 };
 
 for (const name of VARIANT_NAMES) if (!implementations[name]) throw new Error(`invariant: known-bad variant '${name}' has no implementation`);
