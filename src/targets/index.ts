@@ -2,6 +2,7 @@
 import type { Target, TargetRef, TargetSettings } from '../harness/target.js';
 import { powercutQueue } from './powercut-queue/index.js';
 import { leveldb } from './leveldb/index.js';
+import { natsJetstream } from './nats-jetstream/index.js';
 import { EXTERNAL_TARGET, externalTarget } from './external.js';
 
 export const DEFAULT_TARGET = 'powercut-queue';
@@ -9,6 +10,7 @@ export const DEFAULT_TARGET = 'powercut-queue';
 const TARGETS: Record<string, Target> = {
   [powercutQueue.name]: powercutQueue,
   [leveldb.name]: leveldb,
+  [natsJetstream.name]: natsJetstream,
 };
 
 export const TARGET_NAMES: readonly string[] = Object.freeze(Object.keys(TARGETS));

@@ -1,0 +1,122 @@
+// NATS JetStream (nats-server 2.9.10, file storage) as a target: its driver starts the server with
+// the store on the mount, publishes, fetches and acks through a durable pull consumer, and restarts
+// it on the crashed image to drain (docs/nats.md).
+import fc from 'fast-check';
+import type { TraceEntry } from '../../../fusefs/protocol.js';
+import { distPath } from '../../harness/dist-path.js';
+import type { Workload } from '../../harness/workload.js';
+import type { Target, TargetSettings } from '../../harness/target.js';
+import { checkNatsEnvironment } from './env.js';
+import {
+  DEFAULT_NATS_SETTINGS,
+  DRAIN_RESERVE_BYTES,
+  natsMaxEventBytes,
+  natsSettings,
+  PER_MESSAGE_OVERHEAD_BYTES,
+  RETENTIONS,
+  SMALL_BLOCKS_MAX_BYTES,
+} from './settings.js';
+
+const { serverConfig: _serverConfig, ...DEFAULTS_DRAWN } = DEFAULT_NATS_SETTINGS;
+
+const settingsArb: fc.Arbitrary<TargetSettings> = fc
+  .record({
+    pubAckDurable: fc.boolean(),
+    smallBlocks: fc.boolean(),
+    maxMsgSize: fc.constantFrom(-1, 1_024, 8_192, 65_536),
+    retention: fc.constantFrom(...RETENTIONS),
+    extraConsumers: fc.integer({ min: 0, max: 2 }),
+    extraConsumersAck: fc.boolean(),
+    msgId: fc.boolean(),
+    duplicateWindowMs: fc.constantFrom(0, 100, 60_000),
+  })
+  // A work queue stream takes one unfiltered consumer.
+  .map((s) => (s.retention === 'workqueue' ? { ...s, extraConsumers: 0 } : s));
+
+type Steps = Workload['steps'];
+const mapWrites = (steps: Steps, f: (sizes: number[]) => number[]): Steps =>
+  steps.map((s) => (s.op === 'write' ? { ...s, sizesBytes: f(s.sizesBytes) } : s.op === 'concurrently' ? { ...s, branches: s.branches.map((b) => mapWrites(b, f)) } : s));
+const writeSizes = (steps: Steps): number[] => steps.flatMap((s) => (s.op === 'write' ? s.sizesBytes : s.op === 'concurrently' ? s.branches.flatMap(writeSizes) : []));
+
+/**
+ * Events cut to the largest message the stream takes; with smallBlocks, the whole workload made to
+ * fit the stream's max_bytes (with the liveness writes of up to three drains on top) by shrinking
+ * every event by one factor: a full stream refuses publishes (discard new), which is no durability bug.
+ */
+export function fitNatsWorkload(workload: Workload, settings: TargetSettings): Workload {
+  const max = natsMaxEventBytes(settings);
+  let steps = mapWrites(workload.steps, (sizes) => sizes.map((n) => Math.min(n, max)));
+  if (natsSettings(settings).smallBlocks) {
+    const sizes = writeSizes(steps);
+    const budget = SMALL_BLOCKS_MAX_BYTES - DRAIN_RESERVE_BYTES - sizes.length * PER_MESSAGE_OVERHEAD_BYTES;
+    const total = sizes.reduce((a, b) => a + b, 0);
+    if (total > budget) {
+      const factor = Math.max(0, budget) / total;
+      steps = mapWrites(steps, (ss) => ss.map((n) => Math.max(8, Math.floor(n * factor))));
+    }
+  }
+  return { steps };
+}
+
+const BLK = /\/msgs\/\d+\.blk$/;
+const IDX = /\/msgs\/\d+\.idx$/;
+const FSS = /\/msgs\/\d+\.fss$/;
+const ODAT = /\/obs\/[^/]+\/o\.dat$/;
+const STREAM_META = /\/streams\/[^/]+\/meta\.inf$/;
+const CONSUMER_META = /\/obs\/[^/]+\/meta\.inf$/;
+
+/** What the server did in a run, from its requests: blocks made and removed, index, state and meta writes, fsyncs. */
+export function natsWorkloadEvents(trace: readonly TraceEntry[]): Record<string, number> {
+  const ok = trace.filter((e) => e.result === 0);
+  const count = (kind: TraceEntry['kind'], re: RegExp) => ok.filter((e) => e.kind === kind && re.test(e.path)).length;
+  return {
+    'blocks created': count('create', BLK),
+    'blocks removed': count('unlink', BLK),
+    '.blk writes': count('write', BLK),
+    '.idx writes': count('write', IDX),
+    '.fss writes': count('write', FSS),
+    'o.dat writes': count('write', ODAT),
+    'stream meta writes': count('write', STREAM_META),
+    'consumer meta writes': count('write', CONSUMER_META),
+    'streams created': count('mkdir', /\/streams\/[^/]+$/),
+    'consumers created': count('mkdir', /\/obs\/[^/]+$/),
+    '.blk fsyncs': count('fsync', BLK),
+    'directory fsyncs': ok.filter((e) => e.kind === 'fsyncdir').length,
+  };
+}
+
+export const natsJetstream: Target = {
+  name: 'nats-jetstream',
+  summary: 'NATS JetStream (nats-server 2.9.10, file storage): publish, a durable pull consumer with explicit acks; a PubAck taken as durable, as NATS documents it',
+  get driver() {
+    return { file: process.execPath, args: [distPath('src/targets/nats-jetstream/driver.js')] };
+  },
+  checkSettings: (settings) => void natsSettings(settings),
+  checkEnvironment: checkNatsEnvironment,
+  settingsArb,
+  suites: [
+    // What a user gets: one consumer, limits retention, 8 MiB blocks, a PubAck as the durability confirmation.
+    { name: 'default', settings: DEFAULTS_DRAWN },
+    // 32000-byte blocks: a new .blk every ~32 KB, so rollovers (and the never-fsynced old block) in every run.
+    { name: 'small-blocks', settings: { smallBlocks: true } },
+    // Nothing claimed from a PubAck: only what the driver fsynced itself, and what the recovered server reports.
+    { name: 'claims-off', settings: { pubAckDurable: false } },
+    // Interest retention with two more consumers acking in step: messages removed once all acked them.
+    { name: 'interest-consumers', settings: { retention: 'interest', extraConsumers: 2, extraConsumersAck: true } },
+  ],
+  fitWorkload: fitNatsWorkload,
+  // Message blocks (writes, creation, fsyncs), consumer state, meta files, and the renames and
+  // directory fsyncs 2.9.10 never makes (a cut aimed there falls back to any request).
+  cutTargets: [
+    { kind: 'write', path: '**/*.blk' },
+    { kind: 'create', path: '**/*.blk' },
+    { kind: 'fsync', path: '**/*.blk' },
+    { kind: 'write', path: '**/o.dat' },
+    { kind: 'write', path: '**/meta.inf' },
+    { kind: 'rename' },
+    { kind: 'fsyncdir' },
+  ],
+  faultPaths: ['**/*.blk', '**/*.idx', '**/meta.*', '**/o.dat'],
+  knownBad: {},
+  workloadEvents: natsWorkloadEvents,
+};

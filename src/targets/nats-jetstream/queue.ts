@@ -1,0 +1,508 @@
+// NATS JetStream (nats-server 2.9.10, file storage, one server) as a queue with the built-in queue's
+// API (DrivenQueue), through the official client (@nats-io/transport-node, @nats-io/jetstream 3.4.0).
+//
+// - open: start nats-server on the directory (its store is <dir>/jetstream), then look up the stream
+//   and the durable pull consumer; create whichever is missing, as an application does at start-up.
+//   The `open` line reports what the server holds: durableSeq = the stream's last seq,
+//   durableFirstUnackedSeq = the consumer's ack floor + 1 (docs/nats.md, "Durability claims").
+// - write = publish; the PubAck's seq is the seq. With pubAckDurable (NATS's documented meaning of
+//   a PubAck) it is also a `durable` line.
+// - read = a pull request {batch, no_wait, expires}: whatever is there now, or the first messages
+//   to arrive within the wait; ack = +ACK with the server's confirmation (what ackAck() does).
+// - checkpoint: 2.9.10 has no call that makes anything durable. With pubAckDurable off, waitDurable
+//   and checkpoint fsync the store's files and directories from the driver (the only way), and
+//   claim what was PubAcked before that fsync began.
+// - close = a clean stop of the server (SIGTERM).
+import { open as openFile, readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { createInbox, type Msg, type NatsConnection } from '@nats-io/transport-node';
+import {
+  AckPolicy,
+  DeliverPolicy,
+  DiscardPolicy,
+  JetStreamApiCodes,
+  JetStreamApiError,
+  jetstream,
+  jetstreamManager,
+  RetentionPolicy,
+  StorageType,
+  type ConsumerInfo,
+  type JetStreamClient,
+  type JetStreamManager,
+  type StreamInfo,
+} from '@nats-io/jetstream';
+import type { DriverSpec } from '../../harness/driver-spec.js';
+import type { DrivenQueue } from '../node-driver.js';
+import { NatsServer, NatsServerError } from './server.js';
+import { natsMaxEventBytes, natsSettings, SMALL_BLOCKS_MAX_BYTES, type NatsSettings } from './settings.js';
+
+export const STREAM = 'POWERCUT';
+export const SUBJECT = 'powercut.events';
+export const CONSUMER = 'powercut';
+export const extraConsumerName = (i: number): string => `powercut-extra-${i + 1}`;
+/** Long enough that nothing delivered is redelivered during a run: redelivery after ack_wait would break in-session order. */
+export const ACK_WAIT_MS = 60 * 60 * 1000;
+const MAX_ACK_PENDING = 20_000;
+/** Answers to API calls, publishes and acks. */
+const REQUEST_TIMEOUT_MS = 10_000;
+/** A pull request is answered within its expiry plus this (else the server is gone or stuck). */
+const PULL_ANSWER_MS = 10_000;
+/** Extra consumers fetch in batches of this many while catching up to an ack. */
+const EXTRA_FETCH_BATCH = 256;
+
+const RETENTION = { limits: RetentionPolicy.Limits, interest: RetentionPolicy.Interest, workqueue: RetentionPolicy.Workqueue } as const;
+
+export interface DurableState {
+  durableSeq: number;
+  durableFirstUnackedSeq: number;
+}
+
+export class NatsQueueError extends Error {
+  constructor(message: string, readonly code?: string) {
+    super(message);
+    this.name = 'NatsQueueError';
+  }
+}
+
+/**
+ * What a run has claimed, kept across a `reopen` step (a clean restart of the server): the claims of
+ * the first open stand (what the store held when the run began), and only PubAcks or store fsyncs
+ * add to them. A clean stop flushes but never fsyncs, so what the restarted server reports is not
+ * more durable than before.
+ */
+const claimsOfRun = new WeakMap<DriverSpec, DurableState>();
+
+/** One pulled message: its stream seq, the subject to ack it on, its bytes. */
+interface Pulled {
+  seq: number;
+  reply: string;
+  data: Buffer;
+}
+
+/** The stream seq in a JetStream ack subject: $JS.ACK.<stream>.<consumer>.<dc>.<sseq>.<dseq>.<ts>.<pending> (2.9), or the 12-token form. */
+export function seqOfAckSubject(reply: string): number {
+  const t = reply.split('.');
+  const seq = t.length === 9 ? Number(t[5]) : t.length >= 11 ? Number(t[7]) : NaN;
+  if (t[0] !== '$JS' || t[1] !== 'ACK' || !Number.isSafeInteger(seq) || seq < 1) throw new NatsQueueError(`not a JetStream ack subject: ${reply}`);
+  return seq;
+}
+
+/** An extra consumer: what it was delivered and not yet acked (seq -> ack subject), and the highest seq it was delivered. */
+interface Extra {
+  name: string;
+  held: Map<number, string>;
+  lastSeen: number;
+}
+
+export class NatsQueue implements DrivenQueue {
+  private failure: Error | undefined;
+  private closed = false;
+  private listeners = new Set<(s: DurableState) => void>();
+  /** Delivered in this session: seq -> ack subject, until acked. */
+  private delivered = new Map<number, string>();
+  /** Every seq delivered in this session (a redelivery of one is dropped, and logged). */
+  private seen = new Set<number>();
+  /** Highest seq a PubAck returned in this session. */
+  private pubAcked = 0;
+  private syncing: Promise<void> | undefined;
+
+  private constructor(
+    private readonly server: NatsServer,
+    private readonly nc: NatsConnection,
+    private readonly js: JetStreamClient,
+    private readonly dir: string,
+    private readonly s: NatsSettings,
+    private readonly claims: DurableState,
+    private readonly extras: Extra[],
+  ) {}
+
+  /** Starts the server on spec.dir, finds or creates the stream and consumers, and reports what it holds. */
+  static async open(spec: DriverSpec): Promise<NatsQueue> {
+    const s = natsSettings(spec.settings);
+    let started: { server: NatsServer; nc: NatsConnection };
+    try {
+      started = await NatsServer.start(spec.dir, s.serverConfig);
+    } catch (err) {
+      throw err instanceof NatsServerError ? new NatsQueueError(`open: ${err.message}`) : err;
+    }
+    const { server, nc } = started;
+    try {
+      const jsm = await jetstreamManager(nc, { timeout: REQUEST_TIMEOUT_MS });
+      const stream = await ensureStream(jsm, s);
+      const consumer = await ensureConsumer(jsm, CONSUMER);
+      const extras: Extra[] = [];
+      for (let i = 0; i < s.extraConsumers; i++) {
+        const info = await ensureConsumer(jsm, extraConsumerName(i));
+        await redeliverPending(nc, info, stream.state.last_seq);
+        extras.push({ name: info.name, held: new Map(), lastSeen: info.delivered.stream_seq });
+      }
+      await redeliverPending(nc, consumer, stream.state.last_seq);
+      let claims = claimsOfRun.get(spec);
+      if (!claims) {
+        claims = { durableSeq: stream.state.last_seq, durableFirstUnackedSeq: consumer.ack_floor.stream_seq + 1 };
+        claimsOfRun.set(spec, claims);
+        process.stderr.write(
+          `nats-jetstream driver: opened stream ${STREAM} (messages ${stream.state.messages}, seqs ${stream.state.first_seq}..${stream.state.last_seq}), ` +
+            `consumer ${CONSUMER} (ack floor ${consumer.ack_floor.stream_seq}, delivered ${consumer.delivered.stream_seq}, ` +
+            `ack pending ${consumer.num_ack_pending}, pending ${consumer.num_pending})\n`,
+        );
+      }
+      return new NatsQueue(server, nc, jetstream(nc, { timeout: REQUEST_TIMEOUT_MS }), spec.dir, s, claims, extras);
+    } catch (err) {
+      await nc.close().catch(() => undefined);
+      await server.kill();
+      throw asQueueError(err, 'open', server);
+    }
+  }
+
+  durability(): DurableState {
+    return { ...this.claims };
+  }
+
+  onDurable(listener: (s: DurableState) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private advance(seq: number): void {
+    if (seq <= this.claims.durableSeq) return;
+    this.claims.durableSeq = seq;
+    const state = this.durability();
+    for (const l of [...this.listeners]) l(state);
+  }
+
+  private check(): void {
+    if (this.failure) throw this.failure;
+    if (this.closed) throw new NatsQueueError('the queue is closed');
+  }
+
+  /** Runs one call; its first failure stops the queue (every later call rejects with it). */
+  private async guard<T>(where: string, op: () => Promise<T>): Promise<T> {
+    this.check();
+    try {
+      return await op();
+    } catch (err) {
+      this.failure ??= asQueueError(err, where, this.server);
+      throw this.failure;
+    }
+  }
+
+  write(data: Buffer): Promise<number> {
+    return this.guard('publish', async () => {
+      const max = natsMaxEventBytes(this.s as unknown as Record<string, unknown>);
+      if (data.length > max) throw new NatsQueueError(`event of ${data.length} bytes is larger than ${max}, the largest the stream takes with these settings`);
+      const id = data.length >= 4 ? data.readUInt32LE(0) : 0;
+      const pa = await this.js.publish(SUBJECT, data, {
+        timeout: REQUEST_TIMEOUT_MS,
+        ...(this.s.msgId ? { msgID: String(id) } : {}),
+      });
+      if (pa.duplicate) throw new NatsQueueError(`the PubAck for event id ${id} says it is a duplicate of seq ${pa.seq}: it was published once`);
+      this.pubAcked = Math.max(this.pubAcked, pa.seq);
+      // NATS's documentation: a PubAck means the message "has been successfully persisted".
+      if (this.s.pubAckDurable) this.advance(pa.seq);
+      return pa.seq;
+    });
+  }
+
+  async waitDurable(seq: number): Promise<void> {
+    this.check();
+    if (seq <= this.claims.durableSeq) return;
+    if (seq > this.pubAcked) throw new NatsQueueError(`waitDurable(${seq}): no PubAck for that seq yet (highest ${this.pubAcked})`);
+    if (this.s.pubAckDurable) throw new NatsQueueError(`invariant: seq ${seq} was PubAcked but durableSeq is ${this.claims.durableSeq}`);
+    await this.syncStore(seq);
+  }
+
+  /** pubAckDurable off: fsyncs the store (one walk at a time, shared by concurrent waits) until `seq` is covered. */
+  private async syncStore(seq: number): Promise<void> {
+    while (this.claims.durableSeq < seq) {
+      this.syncing ??= this.guard('fsync of the store', async () => {
+        const covered = this.pubAcked;
+        await fsyncTree(this.dir);
+        this.advance(covered);
+      }).finally(() => {
+        this.syncing = undefined;
+      });
+      await this.syncing;
+    }
+  }
+
+  readBatch(maxEvents: number, timeoutMs: number): Promise<{ seq: number; data: Buffer }[]> {
+    return this.guard('fetch', async () => {
+      const got = await this.pullOrExplain(CONSUMER, maxEvents, timeoutMs);
+      const out: { seq: number; data: Buffer }[] = [];
+      for (const m of got) {
+        if (this.seen.has(m.seq)) {
+          process.stderr.write(`nats-jetstream driver: seq ${m.seq} delivered again in the same session (dropped)\n`);
+          continue;
+        }
+        this.seen.add(m.seq);
+        this.delivered.set(m.seq, m.reply);
+        out.push({ seq: m.seq, data: m.data });
+      }
+      return out;
+    });
+  }
+
+  ack(seqs: readonly number[]): Promise<void> {
+    return this.guard('ack', async () => {
+      if (seqs.length === 0) return;
+      const replies = seqs.map((seq) => {
+        const reply = this.delivered.get(seq);
+        if (reply === undefined) throw new NatsQueueError(`ack(${seq}): that seq was not delivered in this session`);
+        return reply;
+      });
+      seqs.forEach((seq) => this.delivered.delete(seq));
+      // +ACK with a reply subject: the server answers once it processed the ack (what ackAck() does).
+      await Promise.all(replies.map((reply) => ackAck(this.nc, reply)));
+      if (this.s.extraConsumersAck) for (const x of this.extras) await this.ackOnExtra(x, seqs);
+    });
+  }
+
+  /**
+   * A pull; a no_wait pull the server held unanswered is "nothing to deliver" when the consumer has
+   * nothing new to deliver by the server's own count (what 2.9.10 does when a queued redelivery
+   * names a seq the stream no longer holds: it counts it as a message to wait for, then skips it),
+   * and an error otherwise.
+   */
+  private async pullOrExplain(consumer: string, batch: number, expiresMs: number): Promise<Pulled[]> {
+    const got = await pull(this.nc, consumer, batch, expiresMs);
+    if (got !== HELD) return got;
+    const jsm = await jetstreamManager(this.nc, { timeout: REQUEST_TIMEOUT_MS });
+    const [c, st] = [await jsm.consumers.info(STREAM, consumer), await jsm.streams.info(STREAM)];
+    const state = `consumer ${consumer}: ack floor ${c.ack_floor.stream_seq}, delivered ${c.delivered.stream_seq}, ack pending ${c.num_ack_pending}, ` +
+      `pending ${c.num_pending}; stream seqs ${st.state.first_seq}..${st.state.last_seq}, ${st.state.messages} messages`;
+    if (c.num_pending > 0) throw new NatsQueueError(`a no_wait pull request got no answer within ${HELD_PULL_MS} ms (${state})`);
+    process.stderr.write(`nats-jetstream driver: the server held a no_wait pull request unanswered for ${HELD_PULL_MS} ms with nothing new to deliver; taken as nothing (${state})\n`);
+    return [];
+  }
+
+  /** Fetches on an extra consumer until it was delivered every seq up to the highest of `seqs`, then acks those of `seqs` it holds. */
+  private async ackOnExtra(x: Extra, seqs: readonly number[]): Promise<void> {
+    const highest = Math.max(...seqs);
+    while (x.lastSeen < highest) {
+      const got = await this.pullOrExplain(x.name, EXTRA_FETCH_BATCH, 0);
+      if (got.length === 0) break;
+      for (const m of got) {
+        if (!x.held.has(m.seq)) x.held.set(m.seq, m.reply);
+        x.lastSeen = Math.max(x.lastSeen, m.seq);
+      }
+    }
+    const mine = seqs.filter((seq) => x.held.has(seq));
+    const replies = mine.map((seq) => x.held.get(seq)!);
+    mine.forEach((seq) => x.held.delete(seq));
+    await Promise.all(replies.map((reply) => ackAck(this.nc, reply)));
+  }
+
+  /** 2.9.10 has no call that makes anything durable; with pubAckDurable off, the store is fsynced from here. */
+  async checkpoint(): Promise<void> {
+    this.check();
+    if (!this.s.pubAckDurable && this.pubAcked > this.claims.durableSeq) await this.syncStore(this.pubAcked);
+  }
+
+  /** A clean stop: the client closes, the server gets SIGTERM (it flushes its files; 2.9.10 fsyncs none of them). */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    let failure = this.failure;
+    try {
+      await this.nc.close();
+    } catch (err) {
+      failure ??= asQueueError(err, 'close', this.server);
+    }
+    try {
+      await this.server.stop();
+    } catch (err) {
+      failure ??= asQueueError(err, 'close', this.server);
+    }
+    if (failure) throw failure;
+  }
+}
+
+function streamConfig(s: NatsSettings) {
+  return {
+    name: STREAM,
+    subjects: [SUBJECT],
+    storage: StorageType.File,
+    num_replicas: 1,
+    retention: RETENTION[s.retention],
+    // A full stream refuses the publish (loud) rather than dropping old messages (silent); fitWorkload keeps runs below it.
+    discard: DiscardPolicy.New,
+    max_bytes: s.smallBlocks ? SMALL_BLOCKS_MAX_BYTES : -1,
+    max_msg_size: s.maxMsgSize,
+    ...(s.duplicateWindowMs > 0 ? { duplicate_window: s.duplicateWindowMs * 1_000_000 } : {}),
+  };
+}
+
+function isApiError(err: unknown, code: number): boolean {
+  return err instanceof JetStreamApiError && err.code === code;
+}
+
+/** The stream, created if the server does not have it (a new store, or one a cut took). */
+async function ensureStream(jsm: JetStreamManager, s: NatsSettings): Promise<StreamInfo> {
+  try {
+    return await jsm.streams.info(STREAM);
+  } catch (err) {
+    if (!isApiError(err, JetStreamApiCodes.StreamNotFound)) throw err;
+  }
+  return jsm.streams.add(streamConfig(s));
+}
+
+/** A durable pull consumer with explicit acks from the first seq, created if the server does not have it. */
+async function ensureConsumer(jsm: JetStreamManager, name: string): Promise<ConsumerInfo> {
+  try {
+    return await jsm.consumers.info(STREAM, name);
+  } catch (err) {
+    if (!isApiError(err, JetStreamApiCodes.ConsumerNotFound)) throw err;
+  }
+  return jsm.consumers.add(STREAM, {
+    durable_name: name,
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+    ack_wait: ACK_WAIT_MS * 1_000_000,
+    max_deliver: -1,
+    max_ack_pending: MAX_ACK_PENDING,
+  });
+}
+
+/**
+ * Messages delivered before the server stopped (or the power went) and never acked are pending in
+ * the recovered consumer: 2.9.10 redelivers them only once ack_wait has passed since their delivery,
+ * and then after any newer message it delivered meanwhile. A drain needs them now and first, as a
+ * queue gives back its unacked events: so NAK each seq in (ack floor, last delivered], in order, on
+ * subjects made like the server's own ack subjects. The server ignores a NAK for a seq that is not
+ * pending (consumer.go processNak) and queues the others for redelivery in that order; redeliveries
+ * go out before new messages. Seqs above the stream's last seq (a consumer whose state survived a
+ * cut that its stream's messages did not) are left alone: the server cannot redeliver them, and a
+ * no_wait pull counts queued redeliveries as messages to wait for.
+ */
+async function redeliverPending(nc: NatsConnection, info: ConsumerInfo, lastSeq: number): Promise<void> {
+  if (info.num_ack_pending === 0) return;
+  const dseq = info.delivered.consumer_seq;
+  const naks: Promise<Msg>[] = [];
+  for (let seq = info.ack_floor.stream_seq + 1; seq <= Math.min(info.delivered.stream_seq, lastSeq); seq++) {
+    naks.push(nc.request(`$JS.ACK.${STREAM}.${info.name}.1.${seq}.${dseq}.0.0`, '-NAK', { timeout: REQUEST_TIMEOUT_MS }));
+  }
+  await Promise.all(naks);
+}
+
+async function ackAck(nc: NatsConnection, reply: string): Promise<void> {
+  await nc.request(reply, '+ACK', { timeout: REQUEST_TIMEOUT_MS });
+}
+
+/** A pull request the server neither answered nor ended within HELD_PULL_MS although it asked for no wait. */
+const HELD = Symbol('held');
+/** How long a no_wait pull may go unanswered before the driver asks why (the server holds it when it counts undeliverable redeliveries). */
+const HELD_PULL_MS = 3_000;
+
+/**
+ * One pull request: up to `batch` messages; with no_wait the server answers at once with what it has
+ * (404 if nothing), and with `expires` it waits that long for the first ones, answering as soon as it
+ * delivered some (408 at the end of what it has). A no_wait request without expires that gets no
+ * answer at all within HELD_PULL_MS resolves to HELD (the subscription is dropped, so the server
+ * drops the request too: it delivers only to requests with interest).
+ */
+function pull(nc: NatsConnection, consumer: string, batch: number, expiresMs: number): Promise<Pulled[] | typeof HELD> {
+  return new Promise((resolve, reject) => {
+    const inbox = createInbox();
+    const got: Pulled[] = [];
+    let timer: NodeJS.Timeout | undefined;
+    let done = false;
+    const finish = (err?: Error, held = false) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      sub.unsubscribe();
+      if (err) reject(err);
+      else resolve(held ? HELD : got);
+    };
+    const sub = nc.subscribe(inbox, {
+      callback: (err, m) => {
+        if (err) return finish(err);
+        clearTimeout(timer);
+        if (m.reply?.startsWith('$JS.ACK.')) {
+          try {
+            got.push({ seq: seqOfAckSubject(m.reply), reply: m.reply, data: Buffer.from(m.data) });
+          } catch (e) {
+            return finish(e as Error);
+          }
+          if (got.length >= batch) finish();
+          else armTimer(PULL_ANSWER_MS);
+          return;
+        }
+        const code = m.headers?.code ?? 0;
+        const description = m.headers?.description ?? '';
+        // 404 No Messages, 408 Request Timeout: the request is over.
+        if (code === 404 || (code === 408 && /timeout/i.test(description))) return finish();
+        finish(new NatsQueueError(`pull request to consumer ${consumer} answered ${code || '(no status)'} ${description}`.trim()));
+      },
+    });
+    const armTimer = (ms: number) => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        if (expiresMs === 0 && got.length === 0) finish(undefined, true);
+        else finish(new NatsQueueError(`pull request to consumer ${consumer}: no answer within ${ms} ms`));
+      }, ms);
+    };
+    armTimer(expiresMs === 0 ? HELD_PULL_MS : expiresMs + PULL_ANSWER_MS);
+    const request = { batch, no_wait: true, ...(expiresMs > 0 ? { expires: expiresMs * 1_000_000 } : {}) };
+    nc.publish(`$JS.API.CONSUMER.MSG.NEXT.${STREAM}.${consumer}`, JSON.stringify(request), { reply: inbox });
+  });
+}
+
+/** fsyncs every file under <root>/jetstream, then every directory bottom-up, then root: what 2.9.10 never does. */
+export async function fsyncTree(root: string): Promise<void> {
+  const files: string[] = [];
+  const dirs: string[] = [];
+  const walk = async (dir: string): Promise<void> => {
+    let entries;
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw err;
+    }
+    dirs.push(dir);
+    for (const e of entries) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) await walk(p);
+      else if (e.isFile()) files.push(p);
+    }
+  };
+  await walk(path.join(root, 'jetstream'));
+  for (const f of files) await fsyncPath(f);
+  for (const d of dirs.reverse()) await fsyncPath(d);
+  await fsyncPath(root);
+}
+
+async function fsyncPath(p: string): Promise<void> {
+  let fd;
+  try {
+    fd = await openFile(p, 'r');
+  } catch (err) {
+    // Removed by the server meanwhile (a temporary file, a block it deleted): nothing to keep.
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw err;
+  }
+  try {
+    await fd.sync();
+  } finally {
+    await fd.close();
+  }
+}
+
+/** Errno names in error texts (the server reports its I/O errors as Go error strings). */
+const ERRNO_TEXT: Record<string, string> = {
+  'no space left on device': 'ENOSPC',
+  'input/output error': 'EIO',
+  'read-only file system': 'EROFS',
+  'disk quota exceeded': 'EDQUOT',
+};
+
+function asQueueError(err: unknown, where: string, server: NatsServer): Error {
+  if (err instanceof NatsQueueError && err.message.startsWith(where)) return err;
+  const e = err as Error & { code?: unknown };
+  let message = `${where}: ${e?.message ?? String(err)}`;
+  if (server.gone) message += ` (${server.describe(server.exitDescription() ?? 'is gone')})`;
+  const errno = typeof e?.code === 'string' && /^E[A-Z]+$/.test(e.code) ? e.code : Object.entries(ERRNO_TEXT).find(([text]) => message.toLowerCase().includes(text))?.[1];
+  return new NatsQueueError(message, errno);
+}

@@ -1,0 +1,205 @@
+// nats-server as the driver's child: JetStream's store on the mount, a free port on 127.0.0.1, its
+// log on the driver's stderr (stdout is the protocol), a bounded start-up, and a death tied to the
+// driver's: it stays in the driver's process group (the harness SIGKILLs the group at a cut) and,
+// when util-linux's setpriv is there, also gets SIGKILL as its parent-death signal.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { NATS_SERVER_BINARY, onPath } from './env.js';
+
+/** How long a start may take, from spawn until a client is connected (JetStream recovers the store before the port opens). */
+export const START_TIMEOUT_MS = 10_000;
+/** How long a clean stop (SIGTERM: the store is flushed, never fsynced) may take before SIGKILL. */
+export const STOP_TIMEOUT_MS = 5_000;
+/** Attempts with a fresh port when another process took the one picked (between the probe and the server's listen). */
+const PORT_ATTEMPTS = 3;
+/** The server's log kept for error messages. */
+const LOG_TAIL_BYTES = 6_000;
+
+/** A free TCP port on 127.0.0.1: listen on port 0, read it, close it. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.unref();
+    probe.on('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      probe.close(() => (port > 0 ? resolve(port) : reject(new Error('could not read the probed port'))));
+    });
+  });
+}
+
+export class NatsServerError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NatsServerError';
+  }
+}
+
+/** The configuration file's text: the store on the mount, limits given so the server never sizes them from statfs. */
+export function serverConfigText(storeDir: string, port: number, extra: string): string {
+  return [
+    `listen: 127.0.0.1:${port}`,
+    'jetstream {',
+    `  store_dir: ${JSON.stringify(storeDir)}`,
+    '  max_file_store: 1G',
+    '  max_memory_store: 64M',
+    '}',
+    extra,
+    '',
+  ].join('\n');
+}
+
+const running = new Set<ChildProcess>();
+let exitHookInstalled = false;
+/** A driver that exits (an error line, an internal error) takes its servers with it, even without setpriv. */
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on('exit', () => {
+    for (const p of running) p.kill('SIGKILL');
+  });
+}
+
+export class NatsServer {
+  private tail = '';
+  private exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  private readonly exited: Promise<void>;
+
+  private constructor(
+    readonly proc: ChildProcess,
+    readonly port: number,
+    private readonly confDir: string,
+  ) {
+    running.add(proc);
+    const log = (d: Buffer) => {
+      process.stderr.write(d);
+      this.tail = (this.tail + d.toString('utf8')).slice(-LOG_TAIL_BYTES);
+    };
+    proc.stdout?.on('data', log);
+    proc.stderr?.on('data', log);
+    this.exited = new Promise((resolve) => {
+      proc.on('exit', (code, signal) => {
+        this.exit = { code, signal };
+        running.delete(proc);
+        resolve();
+      });
+      proc.on('error', (err) => {
+        this.tail += `\n(spawn failed: ${err.message})`;
+        this.exit ??= { code: null, signal: null };
+        running.delete(proc);
+        resolve();
+      });
+    });
+  }
+
+  get url(): string {
+    return `127.0.0.1:${this.port}`;
+  }
+
+  /** The end of the server's log, for error messages. */
+  logTail(maxChars = 2_000): string {
+    const t = this.tail.trim();
+    return t.length <= maxChars ? t : `...${t.slice(-maxChars)}`;
+  }
+
+  /** How it exited, if it did: "exited with code 1", "was killed by SIGKILL". */
+  exitDescription(): string | undefined {
+    if (!this.exit) return undefined;
+    return this.exit.signal ? `was killed by ${this.exit.signal}` : `exited with code ${this.exit.code}`;
+  }
+
+  /** "nats-server (pid N) exited with code 1; its log ends: ..." */
+  describe(what: string): string {
+    const log = this.logTail();
+    return `nats-server (pid ${this.proc.pid}, port ${this.port}) ${what}; ${log ? `its log ends:\n${log}` : 'it logged nothing'}`;
+  }
+
+  /**
+   * Starts nats-server with JetStream's store in `storeDir` (it adds `jetstream/`) and connects to it,
+   * within START_TIMEOUT_MS. A server that exits or never accepts a connection is a NatsServerError
+   * naming the end of its log.
+   */
+  static async start(storeDir: string, extraConfig: string): Promise<{ server: NatsServer; nc: NatsConnection }> {
+    const binary = onPath(NATS_SERVER_BINARY);
+    if (!binary) throw new NatsServerError(`${NATS_SERVER_BINARY} is not on the PATH (Debian package nats-server)`);
+    let last: NatsServerError | undefined;
+    for (let attempt = 0; attempt < PORT_ATTEMPTS; attempt++) {
+      const server = NatsServer.spawn(binary, storeDir, await freePort(), extraConfig);
+      try {
+        return { server, nc: await server.connect() };
+      } catch (err) {
+        await server.kill();
+        if (!(err instanceof NatsServerError)) throw err;
+        last = err;
+        // Another process took the port between the probe and the listen: not the server's fault.
+        if (!/address already in use/i.test(server.tail)) throw err;
+      }
+    }
+    throw last!;
+  }
+
+  private static spawn(binary: string, storeDir: string, port: number, extraConfig: string): NatsServer {
+    // The config file lives off the mount: the powercut filesystem holds only JetStream's store.
+    const confDir = mkdtempSync(path.join(os.tmpdir(), 'powercut-nats-'));
+    const conf = path.join(confDir, 'nats-server.conf');
+    writeFileSync(conf, serverConfigText(storeDir, port, extraConfig));
+    const setpriv = onPath('setpriv');
+    const [file, args] = setpriv ? [setpriv, ['--pdeathsig', 'SIGKILL', '--', binary, '-c', conf]] : [binary, ['-c', conf]];
+    // A plain child: same process group as the driver (never detached), stdout and stderr piped to ours.
+    installExitHook();
+    const proc = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    return new NatsServer(proc, port, confDir);
+  }
+
+  private async connect(): Promise<NatsConnection> {
+    const deadline = Date.now() + START_TIMEOUT_MS;
+    let lastError = '';
+    while (Date.now() < deadline) {
+      if (this.exit) throw new NatsServerError(this.describe(`${this.exitDescription()} before accepting a connection`));
+      try {
+        return await connect({ servers: this.url, reconnect: false, timeout: Math.max(200, Math.min(2_000, deadline - Date.now())) });
+      } catch (err) {
+        lastError = (err as Error).message;
+        await new Promise((r) => setTimeout(r, 15));
+      }
+    }
+    throw new NatsServerError(this.describe(`accepted no connection within ${START_TIMEOUT_MS} ms (last attempt: ${lastError})`));
+  }
+
+  /** A clean stop: SIGTERM (the server flushes its store; 2.9.10 exits with code 1), SIGKILL if it takes too long. */
+  async stop(): Promise<void> {
+    if (!this.exit) {
+      this.proc.kill('SIGTERM');
+      const timer = new Promise<'timeout'>((r) => setTimeout(r, STOP_TIMEOUT_MS, 'timeout').unref());
+      if ((await Promise.race([this.exited, timer])) === 'timeout') {
+        await this.kill();
+        this.cleanup();
+        throw new NatsServerError(this.describe(`did not stop within ${STOP_TIMEOUT_MS} ms of SIGTERM (killed)`));
+      }
+    }
+    this.cleanup();
+  }
+
+  /** SIGKILL, and wait for the exit (bounded). */
+  async kill(): Promise<void> {
+    if (!this.exit) {
+      this.proc.kill('SIGKILL');
+      await Promise.race([this.exited, new Promise((r) => setTimeout(r, STOP_TIMEOUT_MS).unref())]);
+    }
+    this.cleanup();
+  }
+
+  /** True once the process is gone. */
+  get gone(): boolean {
+    return this.exit !== undefined;
+  }
+
+  private cleanup(): void {
+    rmSync(this.confDir, { recursive: true, force: true });
+  }
+}
