@@ -2,13 +2,30 @@
 // enumerated. A state is "the power went after request afterOp", with the policy's choices spelled
 // out, so it can be rebuilt exactly from the recording and replayed.
 
-/** Which unsynced writes (and truncates) a torn state keeps; they are numbered 1.. in request order. */
+/**
+ * Which unsynced writes (and truncates) a torn state keeps; they are numbered 1.. across files in
+ * request order. Every outcome obeys torn's rule (fusefs/model/torn.ts): each 512-byte sector holds
+ * its durable bytes plus a prefix, in time order, of the changes that touched it, and each file's
+ * size is its durable size or its size after a prefix of its changes.
+ */
 export type DataOutcome =
   | { kind: 'all' }
   | { kind: 'none' }
+  /**
+   * Write k persists with the earlier writes of the sectors it touches (those sectors as just after
+   * k); every other sector keeps its durable bytes; k's file takes its size as just after k.
+   */
   | { kind: 'only'; write: number }
+  /**
+   * Write k is lost with the later writes of the sectors it touches (those sectors as just before
+   * k); every other sector keeps all its writes; k's file takes its final size, or its size just
+   * before k if k was its last change of size.
+   */
   | { kind: 'except'; write: number }
-  /** Each write persists fully, partly (some 512-byte sectors) or not at all, drawn from the seed. */
+  /**
+   * Each write persists fully, partly (some 512-byte sectors) or not at all, drawn from the seed; a
+   * sector that missed a write misses every later one.
+   */
   | { kind: 'sectors'; seed: number };
 
 export interface CrashStateId {
@@ -59,10 +76,20 @@ export interface Mark {
   afterOp: number;
 }
 
-/** "after request 17, torn: 2 of 3 directory operations, only write 4 kept", for messages and artifacts. */
+/** What a torn state keeps of the unsynced writes, in words (trace pages say the same). */
+function dataInWords(d: DataOutcome): string {
+  switch (d.kind) {
+    case 'all': return 'all unsynced writes kept';
+    case 'none': return 'no unsynced write kept';
+    case 'only': return `only unsynced write ${d.write} kept, with the earlier writes in its 512-byte sectors; its file at its size just after it`;
+    case 'except': return `unsynced write ${d.write} lost, with the later writes in its 512-byte sectors; the rest kept; its file at its final size, or at its size before write ${d.write} if that was the file's last size change`;
+    case 'sectors': return `sectors drawn from seed ${d.seed}`;
+  }
+}
+
+/** "after request 17, torn: directory operations prefix 2, only unsynced write 4 kept, with ...", for messages and artifacts. */
 export function describeState(id: CrashStateId): string {
   if (id.policy === 'lose-unsynced') return `after request ${id.afterOp}, lose-unsynced`;
-  const d = id.data;
-  const data = !d ? '' : d.kind === 'all' ? 'all unsynced writes kept' : d.kind === 'none' ? 'no unsynced write kept' : d.kind === 'only' ? `only unsynced write ${d.write} kept` : d.kind === 'except' ? `every unsynced write but ${d.write} kept` : `sectors drawn from seed ${d.seed}`;
+  const data = id.data ? dataInWords(id.data) : '';
   return `after request ${id.afterOp}, torn: directory operations prefix ${id.dirPrefix ?? 0}, ${data}`;
 }

@@ -4,9 +4,9 @@ import { GrowBuffer } from './grow-buffer.js';
 import {
   EEXIST, EFBIG, EINVAL, EISDIR, ENAMETOOLONG, ENOENT, ENOTDIR, ENOTEMPTY, EPERM, FsError,
 } from './errno.js';
-import type { DirNode, FileNode, FsTree, JournalOp, Meta, Node, NodeKind, PendingFileOp, SpecialKind, SpecialNode, SymlinkNode } from './nodes.js';
+import type { DirNode, FileNode, FsTree, JournalOp, Meta, Node, NodeKind, SpecialKind, SpecialNode, SymlinkNode } from './nodes.js';
 import { Prng } from './prng.js';
-import { chosenFile, tornFile, tornJournalPrefix, type TornStats } from './torn.js';
+import { chosenFile, tornFile, tornJournalPrefix, type FileChoice, type TornStats } from './torn.js';
 import type { CrashPolicy } from '../protocol.js';
 import type { DataOutcome } from '../crash-states.js';
 
@@ -334,8 +334,10 @@ export class FsModel {
 
   /**
    * A torn power cut with its choices spelled out (exhaustive mode): the first `dirPrefix` unsynced
-   * directory operations persist, and the unsynced file changes (numbered 1.. across files in the
-   * order they happened) persist as `data` says; unsynced attributes persist only when every change does.
+   * directory operations persist, and the unsynced file changes (writes and truncates, numbered 1..
+   * across files in the order they happened) persist as `data` says, under the rule of torn.ts (each
+   * sector a prefix of its changes, the size a prefix of its file's changes); unsynced attributes
+   * persist only when every change does.
    */
   crashWith(dirPrefix: number, data: DataOutcome): TornStats {
     const stats: TornStats = { partialWrites: 0 };
@@ -350,19 +352,16 @@ export class FsModel {
         if (n.kind === 'file') n.durable = tornFile(n.durable, n.pending, prng, stats);
       }
     } else {
-      // Change numbers 1..fileChanges in the order the changes happened.
-      const order = new Map<number, number>();
-      [...this.nodes.values()].flatMap((n) => (n.kind === 'file' ? n.pending : [])).sort((a, b) => a.seq - b.seq).forEach((op, i) => order.set(op.seq, i + 1));
-      if ((data.kind === 'only' || data.kind === 'except') && !(data.write >= 1 && data.write <= fileChanges)) {
-        throw new Error(`crashWith: write ${data.write} is not in 1..${fileChanges}`);
+      // Change numbers 1..fileChanges in the order the changes happened; `only` and `except` name one by its seq.
+      let choice: FileChoice = data.kind === 'all' ? { kind: 'all' } : { kind: 'none' };
+      if (data.kind === 'only' || data.kind === 'except') {
+        if (!(Number.isInteger(data.write) && data.write >= 1 && data.write <= fileChanges)) throw new Error(`crashWith: write ${data.write} is not in 1..${fileChanges}`);
+        const seqs = [...this.nodes.values()].flatMap((n) => (n.kind === 'file' ? n.pending.map((op) => op.seq) : [])).sort((a, b) => a - b);
+        choice = { kind: data.kind, seq: seqs[data.write - 1] };
       }
-      const keep = (op: PendingFileOp): boolean => {
-        const k = order.get(op.seq)!;
-        return data.kind === 'all' || (data.kind === 'only' && k === data.write) || (data.kind === 'except' && k !== data.write);
-      };
       for (const ino of inos) {
         const n = this.nodes.get(ino)!;
-        if (n.kind === 'file') n.durable = chosenFile(n.durable, n.pending, keep);
+        if (n.kind === 'file') n.durable = chosenFile(n.durable, n.pending, choice, stats);
       }
       if (data.kind === 'all') for (const n of this.nodes.values()) syncMeta(n);
     }

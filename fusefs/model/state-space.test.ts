@@ -209,7 +209,7 @@ describe('crash states of a recorded run', () => {
     expect(names(0, 1)).toBe('');
     expect(names(1, 1)).toBe('a:10');
     expect(names(2, 1)).toBe('a:10,b:600'); // only b's first write persisted
-    expect(names(2, 2)).toBe('a:10,b:610'); // only the second: the gap reads as zeros
+    expect(names(2, 2)).toBe('a:10,b:610'); // the second, with the first's bytes in its sector (512..600): sector 0 reads as zeros
     expect(names(3, 2)).toBe('a:10,c:610');
     expect(() => space.build({ afterOp: 7, policy: 'torn', dirPrefix: 4, data: { kind: 'all' } })).toThrow(/dirPrefix 4 is not in 0..3/);
     expect(() => space.build({ afterOp: 8, policy: 'lose-unsynced' })).toThrow(/afterOp 8 is not in 0..7/);

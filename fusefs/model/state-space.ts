@@ -33,8 +33,11 @@ export function hashTree(tree: FsTree): string {
 
 /**
  * The torn data outcomes of an interval with `changes` unsynced file changes, most telling first:
- * all kept, none kept, then only and except each change in order, then the seeded sector patterns.
- * Their count, and the k-th of them (0-based), so that only the outcomes kept are made.
+ * all kept, none kept, then only and except each change in order (`only k`: k's sectors as just
+ * after k, the rest durable; `except k`: k's sectors as just before k, the rest whole), then the
+ * seeded sector patterns. Each is legal under torn's rule (fusefs/model/torn.ts): between them,
+ * every prefix of every sector appears. Their count, and the k-th of them (0-based), so that only
+ * the outcomes kept are made.
  */
 function dataOutcomeCount(changes: number, sectorPatterns: number): number {
   return 2 + 2 * changes + sectorPatterns;

@@ -1,54 +1,188 @@
 // The `torn` policy: a power cut during write-back (docs/design.md, "Crash semantics"). Pure
 // functions of the pre-crash state and a seeded generator, or of explicit choices (exhaustive mode).
-import { GrowBuffer } from './grow-buffer.js';
+//
+// The rule. A file's disk is its size (metadata) and its 512-byte sectors, and write-back copies a
+// sector to the disk as it is at one moment. So after the cut:
+//   - each sector holds its durable bytes plus a prefix, in time order, of the unsynced changes that
+//     touched it: it is as it was at some moment since the file's last fsync. A write touches the
+//     sectors it covers; a truncate that shrinks the file touches the sectors from its new size to
+//     its old one, which it zeroes. Sectors are independent of each other (and of other files).
+//   - the size is the durable size or the size after a prefix of the file's changes (in order), on
+//     its own: it may persist without the data (those bytes read as zeros) or the data without it.
+//   - bytes no kept change wrote read as their durable value, or as zeros past the durable size.
+// Both the random cut (`tornFile`) and the exhaustive outcomes (`chosenFile`) only pick the prefix
+// of each sector and of the size; `materialize` builds the file from those picks.
+import { CHUNK_BYTES, GrowBuffer } from './grow-buffer.js';
 import type { JournalOp, PendingFileOp } from './nodes.js';
 import type { Prng } from './prng.js';
 
 export const SECTOR_BYTES = 512;
 
-/**
- * What survives of one file: start from its durable bytes, then each change since its last fsync
- * persists fully, partially (a random subset of its aligned sectors) or not at all. A write inside
- * one sector is atomic; an extending write may persist the new size without its data (zeros).
- */
 export interface TornStats {
-  /** Writes kept only in part: some of their sectors persisted and some did not. */
+  /** Writes kept only in part: some of their sectors persisted their bytes and some did not. */
   partialWrites: number;
 }
 
-export function tornFile(durable: GrowBuffer, pending: readonly PendingFileOp[], prng: Prng, stats?: TornStats): GrowBuffer {
-  const out = durable.clone();
-  for (const op of pending) {
-    if (op.type === 'truncate') {
-      if (prng.coin()) out.resize(op.sizeBytes);
-      continue;
+/** Sectors first..last (inclusive); empty when first > last. */
+type Run = [first: number, last: number];
+
+/** One unsynced change of a file with what the rule needs: the sectors it touches and the size around it. */
+interface Change {
+  op: PendingFileOp;
+  /** The sectors whose bytes it may change (empty for an extending truncate or an empty write). */
+  sectors: Run;
+  sizeBefore: number;
+  sizeAfter: number;
+}
+
+function changesOf(durable: GrowBuffer, pending: readonly PendingFileOp[]): Change[] {
+  let size = durable.size;
+  return pending.map((op) => {
+    const sizeBefore = size;
+    let sectors: Run = [1, 0];
+    if (op.type === 'write') {
+      const end = op.offset + op.data.length;
+      if (op.data.length > 0) sectors = [Math.floor(op.offset / SECTOR_BYTES), Math.floor((end - 1) / SECTOR_BYTES)];
+      size = Math.max(size, end); // as GrowBuffer.write grows
+    } else {
+      // Bytes [sizeBytes, sizeBefore) read as zeros from now on; bytes past sizeBefore already did.
+      if (op.sizeBytes < sizeBefore) sectors = [Math.floor(op.sizeBytes / SECTOR_BYTES), Math.floor((sizeBefore - 1) / SECTOR_BYTES)];
+      size = op.sizeBytes;
     }
-    const end = op.offset + op.data.length;
-    const firstSector = Math.floor(op.offset / SECTOR_BYTES);
-    const lastSector = Math.floor((end - 1) / SECTOR_BYTES);
-    const atomic = firstSector === lastSector;
-    const outcome = prng.int(3); // 0 full, 1 partial, 2 none
-    if (outcome === 2 || (atomic && outcome === 1 && prng.coin())) {
-      if (end > out.size && prng.coin()) out.resize(end);
-      continue;
+    return { op, sectors, sizeBefore, sizeAfter: size };
+  });
+}
+
+const ZEROS = Buffer.alloc(CHUNK_BYTES); // never changed: GrowBuffer may keep it by reference
+
+/**
+ * The file the picks describe: `kept[i]` are the sectors in which change i persisted (per sector, a
+ * prefix of the changes touching it), `sizeAfter` how many changes the size went through (0 = durable).
+ */
+function materialize(durable: GrowBuffer, changes: readonly Change[], kept: readonly Run[][], sizeAfter: number, stats?: TornStats): GrowBuffer {
+  const out = durable.clone(); // bytes past out.size read as zeros
+  changes.forEach((c, i) => {
+    const runs = kept[i];
+    const count = runs.reduce((n, [a, b]) => n + b - a + 1, 0);
+    if (stats && c.op.type === 'write' && count > 0 && count < c.sectors[1] - c.sectors[0] + 1) stats.partialWrites++;
+    for (const [a, b] of runs) {
+      if (c.op.type === 'write') {
+        const start = c.op.offset;
+        const from = Math.max(start, a * SECTOR_BYTES);
+        const to = Math.min(start + c.op.data.length, (b + 1) * SECTOR_BYTES);
+        out.write(from, c.op.data.subarray(from - start, to - start));
+        continue;
+      }
+      const from = Math.max(c.op.sizeBytes, a * SECTOR_BYTES);
+      const to = Math.min(c.sizeBefore, (b + 1) * SECTOR_BYTES, out.size);
+      if (from >= to) continue;
+      if (to === out.size) out.resize(from); // nothing of the file lies past: cut it there
+      else for (let p = from; p < to; p += CHUNK_BYTES) out.write(p, ZEROS.subarray(0, Math.min(CHUNK_BYTES, to - p)));
     }
-    if (outcome === 0 || atomic) {
-      out.write(op.offset, op.data);
-      continue;
-    }
-    let kept = 0;
-    for (let s = firstSector; s <= lastSector; s++) {
-      if (!prng.coin()) continue;
-      kept++;
-      const from = Math.max(op.offset, s * SECTOR_BYTES);
-      const to = Math.min(end, (s + 1) * SECTOR_BYTES);
-      out.write(from, op.data.subarray(from - op.offset, to - op.offset));
-    }
-    if (stats && kept > 0 && kept <= lastSector - firstSector) stats.partialWrites++;
-    // The size is metadata: it may persist even where the tail sector's data did not.
-    if (end > out.size && prng.coin()) out.resize(end);
-  }
+  });
+  out.resize(sizeAfter === 0 ? durable.size : changes[sizeAfter - 1].sizeAfter);
   return out;
+}
+
+/** Sets of sectors as sorted, disjoint, non-adjacent runs. */
+class SectorSet {
+  private runs: Run[] = [];
+
+  /** The index of the first run ending at or after sector `s`. */
+  private from(s: number): number {
+    let lo = 0;
+    let hi = this.runs.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.runs[mid][1] < s) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  add(a: number, b: number): void {
+    if (a > b) return;
+    // Runs that overlap or touch [a, b] merge with it.
+    const lo = this.from(a - 1);
+    let hi = lo;
+    while (hi < this.runs.length && this.runs[hi][0] <= b + 1) {
+      a = Math.min(a, this.runs[hi][0]);
+      b = Math.max(b, this.runs[hi][1]);
+      hi++;
+    }
+    this.runs.splice(lo, hi - lo, [a, b]);
+  }
+
+  /** The runs of [a, b] not in the set. */
+  outside(a: number, b: number): Run[] {
+    const out: Run[] = [];
+    let next = a;
+    for (let i = this.from(a); i < this.runs.length && next <= b; i++) {
+      const [x, y] = this.runs[i];
+      if (x > b) break;
+      if (x > next) out.push([next, x - 1]);
+      next = y + 1;
+    }
+    if (next <= b) out.push([next, b]);
+    return out;
+  }
+}
+
+function isEmpty(r: Run): boolean {
+  return r[0] > r[1];
+}
+
+/**
+ * A random torn cut of one file. Changes are drawn in order: a write persists fully, partly (a random
+ * subset of its sectors) or not at all, a truncate fully or not at all; a write inside one sector is
+ * all or nothing. A sector that missed a change misses every later one (it stops at that moment), so
+ * a "fully" drawn write can still persist in part. The size follows the changes in order while each
+ * one's size persists: a truncate's with its data, an extending write's with all of its sectors or,
+ * by a coin, without them (zeros); the first whose size does not persist fixes the size.
+ */
+export function tornFile(durable: GrowBuffer, pending: readonly PendingFileOp[], prng: Prng, stats?: TornStats): GrowBuffer {
+  const changes = changesOf(durable, pending);
+  const stopped = new SectorSet(); // sectors that missed a change
+  const kept: Run[][] = [];
+  let sizeAfter = 0;
+  let sizeMoving = true;
+  changes.forEach((c, i) => {
+    const [first, last] = c.sectors;
+    const open = isEmpty(c.sectors) ? [] : stopped.outside(first, last);
+    let runs: Run[] = [];
+    let sizePersists: boolean;
+    if (c.op.type === 'truncate') {
+      sizePersists = prng.coin();
+      if (sizePersists) runs = open;
+      else stopped.add(first, last);
+    } else {
+      const atomic = first === last;
+      const outcome = prng.int(3); // 0 full, 1 partial, 2 none
+      if (isEmpty(c.sectors)) {
+        // An empty write changes no byte.
+      } else if (outcome === 2 || (atomic && outcome === 1 && prng.coin())) stopped.add(first, last);
+      else if (outcome === 0 || atomic) runs = open;
+      else {
+        for (const [a, b] of open) {
+          for (let s = a; s <= b; s++) {
+            if (prng.coin()) {
+              const top = runs[runs.length - 1];
+              if (top && top[1] === s - 1) top[1] = s;
+              else runs.push([s, s]);
+            } else stopped.add(s, s);
+          }
+        }
+      }
+      const whole = runs.reduce((n, [a, b]) => n + b - a + 1, 0) === Math.max(0, last - first + 1);
+      sizePersists = whole || (sizeMoving && c.sizeAfter !== c.sizeBefore && prng.coin());
+    }
+    kept.push(runs);
+    if (sizeMoving && c.sizeAfter !== c.sizeBefore) {
+      if (sizePersists) sizeAfter = i + 1;
+      else sizeMoving = false;
+    }
+  });
+  return materialize(durable, changes, kept, sizeMoving ? changes.length : sizeAfter, stats);
 }
 
 /** Unsynced directory operations persist as a random prefix of journal order: how many of them. */
@@ -56,13 +190,38 @@ export function tornJournalPrefix(journal: readonly JournalOp[], prng: Prng): nu
   return prng.int(journal.length + 1);
 }
 
-/** What survives of one file when each change since its last fsync persists whole or not at all, as `keep` says. */
-export function chosenFile(durable: GrowBuffer, pending: readonly PendingFileOp[], keep: (op: PendingFileOp) => boolean): GrowBuffer {
-  const out = durable.clone();
-  for (const op of pending) {
-    if (!keep(op)) continue;
-    if (op.type === 'truncate') out.resize(op.sizeBytes);
-    else out.write(op.offset, op.data);
+/**
+ * The exhaustive outcomes of one file, named by the change they are about (its `seq`; a change of
+ * another file leaves this one durable for `only`, whole for `except`):
+ *   - all: every change persists, and the size is the live size;
+ *   - none: the durable file;
+ *   - only k: in each sector change k touches, the changes up to k (the sector as just after k);
+ *     every other sector durable; the size as just after k;
+ *   - except k: in each sector change k touches, the changes before k (the sector as just before
+ *     k); every other sector with all its changes; the live size, or the size just before k if k
+ *     was the file's last change of size.
+ */
+export type FileChoice = { kind: 'all' } | { kind: 'none' } | { kind: 'only' | 'except'; seq: number };
+
+export function chosenFile(durable: GrowBuffer, pending: readonly PendingFileOp[], choice: FileChoice, stats?: TornStats): GrowBuffer {
+  const changes = changesOf(durable, pending);
+  const all = (c: Change): Run[] => (isEmpty(c.sectors) ? [] : [c.sectors]);
+  const k = choice.kind === 'only' || choice.kind === 'except' ? pending.findIndex((op) => op.seq === choice.seq) : -1;
+  if (choice.kind === 'none' || (choice.kind === 'only' && k < 0)) return durable.clone();
+  if (choice.kind === 'all' || k < 0) return materialize(durable, changes, changes.map(all), changes.length, stats);
+  const [ka, kb] = changes[k].sectors;
+  if (choice.kind === 'only') {
+    const kept = changes.map((c, i): Run[] => {
+      if (i > k || isEmpty(c.sectors)) return [];
+      const r: Run = [Math.max(c.sectors[0], ka), Math.min(c.sectors[1], kb)];
+      return isEmpty(r) ? [] : [r];
+    });
+    return materialize(durable, changes, kept, k + 1, stats);
   }
-  return out;
+  const without = new SectorSet();
+  without.add(ka, kb);
+  const kept = changes.map((c, i): Run[] => (i < k ? all(c) : isEmpty(c.sectors) ? [] : without.outside(c.sectors[0], c.sectors[1])));
+  const sizeChanges = changes.map((c, i) => (c.sizeAfter !== c.sizeBefore ? i : -1)).filter((i) => i >= 0);
+  const lastSizeChange = sizeChanges.length > 0 ? sizeChanges[sizeChanges.length - 1] : -1;
+  return materialize(durable, changes, kept, lastSizeChange === k ? k : changes.length, stats);
 }

@@ -254,8 +254,8 @@ export function cutView(c: CrashCase, cut: CutRecord, k: number): CutView {
     switch (d.kind) {
       case 'all': return { fate: 'kept', because: `torn: ${of}, every unsynced write kept` };
       case 'none': return { fate: 'lost', because: `torn: ${of}, no unsynced write kept` };
-      case 'only': return w === d.write ? { fate: 'kept', because: `torn: ${of}, the only one kept` } : { fate: 'lost', because: `torn: ${of}, only write ${d.write} kept` };
-      case 'except': return w === d.write ? { fate: 'lost', because: `torn: ${of}, the one dropped` } : { fate: 'kept', because: `torn: ${of}, all but write ${d.write} kept` };
+      case 'only': return w === d.write ? { fate: 'kept', because: `torn: ${of}, the one kept` } : w < d.write ? { fate: 'maybe', because: `torn: ${of}, kept only in the 512-byte sectors it shares with write ${d.write}, the one kept` } : { fate: 'lost', because: `torn: ${of}, after write ${d.write}, the one kept` };
+      case 'except': return w === d.write ? { fate: 'lost', because: `torn: ${of}, the one lost` } : w < d.write ? { fate: 'kept', because: `torn: ${of}, before write ${d.write}, the one lost` } : { fate: 'maybe', because: `torn: ${of}, lost in the 512-byte sectors it shares with write ${d.write}, the one lost; kept elsewhere` };
       case 'sectors': return { fate: 'maybe', because: `torn: ${of}, sectors drawn from seed ${d.seed}: kept fully, in part or not at all` };
     }
   };
@@ -271,8 +271,8 @@ function describeData(d: DataOutcome | undefined): string {
   switch (d.kind) {
     case 'all': return 'every unsynced write kept';
     case 'none': return 'no unsynced write kept';
-    case 'only': return `only unsynced write ${d.write} kept`;
-    case 'except': return `every unsynced write but ${d.write} kept`;
+    case 'only': return `only unsynced write ${d.write} kept, with the earlier writes in its 512-byte sectors; its file at its size just after it`;
+    case 'except': return `unsynced write ${d.write} lost, with the later writes in its 512-byte sectors; the rest kept; its file at its final size, or at its size before write ${d.write} if that was the file's last size change`;
     case 'sectors': return `unsynced writes torn by sectors drawn from seed ${d.seed}`;
   }
 }

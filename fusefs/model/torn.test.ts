@@ -1,0 +1,314 @@
+// torn's rule, checked against a brute-force reference (README "What survives a power cut"): after
+// the cut each 512-byte sector holds its durable bytes plus a prefix, in time order, of the unsynced
+// changes that touched it; sectors are independent; the size is the durable size or the size after a
+// prefix of the file's changes. A sector after a prefix of the changes touching it is exactly the
+// sector as it was at one moment (changes that do not touch it leave it as it is), so the reference
+// takes every sector of a file at every moment (durable, after change 1, ..., after change N) and the
+// size at every moment, in every combination: the images it makes are every image the rule allows.
+// Every image the model makes, by a seeded random cut or as an exhaustive outcome, must be one of them.
+import { createHash } from 'node:crypto';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { FsModel, ROOT_INO } from './fs-model.js';
+import { GrowBuffer } from './grow-buffer.js';
+import type { FsTree, PendingFileOp } from './nodes.js';
+import { Prng } from './prng.js';
+import { Recording, RecordingFsModel, replay } from './recording.js';
+import { hashTree, StateSpace } from './state-space.js';
+import { SECTOR_BYTES, chosenFile, tornFile, type TornStats } from './torn.js';
+import type { DataOutcome } from '../crash-states.js';
+
+const owner = { uid: 0, gid: 0 };
+const FILES = ['a', 'b'] as const;
+const MAX_BYTES = 3 * SECTOR_BYTES; // small files: the reference enumerates (changes + 1) ^ (sectors + 1) images
+
+// ---- the reference ----
+
+/** The file at every moment: durable, then after each change. Plain buffers, written here from the changes alone. */
+function moments(durable: Buffer, pending: readonly PendingFileOp[]): Buffer[] {
+  const out = [durable];
+  let cur = durable;
+  for (const op of pending) {
+    const next = Buffer.alloc(op.type === 'write' ? Math.max(cur.length, op.offset + op.data.length) : op.sizeBytes);
+    cur.copy(next, 0, 0, Math.min(cur.length, next.length));
+    if (op.type === 'write') op.data.copy(next, op.offset);
+    out.push(next);
+    cur = next;
+  }
+  return out;
+}
+
+const digest = (b: Buffer): string => createHash('sha1').update(b).digest('hex');
+
+/** Every image of one file the rule allows (as hashes): each sector at any moment, times the size at any moment. */
+function allowedImages(durable: Buffer, pending: readonly PendingFileOp[]): Set<string> {
+  const at = moments(durable, pending);
+  const sectors = Math.ceil(Math.max(...at.map((b) => b.length)) / SECTOR_BYTES);
+  const sizes = [...new Set(at.map((b) => b.length))];
+  const images = new Set<string>();
+  const pick = new Array<number>(sectors).fill(0); // the moment of each sector
+  for (;;) {
+    const whole = Buffer.alloc(sectors * SECTOR_BYTES); // bytes past a moment's size read as zeros
+    pick.forEach((m, s) => {
+      if (at[m].length > s * SECTOR_BYTES) at[m].copy(whole, s * SECTOR_BYTES, s * SECTOR_BYTES, Math.min(at[m].length, (s + 1) * SECTOR_BYTES));
+    });
+    for (const size of sizes) images.add(digest(whole.subarray(0, size)));
+    let s = 0;
+    while (s < sectors && pick[s] === at.length - 1) pick[s++] = 0;
+    if (s === sectors) break;
+    pick[s]++;
+  }
+  return images;
+}
+
+// ---- histories ----
+
+type Step =
+  | { t: 'write'; f: number; offset: number; len: number; fill: number }
+  | { t: 'truncate'; f: number; size: number }
+  | { t: 'fsync' | 'fdatasync' | 'fsync-eio'; f: number };
+
+const file = fc.integer({ min: 0, max: FILES.length - 1 });
+const stepArb: fc.Arbitrary<Step> = fc.oneof(
+  { weight: 6, arbitrary: fc.record({ t: fc.constant('write' as const), f: file, offset: fc.nat(MAX_BYTES - 1), len: fc.integer({ min: 1, max: 700 }), fill: fc.integer({ min: 1, max: 250 }) }).map((s) => ({ ...s, len: Math.min(s.len, MAX_BYTES - s.offset) })) },
+  { weight: 2, arbitrary: fc.record({ t: fc.constant('truncate' as const), f: file, size: fc.nat(MAX_BYTES) }) },
+  { weight: 1, arbitrary: fc.record({ t: fc.constantFrom('fsync' as const, 'fdatasync' as const, 'fsync-eio' as const), f: file }) },
+);
+/** Durable contents to start from (written and fsynced, names fsynced), then the steps. */
+const historyArb = fc.record({
+  initial: fc.array(fc.nat(MAX_BYTES), { minLength: FILES.length, maxLength: FILES.length }),
+  steps: fc.array(stepArb, { minLength: 1, maxLength: 7 }),
+});
+type History = { initial: number[]; steps: Step[] };
+
+/** Distinct bytes per write (never zero), so a byte tells which write put it where. */
+const dataOf = (offset: number, len: number, fill: number): Buffer => Buffer.from(Array.from({ length: len }, (_, i) => ((fill + offset + i) % 251) + 1));
+
+/** The run as requests: setup (creates, initial contents, fsyncs), then one request per step. */
+function requests(h: History): ((m: FsModel) => void)[] {
+  const ino = (m: FsModel, f: number) => m.resolve(`/${FILES[f]}`);
+  const out: ((m: FsModel) => void)[] = [];
+  FILES.forEach((name) => out.push((m) => void m.create(`/${name}`, 0o644, owner)));
+  h.initial.forEach((len, f) => {
+    out.push((m) => void m.write(ino(m, f), 0, dataOf(0, len, 200 + f)));
+    out.push((m) => m.fsync(ino(m, f)));
+  });
+  out.push((m) => m.fsync(ROOT_INO));
+  for (const s of h.steps) {
+    out.push((m) => {
+      const i = ino(m, s.f);
+      if (s.t === 'write') m.write(i, s.offset, dataOf(s.offset, s.len, s.fill));
+      else if (s.t === 'truncate') m.truncate(i, s.size);
+      else if (s.t === 'fsync') m.fsync(i);
+      else if (s.t === 'fdatasync') m.fdatasync(i);
+      else m.dropUnsynced(i);
+    });
+  }
+  return out;
+}
+
+function run(h: History): FsModel {
+  let t = 1_000;
+  const m = new FsModel(() => ++t, owner);
+  for (const r of requests(h)) r(m);
+  return m;
+}
+
+/** Per file name: what the rule allows of it, from the model's durable bytes and unsynced changes (a model before the cut). */
+function allowedPerFile(m: FsModel): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  for (const name of FILES) {
+    const f = m.file(m.resolve(`/${name}`));
+    const at = moments(f.durable.toBuffer(), f.pending);
+    // The reference applies the changes itself: after all of them it must see what programs see.
+    if (!f.dropped) expect(at[at.length - 1].equals(f.live.toBuffer())).toBe(true);
+    out.set(name, allowedImages(f.durable.toBuffer(), f.pending));
+  }
+  return out;
+}
+
+/** The files of an image, by name (absent: not in it). */
+function filesOf(tree: FsTree): Map<string, Buffer> {
+  const out = new Map<string, Buffer>();
+  if (tree.type !== 'dir') throw new Error('the root must be a directory');
+  for (const [name, t] of tree.entries) if (t.type === 'file') out.set(name, t.data);
+  return out;
+}
+
+function expectAllowed(allowed: Map<string, Set<string>>, image: FsTree, what: string): void {
+  for (const [name, data] of filesOf(image)) {
+    if (!allowed.get(name)!.has(digest(data))) throw new Error(`${what}: /${name} = ${data.toString('hex')} is no image the sector-prefix rule allows`);
+  }
+}
+
+function recorded(h: History): { recording: Recording; ops: number } {
+  const recording = new Recording(owner, 1 << 30);
+  let op = 0;
+  let t = 1_000;
+  const m = new RecordingFsModel(recording, () => op, () => ++t);
+  for (const r of requests(h)) {
+    op++;
+    r(m);
+  }
+  return { recording, ops: op };
+}
+
+const BIG_CAPS = { maxStates: 100_000, maxStatesPerInterval: 100_000, sectorPatterns: 4 };
+
+// ---- the properties ----
+
+describe('torn: each sector a prefix of its changes, the size a prefix of its file\'s (brute-force reference)', () => {
+  it('every seeded random cut is an image the rule allows', () => {
+    fc.assert(
+      fc.property(historyArb, fc.integer(), (h, seed0) => {
+        const m = run(h);
+        const allowed = allowedPerFile(m);
+        for (let seed = seed0; seed < seed0 + 20; seed++) {
+          const cut = m.clone();
+          cut.crash('torn', seed);
+          expectAllowed(allowed, cut.exportTree('durable'), `crash('torn', ${seed})`);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('every exhaustive outcome (crashWith: all, none, only and except each change, sector patterns) is an image the rule allows', () => {
+    fc.assert(
+      fc.property(historyArb, (h) => {
+        const m = run(h);
+        const allowed = allowedPerFile(m);
+        const { fileChanges } = m.unsyncedCounts();
+        const outcomes: DataOutcome[] = [{ kind: 'all' }, { kind: 'none' }];
+        for (let k = 1; k <= fileChanges; k++) outcomes.push({ kind: 'only', write: k }, { kind: 'except', write: k });
+        for (let seed = 1; seed <= 8; seed++) outcomes.push({ kind: 'sectors', seed });
+        for (const data of outcomes) {
+          const cut = m.clone();
+          cut.crashWith(0, data);
+          expectAllowed(allowed, cut.exportTree('durable'), `crashWith(0, ${JSON.stringify(data)})`);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('every state StateSpace.enumerate lists, in every interval, is an image the rule allows, and builds to its hash', () => {
+    fc.assert(
+      fc.property(historyArb, (h) => {
+        const { recording, ops } = recorded(h);
+        const space = new StateSpace(recording, ops);
+        const { states, capped } = space.enumerate(['torn'], BIG_CAPS);
+        expect(capped.states).toBe(0);
+        for (const afterOp of space.intervalEnds()) {
+          const before = replay(recording, afterOp).model;
+          const allowed = allowedPerFile(before);
+          for (const s of states.filter((x) => x.id.afterOp === afterOp)) {
+            const image = space.build(s.id).exportTree('durable');
+            expect(hashTree(image)).toBe(s.hash);
+            expectAllowed(allowed, image, JSON.stringify(s.id));
+          }
+        }
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it('the enumeration holds the extremes: all kept, none kept, and every sector of every write as just after it and (size permitting) just before it', () => {
+    fc.assert(
+      fc.property(historyArb, (h) => {
+        const { recording, ops } = recorded(h);
+        const space = new StateSpace(recording, ops);
+        const { states } = space.enumerate(['torn'], BIG_CAPS);
+        const setupOps = requests({ initial: h.initial, steps: [] }).length;
+        for (const afterOp of space.intervalEnds().filter((a) => a >= setupOps)) {
+          const images = states.filter((s) => s.id.afterOp === afterOp).map((s) => filesOf(space.build(s.id).exportTree('durable')));
+          const before = replay(recording, afterOp).model;
+          for (const name of FILES) {
+            const f = before.file(before.resolve(`/${name}`));
+            const at = moments(f.durable.toBuffer(), f.pending);
+            const shown = images.map((i) => i.get(name)!);
+            // All kept and none kept: every sector at its longest and at its shortest prefix.
+            expect(shown.some((d) => d.equals(at[at.length - 1]))).toBe(true);
+            expect(shown.some((d) => d.equals(at[0]))).toBe(true);
+            // Sector s of image d shows moment m: its bytes below d's size are those of the file then.
+            const showsMoment = (d: Buffer, s: number, m: number): boolean => {
+              const from = s * SECTOR_BYTES;
+              const to = Math.min(d.length, from + SECTOR_BYTES);
+              if (to <= from) return false;
+              const then = Buffer.alloc(to - from);
+              if (at[m].length > from) at[m].copy(then, 0, from, Math.min(at[m].length, to));
+              return d.subarray(from, to).equals(then);
+            };
+            f.pending.forEach((op, k) => {
+              if (op.type !== 'write') return;
+              const first = Math.floor(op.offset / SECTOR_BYTES);
+              const last = Math.floor((op.offset + op.data.length - 1) / SECTOR_BYTES);
+              const resizes = at[k].length !== at[k + 1].length;
+              for (let s = first; s <= last; s++) {
+                if (!shown.some((d) => showsMoment(d, s, k + 1))) throw new Error(`/${name}: no state shows sector ${s} as just after its unsynced change ${k + 1}`);
+                // Dropping a write that did not change the size leaves the final size: the sector shows if it lies below it.
+                if (!resizes && s * SECTOR_BYTES < at[at.length - 1].length && !shown.some((d) => showsMoment(d, s, k))) {
+                  throw new Error(`/${name}: no state shows sector ${s} as just before its unsynced change ${k + 1}`);
+                }
+              }
+            });
+          }
+        }
+      }),
+      { numRuns: 60 },
+    );
+  });
+});
+
+describe('torn: examples of the rule', () => {
+  const w = (offset: number, data: Buffer, seq: number): PendingFileOp => ({ type: 'write', offset, data, seq });
+
+  it('never keeps a later write of a sector without the earlier ones (an 86-byte write at 0, then one at 86)', () => {
+    const pending = [w(0, Buffer.alloc(86, 1), 1), w(86, Buffer.alloc(100, 2), 2)];
+    const seen = new Set<string>();
+    for (let seed = 0; seed < 300; seed++) {
+      const out = tornFile(new GrowBuffer(), pending, new Prng(seed)).toBuffer();
+      if (out[86] === 2) expect(out[0]).toBe(1);
+      seen.add(`${out.length}:${out[0] ?? '-'}:${out[86] ?? '-'}`);
+    }
+    // Empty, a size alone (zeros), the first write alone, both; never the second alone.
+    expect([...seen].sort()).toEqual(['0:-:-', '86:0:-', '86:1:-', '186:0:0', '186:1:0', '186:1:2'].sort());
+    const only2 = chosenFile(new GrowBuffer(), pending, { kind: 'only', seq: 2 }).toBuffer();
+    expect([only2[0], only2[86], only2.length]).toEqual([1, 2, 186]);
+    const except1 = chosenFile(new GrowBuffer(), pending, { kind: 'except', seq: 1 }).toBuffer();
+    expect([except1[0], except1[86], except1.length]).toEqual([0, 0, 186]);
+  });
+
+  it('keeps a truncate in order with the writes of its sectors: never the new bytes over the old ones it cut', () => {
+    // 1024 durable bytes of 7, truncate to 0, then 10 bytes of 9: sector 0 is 7s, zeros, or 9s then zeros.
+    const durable = new GrowBuffer(Buffer.alloc(1024, 7));
+    const pending: PendingFileOp[] = [{ type: 'truncate', sizeBytes: 0, seq: 1 }, w(0, Buffer.alloc(10, 9), 2)];
+    for (let seed = 0; seed < 300; seed++) {
+      const out = tornFile(durable, pending, new Prng(seed)).toBuffer();
+      if (out.length > 10 && out[0] === 9) expect(out[10]).toBe(0);
+    }
+    for (const choice of [{ kind: 'only', seq: 2 }, { kind: 'except', seq: 1 }] as const) {
+      const out = chosenFile(durable, pending, choice).toBuffer();
+      expect(out.length > 10 && out[0] === 9 && out[10] === 7).toBe(false);
+    }
+  });
+
+  it('except k drops k and, in the sectors it touches, every later write: a later write across them is kept in part', () => {
+    // Write 1 in sector 0; write 2 over sectors 0-2: except 1 keeps write 2 in sectors 1 and 2 only.
+    const pending = [w(0, Buffer.alloc(100, 1), 1), w(50, Buffer.alloc(1400, 2), 2)];
+    const stats: TornStats = { partialWrites: 0 };
+    const out = chosenFile(new GrowBuffer(), pending, { kind: 'except', seq: 1 }, stats).toBuffer();
+    expect(out.length).toBe(1450);
+    expect(out.subarray(0, 512).every((b) => b === 0)).toBe(true);
+    expect(out.subarray(512).every((b) => b === 2)).toBe(true);
+    expect(stats.partialWrites).toBe(1);
+  });
+
+  it('the size follows the changes in order, on its own: an append may leave its size with zeros, never a later size without an earlier one', () => {
+    // Two appends in separate sectors: sizes 0, 600 and 1200 only; 1200 may show the first append's bytes or zeros.
+    const pending = [w(0, Buffer.alloc(600, 1), 1), w(600, Buffer.alloc(600, 2), 2)];
+    const sizes = new Set<number>();
+    for (let seed = 0; seed < 300; seed++) sizes.add(tornFile(new GrowBuffer(), pending, new Prng(seed)).size);
+    expect([...sizes].sort((a, b) => a - b)).toEqual([0, 600, 1200]);
+  });
+});
