@@ -111,5 +111,5 @@ export function natsMaxEventBytes(raw: Record<string, unknown>): number {
  * acked event may be delivered again after a cut, in or out of order.
  */
 export function natsReplayBound(): ReplayBound {
-  return { ackBatchSize: ACKS_NEVER_DURABLE, outOfOrderAcksDurable: true };
+  return { ackBatchSize: ACKS_NEVER_DURABLE, outOfOrderAcksDurable: false };
 }
