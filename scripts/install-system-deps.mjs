@@ -1,10 +1,11 @@
 // Makes sure Debian's `fuse` (fusermount) and `libfuse2` (libfuse.so.2) are installed, and in
-// powercut's own checkout also `chromium` (the browser the HTML report test renders in; /usr/bin/chromium).
+// powercut's own checkout also `chromium` (the browser the HTML report test renders in; /usr/bin/chromium)
+// and `nats-server` (the server the nats-jetstream target's driver starts; its test needs it).
 //   npm preinstall:            as root, installs them; otherwise prints the exact command and goes on
 //                              (`npm test` then fails with a clear message if one is still missing).
 //                              Only in powercut's own checkout: installed as a dependency of another
 //                              project it does nothing (the command that needs FUSE says so).
-//   --require (CI gate script): installs FUSE only (the gate never needs a browser), with sudo when
+//   --require (CI gate script): installs FUSE only (the gate never needs a browser or NATS), with sudo when
 //                              not root, and exits 1 if it cannot.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -45,7 +46,7 @@ function done(message, ok) {
 }
 
 if (process.platform !== 'linux') done(`FUSE tests need Linux; this is ${process.platform}.`, false);
-if (!existsSync('/usr/bin/dpkg-query')) done(`not a Debian/Ubuntu system: install FUSE 2 (fusermount and libfuse.so.2)${required ? '' : ' and Chromium'} with your package manager.`, false);
+if (!existsSync('/usr/bin/dpkg-query')) done(`not a Debian/Ubuntu system: install FUSE 2 (fusermount and libfuse.so.2)${required ? '' : ', Chromium and nats-server'} with your package manager.`, false);
 
 // Ubuntu 24.04 renamed libfuse2 to libfuse2t64.
 const libNames = ['libfuse2', 'libfuse2t64'];
@@ -53,6 +54,7 @@ const missing = [];
 if (!installed('fuse')) missing.push('fuse');
 if (!libNames.some(installed)) missing.push('libfuse2');
 if (!required && !installed('chromium')) missing.push('chromium');
+if (!required && !installed('nats-server')) missing.push('nats-server');
 if (missing.length === 0) process.exit(0);
 
 const sudo = process.getuid?.() === 0 ? [] : ['sudo'];
@@ -68,6 +70,11 @@ try {
   if (names.includes('chromium') && !hasCandidate('chromium')) {
     names.splice(names.indexOf('chromium'), 1);
     console.error('powercut: apt has no chromium package here; the HTML report test renders in /usr/bin/chromium: install Chromium there to run it.');
+  }
+  // nats-server is packaged in Debian and Ubuntu (universe); without a candidate, FUSE still installs.
+  if (names.includes('nats-server') && !hasCandidate('nats-server')) {
+    names.splice(names.indexOf('nats-server'), 1);
+    console.error('powercut: apt has no nats-server package here; the nats-jetstream target needs nats-server on the PATH.');
   }
   if (names.length > 0) apt('install', '-y', '-qq', ...names);
 } catch (err) {
