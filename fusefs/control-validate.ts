@@ -3,7 +3,7 @@
 import { MUTATING_KINDS, POLICIES, type ControlRequest, type CrashPoint, type Fault } from './protocol.js';
 import type { CrashStateId } from './crash-states.js';
 
-const CMDS = ['status', 'arm', 'disarm', 'wait-frozen', 'crash', 'trace', 'image', 'fault', 'clear-faults', 'reset', 'states', 'load-state', 'shutdown'] as const;
+const CMDS = ['status', 'arm', 'disarm', 'wait-frozen', 'crash', 'trace', 'image', 'fault', 'clear-faults', 'reset', 'states', 'load-state', 'state-image', 'shutdown'] as const;
 const STATE_POLICIES = ['lose-unsynced', 'torn'] as const;
 const DATA_KINDS = ['all', 'none', 'only', 'except', 'sectors'] as const;
 const FAULT_TYPES = ['fsync-eio', 'enospc', 'read-eio', 'bitflip'] as const;
@@ -138,6 +138,10 @@ export function parseRequest(line: string): ControlRequest {
     case 'load-state': {
       allowOnly(o, cmd, ['state']);
       return { cmd, state: parseStateId(o.state) };
+    }
+    case 'state-image': {
+      allowOnly(o, cmd, ['state', 'out']);
+      return { cmd, state: parseStateId(o.state), out: str(o, cmd, 'out') };
     }
     case 'arm':
       return { cmd, ...parseCrashPoint(o) };

@@ -68,6 +68,8 @@ export interface StatesAnswer {
   states: CrashStateInfo[];
   /** States the caps left out, and which caps were hit. */
   capped: { states: number; caps: string[] };
+  /** Per policy, the intervals whose states under it the caps cut short (absent: none). */
+  incomplete?: Partial<Record<CrashStateId['policy'], number[]>>;
 }
 
 /** A confirmation's place in the request trace: the driver's Nth output line was marked after afterOp requests. */

@@ -8,6 +8,7 @@ import { mountGeneration, ReplaceFailure, replaceGeneration, unmountGeneration, 
 import type { FsState } from './fuse-adapter.js';
 import type { ControlAnswer, ControlRequest, StatusAnswer } from './protocol.js';
 import { writeTree } from './image-files.js';
+import type { FsTree } from './model/nodes.js';
 import { Recording, RecordingFsModel } from './model/recording.js';
 import { StateSpace } from './model/state-space.js';
 
@@ -113,8 +114,7 @@ export class PowercutDaemon {
       case 'trace':
         return { ok: true, trace: gate.trace.all(), marks: gate.marks, ...(gate.trace.truncated ? { truncatedAfter: gate.trace.all().length } : {}) };
       case 'image':
-        await this.image(req.out, req.state ?? 'durable');
-        return { ok: true, out: resolve(req.out) };
+        return { ok: true, out: await this.writeImage(this.state.model.exportTree(req.state ?? 'durable'), req.out) };
       case 'fault': {
         const { cmd: _cmd, ...fault } = req;
         faults.add(fault);
@@ -134,6 +134,10 @@ export class PowercutDaemon {
         const space = this.closeRecording();
         const model = space.build(req.state);
         return this.serial(() => this.swapModel(model));
+      }
+      case 'state-image': {
+        const tree = this.closeRecording().build(req.state).exportTree('durable');
+        return { ok: true, out: await this.writeImage(tree, req.out) };
       }
       case 'shutdown':
         return this.serial(async () => {
@@ -211,12 +215,14 @@ export class PowercutDaemon {
     this.endedRecording = why;
   }
 
-  private async image(out: string, which: 'durable' | 'live'): Promise<void> {
+  /** Writes an image under `out` and returns its absolute path. */
+  private async writeImage(tree: FsTree, out: string): Promise<string> {
     const abs = resolve(out);
     const rel = relative(resolve(this.mountpoint), abs);
     // The daemon must never do file I/O on its own mount: it would be serving itself.
-    if (rel === '' || (!rel.startsWith('..') && !isAbsolute(rel))) throw new Error(`image: out ${abs} is inside the mount ${this.mountpoint}; choose a directory outside it`);
-    await writeTree(this.state.model.exportTree(which), abs);
+    if (rel === '' || (!rel.startsWith('..') && !isAbsolute(rel))) throw new Error(`out ${abs} is inside the mount ${this.mountpoint}; choose a directory outside it`);
+    await writeTree(tree, abs);
+    return abs;
   }
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {

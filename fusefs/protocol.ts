@@ -67,6 +67,8 @@ export type ControlRequest =
   | { cmd: 'reset'; record?: boolean }
   | ({ cmd: 'states'; policies: CrashStateId['policy'][] } & StateCaps)
   | { cmd: 'load-state'; state: CrashStateId }
+  /** The image a crash state of the recorded run leaves, written as files under `out` (outside the mount), without touching the mount. */
+  | { cmd: 'state-image'; state: CrashStateId; out: string }
   | { cmd: 'shutdown' };
 
 export interface StatusAnswer {

@@ -82,12 +82,18 @@ export const tornStepArb: fc.Arbitrary<Step> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ op: fc.constant('ack' as const), count: fc.integer({ min: 1, max: 4 }), order: fc.constantFrom(...ACK_ORDERS) }) },
 );
 
-/** keep-all (a clean shutdown) is the baseline: it can only catch bugs that lose data without a cut. */
-export const policyArb: fc.Arbitrary<CrashPolicy> = fc.oneof(
-  { weight: 2, arbitrary: fc.constant<CrashPolicy>('lose-unsynced') },
-  { weight: 2, arbitrary: fc.constant<CrashPolicy>('torn') },
-  { weight: 1, arbitrary: fc.constant<CrashPolicy>('keep-all') },
-);
+/**
+ * The policies of random cuts: lose-unsynced and torn, restricted to `only` if given, and keep-all
+ * (a clean shutdown) as the baseline: it can only catch bugs that lose data without a cut.
+ */
+export function policiesArb(only?: readonly CrashPolicy[]): fc.Arbitrary<CrashPolicy> {
+  const chosen = (['lose-unsynced', 'torn'] as const).filter((p) => only === undefined || only.includes(p));
+  return fc.oneof(
+    ...chosen.map((p) => ({ weight: 2, arbitrary: fc.constant<CrashPolicy>(p) })),
+    { weight: 1, arbitrary: fc.constant<CrashPolicy>('keep-all') },
+  );
+}
+export const policyArb: fc.Arbitrary<CrashPolicy> = policiesArb();
 
 export interface CutChoice {
   /** Where in an uncut run's requests (0..1); turned into a request number once the run is counted. */

@@ -6,18 +6,19 @@
 // artifact of the smallest failing case.
 import fc from 'fast-check';
 import { rm } from 'node:fs/promises';
-import type { Fault } from '../fusefs/protocol.js';
+import type { CrashPolicy, Fault } from '../fusefs/protocol.js';
 import { defaultArtifactRoot, replayCommand } from '../src/harness/artifacts.js';
 import { addCoverage, emptyCoverage, formatCoverage, type Coverage } from '../src/harness/coverage.js';
 import { countRequests, crashPointAt, runCase, type CaseResult, type CrashCase, type CutSpec } from '../src/harness/crash-run.js';
 import type { DaemonHandle } from '../src/harness/daemon-process.js';
 import { runExhaustive, type ExhaustiveOptions, type ExhaustiveResult } from '../src/harness/exhaustive/exhaustive-run.js';
+import { failureSignature } from '../src/harness/failure-signature.js';
 import { HarnessError } from '../src/harness/harness-error.js';
 import type { Workload } from '../src/harness/workload.js';
 import type { ExternalDriver, TargetSettings } from '../src/harness/target.js';
 import { drawArtifactReport } from '../src/report/index.js';
 import { resolveTarget } from '../src/targets/index.js';
-import { cutChoiceArb, cutTargetArb, EXHAUSTIVE_MAX_STEPS, exhaustiveStepArb, faultArb, policyArb, recoveryCutArb, tornStepArb, workloadArb, type CutChoice } from './arbitraries.js';
+import { cutChoiceArb, cutTargetArb, EXHAUSTIVE_MAX_STEPS, exhaustiveStepArb, faultArb, policiesArb, policyArb, recoveryCutArb, tornStepArb, workloadArb, type CutChoice } from './arbitraries.js';
 
 /** One generated property input. */
 export interface CrashInput {
@@ -56,6 +57,8 @@ export interface CrashInputOptions {
   variant?: string;
   maxCutsPerInput?: number;
   maxSteps?: number;
+  /** Random cuts use only these policies (and keep-all, the baseline); default lose-unsynced and torn. */
+  policies?: readonly CrashPolicy[];
 }
 
 export function crashInputArb(o: CrashInputOptions = {}): fc.Arbitrary<CrashInput> {
@@ -73,7 +76,7 @@ export function crashInputArb(o: CrashInputOptions = {}): fc.Arbitrary<CrashInpu
   const maxCuts = o.maxCutsPerInput ?? 4;
   const cutsArb = kind === 'exhaustive'
     ? fc.constant<CutChoice[]>([])
-    : fc.array(torn ? cutChoiceArb(fc.constant('torn' as const), fc.constant(target.cutTargets[0])) : cutChoiceArb(policyArb, cutTargetArb(target)), {
+    : fc.array(torn ? cutChoiceArb(fc.constant('torn' as const), fc.constant(target.cutTargets[0])) : cutChoiceArb(policiesArb(o.policies), cutTargetArb(target)), {
       minLength: kind === 'faults' ? 1 : Math.min(2, maxCuts),
       maxLength: kind === 'faults' ? 1 : maxCuts,
     });
@@ -145,6 +148,12 @@ export interface SuiteOptions {
   timeLimitMs?: number;
   /** Exhaustive mode's caps and options. */
   exhaustive?: Partial<ExhaustiveOptions>;
+  /** Keep judging an input after its first failing case: one failure (and artifact) per distinct signature (failure-signature.ts). */
+  allFailures?: boolean;
+  /** Only a failure with this signature counts (the others pass): shrinks one distinct failure without drifting to another. */
+  signature?: string;
+  /** Stop shrinking this long after the first failure (inputs then pass untried); the smallest failure so far is kept. */
+  shrinkTimeLimitMs?: number;
 }
 
 export interface SuiteReport {
@@ -161,6 +170,8 @@ export interface SuiteReport {
   /** Crash cases judged before the first failure (time-to-catch in cases). */
   casesToFirstFailure?: number;
   failure?: CaseResult;
+  /** With allFailures: the first failing input's failures of other signatures (not shrunk), each with its artifact. */
+  otherFailures: CaseResult[];
   /** The smallest failing input fast-check found. */
   counterexample?: CrashInput;
   numShrinks: number;
@@ -181,28 +192,39 @@ export function caughtBug(report: SuiteReport): boolean {
 interface InputVerdict {
   coverage: Coverage;
   capsHit?: string[];
-  /** The first failing case of the input, if any. */
-  failure?: CaseResult;
-  /** Cases judged before that failure (all of them if none failed). */
+  /** The input's failing cases: the first, or with allFailures the first of each signature. */
+  failures: CaseResult[];
+  /** Cases judged before the first failure (all of them if none failed). */
   casesBeforeFailure: number;
 }
 
-async function checkRandom(daemon: DaemonHandle, input: CrashInput, artifactRoot: string): Promise<InputVerdict> {
+async function checkRandom(daemon: DaemonHandle, input: CrashInput, artifactRoot: string, allFailures: boolean): Promise<InputVerdict> {
   const coverage = emptyCoverage();
   let judged = 0;
+  let casesBeforeFailure: number | undefined;
+  const failures: CaseResult[] = [];
   const target = resolveTarget(input, input.settings);
   for (const c of await casesOf(daemon, input)) {
     const result = await runCase(daemon, target, c, { artifactRoot });
     addCoverage(coverage, result.coverage);
-    if (result.verdict === 'fail') return { coverage, failure: result, casesBeforeFailure: judged };
+    if (result.verdict === 'fail') {
+      casesBeforeFailure ??= judged;
+      if (failures.some((f) => failureSignature(f) === failureSignature(result))) await removeArtifact(result);
+      else failures.push(result);
+      if (!allFailures) break;
+    }
     judged++;
   }
-  return { coverage, casesBeforeFailure: judged };
+  return { coverage, failures, casesBeforeFailure: casesBeforeFailure ?? judged };
 }
 
-async function checkExhaustive(daemon: DaemonHandle, input: CrashInput, artifactRoot: string, options: Partial<ExhaustiveOptions>): Promise<InputVerdict> {
-  const r: ExhaustiveResult = await runExhaustive(daemon, resolveTarget(input, input.settings), input, { ...options, artifactRoot });
-  return { coverage: r.coverage, capsHit: r.capsHit, ...(r.failure ? { failure: r.failure } : {}), casesBeforeFailure: r.statesBeforeFailure };
+async function checkExhaustive(daemon: DaemonHandle, input: CrashInput, artifactRoot: string, options: Partial<ExhaustiveOptions>, allFailures: boolean): Promise<InputVerdict> {
+  const r: ExhaustiveResult = await runExhaustive(daemon, resolveTarget(input, input.settings), input, { ...options, artifactRoot, allFailures });
+  return { coverage: r.coverage, capsHit: r.capsHit, failures: r.failures, casesBeforeFailure: r.statesBeforeFailure };
+}
+
+async function removeArtifact(result: CaseResult | undefined): Promise<void> {
+  if (result?.artifactDir) await rm(result.artifactDir, { recursive: true, force: true });
 }
 
 /** Runs the crash property over `arb` on one daemon and reports; never throws for a violation or a harness error. */
@@ -211,6 +233,7 @@ export async function runCrashSuite(daemon: DaemonHandle, arb: fc.Arbitrary<Cras
   const coverage = emptyCoverage();
   const capsHit = new Set<string>();
   let last: CaseResult | undefined;
+  let otherFailures: CaseResult[] = [];
   let firstFailureMs: number | undefined;
   let casesToFirstFailure: number | undefined;
   let harnessError: HarnessError | undefined;
@@ -222,24 +245,34 @@ export async function runCrashSuite(daemon: DaemonHandle, arb: fc.Arbitrary<Cras
     // (fast-check's interruptAfterTimeLimit would abandon a running case that keeps using the
     // daemon in the background and may delete the artifact the report names.)
     if (o.timeLimitMs !== undefined && last === undefined && Date.now() - started > o.timeLimitMs) return;
+    if (o.shrinkTimeLimitMs !== undefined && firstFailureMs !== undefined && Date.now() - started - firstFailureMs > o.shrinkTimeLimitMs) return;
     let verdict: InputVerdict;
     try {
-      verdict = input.exhaustive ? await checkExhaustive(daemon, input, artifactRoot, o.exhaustive ?? {}) : await checkRandom(daemon, input, artifactRoot);
+      const allFailures = (o.allFailures ?? false) || o.signature !== undefined;
+      verdict = input.exhaustive ? await checkExhaustive(daemon, input, artifactRoot, o.exhaustive ?? {}, allFailures) : await checkRandom(daemon, input, artifactRoot, allFailures);
     } catch (err) {
       harnessError = err instanceof HarnessError ? err : new HarnessError(err instanceof Error ? (err.stack ?? err.message) : String(err));
       return;
     }
     addCoverage(coverage, verdict.coverage);
     for (const cap of verdict.capsHit ?? []) capsHit.add(cap);
-    if (!verdict.failure) return;
+    const failure = o.signature === undefined ? verdict.failures[0] : verdict.failures.find((f) => failureSignature(f) === o.signature);
+    const others = verdict.failures.filter((f) => f !== failure);
+    if (!failure) {
+      for (const f of others) await removeArtifact(f);
+      return;
+    }
     if (firstFailureMs === undefined) {
       firstFailureMs = Date.now() - started;
       casesToFirstFailure = coverage.cases - verdict.coverage.cases + verdict.casesBeforeFailure + 1;
+      otherFailures = others;
+    } else {
+      for (const f of others) await removeArtifact(f);
     }
     // Keep only the artifact of the smallest failing case (the last one shrinking found).
-    if (last?.artifactDir) await rm(last.artifactDir, { recursive: true, force: true });
-    last = verdict.failure;
-    throw new Error(verdict.failure.violations.map((v) => v.message).join('\n'));
+    await removeArtifact(last);
+    last = failure;
+    throw new Error(failure.violations.map((v) => v.message).join('\n'));
   });
   const details = await fc.check(property, {
     numRuns: o.numRuns,
@@ -258,6 +291,7 @@ export async function runCrashSuite(daemon: DaemonHandle, arb: fc.Arbitrary<Cras
     durationMs: Date.now() - started,
     ...(firstFailureMs !== undefined ? { firstFailureMs, casesToFirstFailure } : {}),
     ...(failedByViolation ? { failure: last } : {}),
+    otherFailures: failedByViolation ? otherFailures : [],
     ...(details.counterexample ? { counterexample: details.counterexample[0] as CrashInput } : {}),
     numShrinks: details.numShrinks,
     capsHit: [...capsHit].sort(),
@@ -265,6 +299,7 @@ export async function runCrashSuite(daemon: DaemonHandle, arb: fc.Arbitrary<Cras
   };
   // Only the artifact kept (the smallest failing case, or the tool's failure) gets its report page.
   await drawArtifactReport(failedByViolation ? last?.artifactDir : harnessError?.artifactDir);
+  for (const f of report.otherFailures) await drawArtifactReport(f.artifactDir);
   if (harnessError) {
     report.error = harnessError.message;
     if (harnessError.artifactDir) report.errorArtifactDir = harnessError.artifactDir;

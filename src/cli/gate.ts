@@ -11,6 +11,7 @@ import { DEFAULT_GATE_MODE, GATE_MODES, gateSuites, type GateMode } from '../gat
 import { checkVariant, DEFAULT_TARGET, resolveTarget, TARGET_NAMES } from '../targets/index.js';
 
 export const DEFAULT_TIME_BUDGET_S = 180;
+const GATE_POLICIES = ['lose-unsynced', 'torn', 'all'];
 
 /** Exit codes: distinct, so CI can tell a finding from a broken tool. */
 export const GATE_EXIT = { passed: 0, violation: 1, usage: 2, toolFailed: 3 } as const;
@@ -38,6 +39,11 @@ requests instead. Needs Linux with FUSE (/dev/fuse, Debian's fuse and libfuse2).
                          exhaustive mode: torn states per persistence interval (default ${DEFAULT_STATE_CAPS.maxStatesPerInterval})
   --sector-patterns N    exhaustive mode: seeded torn sector patterns per interval (default ${DEFAULT_STATE_CAPS.sectorPatterns})
                          (a cap that leaves states out is printed in the summary)
+  --policy P             the crash policies the suites use: lose-unsynced, torn or all (default all)
+  --stop-on-first        each suite stops at its first failure, unshrunk (a quick local loop); by
+                         default the gate explores the whole budget, shrinks each new failure and
+                         lists every distinct failure (check, policy, request at the cut) with its
+                         count and one artifact
   --junit FILE           also write a JUnit XML report to FILE (coverage counts as properties)
   --report DIR           also write an HTML page of the run to DIR/index.html, linking each failure's
                          report.html (docs/report.md)
@@ -79,6 +85,8 @@ export const run: Command = async (argv) => {
         'max-states': { type: 'string' },
         'max-states-per-interval': { type: 'string' },
         'sector-patterns': { type: 'string' },
+        policy: { type: 'string' },
+        'stop-on-first': { type: 'boolean' },
         junit: { type: 'string' },
         report: { type: 'string' },
         artifacts: { type: 'string' },
@@ -107,11 +115,14 @@ export const run: Command = async (argv) => {
     ...(values['max-states-per-interval'] !== undefined ? { maxStatesPerInterval: integer(values['max-states-per-interval'], 'max-states-per-interval', 1, 100_000) } : {}),
     ...(values['sector-patterns'] !== undefined ? { sectorPatterns: integer(values['sector-patterns'], 'sector-patterns', 0, 1_000) } : {}),
   };
+  const policy = values.policy ?? 'all';
+  if (!GATE_POLICIES.includes(policy)) usageFail(`--policy must be one of ${GATE_POLICIES.join(', ')}, got '${policy}'`, help);
+  const policies = policy === 'all' ? undefined : [policy as 'lose-unsynced' | 'torn'];
   const artifactRoot = values.artifacts !== undefined ? path.resolve(values.artifacts) : defaultArtifactRoot();
   assertFuseAvailable();
 
   const scenarios = scenariosOf(target.name).length;
-  const suites = gateSuites(target, mode).map((s) => s.name).join(', ');
+  const suites = gateSuites(target, mode, undefined, {}, undefined, policies).map((s) => s.name).join(', ');
   console.log(
     `powercut gate: target ${driver ? `${target.name} (${target.summary})` : target.name}, ${mode} mode; ${scenarios} scenarios, then suites (${suites}) for the rest of ${budgetS} s; ` +
       `seed ${seed} (repeat with --seed ${seed})${values.variant ? `; on known-bad variant ${values.variant}` : ''}; artifacts in ${artifactRoot}`,
@@ -124,6 +135,8 @@ export const run: Command = async (argv) => {
     ...(values.variant !== undefined ? { variant: values.variant } : {}),
     ...(settings ? { settings } : {}),
     caps,
+    ...(policies ? { policies } : {}),
+    ...(values['stop-on-first'] ? { stopOnFirst: true } : {}),
     artifactRoot,
     ...(values.junit !== undefined ? { junitFile: values.junit } : {}),
     out: process.stdout,
@@ -134,7 +147,7 @@ export const run: Command = async (argv) => {
   if (values.report !== undefined) {
     try {
       const page = await writeGateReport(path.resolve(values.report), {
-        rows: report.rows, durationMs: report.durationMs, mode, seed, target: target.name, timeBudgetMs: budgetS * 1000,
+        rows: report.rows, failures: report.failures, durationMs: report.durationMs, mode, seed, target: target.name, timeBudgetMs: budgetS * 1000,
         ...(values.variant !== undefined ? { variant: values.variant } : {}),
       });
       console.log(`HTML report: ${page}`);

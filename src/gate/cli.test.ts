@@ -27,9 +27,9 @@ const powercut = (args: string[], cwd?: string) => execa(process.execPath, [cli,
 const mountsLeft = async (prefix: string) => (await readFile('/proc/mounts', 'utf8')).split('\n').filter((l) => l.includes(path.join(commandTmp, prefix)));
 
 describe('powercut gate', () => {
-  it('on a known-bad variant exits 1 with a summary, a JUnit failure and a replayable artifact', async () => {
+  it('on a known-bad variant exits 1 with a summary, a JUnit failure and a replayable artifact (--stop-on-first)', async () => {
     const dir = await tmp();
-    const r = await powercut(['gate', '--time-budget', '20', '--seed', '3', '--variant', 'fsync-error-ignored', '--artifacts', 'arts', '--junit', 'out/junit.xml', '--report', 'out/report'], dir);
+    const r = await powercut(['gate', '--time-budget', '20', '--seed', '3', '--variant', 'fsync-error-ignored', '--stop-on-first', '--artifacts', 'arts', '--junit', 'out/junit.xml', '--report', 'out/report'], dir);
     expect(r.exitCode, r.stderr).toBe(1);
     expect(r.stdout).toMatch(/^fsync-eio-then-retry\s+1\s+\d+\s+0\s+[\d.]+ s\s+FAIL$/m);
     expect(r.stdout).toMatch(/^total\s+\d+\s+[1-9]\d*\s+0\s+.*FAIL$/m);
@@ -51,6 +51,26 @@ describe('powercut gate', () => {
     expect(junit).toContain('<property name="faultsFired" value="1"/>');
     expect(await mountsLeft('powercut-gate-')).toEqual([]);
   }, 120_000);
+
+  it('on a queue with two different bugs lists both as distinct failures, each with its artifact, in the summary, the JUnit and the HTML report', async () => {
+    const dir = await tmp();
+    const r = await powercut(['gate', '--time-budget', '40', '--seed', '5', '--variant', 'dir-unsynced-and-ack-early', '--policy', 'lose-unsynced', '--artifacts', 'arts', '--junit', 'out/junit.xml', '--report', 'out/report'], dir);
+    expect(r.exitCode, r.stderr).toBe(1);
+    const listed = [...r.stdout.matchAll(/^(\d+)\. ([a-z-]+), (lose-unsynced|torn), (.+): (\d+) failing cases?, found by (.+)$/gm)];
+    const checks = new Set(listed.map((m) => m[2]));
+    // no-dir-fsync-new-page: the page is gone; ack-returns-early: an acked event comes back.
+    expect([...checks].sort(), r.stdout).toEqual(expect.arrayContaining(['bounded-replay', 'liveness']));
+    expect(listed.every((m) => m[3] === 'lose-unsynced'), '--policy lose-unsynced: no torn state').toBe(true);
+    expect(r.stdout).toMatch(new RegExp(`^distinct failures: ${listed.length}$`, 'm'));
+    // One artifact per distinct failure: repeats are counted, their artifacts not kept.
+    const artifacts = (await readdir(path.join(dir, 'arts'))).filter((a) => a.includes('dir-unsynced-and-ack-early'));
+    expect(artifacts).toHaveLength(listed.length);
+    for (const a of artifacts) expect(existsSync(path.join(dir, 'arts', a, 'report.html')), a).toBe(true);
+    const junit = await readFile(path.join(dir, 'out/junit.xml'), 'utf8');
+    expect(junit).toContain(`<testsuite name="distinct-failures" tests="${listed.length}" failures="${listed.length}"`);
+    expect(await readFile(path.join(dir, 'out/report/index.html'), 'utf8')).toContain(`Distinct failures (${listed.length})`);
+    expect(await mountsLeft('powercut-gate-')).toEqual([]);
+  }, 180_000);
 
   it('on the correct queue exits 0 and writes no artifact', async () => {
     const dir = await tmp();

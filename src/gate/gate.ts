@@ -1,10 +1,14 @@
 // The durability gate engine: one daemon for the whole run (reset between cases, restarted after a
 // harness error, stopped on every path); every scenario of the target first, then the suites in
 // rounds until the time budget is spent.
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { DEFAULT_STATE_CAPS, type StateCaps } from '../../fusefs/crash-states.js';
+import { DEFAULT_STATE_CAPS, type CrashStateId, type StateCaps } from '../../fusefs/crash-states.js';
+
+type StatePolicy = CrashStateId['policy'];
 import { replayCommand } from '../harness/artifacts.js';
+import type { CaseResult } from '../harness/crash-run.js';
+import { failureSignature } from '../harness/failure-signature.js';
 import { addCoverage } from '../harness/coverage.js';
 import { startTempDaemon, type TempDaemon } from '../harness/daemon-process.js';
 import { SCENARIOS } from '../../scenarios/index.js';
@@ -14,7 +18,7 @@ import { DEFAULT_TARGET, resolveTarget } from '../targets/index.js';
 import { Budget } from './budget.js';
 import { toJunitXml } from './junit.js';
 import { ProgressReporter, type ProgressOutput } from './progress.js';
-import { newRow, totals, type GateRow } from '../report/gate-results.js';
+import { newRow, totals, type DistinctFailure, type GateRow } from '../report/gate-results.js';
 import { runScenario } from './scenario-run.js';
 import { formatFailures, formatSummaryTable } from './summary.js';
 import { DEFAULT_GATE_MODE, gateSuites, roundSeed, type GateMode } from './suites.js';
@@ -32,6 +36,10 @@ export interface GateOptions {
   settings?: Record<string, unknown>;
   /** Exhaustive mode's caps (defaults: DEFAULT_STATE_CAPS). */
   caps?: Partial<StateCaps>;
+  /** The crash policies the suites use (default both lose-unsynced and torn). */
+  policies?: StatePolicy[];
+  /** Each suite stops at its first failure, unshrunk (a quick local loop); by default the gate explores the whole budget and lists every distinct failure. */
+  stopOnFirst?: boolean;
   /** Failure artifacts go under this folder. */
   artifactRoot: string;
   junitFile?: string;
@@ -42,6 +50,8 @@ export interface GateOptions {
 
 export interface GateReport {
   rows: GateRow[];
+  /** Every distinct failure, in the order found (empty with stopOnFirst: the rows say it). */
+  failures: DistinctFailure[];
   durationMs: number;
   /** Nothing violated and the tool never failed. */
   passed: boolean;
@@ -57,6 +67,8 @@ export const MAX_ROUND_SLICE_MS = 30_000;
 export const MIN_SLICE_MS = 3_000;
 /** A suite whose tool keeps failing is given up after this many harness errors. */
 export const MAX_ERRORS_PER_SUITE = 3;
+/** Shrinking one new distinct failure takes at most this long, and all shrinking at most a quarter of the budget. */
+export const MAX_SHRINK_MS = 8_000;
 
 /** The scenarios written for this target. */
 export function scenariosOf(targetName: string): typeof SCENARIOS {
@@ -70,6 +82,27 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
   target.checkEnvironment?.();
   const mode = o.mode ?? DEFAULT_GATE_MODE;
   const rows: GateRow[] = [];
+  const distinct = new Map<string, DistinctFailure>();
+  let shrinkingMs = 0;
+  /** Counts a failing case under its signature; a new one is kept (with its artifact), a known one only counted. */
+  const found = async (row: GateRow, result: CaseResult, shrunk?: { failure: CaseResult; seed?: number; path?: string }): Promise<void> => {
+    const signature = failureSignature(result);
+    const known = distinct.get(signature);
+    if (known) {
+      known.count++;
+      if (!known.foundBy.includes(row.name)) known.foundBy.push(row.name);
+      if (result.artifactDir) await rm(result.artifactDir, { recursive: true, force: true });
+      return;
+    }
+    const kept = shrunk?.failure ?? result;
+    if (kept !== result && result.artifactDir) await rm(result.artifactDir, { recursive: true, force: true });
+    distinct.set(signature, {
+      signature, count: 1, foundBy: [row.name], messages: kept.violations.map((v) => v.message),
+      ...(kept.artifactDir ? { artifactDir: kept.artifactDir, replay: replayCommand(kept.artifactDir) } : {}),
+      ...(shrunk?.seed !== undefined ? { seed: shrunk.seed, ...(shrunk.path !== undefined ? { path: shrunk.path } : {}) } : {}),
+    });
+    progress.log(`new distinct failure (${distinct.size}): ${signature}, found by ${row.name}`);
+  };
   let phase = 'starting the filesystem daemon';
   const startDaemon = o.startDaemon ?? (() => startTempDaemon('gate'));
   let fixture: TempDaemon = await startDaemon();
@@ -91,17 +124,21 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
   const progress = new ProgressReporter(o.out, () => ({ phase, cases: sum((r) => r.cases), unit: mode === 'exhaustive' ? 'crash states' : 'power cuts', violations: sum((r) => r.violations), leftMs: budget.leftMs() }));
   try {
     progress.start();
-    for (const s of scenariosOf(target.name)) {
-      phase = `scenario ${s.name}`;
-      const { row, error } = await runScenario(fixture.daemon, s, o.variant, o.artifactRoot);
+    for (const sc of scenariosOf(target.name)) {
+      phase = `scenario ${sc.name}`;
+      const { row, result, error } = await runScenario(fixture.daemon, sc, o.variant, o.artifactRoot);
       rows.push(row);
       if (error && !(await restartDaemon(row))) break;
+      if (result && result.violations.length > 0 && !o.stopOnFirst) await found(row, result);
       const verdict = error ? `ERROR (the tool failed; daemon restarted) ${error.message.split('\n')[0]}` : row.violations > 0 ? `FAIL (${row.failure?.messages[0] ?? ''})` : 'pass';
-      progress.log(`scenario ${s.name}: ${verdict} [${(row.durationMs / 1000).toFixed(1)} s]`);
+      progress.log(`scenario ${sc.name}: ${verdict} [${(row.durationMs / 1000).toFixed(1)} s]`);
     }
 
-    const suites = gateSuites(target, mode, o.variant, o.settings, ref).map((suite, index) => ({ suite, index, arb: crashInputArb(suite.options), row: newRow(suite.name, 'suite'), done: false, chunks: 0 }));
+    const suites = gateSuites(target, mode, o.variant, o.settings, ref, o.policies).map((suite, index) => ({ suite, index, arb: crashInputArb(suite.options), row: newRow(suite.name, 'suite'), done: false, chunks: 0 }));
     rows.push(...suites.map((s) => s.row));
+    const exhaustiveOptions = (deadlineMs: number, recoveryCuts: boolean) => ({
+      recoveryCuts, deadlineMs, ...(o.policies ? { policies: o.policies } : {}), ...(o.caps ? { caps: { ...DEFAULT_STATE_CAPS, ...o.caps } } : {}),
+    });
     rounds: for (let round = 0; !daemonLost; round++) {
       const active = suites.filter((s) => !s.done);
       if (active.length === 0 || budget.leftMs() < MIN_SLICE_MS) break;
@@ -117,13 +154,15 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
         // One input per fast-check run, each run to completion: fast-check's own time limit abandons a
         // running property, whose crash case would then race the next one on the shared daemon.
         while (!s.done && Date.now() < turnEndsMs && budget.leftMs() >= MIN_SLICE_MS) {
+          const seed = roundSeed(o.seed, s.index, s.chunks++);
           const report = await runCrashSuite(fixture.daemon, s.arb, {
             numRuns: 1,
-            seed: roundSeed(o.seed, s.index, s.chunks++),
-            // No shrinking: it has no time bound. The artifact replays the failing case exactly.
+            seed,
+            // No shrinking here: it has no time bound. A new distinct failure is shrunk below, bounded.
             endOnFailure: true,
+            allFailures: !o.stopOnFirst,
             artifactRoot: o.artifactRoot,
-            exhaustive: { recoveryCuts: s.suite.recoveryCuts ?? false, deadlineMs: Math.min(turnEndsMs, Date.now() + budget.leftMs()), ...(o.caps ? { caps: { ...DEFAULT_STATE_CAPS, ...o.caps } } : {}) },
+            exhaustive: exhaustiveOptions(Math.min(turnEndsMs, Date.now() + budget.leftMs()), s.suite.recoveryCuts ?? false),
           });
           s.row.cases += report.cases;
           for (const cap of report.capsHit) if (!s.row.capsHit.includes(cap)) s.row.capsHit.push(cap);
@@ -138,15 +177,40 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
             continue;
           }
           if (!report.failure) continue;
-          s.done = true;
-          s.row.violations += report.failure.violations.length;
-          s.row.failure = {
+          s.row.violations += 1 + report.otherFailures.length;
+          s.row.failure ??= {
             messages: report.failure.violations.map((v) => v.message),
             seed: report.seed,
             ...(report.path !== undefined ? { path: report.path } : {}),
             ...(report.failure.artifactDir ? { artifactDir: report.failure.artifactDir, replay: replayCommand(report.failure.artifactDir) } : {}),
           };
-          progress.log(`suite ${s.suite.name}: FAIL after ${s.row.cases} cases\n${report.summary}`);
+          if (o.stopOnFirst) {
+            s.done = true;
+            progress.log(`suite ${s.suite.name}: FAIL after ${s.row.cases} cases\n${report.summary}`);
+            continue;
+          }
+          for (const failure of [report.failure, ...report.otherFailures]) {
+            const signature = failureSignature(failure);
+            let shrunk: { failure: CaseResult; seed?: number; path?: string } | undefined;
+            const shrinkMs = Math.min(MAX_SHRINK_MS, o.timeBudgetMs / 4 - shrinkingMs, budget.leftMs() / 4);
+            if (!distinct.has(signature) && shrinkMs >= MIN_SLICE_MS) {
+              // A new failure: shrink it (bounded), keeping its signature, so its artifact is small.
+              phase = `shrinking ${signature}`;
+              const small = await runCrashSuite(fixture.daemon, s.arb, {
+                numRuns: 1, seed, signature, artifactRoot: o.artifactRoot, shrinkTimeLimitMs: shrinkMs,
+                exhaustive: exhaustiveOptions(Infinity, s.suite.recoveryCuts ?? false),
+              });
+              s.row.durationMs += small.durationMs;
+              shrinkingMs += small.durationMs;
+              if (small.failure) shrunk = { failure: small.failure, seed: small.seed, ...(small.path !== undefined ? { path: small.path } : {}) };
+              for (const f of small.otherFailures) if (f.artifactDir) await rm(f.artifactDir, { recursive: true, force: true });
+            }
+            // The shrunk case keeps the original's signature: the row's first failure points at the kept artifact.
+            if (shrunk && s.row.failure.artifactDir === failure.artifactDir && shrunk.failure.artifactDir) {
+              s.row.failure = { ...s.row.failure, messages: shrunk.failure.violations.map((v) => v.message), artifactDir: shrunk.failure.artifactDir, replay: replayCommand(shrunk.failure.artifactDir) };
+            }
+            await found(s.row, failure, shrunk);
+          }
         }
       }
     }
@@ -156,11 +220,12 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
   }
   const durationMs = budget.elapsedMs();
   const t = totals(rows, durationMs);
-  const failures = formatFailures(rows);
-  const text = [formatSummaryTable(rows, t, mode), ...(failures ? ['', 'failures:', failures] : [])].join('\n');
+  const failures = [...distinct.values()];
+  const details = formatFailures(rows, failures);
+  const text = [formatSummaryTable(rows, t, mode), ...(details ? ['', details] : [])].join('\n');
   if (o.junitFile) {
     await mkdir(path.dirname(path.resolve(o.junitFile)), { recursive: true });
-    await writeFile(o.junitFile, toJunitXml(rows, durationMs));
+    await writeFile(o.junitFile, toJunitXml(rows, durationMs, failures));
   }
-  return { rows, durationMs, passed: t.violations === 0 && t.errors === 0, violations: t.violations, harnessErrors: t.errors, text };
+  return { rows, failures, durationMs, passed: t.violations === 0 && t.errors === 0, violations: t.violations, harnessErrors: t.errors, text };
 }

@@ -2,7 +2,7 @@
 // suites; each row a testcase with its coverage counts as properties; a violation a <failure>, a
 // harness error an <error>.
 import { coverageProperties } from '../harness/coverage.js';
-import { totals, type GateRow } from '../report/gate-results.js';
+import { totals, type DistinctFailure, type GateRow } from '../report/gate-results.js';
 
 /** Escapes text for XML attributes and content; drops characters XML 1.0 cannot carry. */
 export function xmlEscape(text: string): string {
@@ -52,10 +52,30 @@ function testsuite(name: string, rows: readonly GateRow[]): string {
   ].join('\n');
 }
 
-export function toJunitXml(rows: readonly GateRow[], durationMs: number, name = 'powercut gate'): string {
+/** One testcase per distinct failure, so a CI report lists each problem once, with its count and artifact. */
+function distinctSuite(failures: readonly DistinctFailure[]): string {
+  const cases = failures.map((f) => {
+    const details = [
+      `${f.count} failing case${f.count === 1 ? '' : 's'}, found by ${f.foundBy.join(', ')}`,
+      ...f.messages,
+      ...(f.seed !== undefined ? [`fast-check seed ${f.seed}, path "${f.path ?? ''}"`] : []),
+      ...(f.artifactDir ? [`artifact: ${f.artifactDir}`] : []),
+      ...(f.replay ? [`replay: ${f.replay}`] : []),
+    ].join('\n');
+    return [
+      `    <testcase classname="powercut.distinct-failures" name="${xmlEscape(f.signature)}" time="0.000">`,
+      `      <properties>\n        <property name="count" value="${f.count}"/>\n      </properties>`,
+      `      <failure message="${xmlEscape(f.messages[0] ?? f.signature)}" type="violation">${xmlEscape(details)}</failure>`,
+      '    </testcase>',
+    ].join('\n');
+  });
+  return [`  <testsuite name="distinct-failures" tests="${failures.length}" failures="${failures.length}" errors="0" time="0.000">`, ...cases, '  </testsuite>'].join('\n');
+}
+
+export function toJunitXml(rows: readonly GateRow[], durationMs: number, distinct: readonly DistinctFailure[] = [], name = 'powercut gate'): string {
   const scenarios = rows.filter((r) => r.kind === 'scenario');
   const suites = rows.filter((r) => r.kind === 'suite');
-  const failures = rows.filter((r) => r.violations > 0).length;
+  const failures = rows.filter((r) => r.violations > 0).length + distinct.length;
   const errors = rows.filter((r) => r.errors.length > 0).length;
   for (const group of [scenarios, suites]) {
     const names = group.map((r) => r.name);
@@ -63,9 +83,10 @@ export function toJunitXml(rows: readonly GateRow[], durationMs: number, name = 
   }
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
-    `<testsuites name="${xmlEscape(name)}" tests="${rows.length}" failures="${failures}" errors="${errors}" time="${seconds(durationMs)}">`,
+    `<testsuites name="${xmlEscape(name)}" tests="${rows.length + distinct.length}" failures="${failures}" errors="${errors}" time="${seconds(durationMs)}">`,
     testsuite('scenarios', scenarios),
     testsuite('property-suites', suites),
+    ...(distinct.length > 0 ? [distinctSuite(distinct)] : []),
     '</testsuites>',
     '',
   ].join('\n');

@@ -20,8 +20,15 @@ export interface GateSuite {
  * The suites, or with a variant the same suites on it (its settings override, so its bug is reachable).
  * `ref` is how the inputs name the target: a registered name, or an external driver.
  */
-export function gateSuites(target: Target, mode: GateMode, variant?: string, forcedSettings: Record<string, unknown> = {}, ref: TargetRef = { target: target.name }): GateSuite[] {
-  const t = ref.driver ? { driver: ref.driver } : { target: target.name };
+export function gateSuites(
+  target: Target,
+  mode: GateMode,
+  variant?: string,
+  forcedSettings: Record<string, unknown> = {},
+  ref: TargetRef = { target: target.name },
+  policies?: readonly ('lose-unsynced' | 'torn')[],
+): GateSuite[] {
+  const t = { ...(ref.driver ? { driver: ref.driver } : { target: target.name }), ...(policies ? { policies } : {}) };
   const parts = target.suites;
   const base: GateSuite[] = mode === 'exhaustive'
     ? [
@@ -31,7 +38,7 @@ export function gateSuites(target: Target, mode: GateMode, variant?: string, for
     ]
     : [
       ...parts.map((p) => ({ name: p.name, options: { ...t, kind: 'general' as const, settings: p.settings } })),
-      { name: 'torn-writes', options: { ...t, kind: 'torn' as const } },
+      ...(policies === undefined || policies.includes('torn') ? [{ name: 'torn-writes', options: { ...t, kind: 'torn' as const } }] : []),
       { name: 'cut-during-recovery', options: { ...t, kind: 'double-cut' as const } },
       { name: 'faults', options: { ...t, kind: 'faults' as const } },
     ];

@@ -1,7 +1,7 @@
 // The summary printed at the end of a gate run (pure): one line per scenario and suite, totals,
 // what was covered, then each failure with its violation, artifact and replay command.
 import { formatCoverage } from '../harness/coverage.js';
-import { capsNote, perMinute, resultOf, rowFailed, rowResult, type GateRow, type GateTotals } from '../report/gate-results.js';
+import { capsNote, perMinute, resultOf, rowResult, type DistinctFailure, type GateRow, type GateTotals } from '../report/gate-results.js';
 import { formatDuration } from './budget.js';
 import type { GateMode } from './suites.js';
 
@@ -26,14 +26,30 @@ export function formatSummaryTable(rows: readonly GateRow[], t: GateTotals, mode
   ].join('\n');
 }
 
-/** Each failed row: what was violated or what broke, where the artifact is, how to replay it. */
-export function formatFailures(rows: readonly GateRow[]): string {
+/**
+ * What went wrong: each distinct failure (how often, found by which rows, the smallest case's
+ * violations, artifact and replay command), then each row's tool failures; with no distinct
+ * failures listed (--stop-on-first), each failed row's first failure instead.
+ */
+export function formatFailures(rows: readonly GateRow[], failures: readonly DistinctFailure[] = []): string {
   const out: string[] = [];
-  for (const r of rows.filter(rowFailed)) {
+  if (failures.length > 0) {
+    out.push(`distinct failures: ${failures.length}`);
+    failures.forEach((f, i) => {
+      out.push(`${i + 1}. ${f.signature}: ${f.count} failing case${f.count === 1 ? '' : 's'}, found by ${f.foundBy.join(', ')}`);
+      out.push(...f.messages.map((m) => `     ${m}`));
+      if (f.seed !== undefined) out.push(`     fast-check seed ${f.seed}, path "${f.path ?? ''}"`);
+      if (f.artifactDir) out.push(`     artifact: ${f.artifactDir}`);
+      if (f.replay) out.push(`     replay:   ${f.replay}`);
+    });
+  }
+  const failedRows = rows.filter((r) => r.errors.length > 0 || (failures.length === 0 && r.violations > 0));
+  if (failedRows.length > 0) out.push(...(out.length > 0 ? [''] : []), 'failures:');
+  for (const r of failedRows) {
     out.push(`${r.kind} ${r.name}:`);
     for (const e of r.errors) out.push(`  harness error (the tool failed, not a verdict on the queue): ${e.split('\n').join('\n    ')}`);
     const f = r.failure;
-    if (f) {
+    if (f && failures.length === 0) {
       out.push(...f.messages.map((m) => `  ${m}`));
       if (f.seed !== undefined) out.push(`  fast-check seed ${f.seed}, path "${f.path ?? ''}"`);
       if (f.artifactDir) out.push(`  artifact: ${f.artifactDir}`);

@@ -112,6 +112,11 @@ export class ControlClient {
     return (await this.ok({ cmd: 'states', policies, ...caps }, CRASH_TIMEOUT_MS)) as unknown as StatesAnswer;
   }
   /** Mounts the crash state `id` of the recorded run, ready for recovery (nothing held, fresh trace). */
+  /** Writes the image crash state `id` leaves under `out` (outside the mount); the mount is not touched. */
+  async stateImage(id: CrashStateId, out: string): Promise<void> {
+    await this.ok({ cmd: 'state-image', state: id, out });
+  }
+
   async loadState(id: CrashStateId): Promise<void> {
     await this.ok({ cmd: 'load-state', state: id }, CRASH_TIMEOUT_MS);
   }

@@ -20,9 +20,15 @@ export interface Coverage {
   /** Power cuts under the torn policy, and writes they kept only in part. */
   tornCuts: number;
   tornPartialWrites: number;
-  /** Exhaustive mode: persistence intervals in the recorded runs, those checked, and crash states checked. */
+  /**
+   * Exhaustive mode: persistence intervals in the recorded runs; those all of whose states were
+   * checked, in all and per policy (an interval counts for a policy when its states under that
+   * policy were all listed by the caps and all judged); and crash states checked.
+   */
   intervals: number;
   intervalsChecked: number;
+  intervalsCheckedLoseUnsynced: number;
+  intervalsCheckedTorn: number;
   states: number;
   /** States the caps left out (0 unless a cap was hit). */
   statesCapped: number;
@@ -33,7 +39,7 @@ export interface Coverage {
 export function emptyCoverage(): Coverage {
   return {
     cases: 0, cutsRequested: 0, cutsLanded: 0, recoveryCutsRequested: 0, recoveryCutsLanded: 0, faultCases: 0, faultsFired: 0,
-    tornCuts: 0, tornPartialWrites: 0, intervals: 0, intervalsChecked: 0, states: 0, statesCapped: 0, events: {},
+    tornCuts: 0, tornPartialWrites: 0, intervals: 0, intervalsChecked: 0, intervalsCheckedLoseUnsynced: 0, intervalsCheckedTorn: 0, states: 0, statesCapped: 0, events: {},
   };
 }
 
@@ -56,7 +62,10 @@ export function formatCoverage(c: Coverage): string {
   if (c.recoveryCutsRequested) parts.push(`recovery cuts landed ${ratio(c.recoveryCutsLanded, c.recoveryCutsRequested)}`);
   if (c.faultCases) parts.push(`faults fired ${ratio(c.faultsFired, c.faultCases)}`);
   if (c.tornCuts) parts.push(`torn cuts ${c.tornCuts} (partial writes kept ${c.tornPartialWrites})`);
-  if (c.intervals) parts.push(`intervals checked ${ratio(c.intervalsChecked, c.intervals)}, crash states ${c.states}${c.statesCapped ? ` (${c.statesCapped} left out by caps)` : ''}`);
+  if (c.intervals) {
+    parts.push(`intervals checked ${ratio(c.intervalsChecked, c.intervals)} (lose-unsynced ${ratio(c.intervalsCheckedLoseUnsynced, c.intervals)}, torn ${ratio(c.intervalsCheckedTorn, c.intervals)}), ` +
+      `crash states ${c.states}${c.statesCapped ? ` (${c.statesCapped} left out by caps)` : ''}`);
+  }
   for (const [name, n] of Object.entries(c.events).sort()) parts.push(`${name} ${n}`);
   return parts.join(', ');
 }

@@ -44,6 +44,8 @@ export interface CrashCase extends TargetRef {
   state?: CrashStateId;
   /** Exhaustive mode: the caps the state was found under; a replay enumerates with the same. */
   stateCaps?: StateCaps;
+  /** Exhaustive mode: where the state's recovery ran, natively on a copy of its image or on the mount; replay runs both. */
+  recoveredOn?: 'native' | 'mount';
 }
 
 export interface RunCaseOptions {
@@ -232,7 +234,7 @@ export function crashPointAt(fraction: number, requestCount: number, timing: Cra
 }
 
 /** Recovery with a second power cut: the case's recovery cut in a drain, the cut, then the final drain. */
-export async function recoverWithCut(daemon: DaemonHandle, target: Target, c: CrashCase, timeouts: DriverTimeouts): Promise<{ runs: RunRecord[]; landed: boolean }> {
+export async function recoverWithCut(daemon: DaemonHandle, target: Target, c: CrashCase, timeouts: DriverTimeouts): Promise<{ runs: RunRecord[]; stderr: string[]; landed: boolean }> {
   const rc = c.recoveryCut!;
   await daemon.client.arm(rc.cut);
   let trace: TraceEntry[] = [];
@@ -243,7 +245,7 @@ export async function recoverWithCut(daemon: DaemonHandle, target: Target, c: Cr
   cut.record.failedRequests = failedRequests(trace);
   const final = await runDriver(daemon, target.driver, specFor(daemon, c, 'drain', 2), false, timeouts);
   // A cut that never landed came after the drain ran to its end: that drain changed the disk all the same.
-  return { runs: [cut.record, final.record], landed: cut.frozenAt !== null };
+  return { runs: [cut.record, final.record], stderr: [cut.stderr, final.stderr], landed: cut.frozenAt !== null };
 }
 
 /**

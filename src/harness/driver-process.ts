@@ -181,6 +181,7 @@ interface WorkerProcess {
   proc: WorkerProc;
   lines: string[];
   exited: boolean;
+  /** What it printed on stderr since the current spec was sent (bounded). */
   stderr: string;
   wake: (() => void) | null;
 }
@@ -221,6 +222,7 @@ export class DriverWorker {
     const w = this.current;
     const outcomes: Outcome[] = [];
     const where = `driver worker pid ${w.proc.pid} (${spec.mode}) stdout`;
+    w.stderr = '';
     w.proc.stdin.write(JSON.stringify(spec) + '\n');
     const deadline = Date.now() + this.timeouts.runMs;
     for (;;) {
@@ -230,7 +232,7 @@ export class DriverWorker {
         if (outcome.t === 'done' || outcome.t === 'error') {
           // After an error line the driver exits (docs/driver-protocol.md): the next spec gets a new process.
           if (outcome.t === 'error') await this.stop();
-          return { record: { role: spec.mode, outcomes, exitCode: outcome.t === 'done' ? DRIVER_EXIT.ok : DRIVER_EXIT.queueError, killed: false, hung: false, failedRequests: [] }, stderr: '', frozenAt: null };
+          return { record: { role: spec.mode, outcomes, exitCode: outcome.t === 'done' ? DRIVER_EXIT.ok : DRIVER_EXIT.queueError, killed: false, hung: false, failedRequests: [] }, stderr: w.stderr, frozenAt: null };
         }
       }
       if (w.exited) {

@@ -13,7 +13,7 @@ import { writeGateReport } from './load.js';
 const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures');
 
 function row(name: string, over: Partial<GateRow> = {}): GateRow {
-  return { name, kind: 'suite', cases: 120, coverage: { ...emptyCoverage(), cases: 120, intervals: 30, intervalsChecked: 28, states: 120, statesCapped: 4, events: { rolls: 3 } }, violations: 0, durationMs: 60_000, errors: [], capsHit: [], ...over };
+  return { name, kind: 'suite', cases: 120, coverage: { ...emptyCoverage(), cases: 120, intervals: 30, intervalsChecked: 28, intervalsCheckedLoseUnsynced: 30, intervalsCheckedTorn: 28, states: 120, statesCapped: 4, events: { rolls: 3 } }, violations: 0, durationMs: 60_000, errors: [], capsHit: [], ...over };
 }
 
 function report(rows: GateRow[]): GateReportInput {
@@ -29,7 +29,7 @@ describe('gate report', () => {
     expect(html).toContain('<tr><td>suite atomic-file/sync</td><td class="num">120</td><td class="num">0</td><td class="num">0</td><td class="num">1 min 0 s</td><td class="num">120</td><td><span class="verdict pass">pass</span></td><td></td></tr>');
     expect(html).toContain('crash states / min');
     expect(html).toMatch(/<td>crash states per minute<\/td><td class="num">61<\/td>/); // 121 cases in 2 minutes
-    expect(html).toContain('<td>persistence intervals checked</td><td class="num">28 of 30</td>');
+    expect(html).toContain('<td>persistence intervals checked</td><td class="num">28 of 30 (lose-unsynced 30, torn 28)</td>');
     expect(html).toContain('<td>rolls</td><td class="num">3</td>');
     expect(html).toContain('seed 42 (repeat with --seed 42)');
   });

@@ -3,13 +3,15 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { formatCoverage } from '../harness/coverage.js';
-import { capsNote, perMinute, resultOf, rowResult, totals, type GateResult, type GateRow } from './gate-results.js';
+import { capsNote, perMinute, resultOf, rowResult, totals, type DistinctFailure, type GateResult, type GateRow } from './gate-results.js';
 import { CSS, SCRIPT } from './assets.js';
 import { duration, esc, num, page } from './html.js';
 
 /** A gate run: GateReport's rows and duration, plus what the CLI knows (mode, seed, target, variant). */
 export interface GateReportInput {
   rows: GateRow[];
+  /** Every distinct failure of the run (GateReport's failures). */
+  failures?: DistinctFailure[];
   durationMs: number;
   mode?: 'exhaustive' | 'random';
   seed?: number;
@@ -41,8 +43,9 @@ function errorArtifact(error: string): string | undefined {
 /** Every artifact folder the run left: failures and harness errors. */
 export function gateArtifactDirs(report: GateReportInput): string[] {
   const dirs: string[] = [];
+  for (const f of report.failures ?? []) if (f.artifactDir) dirs.push(f.artifactDir);
   for (const r of report.rows) {
-    if (r.failure?.artifactDir) dirs.push(r.failure.artifactDir);
+    if (r.failure?.artifactDir && !dirs.includes(r.failure.artifactDir)) dirs.push(r.failure.artifactDir);
     for (const e of r.errors) {
       const d = errorArtifact(e);
       if (d) dirs.push(d);
@@ -88,7 +91,7 @@ export function renderGateReport(report: GateReportInput, options: GateReportOpt
     ...(total.recoveryCutsRequested ? [['recovery cuts landed', `${num(total.recoveryCutsLanded)} of ${num(total.recoveryCutsRequested)}`] as [string, string]] : []),
     ...(total.faultCases ? [['faults fired', `${num(total.faultsFired)} of ${num(total.faultCases)} fault cases`] as [string, string]] : []),
     ...(total.tornCuts ? [['torn cuts', `${num(total.tornCuts)} (writes kept in part: ${num(total.tornPartialWrites)})`] as [string, string]] : []),
-    ...(total.intervals ? [['persistence intervals checked', `${num(total.intervalsChecked)} of ${num(total.intervals)}`] as [string, string]] : []),
+    ...(total.intervals ? [['persistence intervals checked', `${num(total.intervalsChecked)} of ${num(total.intervals)} (lose-unsynced ${num(total.intervalsCheckedLoseUnsynced)}, torn ${num(total.intervalsCheckedTorn)})`] as [string, string]] : []),
     ...(total.states ? [['crash states', `${num(total.states)}${total.statesCapped ? ` (${num(total.statesCapped)} left out by caps)` : ''}`] as [string, string]] : []),
     ...Object.entries(total.events).sort().map(([e, n]) => [e, num(n)] as [string, string]),
     [`${unit} per minute`, num(perMinute(t.cases, t.durationMs))],
@@ -96,7 +99,14 @@ export function renderGateReport(report: GateReportInput, options: GateReportOpt
   const coverage = `<table class="summary"><tbody>${countRows.map(([k, v]) => `<tr><td>${esc(k)}</td><td class="num">${v}</td></tr>`).join('')}</tbody></table>
 <h3>Per suite</h3><ul>${rows.filter((r) => r.kind === 'suite' && r.cases > 0).map((r) => `<li><strong>${esc(r.name)}</strong>: ${esc(formatCoverage(r.coverage))}${r.capsHit.length ? `; caps hit: ${esc(r.capsHit.join(', '))}` : ''}</li>`).join('')}</ul>${note ? `<p class="note">${esc(note)}</p>` : ''}`;
 
-  const failed = rows.filter((r) => rowResult(r) !== 'pass');
+  const distinct = report.failures ?? [];
+  const distinctHtml = distinct.length
+    ? `<h2>Distinct failures (${distinct.length})</h2>${distinct.map((f, i) => `<div class="violation"><h3>${i + 1}. ${esc(f.signature)}</h3><p class="note">${num(f.count)} failing case${f.count === 1 ? '' : 's'}, found by ${esc(f.foundBy.join(', '))}</p>${f.messages.map((m) => `<p class="msg">${esc(m)}</p>`).join('')}${
+        f.seed !== undefined ? `<p class="note">fast-check seed ${esc(f.seed)}, path "${esc(f.path ?? '')}"</p>` : ''
+      }${f.artifactDir ? `<p>artifact: <code>${esc(f.artifactDir)}</code> — ${link(f.artifactDir)}</p>` : ''}${f.replay ? `<p>replay: <code>${esc(f.replay)}</code></p>` : ''}</div>`).join('')}`
+    : '';
+  // With distinct failures listed, a row's own section only tells of tool failures.
+  const failed = rows.filter((r) => rowResult(r) !== 'pass' && (distinct.length === 0 || r.errors.length > 0));
   const failures = failed.length
     ? `<h2>Failures</h2>${failed.map((r) => `<div class="violation"><h3>${r.kind} ${esc(r.name)}</h3>${(r.failure?.messages ?? []).map((m) => `<p class="msg">${esc(m)}</p>`).join('')}${
         r.failure?.seed !== undefined ? `<p class="note">fast-check seed ${esc(r.failure.seed)}, path "${esc(r.failure.path ?? '')}"</p>` : ''
@@ -115,6 +125,7 @@ export function renderGateReport(report: GateReportInput, options: GateReportOpt
   const html = `<header><h1>${badge(verdict)} powercut gate</h1><p class="sub">${esc(header)}; ran ${duration(report.durationMs)}</p></header>
 <h2>Summary</h2>${table}
 <h2>Coverage</h2>${coverage}
+${distinctHtml}
 ${failures}
 <footer>Written by powercut gate. Each failing case links to its artifact's report (timeline, evidence, files).</footer>`;
   return page(`powercut gate: ${verdict}`, CSS, html, SCRIPT);

@@ -8,7 +8,7 @@ export interface GateRow {
   /** Crash cases judged: power cuts (random mode, scenarios) or crash states (exhaustive mode). */
   cases: number;
   coverage: Coverage;
-  /** Violated checks found (0 = passed). */
+  /** Failing cases found (0 = passed): a gate that explores past its first failure counts each. */
   violations: number;
   durationMs: number;
   /** The first violation found, in words, with where to look. */
@@ -24,6 +24,22 @@ export interface GateRow {
   errors: string[];
   /** Exhaustive mode: the caps that left crash states out. */
   capsHit: string[];
+}
+
+/** One distinct failure of a gate run (failure-signature.ts): how often it was found, where, and its smallest artifact. */
+export interface DistinctFailure {
+  /** Check, policy and the request at the cut, e.g. "at-least-once, torn, after write of /*.log". */
+  signature: string;
+  /** Failing cases with this signature. */
+  count: number;
+  /** The scenarios and suites that found it. */
+  foundBy: string[];
+  /** The smallest failing case's violations, artifact and replay command. */
+  messages: string[];
+  artifactDir?: string;
+  replay?: string;
+  seed?: number;
+  path?: string;
 }
 
 export function newRow(name: string, kind: GateRow['kind']): GateRow {

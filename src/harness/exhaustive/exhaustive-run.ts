@@ -1,8 +1,9 @@
 // Exhaustive mode: record one run of the workload (the driver marks each confirmation in the
 // request trace), ask the daemon for every distinct crash state the run can produce, and recover
-// each one with the real queue in its own process on the mount, judging it against every
-// confirmation made before that state's power cut. States with the same image are recovered once
-// and judged once per confirmation set. A failing state becomes an artifact that replays exactly.
+// each one with the real queue in its own process (recovery-pool.ts: natively on a copy of the
+// state's image, or on the mount), judging it against every confirmation made before that state's
+// power cut. States with the same image are recovered once and judged once per confirmation set.
+// A failing state becomes an artifact that replays exactly.
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,12 +13,14 @@ import { Prng } from '../../../fusefs/model/prng.js';
 import type { Target } from '../target.js';
 import { defaultArtifactRoot, writeArtifact, writeHarnessErrorArtifact } from '../artifacts.js';
 import { emptyCoverage, TIME_BUDGET_CAP, type Coverage } from '../coverage.js';
-import { failedRequests, markDir, recoverWithCut, specFor, type CaseResult, type CrashCase, type CutRecord, type CutSpec } from '../crash-run.js';
+import { failedRequests, markDir, specFor, type CaseResult, type CrashCase, type CutRecord, type CutSpec } from '../crash-run.js';
 import type { DaemonHandle } from '../daemon-process.js';
-import { DriverWorker, mergeTimeouts, runDriver, type DriverRun, type DriverTimeouts } from '../driver-process.js';
+import { mergeTimeouts, runDriver, type DriverRun, type DriverTimeouts } from '../driver-process.js';
+import { failureSignature } from '../failure-signature.js';
 import { asHarnessError, HarnessError } from '../harness-error.js';
-import { judge, type RunRecord } from '../oracle.js';
+import { judge, type RunRecord, type Violation } from '../oracle.js';
 import { helloOf } from '../outcome.js';
+import { RecoveryPool, type RecoverOn, type Recovery } from './recovery-pool.js';
 
 export interface ExhaustiveOptions {
   artifactRoot: string;
@@ -30,7 +33,18 @@ export interface ExhaustiveOptions {
   writeArtifacts: boolean;
   /** Stop recovering states at this time (Date.now() ms); the rest count as left out by the time budget. */
   deadlineMs: number;
+  /** Keep judging after a failing state: one failure (and artifact) per distinct signature. */
+  allFailures: boolean;
+  /** Where states without a recovery cut are recovered (recovery-pool.ts); a recovery cut needs the mount. */
+  recoverOn: RecoverOn;
+  /** How many states are recovered at once (natively). */
+  workers: number;
+  /** Called with each judged state and its violations (the equivalence test compares both ways with it). */
+  onState?: (state: CrashStateInfo, violations: Violation[]) => void;
 }
+
+/** Native recovery workers: two, for the two cores this runs on (the daemon and the harness mostly wait on them). */
+export const DEFAULT_RECOVERY_WORKERS = 2;
 
 export const DEFAULT_EXHAUSTIVE_OPTIONS: Omit<ExhaustiveOptions, 'artifactRoot'> = {
   policies: ['lose-unsynced', 'torn'],
@@ -39,6 +53,9 @@ export const DEFAULT_EXHAUSTIVE_OPTIONS: Omit<ExhaustiveOptions, 'artifactRoot'>
   timeouts: {},
   writeArtifacts: true,
   deadlineMs: Infinity,
+  allFailures: false,
+  recoverOn: 'native',
+  workers: DEFAULT_RECOVERY_WORKERS,
 };
 
 /** Where one state's time went, for the benchmark. */
@@ -55,7 +72,10 @@ export interface StateTimings {
 
 export interface ExhaustiveResult {
   coverage: Coverage;
+  /** The first failing state, in state order. */
   failure?: CaseResult;
+  /** With allFailures, the first failing state of each distinct signature (else just the first). */
+  failures: CaseResult[];
   /** States judged before the failing one (all of them if none failed). */
   statesBeforeFailure: number;
   timings: StateTimings;
@@ -79,22 +99,11 @@ export function truncateAtCut(workload: RunRecord, marks: readonly Mark[], trace
   };
 }
 
-/**
- * Intervals all of whose states were judged when the time ran out. Which intervals the caps cut
- * short is not known here, so each of those is assumed among them: a lower bound, never an overstatement.
- */
-function intervalsFullyJudged(answer: StatesAnswer, judgedByInterval: ReadonlyMap<number, number>): number {
-  const listed = new Map<number, number>();
-  for (const s of answer.states) listed.set(s.interval, (listed.get(s.interval) ?? 0) + 1);
-  const full = [...listed].filter(([interval, n]) => judgedByInterval.get(interval) === n).length;
-  return Math.max(0, full - (answer.intervals - answer.intervalsComplete));
-}
-
 /** What exhaustive mode checks: one workload of a target, its settings and variant (a crash case without its cut). */
 export type ExhaustiveInput = Pick<CrashCase, 'target' | 'driver' | 'workload' | 'settings' | 'variant'>;
 
-/** The crash case a state is, for artifacts and replay. */
-export function stateCase(input: ExhaustiveInput, state: Pick<CrashStateInfo, 'id' | 'hash'>, recoveryCuts: boolean, caps: StateCaps): CrashCase {
+/** The crash case a state is, for artifacts and replay; `on` says where its recovery ran. */
+export function stateCase(input: ExhaustiveInput, state: Pick<CrashStateInfo, 'id' | 'hash'>, recoveryCuts: boolean, caps: StateCaps, on?: RecoverOn): CrashCase {
   return {
     ...(input.target !== undefined ? { target: input.target } : {}),
     ...(input.driver !== undefined ? { driver: input.driver } : {}),
@@ -106,6 +115,7 @@ export function stateCase(input: ExhaustiveInput, state: Pick<CrashStateInfo, 'i
     state: state.id,
     stateCaps: caps,
     ...(recoveryCuts ? { recoveryCut: recoveryCutOf(state) } : {}),
+    ...(on !== undefined ? { recoveredOn: on } : {}),
   };
 }
 
@@ -115,8 +125,15 @@ function recoveryCutOf(state: Pick<CrashStateInfo, 'hash'>): CutSpec {
   return { cut: { atOp: 1 + prng.int(RECOVERY_CUT_MAX_OP), timing: prng.coin() ? 'before' : 'after' }, policy: 'lose-unsynced', seed: 0 };
 }
 
+/** A recorded run: the workload's driver run, its request trace and where each line was marked. */
+interface Recorded {
+  run: DriverRun;
+  trace: TraceEntry[];
+  marks: Mark[];
+}
+
 /** Records the workload once on a fresh recording filesystem; the driver marks every line it prints. */
-async function record(daemon: DaemonHandle, target: Target, input: ExhaustiveInput, timeouts: DriverTimeouts): Promise<{ run: DriverRun; trace: TraceEntry[]; marks: Mark[] }> {
+async function record(daemon: DaemonHandle, target: Target, input: ExhaustiveInput, timeouts: DriverTimeouts): Promise<Recorded> {
   await daemon.client.reset(true);
   const spec = { ...specFor(daemon, input, 'workload', 0), mark: markDir(daemon) };
   const run = await runDriver(daemon, target.driver, spec, false, timeouts);
@@ -129,30 +146,38 @@ async function record(daemon: DaemonHandle, target: Target, input: ExhaustiveInp
   return { run, trace, marks };
 }
 
+/** One hash group's outcome: its recovery and each of its states' violations. */
+interface GroupResult {
+  recovery: Recovery;
+  verdicts: { state: CrashStateInfo; runs: RunRecord[]; violations: Violation[] }[];
+}
+
 export async function runExhaustive(daemon: DaemonHandle, target: Target, input: ExhaustiveInput, partial: Partial<ExhaustiveOptions>): Promise<ExhaustiveResult> {
   const o: ExhaustiveOptions = { ...DEFAULT_EXHAUSTIVE_OPTIONS, artifactRoot: defaultArtifactRoot(), ...partial, caps: { ...DEFAULT_STATE_CAPS, ...partial.caps } };
   const timeouts = mergeTimeouts(o.timeouts);
   const timings: StateTimings = { recordMs: 0, enumerateMs: 0, loadMs: 0, recoverMs: 0, judgeMs: 0, recoveries: 0, driverStarts: 0 };
   const coverage = emptyCoverage();
-  const worker = new DriverWorker(target.driver, timeouts);
+  let pool: RecoveryPool | undefined;
   let current: CrashStateInfo | undefined;
+  const caseOf = (state: Pick<CrashStateInfo, 'id' | 'hash'>, on?: RecoverOn) => stateCase(input, state, o.recoveryCuts, o.caps, on);
   try {
     let t = performance.now();
     const recorded = await record(daemon, target, input, timeouts);
     timings.recordMs = performance.now() - t;
     timings.driverStarts++;
     coverage.events = target.workloadEvents(recorded.trace);
-    // A driver that serves specs one after another (its hello says so) recovers every state in one process.
+    // A driver that serves specs one after another (its hello says so) recovers every state in one process per slot.
     const serves = helloOf(recorded.run.record.outcomes)?.serves === true;
-    const recoverOnce = async (): Promise<RunRecord> =>
-      (serves ? await worker.run(specFor(daemon, input, 'drain', 1)) : await runDriver(daemon, target.driver, specFor(daemon, input, 'drain', 1), false, timeouts)).record;
+    pool = new RecoveryPool(daemon, target, serves, o.recoveryCuts ? 'mount' : o.recoverOn, o.workers, timeouts);
     if (recorded.run.record.hung || recorded.run.record.exitCode !== 0) {
-      // The uncut workload hung or failed by itself: no power cut needed to judge that.
-      const drained = await recoverOnce();
-      const violations = judge({ target: target.name, faultsInjected: false, runs: [{ ...recorded.run.record, killed: true }, drained] });
+      // The uncut workload hung or failed by itself: no power cut needed to judge that; recover what the mount holds.
+      const drained = await runDriver(daemon, target.driver, specFor(daemon, input, 'drain', 1), false, timeouts);
+      const runs = [{ ...recorded.run.record, killed: true }, drained.record];
+      const violations = judge({ target: target.name, faultsInjected: false, runs });
       if (violations.length > 0) {
-        const failure = await failureOf(daemon, target.name, stateCase(input, { id: { afterOp: recorded.trace.length, policy: 'lose-unsynced' }, hash: '0' }, false, o.caps), o, recorded, [recorded.run.record, drained], violations);
-        return { coverage, failure, statesBeforeFailure: 0, timings, capsHit: [] };
+        const state = { id: { afterOp: recorded.trace.length, policy: 'lose-unsynced' as const }, hash: '0' };
+        const failure = await failureOf(daemon, target.name, caseOf(state), o, recorded, runs, [recorded.run.stderr, drained.stderr], violations);
+        return { coverage, failure, failures: [failure], statesBeforeFailure: 0, timings, capsHit: [] };
       }
     }
 
@@ -160,91 +185,141 @@ export async function runExhaustive(daemon: DaemonHandle, target: Target, input:
     const answer = await daemon.client.states(o.policies, o.caps);
     timings.enumerateMs = performance.now() - t;
     coverage.intervals = answer.intervals;
-    coverage.intervalsChecked = answer.intervalsComplete;
     coverage.statesCapped = answer.capped.states;
 
     // One recovery per distinct image; every state with that image is judged with its own confirmations.
     const byHash = new Map<string, CrashStateInfo[]>();
     for (const s of answer.states) byHash.set(s.hash, [...(byHash.get(s.hash) ?? []), s]);
-    let judged = 0;
-    const judgedByInterval = new Map<number, number>();
-    const capsHit = [...answer.capped.caps];
-    for (const group of byHash.values()) {
-      if (Date.now() > o.deadlineMs) {
-        // The gate's time budget is spent: what is left is not checked, and says so.
-        coverage.statesCapped += answer.states.length - judged;
-        coverage.intervalsChecked = intervalsFullyJudged(answer, judgedByInterval);
-        capsHit.push(TIME_BUDGET_CAP);
-        break;
+    const groups = [...byHash.values()];
+    const results: (GroupResult | undefined)[] = [];
+    let next = 0;
+    /** The earliest group with a failure: later groups need not be started unless every failure is wanted. */
+    let firstFailing = Infinity;
+    let outOfTime = false;
+    const work = async (slot: number): Promise<void> => {
+      for (;;) {
+        const g = next;
+        if (g >= groups.length || g > firstFailing) return;
+        if (Date.now() > o.deadlineMs) {
+          outOfTime = true;
+          return;
+        }
+        next++;
+        const group = groups[g];
+        current = group[0];
+        let started = performance.now();
+        const recovery = await pool!.recover(slot, group[0], caseOf(group[0]));
+        timings.recoverMs += performance.now() - started;
+        timings.recoveries++;
+        started = performance.now();
+        const verdicts = group.map((state) => {
+          const runs = [truncateAtCut(recorded.run.record, recorded.marks, recorded.trace, state.id.afterOp), ...recovery.runs];
+          const violations = judge({ target: target.name, faultsInjected: false, runs });
+          o.onState?.(state, violations);
+          return { state, runs, violations };
+        });
+        timings.judgeMs += performance.now() - started;
+        results[g] = { recovery, verdicts };
+        if (!o.allFailures && verdicts.some((v) => v.violations.length > 0)) firstFailing = Math.min(firstFailing, g);
       }
-      current = group[0];
-      t = performance.now();
-      await daemon.client.loadState(current.id);
-      timings.loadMs += performance.now() - t;
-      t = performance.now();
-      const recovery = o.recoveryCuts ? await recoverWithCut(daemon, target, stateCase(input, current, true, o.caps), timeouts) : { runs: [await recoverOnce()], landed: false };
-      timings.recoverMs += performance.now() - t;
-      timings.recoveries++;
-      t = performance.now();
-      for (const state of group) {
-        const runs = [truncateAtCut(recorded.run.record, recorded.marks, recorded.trace, state.id.afterOp), ...recovery.runs];
-        const violations = judge({ target: target.name, faultsInjected: false, runs });
+    };
+    await Promise.all(Array.from({ length: pool.size }, (_, slot) => work(slot)));
+
+    // In group order, so the first failure and the counts do not depend on which slot finished first.
+    const failures: CaseResult[] = [];
+    const signatures = new Set<string>();
+    const judgedOf = new Map<string, number>(); // `${policy} ${interval}` -> states judged
+    let judged = 0;
+    let statesBeforeFailure: number | undefined;
+    for (const r of results) {
+      if (r === undefined || (!o.allFailures && failures.length > 0)) break;
+      for (const { state, runs, violations } of r.verdicts) {
+        if (!o.allFailures && failures.length > 0) break;
         coverage.cases++;
         coverage.states++;
         if (state.id.policy === 'torn') coverage.tornCuts++;
         coverage.tornPartialWrites += state.partialWrites ?? 0;
         if (o.recoveryCuts) {
           coverage.recoveryCutsRequested++;
-          if (recovery.landed) coverage.recoveryCutsLanded++;
+          if (r.recovery.landed) coverage.recoveryCutsLanded++;
         }
-        if (violations.length > 0) {
-          timings.judgeMs += performance.now() - t;
-          const failure = await failureOf(daemon, target.name, stateCase(input, state, o.recoveryCuts, o.caps), o, recorded, runs, violations);
-          return { coverage, failure, statesBeforeFailure: judged, timings, capsHit };
+        const key = `${state.id.policy} ${state.interval}`;
+        judgedOf.set(key, (judgedOf.get(key) ?? 0) + 1);
+        if (violations.length === 0) {
+          judged++;
+          continue;
         }
-        judged++;
-        judgedByInterval.set(state.interval, (judgedByInterval.get(state.interval) ?? 0) + 1);
+        statesBeforeFailure ??= judged;
+        const failure = failureResult(caseOf(state, r.recovery.on), recorded, runs, [recorded.run.stderr, ...r.recovery.stderr], violations);
+        const signature = failureSignature(failure);
+        if (signatures.has(signature)) continue;
+        signatures.add(signature);
+        current = state;
+        failures.push(await saveFailure(daemon, target.name, o, failure));
       }
-      timings.judgeMs += performance.now() - t;
     }
-    timings.driverStarts += worker.starts;
-    return { coverage, statesBeforeFailure: judged, timings, capsHit };
+    const capsHit = [...answer.capped.caps];
+    if (outOfTime) {
+      // The gate's time budget is spent: what is left is not checked, and says so.
+      coverage.statesCapped += answer.states.length - coverage.states;
+      capsHit.push(TIME_BUDGET_CAP);
+    }
+    const checked = intervalsChecked(answer, judgedOf);
+    coverage.intervalsChecked = checked.all;
+    coverage.intervalsCheckedLoseUnsynced = checked['lose-unsynced'];
+    coverage.intervalsCheckedTorn = checked.torn;
+    timings.driverStarts += pool.driverStarts;
+    return { coverage, ...(failures.length ? { failure: failures[0] } : {}), failures, statesBeforeFailure: statesBeforeFailure ?? judged, timings, capsHit };
   } catch (err) {
     const harnessError = await asHarnessError(err, daemon);
-    const c = stateCase(input, current ?? { id: { afterOp: 0, policy: 'lose-unsynced' }, hash: '0' }, o.recoveryCuts, o.caps);
+    const c = caseOf(current ?? { id: { afterOp: 0, policy: 'lose-unsynced' }, hash: '0' });
     if (o.writeArtifacts) harnessError.artifactDir = await writeHarnessErrorArtifact(o.artifactRoot, target.name, c, harnessError).catch(() => undefined);
     throw harnessError;
   } finally {
-    await worker.stop();
+    await pool?.stop();
   }
 }
 
-/** The artifact of a failing state: the state's image (loaded again), the truncated workload, the recovery, the whole recorded trace. */
-async function failureOf(
-  daemon: DaemonHandle,
-  targetName: string,
-  c: CrashCase,
-  o: ExhaustiveOptions,
-  recorded: { run: DriverRun; trace: TraceEntry[]; marks: Mark[] },
-  runs: RunRecord[],
-  violations: CaseResult['violations'],
-): Promise<CaseResult> {
-  const id = c.state!;
-  const afterOp = id.afterOp;
-  const cuts: CutRecord[] = [{ frozenAt: afterOp + 1 <= recorded.trace.length ? afterOp + 1 : null, trace: recorded.trace, marks: recorded.marks }];
-  const described = violations.map((v) => ({ ...v, message: `${v.message} (crash state: ${describeState(id)})` }));
-  const result: CaseResult = {
-    case: c, runs, cuts, violations: described, verdict: 'fail', coverage: emptyCoverage(), durationMs: 0, stderr: runs.map(() => ''),
+/**
+ * Intervals checked, per policy and in all: an interval counts for a policy when the caps listed all
+ * its states under that policy and every one of them was judged (for all: under every policy asked).
+ */
+function intervalsChecked(answer: StatesAnswer, judgedOf: ReadonlyMap<string, number>): { all: number; 'lose-unsynced': number; torn: number } {
+  const listed = new Map<string, number>();
+  for (const s of answer.states) listed.set(`${s.id.policy} ${s.interval}`, (listed.get(`${s.id.policy} ${s.interval}`) ?? 0) + 1);
+  const complete = (policy: CrashStateId['policy'], interval: number) => {
+    const key = `${policy} ${interval}`;
+    return !(answer.incomplete?.[policy] ?? []).includes(interval) && (listed.get(key) ?? 0) > 0 && judgedOf.get(key) === listed.get(key);
   };
+  const policies = [...new Set(answer.states.map((s) => s.id.policy))];
+  const out = { all: 0, 'lose-unsynced': 0, torn: 0 };
+  for (let i = 0; i < answer.intervals; i++) {
+    for (const p of policies) if (complete(p, i)) out[p]++;
+    if (policies.length > 0 && policies.every((p) => complete(p, i))) out.all++;
+  }
+  return out;
+}
+
+/** A failing state as a judged case: the truncated workload, the recovery, the whole recorded trace. */
+function failureResult(c: CrashCase, recorded: Recorded, runs: RunRecord[], stderr: string[], violations: Violation[]): CaseResult {
+  const id = c.state!;
+  const cuts: CutRecord[] = [{ frozenAt: id.afterOp + 1 <= recorded.trace.length ? id.afterOp + 1 : null, trace: recorded.trace, marks: recorded.marks }];
+  const described = violations.map((v) => ({ ...v, message: `${v.message} (crash state: ${describeState(id)})` }));
+  return { case: c, runs, cuts, violations: described, verdict: 'fail', coverage: emptyCoverage(), durationMs: 0, stderr };
+}
+
+/** The artifact of a failing state, with the image the state leaves (what recovery started from). */
+async function saveFailure(daemon: DaemonHandle, targetName: string, o: ExhaustiveOptions, result: CaseResult): Promise<CaseResult> {
   if (!o.writeArtifacts) return result;
   const imagesDir = await mkdtemp(path.join(os.tmpdir(), 'powercut-state-images-'));
   try {
-    // The recovery changed the mounted image: rebuild the state to store what recovery started from.
-    await daemon.client.loadState(id);
-    await daemon.client.image(path.join(imagesDir, 'cut-0-after-crash'), 'durable');
-    result.artifactDir = await writeArtifact(o.artifactRoot, targetName, result, imagesDir);
+    await daemon.client.stateImage(result.case.state!, path.join(imagesDir, 'cut-0-after-crash'));
+    return { ...result, artifactDir: await writeArtifact(o.artifactRoot, targetName, result, imagesDir) };
   } finally {
     await rm(imagesDir, { recursive: true, force: true });
   }
-  return result;
+}
+
+async function failureOf(daemon: DaemonHandle, targetName: string, c: CrashCase, o: ExhaustiveOptions, recorded: Recorded, runs: RunRecord[], stderr: string[], violations: Violation[]): Promise<CaseResult> {
+  return saveFailure(daemon, targetName, o, failureResult(c, recorded, runs, stderr, violations));
 }

@@ -145,6 +145,7 @@ const implementations: Record<string, { ops?: () => DiskOps; open?: (dir: string
   'fsync-claims-late-writes': { ops: () => new FsyncClaimsLateWrites() },
   'ack-returns-early': { open: openAckReturnsEarly },
   'sync-wait-gives-up': { ops: () => new SyncWaitGivesUp() },
+  'dir-unsynced-and-ack-early': { open: (dir, settings) => openAckReturnsEarly(dir, settings, new NoDirFsyncNewPage()) },
 };
 
 for (const name of VARIANT_NAMES) if (!implementations[name]) throw new Error(`invariant: known-bad variant '${name}' has no implementation`);
