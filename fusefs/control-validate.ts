@@ -2,6 +2,7 @@
 // the field, which the server turns into {"ok":false,"error":...}.
 import { MUTATING_KINDS, POLICIES, type ControlRequest, type CrashPoint, type Fault } from './protocol.js';
 import type { CrashStateId } from './crash-states.js';
+import { MAX_FSYNC_HOLD_MS } from './fsync-holds.js';
 
 const CMDS = ['status', 'arm', 'disarm', 'wait-frozen', 'crash', 'trace', 'image', 'fault', 'clear-faults', 'reset', 'states', 'load-state', 'state-image', 'shutdown'] as const;
 const STATE_POLICIES = ['lose-unsynced', 'torn'] as const;
@@ -121,10 +122,18 @@ export function parseRequest(line: string): ControlRequest {
     case 'status': case 'disarm': case 'trace': case 'clear-faults': case 'shutdown':
       allowOnly(o, cmd, []);
       return { cmd };
-    case 'reset':
-      allowOnly(o, cmd, ['record']);
+    case 'reset': {
+      allowOnly(o, cmd, ['record', 'fsyncHolds']);
       if (o.record !== undefined && typeof o.record !== 'boolean') fail(`reset: 'record' must be true or false, got ${JSON.stringify(o.record)}`);
-      return o.record === undefined ? { cmd } : { cmd, record: o.record as boolean };
+      const r: ControlRequest = { cmd, ...(o.record !== undefined ? { record: o.record as boolean } : {}) };
+      if (o.fsyncHolds !== undefined) {
+        const h = o.fsyncHolds as Obj;
+        if (typeof h !== 'object' || h === null || Array.isArray(h)) fail(`reset: 'fsyncHolds' must be an object {seed, maxHoldMs}, got ${JSON.stringify(o.fsyncHolds)}`);
+        allowOnly(h, 'reset: fsyncHolds', ['seed', 'maxHoldMs']);
+        r.fsyncHolds = { seed: int(h, 'reset: fsyncHolds', 'seed', Number.MIN_SAFE_INTEGER), maxHoldMs: int(h, 'reset: fsyncHolds', 'maxHoldMs', 0, MAX_FSYNC_HOLD_MS) };
+      }
+      return r;
+    }
     case 'states': {
       allowOnly(o, cmd, ['policies', 'maxStates', 'maxStatesPerInterval', 'sectorPatterns']);
       if (!Array.isArray(o.policies) || o.policies.length === 0 || !o.policies.every((p) => (STATE_POLICIES as readonly unknown[]).includes(p))) {

@@ -62,7 +62,7 @@ describe('the disk size through the adapter (no mount)', () => {
   const DISK_BYTES = 10_000;
   const ENOSPC = -constants.errno.ENOSPC;
   function adapter() {
-    const state: FsState = { model: new FsModel(), gate: new RequestGate(), faults: new Faults(DISK_BYTES), handles: new Map(), nextFd: 1, generation: 1 };
+    const state: FsState = { model: new FsModel(), gate: new RequestGate(), faults: new Faults(DISK_BYTES), fsyncHolds: null, handles: new Map(), nextFd: 1, generation: 1 };
     const ops = makeFuseOps(state, 1, { caller: () => ({ uid: 0, gid: 0 }), fullUtimens: true });
     let answer: unknown[] = [];
     const call = (op: string, ...args: unknown[]): unknown[] => {

@@ -7,6 +7,7 @@ import { EBADF, EINVAL, EIO, ENOENT, ENOSPC, FsError } from './model/errno.js';
 import { UTIME_NOW_MS, UTIME_OMIT_MS } from './fuse-native-binding.js';
 import type { RequestGate } from './request-gate.js';
 import type { Faults } from './faults.js';
+import type { FsyncHolds } from './fsync-holds.js';
 import { MARK_DIR_NAME, type TraceEntry } from './protocol.js';
 
 type Cb = (...args: any[]) => void;
@@ -48,6 +49,8 @@ export interface FsState {
   model: FsModel;
   gate: RequestGate;
   faults: Faults;
+  /** A recorded run's schedule of slow fsyncs (fsync-holds.ts); null: fsyncs complete at once. */
+  fsyncHolds: FsyncHolds | null;
   /** Open handles: fd -> inode and the path it was opened by (hard_remove gives no path after unlink). */
   handles: Map<number, { ino: number; path: string }>;
   nextFd: number;
@@ -74,6 +77,24 @@ export function makeFuseOps(state: FsState, generation: number, ctx: RequestCont
   const mutate = (cb: (result: number) => void, entry: TraceEntry, apply: () => number) => {
     if (dead()) return cb(EIO);
     state.gate.mutate(entry, apply, cb);
+  };
+
+  /**
+   * fsync or fsyncdir. With a schedule of slow fsyncs it covers the changes made before it arrived
+   * and completes (is numbered, applied, answered) only after its delay; `sync` applies it, given
+   * the change count it covers (undefined: everything so far).
+   */
+  const syncRequest = (cb: (result: number) => void, entry: TraceEntry, sync: (coversUpTo?: number) => number) => {
+    if (dead()) return cb(EIO);
+    const holdMs = state.fsyncHolds?.nextMs() ?? 0;
+    if (holdMs === 0) return mutate(cb, entry, () => sync());
+    const model = state.model;
+    const covers = model.changeCount;
+    setTimeout(() => {
+      // A reset or crash swapped the filesystem meanwhile: this fsync belongs to the one that is gone.
+      if (state.model !== model) return cb(EIO);
+      mutate(cb, entry, () => sync(covers));
+    }, holdMs);
   };
 
   const inoOf = (path: string, fd?: number): number => {
@@ -110,16 +131,17 @@ export function makeFuseOps(state: FsState, generation: number, ctx: RequestCont
   return {
     init: (cb) => cb(0),
     statfs: (_path, cb) => cb(0, { bsize: 4096, frsize: 4096, blocks: 1 << 24, bfree: 1 << 23, bavail: 1 << 23, files: 1 << 20, ffree: 1 << 19, favail: 1 << 19, fsid: 0x70c7, flag: 0, namemax: 255 }),
-    getattr: (path, cb) => query(cb, () => {
-      if (path === MARK_DIR_PATH) return cb(0, MARK_DIR_STAT);
-      if (path.startsWith(MARK_PREFIX)) {
-        // A confirmation marker: recorded in the trace, never stored, always absent.
+    getattr: (path, cb) => {
+      // A confirmation marker: recorded in the trace, never stored, always absent. Answered even
+      // when frozen (it changes nothing), so a program cut at one request can still print what
+      // its other threads learned before the cut (the harness's grace period).
+      if (path.startsWith(MARK_PREFIX) && !dead()) {
         const n = Number(path.slice(MARK_PREFIX.length));
         if (Number.isSafeInteger(n) && n >= 1) state.gate.mark(n);
         return cb(ENOENT);
       }
-      cb(0, statOf(state.model.resolve(path)));
-    }),
+      query(cb, () => cb(0, path === MARK_DIR_PATH ? MARK_DIR_STAT : statOf(state.model.resolve(path))));
+    },
     fgetattr: (path, fd, cb) => query(cb, () => cb(0, statOf(inoOf(path, fd)))),
     readdir: (path, cb) => query(cb, () => cb(0, state.model.readdir(path))),
     open: (path, _flags, cb) => query(cb, () => {
@@ -184,21 +206,21 @@ export function makeFuseOps(state: FsState, generation: number, ctx: RequestCont
     ftruncate: (path, fd, size, cb) => mutate(cb, { op: 0, kind: 'truncate', path: pathOf(path, fd), length: size, state: 'held' }, () => resize(inoOf(path, fd), size)),
     fsync: (path, datasync, fd, cb) => {
       const p = pathOf(path, fd);
-      mutate(cb, { op: 0, kind: 'fsync', path: p, datasync: !!datasync, state: 'held' }, () => {
+      syncRequest(cb, { op: 0, kind: 'fsync', path: p, datasync: !!datasync, state: 'held' }, (coversUpTo) => {
         const ino = inoOf(path, fd);
         if (state.faults.fsyncFails(p)) {
           state.model.dropUnsynced(ino); // ext4: the failed data can no longer become durable
           return EIO;
         }
-        if (datasync) state.model.fdatasync(ino);
-        else state.model.fsync(ino);
+        if (datasync) state.model.fdatasync(ino, coversUpTo);
+        else state.model.fsync(ino, coversUpTo);
         return 0;
       });
     },
-    fsyncdir: (path, datasync, fd, cb) => mutate(cb, { op: 0, kind: 'fsyncdir', path: pathOf(path, fd), datasync: !!datasync, state: 'held' }, () => {
+    fsyncdir: (path, datasync, fd, cb) => syncRequest(cb, { op: 0, kind: 'fsyncdir', path: pathOf(path, fd), datasync: !!datasync, state: 'held' }, (coversUpTo) => {
       const ino = inoOf(path, fd);
-      if (datasync) state.model.fdatasync(ino);
-      else state.model.fsync(ino);
+      if (datasync) state.model.fdatasync(ino, coversUpTo);
+      else state.model.fsync(ino, coversUpTo);
       return 0;
     }),
     unlink: (path, cb) => mutate(cb, { op: 0, kind: 'unlink', path, state: 'held' }, () => (state.model.unlink(path), 0)),

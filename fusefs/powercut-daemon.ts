@@ -7,6 +7,7 @@ import { DEFAULT_MAX_DATA_BYTES, Faults } from './faults.js';
 import { mountGeneration, ReplaceFailure, replaceGeneration, unmountGeneration, type Mounted } from './mount-generation.js';
 import type { FsState } from './fuse-adapter.js';
 import type { ControlAnswer, ControlRequest, StatusAnswer } from './protocol.js';
+import { FsyncHolds, type FsyncHoldSchedule } from './fsync-holds.js';
 import { writeTree } from './image-files.js';
 import type { FsTree } from './model/nodes.js';
 import { Recording, RecordingFsModel } from './model/recording.js';
@@ -45,7 +46,7 @@ export class PowercutDaemon {
 
   constructor(readonly mountpoint: string, model = new FsModel(), limits: Partial<DaemonLimits> = {}) {
     this.maxRecordingBytes = limits.maxRecordingBytes ?? DEFAULT_MAX_RECORDING_BYTES;
-    this.state = { model, gate: new RequestGate(), faults: new Faults(limits.maxDataBytes ?? DEFAULT_MAX_DATA_BYTES), handles: new Map(), nextFd: 1, generation: 0 };
+    this.state = { model, gate: new RequestGate(), faults: new Faults(limits.maxDataBytes ?? DEFAULT_MAX_DATA_BYTES), fsyncHolds: null, handles: new Map(), nextFd: 1, generation: 0 };
   }
 
   async mount(): Promise<void> {
@@ -124,7 +125,7 @@ export class PowercutDaemon {
         faults.clear();
         return { ok: true };
       case 'reset':
-        return this.serial(() => this.reset(req.record ?? false));
+        return this.serial(() => this.reset(req.record ?? false, req.fsyncHolds));
       case 'states': {
         const space = this.closeRecording();
         const { cmd: _cmd, policies, ...caps } = req;
@@ -159,18 +160,23 @@ export class PowercutDaemon {
     await this.remount(() => {
       partialWrites = this.state.model.crash(policy, seed).partialWrites;
       this.state.handles.clear();
+      this.state.fsyncHolds = null;
     });
     this.crashes++;
     return { ok: true, policy, seed, remountMs: Math.round(performance.now() - t0), tornPartialWrites: partialWrites };
   }
 
-  /** An empty filesystem; with `record`, every change of the run that follows is recorded for its crash states. */
-  private async reset(record: boolean): Promise<ControlAnswer> {
+  /**
+   * An empty filesystem; with `record`, every change of the run that follows is recorded for its
+   * crash states; with `holds`, its fsyncs are slow on that schedule until the next reset or crash.
+   */
+  private async reset(record: boolean, holds?: FsyncHoldSchedule): Promise<ControlAnswer> {
     this.stateSpace = null;
     this.endRecording(null);
     this.recording = record ? new Recording(processOwner(), this.maxRecordingBytes) : null;
     const model = this.recording ? new RecordingFsModel(this.recording, () => this.state.gate.opCount) : new FsModel();
     await this.swapModel(model);
+    this.state.fsyncHolds = holds ? new FsyncHolds(holds) : null;
     return { ok: true };
   }
 
@@ -185,6 +191,7 @@ export class PowercutDaemon {
       this.state.model = model;
       this.state.handles.clear();
       this.state.faults.clear();
+      this.state.fsyncHolds = null;
     };
     if (this.state.gate.frozenAt !== null || this.state.gate.heldCount > 0) await this.remount(change);
     else {

@@ -4,6 +4,7 @@
 // validates every field of every request (malformed input gets an error answer, never a crash).
 
 import type { CrashStateId, StateCaps } from './crash-states.js';
+import type { FsyncHoldSchedule } from './fsync-holds.js';
 
 /**
  * The reserved directory at the mount's root where drivers stat their confirmation markers: the
@@ -63,8 +64,12 @@ export type ControlRequest =
   | { cmd: 'image'; out: string; state?: 'durable' | 'live' } // default durable
   | ({ cmd: 'fault' } & Fault)
   | { cmd: 'clear-faults' }
-  /** record: the daemon keeps a Recording of the run that follows, every model call with its write data (exhaustive mode rebuilds crash states from it). */
-  | { cmd: 'reset'; record?: boolean }
+  /**
+   * record: the daemon keeps a Recording of the run that follows, every model call with its write
+   * data (exhaustive mode rebuilds crash states from it). fsyncHolds: its fsyncs are held on that
+   * seeded schedule (fsync-holds.ts) until the next reset or crash.
+   */
+  | { cmd: 'reset'; record?: boolean; fsyncHolds?: FsyncHoldSchedule }
   | ({ cmd: 'states'; policies: CrashStateId['policy'][] } & StateCaps)
   | { cmd: 'load-state'; state: CrashStateId }
   /** The image a crash state of the recorded run leaves, written as files under `out` (outside the mount), without touching the mount. */

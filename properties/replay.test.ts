@@ -98,7 +98,24 @@ it('exhaustive mode: a failing workload shrinks to a smaller one whose enumerati
   expect(existsSync(path.join(dir, 'images/cut-0-after-crash'))).toBe(true);
   const replay = await execa('sh', [path.join(dir, 'replay.sh')], { reject: false, timeout: 120_000, env: { POWERCUT_HOME: REPO_ROOT } });
   expect(replay.exitCode, String(replay.stdout) + String(replay.stderr)).toBe(1);
-  expect(replay.stdout).toContain('recovery of the stored disk still fails');
+  // Checked natively, so replayed both ways, which agree.
+  expect(stored.recoveredOn).toBe('native');
+  expect(replay.stdout).toContain('recovery of the stored disk still fails (on the mount)');
+  expect(replay.stdout).toContain('recovery of the stored disk still fails (natively)');
+  expect(replay.stdout).not.toContain('the two ways disagree');
   expect(replay.stdout).toContain('REPRODUCED by the full re-run');
   expect(replay.stdout).toMatch(/crash state after request \d+, torn: directory operations prefix \d+/);
+}, 300_000);
+
+it('a confirmation that does not wait for its fsync is caught through the recorded slow-fsync schedule, and its replay records with the same schedule', async () => {
+  const variant = 'sync-wait-gives-up';
+  const report = await runCrashSuite(daemon(), crashInputArb({ kind: 'exhaustive', variant, settings: KNOWN_BAD[variant].settings, maxSteps: 5 }), { numRuns: 10, seed: 13, artifactRoot, shrinkTimeLimitMs: 20_000 });
+  expect(report.error, 'harness error').toBeUndefined();
+  expect(report.failed, report.summary).toBe(true);
+  const dir = report.failure!.artifactDir!;
+  const stored = JSON.parse(await readFile(path.join(dir, 'case.json'), 'utf8'));
+  expect(stored.fsyncHolds).toMatchObject({ maxHoldMs: 4 });
+  const replay = await execa('sh', [path.join(dir, 'replay.sh')], { reject: false, timeout: 120_000, env: { POWERCUT_HOME: REPO_ROOT } });
+  expect(replay.exitCode, String(replay.stdout) + String(replay.stderr)).toBe(1);
+  expect(replay.stdout).toContain('REPRODUCED by the full re-run');
 }, 300_000);

@@ -52,7 +52,7 @@ export class FsModel {
   private nextIno = ROOT_INO + 1;
   /** Unsynced directory operations in the order they happened (for `torn`). */
   private journal: JournalOp[] = [];
-  /** Numbers file changes across all files (PendingFileOp.seq). */
+  /** Numbers changes across all files and directories (PendingFileOp.seq, JournalOp.seq). */
   private changeSeq = 0;
   /** The live size of every file that has a name, summed: kept up to date by each change, never walked for. */
   private namedBytes = 0;
@@ -283,14 +283,22 @@ export class FsModel {
    * fsync. Of a file: durable bytes, size and attributes := live. Of a directory: its entries and
    * its attributes, and the attributes of the symlinks, fifos, sockets and devices it names (they
    * cannot be opened for an fsync of their own).
+   *
+   * `coversUpTo` (a `changeCount` taken when the fsync started) makes a slow fsync exact: it
+   * completes now but covers only the changes made before it started; later ones stay unsynced.
    */
-  fsync(ino: number): void {
-    this.syncNode(this.node(ino));
+  fsync(ino: number, coversUpTo?: number): void {
+    this.syncNode(this.node(ino), coversUpTo);
   }
 
   /** fdatasync: the bytes and size of a file (the entries of a directory), not mode, owner or times. */
-  fdatasync(ino: number): void {
-    this.syncContent(this.node(ino));
+  fdatasync(ino: number, coversUpTo?: number): void {
+    this.syncContent(this.node(ino), coversUpTo);
+  }
+
+  /** How many changes (writes, truncates, directory operations) were made so far: what an fsync starting now covers. */
+  get changeCount(): number {
+    return this.changeSeq;
   }
 
   /** A failed fsync (ext4): the unsynced changes can no longer become durable, yet stay visible live. */
@@ -400,7 +408,7 @@ export class FsModel {
       else if (n.kind === 'dir') nodes.set(ino, { ...meta, kind: 'dir', live: new Map(n.live), durable: new Map(n.durable) } as DirNode);
       else nodes.set(ino, meta as Node);
     }
-    Object.assign(m, { ...this, nodes, journal: this.journal.map((op) => ({ changes: [...op.changes] })) });
+    Object.assign(m, { ...this, nodes, journal: this.journal.map((op) => ({ changes: [...op.changes], seq: op.seq })) });
     return m;
   }
 
@@ -513,8 +521,8 @@ export class FsModel {
   }
 
   /** fsync of one inode (see fsync). */
-  private syncNode(n: Node): void {
-    this.syncContent(n);
+  private syncNode(n: Node, coversUpTo?: number): void {
+    this.syncContent(n, coversUpTo);
     syncMeta(n);
     if (n.kind !== 'dir') return;
     for (const child of n.live.values()) {
@@ -535,17 +543,34 @@ export class FsModel {
     return { mode: bits, uid: owner.uid, gid: inherit ? parent.gid : owner.gid, atimeMs: t, mtimeMs: t, ctimeMs: t };
   }
 
-  /** Durable content := live: file bytes and size, or directory entries. */
-  private syncContent(n: Node): void {
+  /** Durable content := live (or, with `coversUpTo`, := as it was after that change): file bytes and size, or directory entries. */
+  private syncContent(n: Node, coversUpTo = Infinity): void {
+    const covered = (seq: number) => seq <= coversUpTo;
     if (n.kind === 'dir') {
-      n.durable = new Map(n.live);
       const ino = n.ino;
+      const mine = (op: JournalOp) => op.changes.some((c) => c.dir === ino);
+      if (this.journal.every((op) => !mine(op) || covered(op.seq))) n.durable = new Map(n.live);
+      else {
+        for (const c of this.journal.filter((op) => mine(op) && covered(op.seq)).flatMap((op) => op.changes)) {
+          if (c.dir !== ino) continue;
+          if (c.ino === null) n.durable.delete(c.name);
+          else n.durable.set(c.name, c.ino);
+        }
+      }
       this.journal = this.journal
-        .map((op) => ({ changes: op.changes.filter((c) => c.dir !== ino) }))
+        .map((op) => (covered(op.seq) ? { changes: op.changes.filter((c) => c.dir !== ino), seq: op.seq } : op))
         .filter((op) => op.changes.length > 0);
       return;
     }
     if (n.kind !== 'file') return;
+    if (n.pending.some((p) => !covered(p.seq))) {
+      // A slow fsync: the changes made after it started stay pending. Durable plus the pending
+      // changes in order is what can become durable (after a failed fsync, live holds more).
+      const upTo = n.pending.filter((p) => covered(p.seq));
+      n.durable = chosenFile(n.durable, upTo, { kind: 'all' });
+      n.pending = n.pending.filter((p) => !covered(p.seq));
+      return;
+    }
     if (!n.dropped) {
       // Live is durable plus the pending changes, so durable := live (chunks shared, nothing copied).
       n.durable = n.live.clone();
@@ -633,7 +658,7 @@ export class FsModel {
       dir.metaDirty = true;
       if (dir.subdirs < 0 || (old !== undefined && this.node(old).nlink < 0)) throw new Error('invariant: negative link count');
     }
-    this.journal.push({ changes });
+    this.journal.push({ changes, seq: ++this.changeSeq });
   }
 
   /** Drops inodes unreachable from the root and recomputes link and subdirectory counts, and the named files' bytes. */

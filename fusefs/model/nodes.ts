@@ -77,6 +77,8 @@ export interface DirChange {
 /** A directory operation (create, rename, ...) as the journal records it, for `torn`. */
 export interface JournalOp {
   changes: DirChange[];
+  /** Its place among all changes (file changes too): an fsync covers the changes made before it started. */
+  seq: number;
 }
 
 /** Owner and mode of a tree node; absent fields take the loader's defaults. */

@@ -140,6 +140,10 @@ export async function readArtifact(dir: string): Promise<StoredArtifact> {
   if (c.stateCaps !== undefined && (typeof c.stateCaps !== 'object' || c.stateCaps === null || !Object.values(c.stateCaps).every((n) => Number.isInteger(n) && (n as number) >= 0))) {
     throw new Error(`${casePath}: stateCaps must be an object of integer caps, got ${JSON.stringify(c.stateCaps)}`);
   }
+  const holds = c.fsyncHolds as unknown as Record<string, unknown> | undefined;
+  if (holds !== undefined && (typeof holds !== 'object' || holds === null || !Number.isInteger(holds.seed) || !Number.isInteger(holds.maxHoldMs))) {
+    throw new Error(`${casePath}: fsyncHolds must be {"seed": integer, "maxHoldMs": integer}, got ${JSON.stringify(c.fsyncHolds)}`);
+  }
   const violations = (await readJson(path.join(dir, 'violations.json'))) as Violation[];
   const runFiles = (await readdir(path.join(dir, 'outcomes'))).filter((f) => f.endsWith('.jsonl')).sort((a, b) => parseInt(a.slice(4)) - parseInt(b.slice(4)));
   const runs: RunRecord[] = [];

@@ -5,6 +5,7 @@ import type {
   ControlAnswer, ControlRequest, CrashPoint, CrashPolicy, Fault, StatusAnswer, TraceEntry,
 } from '../../fusefs/protocol.js';
 import type { CrashStateId, Mark, StateCaps, StatesAnswer } from '../../fusefs/crash-states.js';
+import type { FsyncHoldSchedule } from '../../fusefs/fsync-holds.js';
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 export const CRASH_TIMEOUT_MS = 30_000;
@@ -99,8 +100,9 @@ export class ControlClient {
     await this.ok({ cmd: 'clear-faults' });
   }
   /** Empties the filesystem; with `record`, the trace also keeps every write's data, so crash states can be rebuilt from it. */
-  async reset(record = false): Promise<void> {
-    await this.ok(record ? { cmd: 'reset', record } : { cmd: 'reset' }, CRASH_TIMEOUT_MS);
+  /** An empty filesystem; `record` records the run that follows, `fsyncHolds` makes its fsyncs slow on that schedule. */
+  async reset(record = false, fsyncHolds?: FsyncHoldSchedule): Promise<void> {
+    await this.ok({ cmd: 'reset', ...(record ? { record } : {}), ...(fsyncHolds ? { fsyncHolds } : {}) }, CRASH_TIMEOUT_MS);
   }
   /** The trace and the confirmation markers the driver left in it. */
   async traceWithMarks(): Promise<{ trace: TraceEntry[]; marks: Mark[] }> {

@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathMatcher } from '../../fusefs/crash-point.js';
 import type { CrashStateId, Mark, StateCaps } from '../../fusefs/crash-states.js';
+import type { FsyncHoldSchedule } from '../../fusefs/fsync-holds.js';
 import { MARK_DIR_NAME, type CrashPoint, type CrashPolicy, type Fault, type TraceEntry } from '../../fusefs/protocol.js';
 import type { CutTarget, Target, TargetRef, TargetSettings } from './target.js';
 import { defaultArtifactRoot, writeArtifact, writeHarnessErrorArtifact } from './artifacts.js';
@@ -46,6 +47,8 @@ export interface CrashCase extends TargetRef {
   stateCaps?: StateCaps;
   /** Exhaustive mode: where the state's recovery ran, natively on a copy of its image or on the mount; replay runs both. */
   recoveredOn?: 'native' | 'mount';
+  /** Exhaustive mode: the slow-fsync schedule the workload was recorded with; a replay records with the same. */
+  fsyncHolds?: FsyncHoldSchedule;
 }
 
 export interface RunCaseOptions {
@@ -83,7 +86,8 @@ export interface CaseResult {
   stderr: string[];
 }
 
-const ID_BASE_PER_RUN = 1_000_000;
+/** Event ids of run K start above K * ID_BASE_PER_RUN: unique across the runs of a case. */
+export const ID_BASE_PER_RUN = 1_000_000;
 
 /** Where drivers stat their confirmation markers (fusefs/protocol.ts says why it is safe). */
 export function markDir(daemon: DaemonHandle): string {

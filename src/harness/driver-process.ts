@@ -24,8 +24,14 @@ export interface DriverTimeouts {
   killMs: number;
   /** Polling interval of wait-frozen while the driver runs. */
   pollMs: number;
+  /**
+   * After the cut froze its request, the program runs on this long before it is killed: its other
+   * threads may still print confirmations that do not depend on the frozen request (and one that
+   * does, a lie, is then caught).
+   */
+  graceMs: number;
 }
-export const DEFAULT_TIMEOUTS: DriverTimeouts = { runMs: 20_000, killMs: 5_000, pollMs: 20 };
+export const DEFAULT_TIMEOUTS: DriverTimeouts = { runMs: 20_000, killMs: 5_000, pollMs: 20, graceMs: 10 };
 
 export function mergeTimeouts(t?: Partial<DriverTimeouts>): DriverTimeouts {
   return { ...DEFAULT_TIMEOUTS, ...t };
@@ -125,6 +131,7 @@ export async function runDriver(
         const r = await daemon.client.waitFrozen(timeouts.pollMs);
         if (r.frozen) {
           frozenAt = r.frozenAt ?? null;
+          await exitWithin(timeouts.graceMs);
           break;
         }
         if (Date.now() > deadline) {

@@ -10,6 +10,8 @@ import path from 'node:path';
 import { DEFAULT_STATE_CAPS, describeState, type CrashStateId, type CrashStateInfo, type Mark, type StateCaps, type StatesAnswer } from '../../../fusefs/crash-states.js';
 import type { TraceEntry } from '../../../fusefs/protocol.js';
 import { Prng } from '../../../fusefs/model/prng.js';
+import type { FsyncHoldSchedule } from '../../../fusefs/fsync-holds.js';
+import { createHash } from 'node:crypto';
 import type { Target } from '../target.js';
 import { defaultArtifactRoot, writeArtifact, writeHarnessErrorArtifact } from '../artifacts.js';
 import { emptyCoverage, TIME_BUDGET_CAP, type Coverage } from '../coverage.js';
@@ -41,6 +43,21 @@ export interface ExhaustiveOptions {
   workers: number;
   /** Called with each judged state and its violations (the equivalence test compares both ways with it). */
   onState?: (state: CrashStateInfo, violations: Violation[]) => void;
+  /**
+   * The recorded run's slow fsyncs (fsync-holds.ts): undefined draws a schedule from the input,
+   * null records with fsyncs completing at once. A confirmation that does not wait for its fsync
+   * is marked before that fsync completes, and a crash state between the two shows it.
+   */
+  fsyncHolds?: FsyncHoldSchedule | null;
+}
+
+/** Each fsync of a recorded run is held 0..this many ms unless told otherwise: longer than a FUSE fsync takes, short enough to cost little. */
+export const DEFAULT_FSYNC_HOLD_MS = 4;
+
+/** The schedule an input is recorded with by default: seeded by the input, so it replays. */
+export function defaultFsyncHolds(input: ExhaustiveInput): FsyncHoldSchedule {
+  const digest = createHash('sha1').update(JSON.stringify([input.workload, input.settings, input.variant ?? null])).digest();
+  return { seed: digest.readInt32LE(0), maxHoldMs: DEFAULT_FSYNC_HOLD_MS };
 }
 
 /** Native recovery workers: two, for the two cores this runs on (the daemon and the harness mostly wait on them). */
@@ -133,8 +150,8 @@ interface Recorded {
 }
 
 /** Records the workload once on a fresh recording filesystem; the driver marks every line it prints. */
-async function record(daemon: DaemonHandle, target: Target, input: ExhaustiveInput, timeouts: DriverTimeouts): Promise<Recorded> {
-  await daemon.client.reset(true);
+async function record(daemon: DaemonHandle, target: Target, input: ExhaustiveInput, timeouts: DriverTimeouts, holds: FsyncHoldSchedule | null): Promise<Recorded> {
+  await daemon.client.reset(true, holds ?? undefined);
   const spec = { ...specFor(daemon, input, 'workload', 0), mark: markDir(daemon) };
   const run = await runDriver(daemon, target.driver, spec, false, timeouts);
   const { trace, marks } = await daemon.client.traceWithMarks();
@@ -159,10 +176,11 @@ export async function runExhaustive(daemon: DaemonHandle, target: Target, input:
   const coverage = emptyCoverage();
   let pool: RecoveryPool | undefined;
   let current: CrashStateInfo | undefined;
-  const caseOf = (state: Pick<CrashStateInfo, 'id' | 'hash'>, on?: RecoverOn) => stateCase(input, state, o.recoveryCuts, o.caps, on);
+  const holds = o.fsyncHolds === undefined ? defaultFsyncHolds(input) : o.fsyncHolds;
+  const caseOf = (state: Pick<CrashStateInfo, 'id' | 'hash'>, on?: RecoverOn) => ({ ...stateCase(input, state, o.recoveryCuts, o.caps, on), ...(holds ? { fsyncHolds: holds } : {}) });
   try {
     let t = performance.now();
-    const recorded = await record(daemon, target, input, timeouts);
+    const recorded = await record(daemon, target, input, timeouts, holds);
     timings.recordMs = performance.now() - t;
     timings.driverStarts++;
     coverage.events = target.workloadEvents(recorded.trace);

@@ -6,15 +6,15 @@
 // recovered on the mount, one at a time. Both ways must give the same verdicts (recovery-pool.test.ts
 // and properties/native-equivalence.test.ts prove it).
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { CrashStateInfo } from '../../../fusefs/crash-states.js';
-import { recoverWithCut, specFor, type CrashCase } from '../crash-run.js';
+import { ID_BASE_PER_RUN, recoverWithCut, specFor, type CrashCase } from '../crash-run.js';
 import type { DaemonHandle } from '../daemon-process.js';
 import type { DriverSpec } from '../driver-spec.js';
 import { DriverWorker, runDriver, type DriverRun, type DriverTimeouts } from '../driver-process.js';
-import type { RunRecord } from '../oracle.js';
+import { judge, type RunRecord, type Violation } from '../oracle.js';
 import type { Target } from '../target.js';
 
 export type RecoverOn = 'native' | 'mount';
@@ -30,6 +30,23 @@ export interface Recovery {
 /** tmpfs when the machine has one (fsync costs nothing there), else the system's temporary folder. */
 export function scratchRoot(): string {
   return existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir();
+}
+
+/**
+ * Recovers a stored image natively, as the pool does (replay's check that both ways agree): a copy
+ * of `imageDir` on tmpfs, the drain run of `c` on it, the judgement of `priorRuns` plus that drain.
+ */
+export async function recoverImageNatively(target: Target, c: CrashCase, imageDir: string, priorRuns: RunRecord[], timeouts: DriverTimeouts): Promise<{ final: RunRecord; violations: Violation[] }> {
+  const scratch = await mkdtemp(path.join(scratchRoot(), 'powercut-replay-native-'));
+  try {
+    const dir = path.join(scratch, 'queue');
+    await cp(imageDir, dir, { recursive: true, preserveTimestamps: true, verbatimSymlinks: true });
+    const spec: DriverSpec = { mode: 'drain', dir, settings: c.recoverySettings ? { ...c.settings, ...c.recoverySettings } : c.settings, ...(c.variant !== undefined ? { variant: c.variant } : {}), idBase: priorRuns.length * ID_BASE_PER_RUN };
+    const run = await runDriver({} as DaemonHandle, target.driver, spec, false, timeouts); // unarmed: the daemon is never asked
+    return { final: run.record, violations: judge({ target: target.name, faultsInjected: false, runs: [...priorRuns, run.record] }) };
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
 }
 
 interface Slot {
