@@ -102,8 +102,6 @@ export class NatsQueue implements DrivenQueue {
   private delivered = new Map<number, string>();
   /** Every seq delivered in this session (a redelivery of one is dropped, and logged). */
   private seen = new Set<number>();
-  /** Highest seq a PubAck returned in this session. */
-  private pubAcked = 0;
   private syncing: Promise<void> | undefined;
 
   private constructor(
@@ -114,6 +112,8 @@ export class NatsQueue implements DrivenQueue {
     private readonly s: NatsSettings,
     private readonly claims: DurableState,
     private readonly extras: Extra[],
+    /** Highest seq the server held or a PubAck returned: what an fsync of the store covers. */
+    private pubAcked: number,
   ) {}
 
   /** Starts the server on spec.dir, finds or creates the stream and consumers, and reports what it holds. */
@@ -133,10 +133,10 @@ export class NatsQueue implements DrivenQueue {
       const extras: Extra[] = [];
       for (let i = 0; i < s.extraConsumers; i++) {
         const info = await ensureConsumer(jsm, extraConsumerName(i));
-        await redeliverPending(nc, info, stream.state.last_seq);
+        await redeliverPending(nc, info, stream);
         extras.push({ name: info.name, held: new Map(), lastSeen: info.delivered.stream_seq });
       }
-      await redeliverPending(nc, consumer, stream.state.last_seq);
+      await redeliverPending(nc, consumer, stream);
       let claims = claimsOfRun.get(spec);
       if (!claims) {
         claims = { durableSeq: stream.state.last_seq, durableFirstUnackedSeq: consumer.ack_floor.stream_seq + 1 };
@@ -147,7 +147,9 @@ export class NatsQueue implements DrivenQueue {
             `ack pending ${consumer.num_ack_pending}, pending ${consumer.num_pending})\n`,
         );
       }
-      return new NatsQueue(server, nc, jetstream(nc, { timeout: REQUEST_TIMEOUT_MS }), spec.dir, s, claims, extras);
+      // Everything the server holds now is covered by a later fsync of the store (a clean stop
+      // flushed it all before this start).
+      return new NatsQueue(server, nc, jetstream(nc, { timeout: REQUEST_TIMEOUT_MS }), spec.dir, s, claims, extras, stream.state.last_seq);
     } catch (err) {
       await nc.close().catch(() => undefined);
       await server.kill();
@@ -340,7 +342,7 @@ function isApiError(err: unknown, code: number): boolean {
 /** The stream, created if the server does not have it (a new store, or one a cut took). */
 async function ensureStream(jsm: JetStreamManager, s: NatsSettings): Promise<StreamInfo> {
   try {
-    return await jsm.streams.info(STREAM);
+    return await jsm.streams.info(STREAM, { deleted_details: true });
   } catch (err) {
     if (!isApiError(err, JetStreamApiCodes.StreamNotFound)) throw err;
   }
@@ -371,15 +373,20 @@ async function ensureConsumer(jsm: JetStreamManager, name: string): Promise<Cons
  * queue gives back its unacked events: so NAK each seq in (ack floor, last delivered], in order, on
  * subjects made like the server's own ack subjects. The server ignores a NAK for a seq that is not
  * pending (consumer.go processNak) and queues the others for redelivery in that order; redeliveries
- * go out before new messages. Seqs above the stream's last seq (a consumer whose state survived a
- * cut that its stream's messages did not) are left alone: the server cannot redeliver them, and a
- * no_wait pull counts queued redeliveries as messages to wait for.
+ * go out before new messages. Only seqs the stream holds are NAKed: a queued redelivery of a seq it
+ * does not hold (below its first seq, deleted, or above its last seq: a consumer whose state survived
+ * a cut that its stream's messages did not) makes 2.9.10's consumer stop at it until a new message
+ * arrives (consumer.go getNextMsg returns the load error, loopAndGatherMsgs waits), and a no_wait
+ * pull counts it as a message to wait for.
  */
-async function redeliverPending(nc: NatsConnection, info: ConsumerInfo, lastSeq: number): Promise<void> {
+async function redeliverPending(nc: NatsConnection, info: ConsumerInfo, stream: StreamInfo): Promise<void> {
   if (info.num_ack_pending === 0) return;
   const dseq = info.delivered.consumer_seq;
+  const deleted = new Set(stream.state.deleted ?? []);
   const naks: Promise<Msg>[] = [];
-  for (let seq = info.ack_floor.stream_seq + 1; seq <= Math.min(info.delivered.stream_seq, lastSeq); seq++) {
+  const from = Math.max(info.ack_floor.stream_seq + 1, stream.state.first_seq);
+  for (let seq = from; seq <= Math.min(info.delivered.stream_seq, stream.state.last_seq); seq++) {
+    if (deleted.has(seq)) continue;
     naks.push(nc.request(`$JS.ACK.${STREAM}.${info.name}.1.${seq}.${dseq}.0.0`, '-NAK', { timeout: REQUEST_TIMEOUT_MS }));
   }
   await Promise.all(naks);
