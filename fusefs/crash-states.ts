@@ -64,7 +64,7 @@ export interface StatesAnswer {
   intervals: number;
   /** Intervals all of whose states are in `states` (no cap cut them short). */
   intervalsComplete: number;
-  /** Distinct states, in request order. */
+  /** Distinct states, breadth first: every interval's lose-unsynced state, then the torn states of the intervals in rounds. */
   states: CrashStateInfo[];
   /** States the caps left out, and which caps were hit. */
   capped: { states: number; caps: string[] };

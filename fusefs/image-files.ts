@@ -1,11 +1,10 @@
 // Durable images as ordinary files: `image --out DIR` writes one, `--image DIR` loads one.
-import { execFile } from 'node:child_process';
-import { chmod, lchown, lstat, mkdir, readdir, readFile, readlink, symlink, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, lchownSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { lstat, readdir, readFile, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import type { FsTree, SpecialKind } from './model/nodes.js';
 
-const run = promisify(execFile);
 const TOOL_TIMEOUT_MS = 10_000;
 
 /** A node of the tree that could not be written as a file of its kind, and why. */
@@ -21,25 +20,29 @@ export interface SkippedNode {
  * become device nodes when running as root (mknod needs CAP_MKNOD) and are skipped otherwise;
  * sockets are always skipped: a socket file is only a name for a listening process, which died
  * with the power, and no tool creates one without binding. Each skip is reported on stderr and returned.
+ *
+ * Synchronous: exhaustive mode writes one small image per crash state, and a few dozen blocking
+ * calls cost far less than as many thread-pool round trips. Never call it on the daemon's own mount
+ * (the daemon refuses such an `out`): it would wait for itself.
  */
-export async function writeTree(tree: FsTree, dir: string): Promise<SkippedNode[]> {
+export function writeTree(tree: FsTree, dir: string): SkippedNode[] {
   if (tree.type !== 'dir') throw new Error('image: the root of a tree must be a directory');
-  await mkdir(dir, { recursive: true });
-  const existing = await readdir(dir);
+  mkdirSync(dir, { recursive: true });
+  const existing = readdirSync(dir);
   if (existing.length > 0) throw new Error(`image: output directory ${dir} is not empty (${existing.length} entries); choose a new one`);
   const skipped: SkippedNode[] = [];
-  await writeChildren(tree, dir, skipped);
-  await applyMeta(tree, dir);
+  writeChildren(tree, dir, skipped);
+  applyMeta(tree, dir);
   for (const s of skipped) console.error(`powercut image: skipped ${s.type} ${s.path}: ${s.reason}`);
   return skipped;
 }
 
 const isRoot = () => process.getuid?.() === 0;
 
-async function applyMeta(t: FsTree, p: string): Promise<void> {
-  if (isRoot() && (t.uid !== undefined || t.gid !== undefined)) await lchown(p, t.uid ?? -1, t.gid ?? -1);
+function applyMeta(t: FsTree, p: string): void {
+  if (isRoot() && (t.uid !== undefined || t.gid !== undefined)) lchownSync(p, t.uid ?? -1, t.gid ?? -1);
   // After chown, which clears setuid/setgid. Symlinks have no mode of their own on Linux.
-  if (t.type !== 'symlink' && t.mode !== undefined) await chmod(p, t.mode);
+  if (t.type !== 'symlink' && t.mode !== undefined) chmodSync(p, t.mode);
 }
 
 /** Linux's dev_t encoding as FUSE passes it in 32 bits (glibc's major()/minor()). */
@@ -47,18 +50,18 @@ function majorMinor(rdev: number): [number, number] {
   return [(rdev >>> 8) & 0xfff, (rdev & 0xff) | ((rdev >>> 12) & 0xfff00)];
 }
 
-async function writeChildren(tree: Extract<FsTree, { type: 'dir' }>, dir: string, skipped: SkippedNode[]): Promise<void> {
+function writeChildren(tree: Extract<FsTree, { type: 'dir' }>, dir: string, skipped: SkippedNode[]): void {
   for (const [name, child] of tree.entries) {
     const p = join(dir, name);
     if (child.type === 'dir') {
-      await mkdir(p);
-      await writeChildren(child, p, skipped);
+      mkdirSync(p);
+      writeChildren(child, p, skipped);
     } else if (child.type === 'file') {
-      await writeFile(p, child.data);
+      writeFileSync(p, child.data);
     } else if (child.type === 'symlink') {
-      await symlink(child.target, p);
+      symlinkSync(child.target, p);
     } else if (child.type === 'fifo') {
-      await run('mkfifo', ['--', p], { timeout: TOOL_TIMEOUT_MS });
+      execFileSync('mkfifo', ['--', p], { timeout: TOOL_TIMEOUT_MS, stdio: 'ignore' });
     } else if (child.type === 'socket') {
       skipped.push({ path: p, type: child.type, reason: 'a socket cannot be recreated without a process listening on it' });
       continue;
@@ -67,9 +70,9 @@ async function writeChildren(tree: Extract<FsTree, { type: 'dir' }>, dir: string
       continue;
     } else {
       const [major, minor] = majorMinor(child.rdev);
-      await run('mknod', ['--', p, child.type === 'chardev' ? 'c' : 'b', String(major), String(minor)], { timeout: TOOL_TIMEOUT_MS });
+      execFileSync('mknod', ['--', p, child.type === 'chardev' ? 'c' : 'b', String(major), String(minor)], { timeout: TOOL_TIMEOUT_MS, stdio: 'ignore' });
     }
-    await applyMeta(child, p); // a directory's mode last: 0555 would have refused its children
+    applyMeta(child, p); // a directory's mode last: 0555 would have refused its children
   }
 }
 

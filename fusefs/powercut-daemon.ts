@@ -228,7 +228,7 @@ export class PowercutDaemon {
     const rel = relative(resolve(this.mountpoint), abs);
     // The daemon must never do file I/O on its own mount: it would be serving itself.
     if (rel === '' || (!rel.startsWith('..') && !isAbsolute(rel))) throw new Error(`out ${abs} is inside the mount ${this.mountpoint}; choose a directory outside it`);
-    await writeTree(tree, abs);
+    writeTree(tree, abs);
     return abs;
   }
 

@@ -229,6 +229,27 @@ describe('crash states of a recorded run', () => {
     expect(few.intervalsComplete).toBeLessThan(few.intervals);
   });
 
+  it('lists states breadth first, so a cap or a time budget leaves out the deepest states, never the last intervals', () => {
+    // Three intervals (two fsyncs), each with unsynced writes: several torn states in each.
+    const steps: Step[] = [
+      { t: 'create', name: 'a' }, { t: 'write', name: 'a', offset: 0, len: 900, fill: 1 }, { t: 'fsync', name: 'a' },
+      { t: 'write', name: 'a', offset: 100, len: 900, fill: 2 }, { t: 'fsync', name: 'a' },
+      { t: 'write', name: 'a', offset: 200, len: 900, fill: 3 },
+    ];
+    const { recording } = record(steps);
+    const space = new StateSpace(recording, steps.length);
+    const all = space.enumerate(['lose-unsynced', 'torn'], { maxStates: 1_000, maxStatesPerInterval: 1_000, sectorPatterns: 2 });
+    const order = all.states.map((x) => `${x.id.policy === 'torn' ? 'T' : 'L'}${x.interval}`);
+    // Every interval's lose-unsynced state first, then torn states a round at a time over the intervals.
+    expect(order.slice(0, 3)).toEqual(['L0', 'L1', 'L2']);
+    expect(order.slice(3, 6).sort()).toEqual(['T0', 'T1', 'T2']);
+    const capped = space.enumerate(['lose-unsynced', 'torn'], { maxStates: 6, maxStatesPerInterval: 1_000, sectorPatterns: 2 });
+    expect(capped.states.filter((x) => x.id.policy === 'lose-unsynced').map((x) => x.interval)).toEqual([0, 1, 2]);
+    expect(new Set(capped.states.filter((x) => x.id.policy === 'torn').map((x) => x.interval))).toEqual(new Set([0, 1, 2]));
+    expect(capped.incomplete?.['lose-unsynced']).toEqual([]);
+    expect(capped.incomplete?.torn).toEqual([0, 1, 2]);
+  });
+
   it('counts the torn states a cap leaves out without making them (300 creates, 3000 unsynced one-byte writes)', () => {
     const recording = new Recording(owner, 1 << 30);
     let op = 0;

@@ -3,7 +3,7 @@
 // interval (the power going just before the next persistence point) covers every cut. Under torn,
 // each interval's end is crossed with every prefix of the unsynced directory operations and a
 // bounded set of data outcomes. Identical images within an interval are one state; the caps bound
-// the rest, and what they leave out is counted.
+// the rest, breadth first over the run, and what they leave out is counted.
 import { createHash } from 'node:crypto';
 import { DEFAULT_STATE_CAPS, type CrashStateId, type CrashStateInfo, type DataOutcome, type StateCaps, type StatesAnswer } from '../crash-states.js';
 import type { FsModel } from './fs-model.js';
@@ -76,61 +76,101 @@ export class StateSpace {
     return ends;
   }
 
-  /** The distinct states under `policies`, within `caps`. */
+  /**
+   * The distinct states under `policies`, within `caps`, breadth first: every interval's
+   * lose-unsynced state, then the first torn state of every interval, then the second of each, and
+   * so on; a cap (or a time budget cutting the list short) leaves out the deepest states of the
+   * run, never its last intervals. Counted first, then only the states kept are built.
+   */
   enumerate(policies: readonly CrashStateId['policy'][], caps: StateCaps = DEFAULT_STATE_CAPS): StatesAnswer {
     const ends = this.intervalEnds();
-    const states: CrashStateInfo[] = [];
     const capsHit = new Set<string>();
+    const incomplete = { 'lose-unsynced': new Set<number>(), torn: new Set<number>() };
     let capped = 0;
-    let intervalsComplete = 0;
+    const lose = policies.includes('lose-unsynced');
+    const torn = policies.includes('torn');
+
+    // 1. What each interval offers: its torn candidates are every data outcome (the whole-run ones,
+    //    all and none kept, first) with every prefix of the directory operations, longest first.
     let replayed: { model: FsModel; next: number } | undefined;
+    const offers = ends.map((afterOp) => {
+      replayed = replay(this.recording, afterOp, replayed);
+      const { dirOps, fileChanges } = replayed.model.unsyncedCounts();
+      return { dirOps, fileChanges, tornTotal: torn ? dataOutcomeCount(fileChanges, caps.sectorPatterns) * (dirOps + 1) : 0 };
+    });
+
+    // 2. Which of them fit the caps, taken breadth first.
+    let left = caps.maxStates;
+    const hitMaxStates = (interval: number, policy: CrashStateId['policy'], n: number) => {
+      capsHit.add(`maxStates ${caps.maxStates}`);
+      capped += n;
+      incomplete[policy].add(interval);
+    };
+    const takeLose = ends.map((_, i) => {
+      if (!lose) return false;
+      if (left > 0) return left-- > 0;
+      hitMaxStates(i, 'lose-unsynced', 1);
+      return false;
+    });
+    const perInterval = offers.map((o, i) => {
+      const kept = Math.min(o.tornTotal, caps.maxStatesPerInterval);
+      if (o.tornTotal > kept) {
+        capsHit.add(`maxStatesPerInterval ${caps.maxStatesPerInterval}`);
+        capped += o.tornTotal - kept;
+        incomplete.torn.add(i);
+      }
+      return kept;
+    });
+    const takeTorn = perInterval.map(() => 0);
+    for (let round = 0; left > 0 && perInterval.some((n) => n > round); round++) {
+      for (let i = 0; i < ends.length && left > 0; i++) {
+        if (round < perInterval[i]) {
+          takeTorn[i]++;
+          left--;
+        }
+      }
+    }
+    perInterval.forEach((n, i) => {
+      if (takeTorn[i] < n) hitMaxStates(i, 'torn', n - takeTorn[i]);
+    });
+
+    // 3. Build and hash what was taken; identical images within an interval are one state.
+    replayed = undefined;
+    const loseStates: (CrashStateInfo | undefined)[] = [];
+    const tornStates: CrashStateInfo[][] = [];
     ends.forEach((afterOp, interval) => {
       replayed = replay(this.recording, afterOp, replayed);
-      const candidates: CrashStateId[] = [];
-      let complete = true;
-      if (policies.includes('lose-unsynced')) candidates.push({ afterOp, policy: 'lose-unsynced' });
-      if (policies.includes('torn')) {
-        // Every data outcome (the whole-run ones, all and none kept, first) with every prefix of the
-        // directory operations, longest first. Counted, not built: only the states kept are made.
-        const { dirOps, fileChanges } = replayed.model.unsyncedCounts();
-        const prefixes = dirOps + 1;
-        const total = dataOutcomeCount(fileChanges, caps.sectorPatterns) * prefixes;
-        const kept = Math.min(total, caps.maxStatesPerInterval);
-        if (total > kept) {
-          capsHit.add(`maxStatesPerInterval ${caps.maxStatesPerInterval}`);
-          capped += total - kept;
-          complete = false;
-        }
-        for (let i = 0; i < kept; i++) {
-          const data = dataOutcome(Math.floor(i / prefixes), fileChanges, interval);
-          candidates.push({ afterOp, policy: 'torn', dirPrefix: dirOps - (i % prefixes), data });
-        }
-      }
       const seen = new Set<string>();
-      for (const id of candidates) {
-        if (states.length >= caps.maxStates) {
-          capsHit.add(`maxStates ${caps.maxStates}`);
-          capped++;
-          complete = false;
-          continue;
-        }
-        let hash: string;
-        let partialWrites = 0;
-        if (id.policy === 'lose-unsynced') {
-          // A lose-unsynced cut leaves exactly the durable state: no copy of the model to cut.
-          hash = hashTree(replayed.model.exportTree('durable'));
-        } else {
-          const cut = imageOf(replayed.model, id.dirPrefix!, id.data);
-          hash = hashTree(cut.image.exportTree('durable'));
-          partialWrites = cut.partialWrites;
-        }
+      if (takeLose[interval]) {
+        // A lose-unsynced cut leaves exactly the durable state: no copy of the model to cut.
+        const hash = hashTree(replayed.model.exportTree('durable'));
+        seen.add(hash);
+        loseStates[interval] = { id: { afterOp, policy: 'lose-unsynced' }, interval, hash };
+      }
+      const { dirOps, fileChanges } = offers[interval];
+      const prefixes = dirOps + 1;
+      tornStates[interval] = [];
+      for (let k = 0; k < takeTorn[interval]; k++) {
+        const id: CrashStateId = { afterOp, policy: 'torn', dirPrefix: dirOps - (k % prefixes), data: dataOutcome(Math.floor(k / prefixes), fileChanges, interval) };
+        const cut = imageOf(replayed.model, id.dirPrefix!, id.data);
+        const hash = hashTree(cut.image.exportTree('durable'));
         if (seen.has(hash)) continue;
         seen.add(hash);
-        states.push({ id, interval, hash, ...(partialWrites > 0 ? { partialWrites } : {}) });
+        tornStates[interval].push({ id, interval, hash, ...(cut.partialWrites > 0 ? { partialWrites: cut.partialWrites } : {}) });
       }
-      if (complete) intervalsComplete++;
     });
-    return { intervals: ends.length, intervalsComplete, states, capped: { states: capped, caps: [...capsHit] } };
+    const states: CrashStateInfo[] = loseStates.filter((x): x is CrashStateInfo => x !== undefined);
+    for (let round = 0; tornStates.some((list) => list.length > round); round++) {
+      for (const list of tornStates) if (round < list.length) states.push(list[round]);
+    }
+    const intervalsComplete = ends.filter((_, i) => !incomplete['lose-unsynced'].has(i) && !incomplete.torn.has(i)).length;
+    return {
+      intervals: ends.length,
+      intervalsComplete,
+      states,
+      capped: { states: capped, caps: [...capsHit] },
+      incomplete: { 'lose-unsynced': [...incomplete['lose-unsynced']].sort((a, b) => a - b), torn: [...incomplete.torn].sort((a, b) => a - b) },
+    };
   }
 
   /** The model a power cut at state `id` leaves: live = durable, ready to mount for recovery. */

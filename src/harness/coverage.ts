@@ -32,6 +32,8 @@ export interface Coverage {
   states: number;
   /** States the caps left out (0 unless a cap was hit). */
   statesCapped: number;
+  /** States recovered both natively and on the mount, with the same verdict (verifyOnMount). */
+  statesVerifiedOnMount: number;
   /** What the workloads did, as the target counts it (e.g. rolls and purges of page files). */
   events: Record<string, number>;
 }
@@ -39,7 +41,7 @@ export interface Coverage {
 export function emptyCoverage(): Coverage {
   return {
     cases: 0, cutsRequested: 0, cutsLanded: 0, recoveryCutsRequested: 0, recoveryCutsLanded: 0, faultCases: 0, faultsFired: 0,
-    tornCuts: 0, tornPartialWrites: 0, intervals: 0, intervalsChecked: 0, intervalsCheckedLoseUnsynced: 0, intervalsCheckedTorn: 0, states: 0, statesCapped: 0, events: {},
+    tornCuts: 0, tornPartialWrites: 0, intervals: 0, intervalsChecked: 0, intervalsCheckedLoseUnsynced: 0, intervalsCheckedTorn: 0, states: 0, statesCapped: 0, statesVerifiedOnMount: 0, events: {},
   };
 }
 
@@ -66,6 +68,7 @@ export function formatCoverage(c: Coverage): string {
     parts.push(`intervals checked ${ratio(c.intervalsChecked, c.intervals)} (lose-unsynced ${ratio(c.intervalsCheckedLoseUnsynced, c.intervals)}, torn ${ratio(c.intervalsCheckedTorn, c.intervals)}), ` +
       `crash states ${c.states}${c.statesCapped ? ` (${c.statesCapped} left out by caps)` : ''}`);
   }
+  if (c.statesVerifiedOnMount) parts.push(`states verified on the mount ${c.statesVerifiedOnMount}`);
   for (const [name, n] of Object.entries(c.events).sort()) parts.push(`${name} ${n}`);
   return parts.join(', ');
 }

@@ -3,6 +3,8 @@
 // help from the driver. Every group still alive is killed when this process exits, on SIGINT and on
 // SIGTERM too, since a detached child is outside execa's own cleanup.
 
+import { readdirSync, readFileSync } from 'node:fs';
+
 const live = new Set<number>();
 let hooksInstalled = false;
 
@@ -39,14 +41,29 @@ export function trackGroup(pgid: number | undefined): void {
   live.add(pgid);
 }
 
-/** True while any process of the group is alive (zombies of a reaped leader excepted). */
+/**
+ * True while a process of the group is alive. A zombie does not count: it is dead, only not yet
+ * reaped, and where init does not reap orphans (some containers) it never will be.
+ */
 function groupAlive(pgid: number): boolean {
   try {
     process.kill(-pgid, 0);
-    return true;
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      continue; // it exited meanwhile
+    }
+    // pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses, so read after the last ')'.
+    const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(pgrp) === pgid && state !== 'Z' && state !== 'X') return true;
+  }
+  return false;
 }
 
 /**

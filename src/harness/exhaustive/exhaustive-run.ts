@@ -22,7 +22,7 @@ import { failureSignature } from '../failure-signature.js';
 import { asHarnessError, HarnessError } from '../harness-error.js';
 import { judge, type RunRecord, type Violation } from '../oracle.js';
 import { helloOf } from '../outcome.js';
-import { RecoveryPool, type RecoverOn, type Recovery } from './recovery-pool.js';
+import { RecoveryPool, type Prepared, type RecoverOn, type Recovery } from './recovery-pool.js';
 
 export interface ExhaustiveOptions {
   artifactRoot: string;
@@ -41,8 +41,13 @@ export interface ExhaustiveOptions {
   recoverOn: RecoverOn;
   /** How many states are recovered at once (natively). */
   workers: number;
-  /** Called with each judged state and its violations (the equivalence test compares both ways with it). */
+  /** Called with each judged state and its violations. */
   onState?: (state: CrashStateInfo, violations: Violation[]) => void;
+  /**
+   * Recover every natively checked state on the mount too and require the same checks to fail
+   * both ways (a self-check of the fast path; a disagreement is a harness error naming the state).
+   */
+  verifyOnMount: boolean;
   /**
    * The recorded run's slow fsyncs (fsync-holds.ts): undefined draws a schedule from the input,
    * null records with fsyncs completing at once. A confirmation that does not wait for its fsync
@@ -71,14 +76,16 @@ export const DEFAULT_EXHAUSTIVE_OPTIONS: Omit<ExhaustiveOptions, 'artifactRoot'>
   writeArtifacts: true,
   deadlineMs: Infinity,
   allFailures: false,
+  verifyOnMount: false,
   recoverOn: 'native',
   workers: DEFAULT_RECOVERY_WORKERS,
 };
 
-/** Where one state's time went, for the benchmark. */
+/** Where one state's time went, for the benchmark (summed over the recovery slots, which run at once). */
 export interface StateTimings {
   recordMs: number;
   enumerateMs: number;
+  /** Putting each state in place: its image written for a native recovery, or loaded behind the mount. */
   loadMs: number;
   recoverMs: number;
   judgeMs: number;
@@ -163,6 +170,9 @@ async function record(daemon: DaemonHandle, target: Target, input: ExhaustiveInp
   return { run, trace, marks };
 }
 
+/** The checks a set of violations names, for comparing verdicts. */
+const checksOf = (vs: readonly Violation[]) => [...new Set(vs.map((v) => v.check))].sort().join(',');
+
 /** One hash group's outcome: its recovery and each of its states' violations. */
 interface GroupResult {
   recovery: Recovery;
@@ -214,29 +224,47 @@ export async function runExhaustive(daemon: DaemonHandle, target: Target, input:
     /** The earliest group with a failure: later groups need not be started unless every failure is wanted. */
     let firstFailing = Infinity;
     let outOfTime = false;
+    /** The next group to recover, with its state being put in place already (natively: its image written). */
+    const take = (slot: number): { g: number; prepared: Promise<Prepared> } | undefined => {
+      const g = next;
+      if (g >= groups.length || g > firstFailing) return undefined;
+      if (Date.now() > o.deadlineMs) {
+        outOfTime = true;
+        return undefined;
+      }
+      next++;
+      const prepared = pool!.prepare(slot, groups[g][0], caseOf(groups[g][0]));
+      prepared.catch(() => undefined); // awaited below, or dropped when the run stops early
+      return { g, prepared };
+    };
     const work = async (slot: number): Promise<void> => {
-      for (;;) {
-        const g = next;
-        if (g >= groups.length || g > firstFailing) return;
-        if (Date.now() > o.deadlineMs) {
-          outOfTime = true;
-          return;
-        }
-        next++;
-        const group = groups[g];
-        current = group[0];
-        let started = performance.now();
-        const recovery = await pool!.recover(slot, group[0], caseOf(group[0]));
-        timings.recoverMs += performance.now() - started;
+      // Each slot prepares its next state while its driver recovers the current one.
+      for (let job = take(slot); job !== undefined; ) {
+        const prepared = await job.prepared;
+        const g = job.g;
+        job = take(slot);
+        current = prepared.state;
+        const recovery = await pool!.recover(slot, prepared);
+        timings.loadMs += recovery.placeMs;
+        timings.recoverMs += recovery.recoverMs;
         timings.recoveries++;
-        started = performance.now();
-        const verdicts = group.map((state) => {
+        const started = performance.now();
+        const verdicts = groups[g].map((state) => {
           const runs = [truncateAtCut(recorded.run.record, recorded.marks, recorded.trace, state.id.afterOp), ...recovery.runs];
           const violations = judge({ target: target.name, faultsInjected: false, runs });
           o.onState?.(state, violations);
           return { state, runs, violations };
         });
         timings.judgeMs += performance.now() - started;
+        if (o.verifyOnMount && recovery.on === 'native') {
+          const mount = await pool!.recoverOnMount(prepared);
+          for (const v of verdicts) {
+            const onMount = judge({ target: target.name, faultsInjected: false, runs: [v.runs[0], ...mount.runs] });
+            const [a, b] = [checksOf(v.violations), checksOf(onMount)];
+            if (a !== b) throw new HarnessError(`the native recovery of crash state ${describeState(v.state.id)} failed [${a || 'nothing'}] but its recovery on the mount failed [${b || 'nothing'}]: the two ways must agree (a bug of powercut)`);
+          }
+          coverage.statesVerifiedOnMount += verdicts.length;
+        }
         results[g] = { recovery, verdicts };
         if (!o.allFailures && verdicts.some((v) => v.violations.length > 0)) firstFailing = Math.min(firstFailing, g);
       }

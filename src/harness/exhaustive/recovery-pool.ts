@@ -25,6 +25,9 @@ export interface Recovery {
   stderr: string[];
   landed: boolean;
   on: RecoverOn;
+  /** Time spent putting the state in place (its image written, or loaded behind the mount), then recovering it. */
+  placeMs: number;
+  recoverMs: number;
 }
 
 /** tmpfs when the machine has one (fsync costs nothing there), else the system's temporary folder. */
@@ -49,6 +52,14 @@ export async function recoverImageNatively(target: Target, c: CrashCase, imageDi
   }
 }
 
+/** A state put in place for recovery: natively, the directory its image was written to. */
+export interface Prepared {
+  state: CrashStateInfo;
+  c: CrashCase;
+  dir?: string;
+  placeMs: number;
+}
+
 interface Slot {
   worker: DriverWorker;
   dir: string;
@@ -60,6 +71,9 @@ export class RecoveryPool {
   private readonly slots: Slot[] = [];
   private scratch: Promise<string> | undefined;
   private images = 0;
+  private readonly removals: Promise<void>[] = [];
+  private mountLane: Promise<void> = Promise.resolve();
+  private mountWorker: DriverWorker | undefined;
 
   constructor(
     private readonly daemon: DaemonHandle,
@@ -80,33 +94,66 @@ export class RecoveryPool {
   }
 
   /**
-   * Recovers the image `state` leaves, in slot `slot` (0 <= slot < size), as the drain run of
-   * `c` (its recovery cut, if it has one, makes it a mount recovery whatever the pool's choice).
+   * Puts state `state` in place for slot `slot`: natively, writes its image into a fresh directory
+   * (the daemon can do that while the slot's driver still recovers the previous one); on the
+   * mount, nothing yet (the mount holds one state at a time: recover() loads it).
    */
-  async recover(slot: number, state: CrashStateInfo, c: CrashCase): Promise<Recovery> {
-    if (c.recoveryCut) {
-      await this.daemon.client.loadState(state.id);
-      const r = await recoverWithCut(this.daemon, this.target, c, this.timeouts);
-      return { runs: r.runs, stderr: r.stderr, landed: r.landed, on: 'mount' };
-    }
-    if (this.on === 'mount') {
-      await this.daemon.client.loadState(state.id);
-      const run = await this.drain(slot, specFor(this.daemon, c, 'drain', 1));
-      return { runs: [run.record], stderr: [run.stderr], landed: false, on: 'mount' };
-    }
+  async prepare(slot: number, state: CrashStateInfo, c: CrashCase): Promise<Prepared> {
+    const started = performance.now();
+    if (c.recoveryCut || this.on === 'mount') return { state, c, placeMs: 0 };
     const s = await this.slot(slot);
     const dir = path.join(s.dir, String(++this.images));
+    await this.daemon.client.stateImage(state.id, dir);
+    return { state, c, dir, placeMs: performance.now() - started };
+  }
+
+  /** Recovers a prepared state in its slot, as the drain run of its case (a recovery cut makes it a mount recovery). */
+  async recover(slot: number, p: Prepared): Promise<Recovery> {
+    const started = performance.now();
+    const done = (r: Omit<Recovery, 'placeMs' | 'recoverMs'>, placedAt: number): Recovery => ({ ...r, placeMs: p.placeMs + placedAt - started, recoverMs: performance.now() - placedAt });
+    if (p.c.recoveryCut) {
+      await this.daemon.client.loadState(p.state.id);
+      const placed = performance.now();
+      const r = await recoverWithCut(this.daemon, this.target, p.c, this.timeouts);
+      return done({ runs: r.runs, stderr: r.stderr, landed: r.landed, on: 'mount' }, placed);
+    }
+    if (p.dir === undefined) {
+      await this.daemon.client.loadState(p.state.id);
+      const placed = performance.now();
+      const run = await this.drain(slot, specFor(this.daemon, p.c, 'drain', 1));
+      return done({ runs: [run.record], stderr: [run.stderr], landed: false, on: 'mount' }, placed);
+    }
     try {
-      await this.daemon.client.stateImage(state.id, dir);
-      const run = await this.drain(slot, { ...specFor(this.daemon, c, 'drain', 1), dir });
-      return { runs: [run.record], stderr: [run.stderr], landed: false, on: 'native' };
+      const run = await this.drain(slot, { ...specFor(this.daemon, p.c, 'drain', 1), dir: p.dir });
+      return done({ runs: [run.record], stderr: [run.stderr], landed: false, on: 'native' }, started);
     } finally {
-      await rm(dir, { recursive: true, force: true });
+      // Off the slot's path: the next state needs only a fresh directory; stop() waits for these.
+      this.removals.push(rm(p.dir, { recursive: true, force: true }));
     }
   }
 
+  /**
+   * Recovers a prepared state on the mount as well, one at a time (the mount holds one state), in a
+   * driver of its own: for comparing both ways (ExhaustiveOptions.verifyOnMount).
+   */
+  recoverOnMount(p: Prepared): Promise<Recovery> {
+    const run = this.mountLane.then(async () => {
+      const started = performance.now();
+      await this.daemon.client.loadState(p.state.id);
+      const placed = performance.now();
+      this.mountWorker ??= new DriverWorker(this.target.driver, this.timeouts);
+      const spec = specFor(this.daemon, p.c, 'drain', 1);
+      const r = this.serves ? await this.mountWorker.run(spec) : await runDriver(this.daemon, this.target.driver, spec, false, this.timeouts);
+      return { runs: [r.record], stderr: [r.stderr], landed: false, on: 'mount' as const, placeMs: placed - started, recoverMs: performance.now() - placed };
+    });
+    this.mountLane = run.then(() => undefined, () => undefined);
+    return run;
+  }
+
   async stop(): Promise<void> {
+    await this.mountWorker?.stop();
     await Promise.all(this.slots.map((s) => s.worker.stop()));
+    await Promise.allSettled(this.removals);
     if (this.scratch) await rm(await this.scratch, { recursive: true, force: true });
   }
 
