@@ -57,7 +57,7 @@ export interface StateCaps {
   /** torn: seeded sector patterns per interval, besides the kept/dropped outcomes. */
   sectorPatterns: number;
 }
-export const DEFAULT_STATE_CAPS: StateCaps = { maxStates: 400, maxStatesPerInterval: 24, sectorPatterns: 2 };
+export const DEFAULT_STATE_CAPS: StateCaps = { maxStates: 1_000, maxStatesPerInterval: 32, sectorPatterns: 3 };
 
 export interface StatesAnswer {
   /** Persistence intervals in the recorded run (fsyncs, fdatasyncs and directory fsyncs that completed, plus one). */

@@ -14,11 +14,11 @@ import type { DaemonHandle } from '../src/harness/daemon-process.js';
 import { runExhaustive, type ExhaustiveOptions, type ExhaustiveResult } from '../src/harness/exhaustive/exhaustive-run.js';
 import { failureSignature } from '../src/harness/failure-signature.js';
 import { HarnessError } from '../src/harness/harness-error.js';
-import type { Workload } from '../src/harness/workload.js';
+import type { Step, Workload } from '../src/harness/workload.js';
 import type { ExternalDriver, TargetSettings } from '../src/harness/target.js';
 import { drawArtifactReport } from '../src/report/index.js';
 import { resolveTarget } from '../src/targets/index.js';
-import { cutChoiceArb, cutTargetArb, EXHAUSTIVE_MAX_STEPS, exhaustiveStepArb, faultArb, policiesArb, policyArb, recoveryCutArb, tornStepArb, workloadArb, type CutChoice } from './arbitraries.js';
+import { cutChoiceArb, cutTargetArb, EXHAUSTIVE_MAX_STEPS, exhaustiveStepArb, faultArb, policiesArb, policyArb, recoveryCutArb, stepArb, tornStepArb, workloadArb, type CutChoice } from './arbitraries.js';
 
 /** One generated property input. */
 export interface CrashInput {
@@ -74,6 +74,7 @@ export function crashInputArb(o: CrashInputOptions = {}): fc.Arbitrary<CrashInpu
   const target = resolveTarget(o, o.settings);
   const torn = kind === 'torn';
   const maxCuts = o.maxCutsPerInput ?? 4;
+  const step = stepArbOf(kind);
   const cutsArb = kind === 'exhaustive'
     ? fc.constant<CutChoice[]>([])
     : fc.array(torn ? cutChoiceArb(fc.constant('torn' as const), fc.constant(target.cutTargets[0])) : cutChoiceArb(policiesArb(o.policies), cutTargetArb(target)), {
@@ -82,7 +83,7 @@ export function crashInputArb(o: CrashInputOptions = {}): fc.Arbitrary<CrashInpu
     });
   return fc
     .record({
-      workload: torn ? workloadArb(o.maxSteps ?? 10, tornStepArb) : kind === 'exhaustive' ? workloadArb(o.maxSteps ?? EXHAUSTIVE_MAX_STEPS, exhaustiveStepArb) : workloadArb(o.maxSteps),
+      workload: workloadArb(o.maxSteps ?? maxStepsOf(kind), step),
       settings: target.settingsArb,
       cuts: cutsArb,
       recoveryCut: kind === 'double-cut' ? recoveryCutArb : fc.constant(undefined),
@@ -102,6 +103,49 @@ export function crashInputArb(o: CrashInputOptions = {}): fc.Arbitrary<CrashInpu
         ...(kind === 'exhaustive' ? { exhaustive: true } : {}),
       };
     });
+}
+
+/** The steps a suite kind generates its workloads from, and how many at most. */
+function stepArbOf(kind: Exclude<SuiteKind, 'mixed'>): fc.Arbitrary<Step> {
+  return kind === 'torn' ? tornStepArb : kind === 'exhaustive' ? exhaustiveStepArb : stepArb;
+}
+function maxStepsOf(kind: Exclude<SuiteKind, 'mixed'>): number {
+  return kind === 'torn' ? 10 : kind === 'exhaustive' ? EXHAUSTIVE_MAX_STEPS : 16;
+}
+
+/** A mutant may grow this many steps beyond what its suite generates (the run, and its states, grow with it). */
+const MUTANT_EXTRA_STEPS = 4;
+
+/**
+ * Small changes to an input that reached a rare feature (the gate's steering, as coverage-guided
+ * fuzzers mutate their corpus): a step inserted, duplicated or dropped, and sometimes one setting
+ * drawn anew from the target's space; the suite's forced settings stay, and the workload is fitted
+ * to the settings again. Its cuts, faults and recovery cut are kept.
+ */
+export function mutantInputArb(base: CrashInput, o: CrashInputOptions = {}): fc.Arbitrary<CrashInput> {
+  const kind = o.kind === 'mixed' || o.kind === undefined ? 'general' : o.kind;
+  const target = resolveTarget(o, o.settings);
+  const steps = base.workload.steps;
+  const last = Math.max(0, steps.length - 1);
+  const workload = fc.oneof(
+    fc.tuple(fc.nat(steps.length), stepArbOf(kind)).map(([i, s]) => [...steps.slice(0, i), s, ...steps.slice(i)]),
+    fc.nat(last).map((i) => [...steps.slice(0, i + 1), ...steps.slice(i)]),
+    fc.nat(last).map((i) => (steps.length > 1 ? steps.filter((_, j) => j !== i) : steps)),
+  );
+  const settings = fc.oneof(
+    { weight: 2, arbitrary: fc.constant(base.settings) },
+    {
+      weight: 1,
+      arbitrary: fc.tuple(target.settingsArb, fc.nat()).map(([fresh, k]) => {
+        const keys = Object.keys(fresh);
+        return keys.length === 0 ? base.settings : { ...base.settings, [keys[k % keys.length]]: fresh[keys[k % keys.length]] };
+      }),
+    },
+  );
+  return fc.tuple(workload, settings).map(([s, chosen]) => {
+    const merged = { ...chosen, ...o.settings };
+    return { ...base, workload: target.fitWorkload({ steps: s.slice(0, maxStepsOf(kind) + MUTANT_EXTRA_STEPS) }, merged), settings: merged };
+  });
 }
 
 /** One generated workload and settings in both modes: exhaustive mode ignores the cuts, random mode uses the cuts drawn beside it. */
@@ -172,6 +216,8 @@ export interface SuiteReport {
   failure?: CaseResult;
   /** With allFailures: the first failing input's failures of other signatures (not shrunk), each with its artifact. */
   otherFailures: CaseResult[];
+  /** Each input tried before any shrinking, with the features its runs reached (the gate's steering reads them). */
+  tried: { input: CrashInput; features: Record<string, number> }[];
   /** The smallest failing input fast-check found. */
   counterexample?: CrashInput;
   numShrinks: number;
@@ -234,6 +280,7 @@ export async function runCrashSuite(daemon: DaemonHandle, arb: fc.Arbitrary<Cras
   const capsHit = new Set<string>();
   let last: CaseResult | undefined;
   let otherFailures: CaseResult[] = [];
+  const tried: SuiteReport['tried'] = [];
   let firstFailureMs: number | undefined;
   let casesToFirstFailure: number | undefined;
   let harnessError: HarnessError | undefined;
@@ -256,6 +303,7 @@ export async function runCrashSuite(daemon: DaemonHandle, arb: fc.Arbitrary<Cras
     }
     addCoverage(coverage, verdict.coverage);
     for (const cap of verdict.capsHit ?? []) capsHit.add(cap);
+    if (firstFailureMs === undefined) tried.push({ input, features: verdict.coverage.features });
     const failure = o.signature === undefined ? verdict.failures[0] : verdict.failures.find((f) => failureSignature(f) === o.signature);
     const others = verdict.failures.filter((f) => f !== failure);
     if (!failure) {
@@ -292,6 +340,7 @@ export async function runCrashSuite(daemon: DaemonHandle, arb: fc.Arbitrary<Cras
     ...(firstFailureMs !== undefined ? { firstFailureMs, casesToFirstFailure } : {}),
     ...(failedByViolation ? { failure: last } : {}),
     otherFailures: failedByViolation ? otherFailures : [],
+    tried,
     ...(details.counterexample ? { counterexample: details.counterexample[0] as CrashInput } : {}),
     numShrinks: details.numShrinks,
     capsHit: [...capsHit].sort(),

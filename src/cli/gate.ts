@@ -40,6 +40,9 @@ requests instead. Needs Linux with FUSE (/dev/fuse, Debian's fuse and libfuse2).
   --sector-patterns N    exhaustive mode: seeded torn sector patterns per interval (default ${DEFAULT_STATE_CAPS.sectorPatterns})
                          (a cap that leaves states out is printed in the summary)
   --policy P             the crash policies the suites use: lose-unsynced, torn or all (default all)
+  --generation G         steered (default): most of the suites' inputs are small mutations of inputs
+                         whose runs reached the features seen least (a page unlinked, a checkpoint
+                         renamed...); plain: every input drawn afresh
   --stop-on-first        each suite stops at its first failure, unshrunk (a quick local loop); by
                          default the gate explores the whole budget, shrinks each new failure and
                          lists every distinct failure (check, policy, request at the cut) with its
@@ -86,6 +89,7 @@ export const run: Command = async (argv) => {
         'max-states-per-interval': { type: 'string' },
         'sector-patterns': { type: 'string' },
         policy: { type: 'string' },
+        generation: { type: 'string' },
         'stop-on-first': { type: 'boolean' },
         junit: { type: 'string' },
         report: { type: 'string' },
@@ -118,6 +122,8 @@ export const run: Command = async (argv) => {
   const policy = values.policy ?? 'all';
   if (!GATE_POLICIES.includes(policy)) usageFail(`--policy must be one of ${GATE_POLICIES.join(', ')}, got '${policy}'`, help);
   const policies = policy === 'all' ? undefined : [policy as 'lose-unsynced' | 'torn'];
+  const generation = values.generation ?? 'steered';
+  if (generation !== 'steered' && generation !== 'plain') usageFail(`--generation must be steered or plain, got '${generation}'`, help);
   const artifactRoot = values.artifacts !== undefined ? path.resolve(values.artifacts) : defaultArtifactRoot();
   assertFuseAvailable();
 
@@ -137,6 +143,7 @@ export const run: Command = async (argv) => {
     caps,
     ...(policies ? { policies } : {}),
     ...(values['stop-on-first'] ? { stopOnFirst: true } : {}),
+    generation,
     artifactRoot,
     ...(values.junit !== undefined ? { junitFile: values.junit } : {}),
     out: process.stdout,

@@ -12,7 +12,7 @@ import { failureSignature } from '../harness/failure-signature.js';
 import { addCoverage } from '../harness/coverage.js';
 import { startTempDaemon, type TempDaemon } from '../harness/daemon-process.js';
 import { SCENARIOS } from '../../scenarios/index.js';
-import { crashInputArb, runCrashSuite } from '../../properties/crash-property.js';
+import { crashInputArb, mutantInputArb, runCrashSuite } from '../../properties/crash-property.js';
 import type { ExternalDriver, TargetRef } from '../harness/target.js';
 import { DEFAULT_TARGET, resolveTarget } from '../targets/index.js';
 import { Budget } from './budget.js';
@@ -21,6 +21,7 @@ import { ProgressReporter, type ProgressOutput } from './progress.js';
 import { newRow, totals, type DistinctFailure, type GateRow } from '../report/gate-results.js';
 import { runScenario } from './scenario-run.js';
 import { formatFailures, formatSummaryTable } from './summary.js';
+import { Steering } from './steering.js';
 import { DEFAULT_GATE_MODE, gateSuites, roundSeed, type GateMode } from './suites.js';
 
 export interface GateOptions {
@@ -40,6 +41,8 @@ export interface GateOptions {
   policies?: StatePolicy[];
   /** Each suite stops at its first failure, unshrunk (a quick local loop); by default the gate explores the whole budget and lists every distinct failure. */
   stopOnFirst?: boolean;
+  /** 'steered' (default): most inputs mutate one that reached a rare feature (steering.ts); 'plain': every input fresh. */
+  generation?: 'steered' | 'plain';
   /** Failure artifacts go under this folder. */
   artifactRoot: string;
   junitFile?: string;
@@ -50,6 +53,8 @@ export interface GateOptions {
 
 export interface GateReport {
   rows: GateRow[];
+  /** Inputs that were mutations of a steering corpus entry, of all suite inputs. */
+  steered: { inputs: number; of: number };
   /** Every distinct failure, in the order found (empty with stopOnFirst: the rows say it). */
   failures: DistinctFailure[];
   durationMs: number;
@@ -84,6 +89,8 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
   const rows: GateRow[] = [];
   const distinct = new Map<string, DistinctFailure>();
   let shrinkingMs = 0;
+  let inputs = 0;
+  let suitesOf: { steering: Steering }[] = [];
   /** Counts a failing case under its signature; a new one is kept (with its artifact), a known one only counted. */
   const found = async (row: GateRow, result: CaseResult, shrunk?: { failure: CaseResult; seed?: number; path?: string }): Promise<void> => {
     const signature = failureSignature(result);
@@ -134,8 +141,11 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
       progress.log(`scenario ${sc.name}: ${verdict} [${(row.durationMs / 1000).toFixed(1)} s]`);
     }
 
-    const suites = gateSuites(target, mode, o.variant, o.settings, ref, o.policies).map((suite, index) => ({ suite, index, arb: crashInputArb(suite.options), row: newRow(suite.name, 'suite'), done: false, chunks: 0 }));
+    const suites = gateSuites(target, mode, o.variant, o.settings, ref, o.policies).map((suite, index) => ({
+      suite, index, arb: crashInputArb(suite.options), row: newRow(suite.name, 'suite'), done: false, chunks: 0, steering: new Steering(roundSeed(o.seed, index, -1)),
+    }));
     rows.push(...suites.map((s) => s.row));
+    suitesOf = suites;
     const exhaustiveOptions = (deadlineMs: number, recoveryCuts: boolean) => ({
       recoveryCuts, deadlineMs, ...(o.policies ? { policies: o.policies } : {}), ...(o.caps ? { caps: { ...DEFAULT_STATE_CAPS, ...o.caps } } : {}),
     });
@@ -155,7 +165,10 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
         // running property, whose crash case would then race the next one on the shared daemon.
         while (!s.done && Date.now() < turnEndsMs && budget.leftMs() >= MIN_SLICE_MS) {
           const seed = roundSeed(o.seed, s.index, s.chunks++);
-          const report = await runCrashSuite(fixture.daemon, s.arb, {
+          const base = o.generation === 'plain' ? undefined : s.steering.pick();
+          const arb = base ? mutantInputArb(base, s.suite.options) : s.arb;
+          inputs++;
+          const report = await runCrashSuite(fixture.daemon, arb, {
             numRuns: 1,
             seed,
             // No shrinking here: it has no time bound. A new distinct failure is shrunk below, bounded.
@@ -164,6 +177,7 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
             artifactRoot: o.artifactRoot,
             exhaustive: exhaustiveOptions(Math.min(turnEndsMs, Date.now() + budget.leftMs()), s.suite.recoveryCuts ?? false),
           });
+          for (const t of report.tried) s.steering.observe(t.input, t.features);
           s.row.cases += report.cases;
           for (const cap of report.capsHit) if (!s.row.capsHit.includes(cap)) s.row.capsHit.push(cap);
           addCoverage(s.row.coverage, report.coverage);
@@ -196,7 +210,7 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
             if (!distinct.has(signature) && shrinkMs >= MIN_SLICE_MS) {
               // A new failure: shrink it (bounded), keeping its signature, so its artifact is small.
               phase = `shrinking ${signature}`;
-              const small = await runCrashSuite(fixture.daemon, s.arb, {
+              const small = await runCrashSuite(fixture.daemon, arb, {
                 numRuns: 1, seed, signature, artifactRoot: o.artifactRoot, shrinkTimeLimitMs: shrinkMs,
                 exhaustive: exhaustiveOptions(Infinity, s.suite.recoveryCuts ?? false),
               });
@@ -222,10 +236,11 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
   const t = totals(rows, durationMs);
   const failures = [...distinct.values()];
   const details = formatFailures(rows, failures);
-  const text = [formatSummaryTable(rows, t, mode), ...(details ? ['', details] : [])].join('\n');
+  const steered = { inputs: suitesOf.reduce((n, s) => n + s.steering.steered, 0), of: inputs };
+  const text = [formatSummaryTable(rows, t, mode, steered), ...(details ? ['', details] : [])].join('\n');
   if (o.junitFile) {
     await mkdir(path.dirname(path.resolve(o.junitFile)), { recursive: true });
     await writeFile(o.junitFile, toJunitXml(rows, durationMs, failures));
   }
-  return { rows, failures, durationMs, passed: t.violations === 0 && t.errors === 0, violations: t.violations, harnessErrors: t.errors, text };
+  return { rows, failures, steered, durationMs, passed: t.violations === 0 && t.errors === 0, violations: t.violations, harnessErrors: t.errors, text };
 }

@@ -1,11 +1,11 @@
 // The summary printed at the end of a gate run (pure): one line per scenario and suite, totals,
 // what was covered, then each failure with its violation, artifact and replay command.
-import { formatCoverage } from '../harness/coverage.js';
+import { formatCoverage, formatFeatures } from '../harness/coverage.js';
 import { capsNote, perMinute, resultOf, rowResult, type DistinctFailure, type GateRow, type GateTotals } from '../report/gate-results.js';
 import { formatDuration } from './budget.js';
 import type { GateMode } from './suites.js';
 
-export function formatSummaryTable(rows: readonly GateRow[], t: GateTotals, mode: GateMode = 'exhaustive'): string {
+export function formatSummaryTable(rows: readonly GateRow[], t: GateTotals, mode: GateMode = 'exhaustive', steered?: { inputs: number; of: number }): string {
   const headers = ['scenario / suite', mode === 'exhaustive' ? 'cases (states)' : 'cases (cuts)', 'violations', 'tool errors', 'time', 'result'];
   const body = rows.map((r) => [`${r.kind === 'suite' ? 'suite ' : ''}${r.name}`, String(r.cases), String(r.violations), String(r.errors.length), formatDuration(r.durationMs), rowResult(r)]);
   const verdict = resultOf(t.violations, t.errors);
@@ -20,6 +20,8 @@ export function formatSummaryTable(rows: readonly GateRow[], t: GateTotals, mode
     line(all[0]), rule, ...body.map(line), rule, line(foot),
     '',
     `coverage: ${formatCoverage(t.coverage)}`,
+    ...(Object.keys(t.coverage.features).length ? [`features reached (runs reaching each, rarest first): ${formatFeatures(t.coverage)}`] : []),
+    ...(steered && steered.of > 0 ? [`steered inputs (mutations of inputs that reached rare features): ${steered.inputs} of ${steered.of}`] : []),
     `${mode === 'exhaustive' ? 'crash states' : 'power cuts'} per minute: ${perMinute(t.cases, t.durationMs)}`,
     ...rows.filter((r) => r.kind === 'suite' && r.cases > 0).map((r) => `  ${r.name}: ${formatCoverage(r.coverage)}${r.capsHit.length ? `; caps hit: ${r.capsHit.join(', ')}` : ''}`),
     ...(note ? [note] : []),

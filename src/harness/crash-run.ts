@@ -11,7 +11,7 @@ import type { FsyncHoldSchedule } from '../../fusefs/fsync-holds.js';
 import { MARK_DIR_NAME, type CrashPoint, type CrashPolicy, type Fault, type TraceEntry } from '../../fusefs/protocol.js';
 import type { CutTarget, Target, TargetRef, TargetSettings } from './target.js';
 import { defaultArtifactRoot, writeArtifact, writeHarnessErrorArtifact } from './artifacts.js';
-import { emptyCoverage, type Coverage } from './coverage.js';
+import { emptyCoverage, runFeatures, type Coverage } from './coverage.js';
 import type { DaemonHandle } from './daemon-process.js';
 import { mergeTimeouts, runDriver, type DriverTimeouts } from './driver-process.js';
 import type { DriverSpec } from './driver-spec.js';
@@ -134,6 +134,7 @@ function caseCoverage(target: Target, c: CrashCase, cuts: CutRecord[], runs: Run
     cov.tornPartialWrites += cut.tornPartialWrites ?? 0;
   });
   cov.events = target.workloadEvents(cuts[0]?.trace ?? []);
+  cov.features = runFeatures(cuts[0]?.trace ?? [], cov.events);
   return cov;
 }
 

@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import type { TraceEntry } from '../../fusefs/protocol.js';
 import type { CaseResult } from './crash-run.js';
-import { failureSignature, pathPattern } from './failure-signature.js';
+import { failureSignature } from './failure-signature.js';
+import { pathPattern } from './path-pattern.js';
 import type { Violation } from './oracle.js';
 
 const trace: TraceEntry[] = [

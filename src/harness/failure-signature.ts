@@ -3,11 +3,8 @@
 // (numbers become *), e.g. "at-least-once, torn, after write of /*.log". Pure.
 import type { TraceEntry } from '../../fusefs/protocol.js';
 import type { CaseResult } from './crash-run.js';
+import { pathPattern } from './path-pattern.js';
 
-/** A path with its numbers generalised: /000005.log -> /*.log, /page.12 -> /page.*. */
-export function pathPattern(path: string): string {
-  return path.replace(/\d+/g, '*');
-}
 
 function request(e: TraceEntry | undefined): string {
   return e === undefined ? 'request' : `${e.kind} of ${pathPattern(e.path)}`;

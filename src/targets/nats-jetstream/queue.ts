@@ -103,6 +103,7 @@ export class NatsQueue implements DrivenQueue {
   /** Every seq delivered in this session (a redelivery of one is dropped, and logged). */
   private seen = new Set<number>();
   private syncing: Promise<void> | undefined;
+  private readonly maxEventBytes: number;
 
   private constructor(
     private readonly server: NatsServer,
@@ -112,9 +113,12 @@ export class NatsQueue implements DrivenQueue {
     private readonly s: NatsSettings,
     private readonly claims: DurableState,
     private readonly extras: Extra[],
+    spec: DriverSpec,
     /** Highest seq the server held or a PubAck returned: what an fsync of the store covers. */
     private pubAcked: number,
-  ) {}
+  ) {
+    this.maxEventBytes = natsMaxEventBytes(spec.settings);
+  }
 
   /** Starts the server on spec.dir, finds or creates the stream and consumers, and reports what it holds. */
   static async open(spec: DriverSpec): Promise<NatsQueue> {
@@ -149,7 +153,7 @@ export class NatsQueue implements DrivenQueue {
       }
       // Everything the server holds now is covered by a later fsync of the store (a clean stop
       // flushed it all before this start).
-      return new NatsQueue(server, nc, jetstream(nc, { timeout: REQUEST_TIMEOUT_MS }), spec.dir, s, claims, extras, stream.state.last_seq);
+      return new NatsQueue(server, nc, jetstream(nc, { timeout: REQUEST_TIMEOUT_MS }), spec.dir, s, claims, extras, spec, stream.state.last_seq);
     } catch (err) {
       await nc.close().catch(() => undefined);
       await server.kill();
@@ -191,8 +195,7 @@ export class NatsQueue implements DrivenQueue {
 
   write(data: Buffer): Promise<number> {
     return this.guard('publish', async () => {
-      const max = natsMaxEventBytes(this.s as unknown as Record<string, unknown>);
-      if (data.length > max) throw new NatsQueueError(`event of ${data.length} bytes is larger than ${max}, the largest the stream takes with these settings`);
+      if (data.length > this.maxEventBytes) throw new NatsQueueError(`event of ${data.length} bytes is larger than ${this.maxEventBytes}, the largest the stream takes with these settings`);
       const id = data.length >= 4 ? data.readUInt32LE(0) : 0;
       const pa = await this.js.publish(SUBJECT, data, {
         timeout: REQUEST_TIMEOUT_MS,
