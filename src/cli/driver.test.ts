@@ -1,11 +1,14 @@
 // `powercut driver check` on a real mount: the built-in queue's driver follows the protocol; a
 // deliberately broken driver gets every violation reported by run and line, and exit 1.
 import { execa } from 'execa';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { distPath } from '../harness/dist-path.js';
+import { startTempDaemon } from '../harness/daemon-process.js';
+import { distPath, REPO_ROOT } from '../harness/dist-path.js';
+import { checkDriverRun } from '../harness/protocol-check.js';
+import { checkDriver } from './driver.js';
 
 const cli = distPath('src/cli.js');
 let dir: string;
@@ -55,6 +58,31 @@ describe('powercut driver check', () => {
     ]) expect(r.stdout).toContain(line);
     expect(r.stdout).toMatch(/\d+ protocol violations found$/m);
   }, 120_000);
+
+  it('passes a correct driver whose liveness writes overlap, 20 runs of 20, and keeps its output', async () => {
+    const fixture = await startTempDaemon('driver-check-overlap');
+    const driver = [process.execPath, path.join(REPO_ROOT, 'src/cli/overlapping-writes-driver.mjs')];
+    let overlapped = 0;
+    try {
+      for (let i = 0; i < 20; i++) {
+        const results = await checkDriver(fixture.daemon, driver, {});
+        expect(results.flatMap((r) => r.problems.map((p) => `${r.name}: ${p.message}`)), `run ${i + 1}`).toEqual([]);
+        // The liveness writes did overlap: read as one writer at a time, the drain's seqs go backwards.
+        const drain = results.find((r) => r.name === 'drain run')!;
+        if (checkDriverRun({ stdout: drain.stdout!, exitCode: 0, sequential: true }).some((p) => p.message.includes('seq goes backwards'))) overlapped++;
+      }
+    } finally {
+      await fixture.stop();
+    }
+    expect(overlapped).toBe(20);
+    // The command line keeps each run's stdout and stderr, and says where.
+    const out = path.join(dir, 'kept');
+    const r = await execa(process.execPath, [cli, 'driver', 'check', '--out', out, '--', ...driver], { reject: false, timeout: 120_000 });
+    expect(r.exitCode, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toContain(`the output of each run is kept in ${out}`);
+    expect(await readFile(path.join(out, 'drain-run.stdout.txt'), 'utf8')).toContain('"t":"drained"');
+    expect(await readFile(path.join(out, 'malformed-spec.stderr.txt'), 'utf8')).toContain('driver spec on stdin');
+  }, 300_000);
 
   it('says what is missing on a usage error', async () => {
     const r = await execa(process.execPath, [cli, 'driver', 'check'], { reject: false });

@@ -1,6 +1,10 @@
 // powercut driver check [--settings JSON] -- CMD ARGS...: runs a short sequence against a driver on a
 // real mount and reports every protocol violation by run and line, before the oracle sees anything.
 import { execa } from 'execa';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { ARTIFACTS_ENV, defaultArtifactRoot, DEFAULT_ARTIFACTS_DIR } from '../harness/artifacts.js';
+import { killGroup, OWN_PROCESS_GROUP, trackGroup } from '../harness/process-group.js';
 import { parseCommandArgs, parseSettingsOption, usageFail, type Command } from './usage.js';
 import { startTempDaemon, type DaemonHandle } from '../harness/daemon-process.js';
 import { markDir } from '../harness/crash-run.js';
@@ -10,18 +14,23 @@ import { helloOf, parseOutcomes } from '../harness/outcome.js';
 import type { DriverSpec } from '../harness/driver-spec.js';
 import type { Workload } from '../harness/workload.js';
 
-export const help = `usage: powercut driver check [--settings JSON] -- CMD ARGS...
+export const help = `usage: powercut driver check [--settings JSON] [--out DIR] -- CMD ARGS...
 
 Runs a short sequence against the driver CMD ARGS on a fresh powercut mount (no power cut): a
 workload run and a drain run with confirmation markers, a malformed spec, and (if its hello line
 says it serves) two specs in one process. Reports every violation of the driver protocol
 (docs/driver-protocol.md) by run and line: unknown line kinds, missing or ill-typed fields, a first
-line that is not hello, seqs or durable counters that go backwards, acks without their intent,
-output after the done or error line, wrong exit codes, markers missing from the request trace.
-Then the oracle judges the two runs: an uncut history must pass every check.
+line that is not hello, seqs or durable counters that go backwards (seqs: in the workload, whose
+writes are one at a time; the drain's liveness writes are at once, so their seqs need only
+differ), acks without their intent, output after the done or error line, wrong exit codes,
+markers missing from the request trace. Then the oracle judges the two runs: an uncut history must
+pass every check. Each run's stdout and stderr are kept in a folder (printed), and the end of the
+stderr of a run with problems is shown.
 
 options:
   --settings JSON   the settings the specs carry (default {})
+  --out DIR         where each run's output is kept (default $${ARTIFACTS_ENV}, else
+                    ./${DEFAULT_ARTIFACTS_DIR}, in a driver-check-<time> folder)
   -h, --help
 
 exit codes: 0 the driver follows the protocol, 1 violations found, 2 usage error, 3 the tool itself failed`;
@@ -50,6 +59,21 @@ interface Checked {
   problems: ProtocolProblem[];
   record?: RunRecord;
   serves?: boolean;
+  stdout?: string;
+  stderr?: string;
+}
+
+/** Lines of a run's stderr shown with its problems (all of it is in the output folder). */
+const STDERR_LINES_SHOWN = 20;
+
+/** A driver run in a process group of its own: whatever it started (a server) dies with it, as at a cut. */
+async function inItsGroup<T>(proc: Promise<T> & { pid?: number }): Promise<T> {
+  trackGroup(proc.pid);
+  try {
+    return await proc;
+  } finally {
+    await killGroup(proc.pid, RUN_TIMEOUT_MS);
+  }
 }
 
 /** One run of the driver on `spec`; `reset: false` keeps the files of the run before (a drain recovers them). */
@@ -57,27 +81,30 @@ async function runOnce(daemon: DaemonHandle, argv: string[], spec: DriverSpec | 
   if (reset) await daemon.client.reset();
   const marksBefore = reset ? 0 : (await daemon.client.traceWithMarks()).marks.length;
   const input = typeof spec === 'string' ? spec : JSON.stringify(spec) + '\n';
-  const r = await execa(argv[0], argv.slice(1), { input, reject: false, stripFinalNewline: false, timeout: RUN_TIMEOUT_MS });
+  const r = await inItsGroup(execa(argv[0], argv.slice(1), { input, reject: false, stripFinalNewline: false, timeout: RUN_TIMEOUT_MS, ...OWN_PROCESS_GROUP }));
   const stdout = typeof r.stdout === 'string' ? r.stdout : '';
+  const stderr = typeof r.stderr === 'string' ? r.stderr : '';
+  const out = { name, stdout, stderr };
   if (r.failed && r.exitCode === undefined) {
     const why = r.timedOut ? `did not finish within ${RUN_TIMEOUT_MS} ms` : r.message;
-    return { name, problems: [{ line: 0, message: `the driver ${why}` }] };
+    return { ...out, problems: [{ line: 0, message: `the driver ${why}` }] };
   }
   if (typeof spec === 'string') {
     // A spec it cannot read: exit 2, nothing on stdout, the reason on stderr.
     const problems: ProtocolProblem[] = [];
     if (r.exitCode !== 2) problems.push({ line: 0, message: `a malformed spec must exit 2 (usage), got exit ${r.exitCode}` });
     if (stdout.trim() !== '') problems.push({ line: 1, message: `a malformed spec must print nothing on stdout, got: ${stdout.trim().slice(0, 120)}` });
-    if (String(r.stderr).trim() === '') problems.push({ line: 0, message: 'a malformed spec must say on stderr what is wrong' });
-    return { name, problems };
+    if (stderr.trim() === '') problems.push({ line: 0, message: 'a malformed spec must say on stderr what is wrong' });
+    return { ...out, problems };
   }
   const marks = spec.mark ? (await daemon.client.traceWithMarks()).marks.length - marksBefore : undefined;
-  if (stdout === '') return { name, problems: [{ line: 0, message: `the driver printed nothing and exited with code ${r.exitCode}${String(r.stderr).trim() ? `; its stderr: ${String(r.stderr).trim().slice(-400)}` : ''}` }] };
-  const problems = checkDriverRun({ stdout, exitCode: r.exitCode, sequential: true, ...(marks !== undefined ? { marks } : {}) });
-  if (problems.length > 0) return { name, problems };
+  if (stdout === '') return { ...out, problems: [{ line: 0, message: `the driver printed nothing and exited with code ${r.exitCode}` }] };
+  // The workload writes one event at a time; a drain's liveness writes are at once.
+  const problems = checkDriverRun({ stdout, exitCode: r.exitCode, sequential: spec.mode === 'workload', ...(marks !== undefined ? { marks } : {}) });
+  if (problems.length > 0) return { ...out, problems };
   const outcomes = parseOutcomes(stdout, name);
   return {
-    name,
+    ...out,
     problems,
     serves: helloOf(outcomes)?.serves === true,
     record: { role: spec.mode, outcomes, exitCode: r.exitCode ?? null, killed: false, hung: false, failedRequests: [] },
@@ -85,15 +112,44 @@ async function runOnce(daemon: DaemonHandle, argv: string[], spec: DriverSpec | 
 }
 
 /** Two specs on one stdin: a serving driver runs both and ends each with its done line. */
-async function checkServes(argv: string[], spec: DriverSpec): Promise<ProtocolProblem[]> {
+async function checkServes(argv: string[], spec: DriverSpec): Promise<Checked> {
   const input = `${JSON.stringify(spec)}\n${JSON.stringify({ ...spec, idBase: spec.idBase + 1000 })}\n`;
-  const r = await execa(argv[0], argv.slice(1), { input, reject: false, timeout: RUN_TIMEOUT_MS });
+  const r = await inItsGroup(execa(argv[0], argv.slice(1), { input, reject: false, timeout: RUN_TIMEOUT_MS, ...OWN_PROCESS_GROUP }));
   const ends = String(r.stdout).split('\n').filter((l) => /"t"\s*:\s*"(done|error)"/.test(l)).length;
-  return ends === 2 && r.exitCode === 0 ? [] : [{ line: 0, message: `its hello says "serves": true, but two specs on one stdin gave ${ends} done/error lines and exit ${r.exitCode} (expected 2 and exit 0)` }];
+  const problems = ends === 2 && r.exitCode === 0 ? [] : [{ line: 0, message: `its hello says "serves": true, but two specs on one stdin gave ${ends} done/error lines and exit ${r.exitCode} (expected 2 and exit 0)` }];
+  return { name: 'serving two specs', problems, stdout: String(r.stdout), stderr: String(r.stderr) };
+}
+
+/** The driver check's sequence on a running daemon: each run's problems and output. */
+export async function checkDriver(daemon: DaemonHandle, cmd: string[], settings: Record<string, unknown>): Promise<Checked[]> {
+  const results: Checked[] = [];
+  const base = { dir: daemon.mountpoint, settings, mark: markDir(daemon) };
+  const workload = await runOnce(daemon, cmd, { ...base, mode: 'workload', workload: CHECK_WORKLOAD, idBase: 0 }, 'workload run');
+  results.push(workload);
+  // The drain recovers what the workload left on the mount.
+  const drain = await runOnce(daemon, cmd, { ...base, mode: 'drain', idBase: 1_000_000 }, 'drain run', false);
+  results.push(drain);
+  results.push(await runOnce(daemon, cmd, '{"mode":"fly"}\n', 'malformed spec'));
+  if (workload.serves) results.push(await checkServes(cmd, { dir: daemon.mountpoint, settings, mode: 'drain', idBase: 2_000_000 }));
+  if (workload.record && drain.record) {
+    const violations = judge({ target: 'external', faultsInjected: false, runs: [{ ...workload.record, killed: true }, drain.record] });
+    results.push({ name: 'oracle on the uncut history', problems: violations.map((v) => ({ line: 0, message: v.message })) });
+  }
+  return results;
+}
+
+/** Keeps each run's stdout and stderr under `dir`: a driver author reads what the driver said. */
+async function keepOutput(dir: string, results: readonly Checked[]): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  for (const r of results) {
+    const file = r.name.replace(/[^a-z0-9]+/gi, '-');
+    if (r.stdout !== undefined) await writeFile(path.join(dir, `${file}.stdout.txt`), r.stdout);
+    if (r.stderr !== undefined) await writeFile(path.join(dir, `${file}.stderr.txt`), r.stderr);
+  }
 }
 
 export const run: Command = async (argv) => {
-  const { values, positionals } = parseCommandArgs({ args: argv, allowPositionals: true, options: { settings: { type: 'string' }, help: { type: 'boolean', short: 'h' } } }, help);
+  const { values, positionals } = parseCommandArgs({ args: argv, allowPositionals: true, options: { settings: { type: 'string' }, out: { type: 'string' }, help: { type: 'boolean', short: 'h' } } }, help);
   if (values.help) {
     console.log(help);
     return 0;
@@ -102,32 +158,25 @@ export const run: Command = async (argv) => {
   if (sub !== 'check') usageFail(sub === undefined ? 'missing subcommand: check' : `unknown subcommand '${sub}': expected check`, help);
   if (cmd.length === 0) usageFail('driver check needs the driver command after --, e.g. powercut driver check -- python3 driver.py', help);
   const settings = parseSettingsOption(values.settings, help) ?? {};
+  const outDir = path.resolve(values.out ?? path.join(defaultArtifactRoot(), `driver-check-${new Date().toISOString().replace(/[:.]/g, '-')}`));
   const fixture = await startTempDaemon('driver-check');
-  const results: Checked[] = [];
+  let results: Checked[];
   try {
-    const d = fixture.daemon;
-    const base = { dir: d.mountpoint, settings, mark: markDir(d) };
-    const workload = await runOnce(d, cmd, { ...base, mode: 'workload', workload: CHECK_WORKLOAD, idBase: 0 }, 'workload run');
-    results.push(workload);
-    // The drain recovers what the workload left on the mount.
-    const drain = await runOnce(d, cmd, { ...base, mode: 'drain', idBase: 1_000_000 }, 'drain run', false);
-    results.push(drain);
-    results.push(await runOnce(d, cmd, '{"mode":"fly"}\n', 'malformed spec'));
-    if (workload.serves) results.push({ name: 'serving two specs', problems: await checkServes(cmd, { dir: d.mountpoint, settings, mode: 'drain', idBase: 2_000_000 }) });
-    if (workload.record && drain.record) {
-      const violations = judge({ target: 'external', faultsInjected: false, runs: [{ ...workload.record, killed: true }, drain.record] });
-      results.push({ name: 'oracle on the uncut history', problems: violations.map((v) => ({ line: 0, message: v.message })) });
-    }
+    results = await checkDriver(fixture.daemon, cmd, settings);
   } finally {
     await fixture.stop();
   }
+  await keepOutput(outDir, results);
   let count = 0;
   for (const r of results) {
     for (const p of r.problems) {
       count++;
       console.log(`${r.name}${p.line > 0 ? `, line ${p.line}` : ''}: ${p.message}`);
     }
+    const tail = r.stderr?.trim().split('\n').slice(-STDERR_LINES_SHOWN);
+    if (r.problems.length > 0 && tail && tail[0] !== '') console.log(`${r.name}: the end of its stderr:\n  ${tail.join('\n  ')}`);
   }
+  console.log(`the output of each run is kept in ${outDir}`);
   console.log(count === 0 ? `ok: '${cmd.join(' ')}' follows the driver protocol (${results.map((r) => r.name).join(', ')})` : `${count} protocol violation${count === 1 ? '' : 's'} found`);
   return count === 0 ? 0 : 1;
 };

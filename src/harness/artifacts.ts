@@ -35,6 +35,8 @@ export interface StoredArtifact {
   runs: RunRecord[];
   cuts: CutRecord[];
   violations: Violation[];
+  /** What each run printed on stderr (stderr/run-K.txt; '' when it printed nothing). */
+  stderr: string[];
   /** Set when the artifact records a failure of the tool, not a violation. */
   harnessError?: string;
 }
@@ -157,7 +159,11 @@ export async function readArtifact(dir: string): Promise<StoredArtifact> {
   for (let k = 0; existsSync(path.join(dir, `trace-cut-${k}.json`)); k++) {
     cuts.push((await readJson(path.join(dir, `trace-cut-${k}.json`))) as CutRecord);
   }
+  const stderr = await Promise.all(runs.map(async (_, k) => {
+    const file = path.join(dir, 'stderr', `run-${k}.txt`);
+    return existsSync(file) ? readFile(file, 'utf8') : '';
+  }));
   const errorFile = path.join(dir, 'harness-error.txt');
   const harnessError = existsSync(errorFile) ? await readFile(errorFile, 'utf8') : undefined;
-  return { dir, case: c, runs, cuts, violations, ...(harnessError !== undefined ? { harnessError } : {}) };
+  return { dir, case: c, runs, cuts, violations, stderr, ...(harnessError !== undefined ? { harnessError } : {}) };
 }

@@ -13,7 +13,11 @@ export interface RunOutput {
   exitCode: number | undefined;
   /** How many markers the daemon recorded, when the spec asked for them. */
   marks?: number;
-  /** The run's steps wrote events one after another (no concurrency): their seqs must increase. */
+  /**
+   * The run's steps wrote events one after another (no concurrency): their seqs must increase.
+   * Writes made at once (concurrent write steps, a drain's liveness writes) may return in any
+   * order; their seqs must only differ.
+   */
   sequential: boolean;
 }
 
@@ -44,6 +48,7 @@ export function checkDriverRun(run: RunOutput): ProtocolProblem[] {
   let durableSeq = 0;
   let firstUnacked = 0;
   let lastWritten = 0;
+  let written = new Set<number>(); // this session's seqs
   let lastDelivered = 0;
   let endedAt = 0;
   const pendingAcks: string[] = [];
@@ -57,6 +62,7 @@ export function checkDriverRun(run: RunOutput): ProtocolProblem[] {
         break;
       case 'open':
         lastDelivered = 0;
+        written = new Set();
         // fall through: open reports the durable state too
       case 'durable':
         if (o.durableSeq < durableSeq) problems.push({ line, message: `durableSeq goes backwards: ${o.durableSeq} after ${durableSeq}` });
@@ -66,6 +72,8 @@ export function checkDriverRun(run: RunOutput): ProtocolProblem[] {
         break;
       case 'written':
         if (run.sequential && o.seq <= lastWritten) problems.push({ line, message: `seq goes backwards: write returned seq ${o.seq} after seq ${lastWritten} (one writer at a time)` });
+        else if (written.has(o.seq)) problems.push({ line, message: `write returned seq ${o.seq} twice in one session` });
+        written.add(o.seq);
         lastWritten = Math.max(lastWritten, o.seq);
         break;
       case 'delivered':

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { TraceEntry } from '../../fusefs/protocol.js';
 import type { Outcome } from '../harness/outcome.js';
 import type { RunRecord, Violation } from '../harness/oracle.js';
-import { renderArtifactReport } from './artifact-report.js';
+import { renderArtifactReport, STDERR_SHOWN_CHARS } from './artifact-report.js';
 import { diffRanges, MAX_HEX_ROWS_PER_FILE } from './bytes-diff.js';
 import { MAX_FILE_LANES } from './timeline.js';
 import { cutView } from './trace-model.js';
@@ -49,6 +49,7 @@ function lateClaimArtifact(over: Partial<ReportArtifact> = {}, cutAfter = 4): Re
     runs: [run('workload', workload), run('drain', [HELLO, { t: 'open', durableSeq: 0, durableFirstUnackedSeq: 1 }, { t: 'drained', count: 0 }, { t: 'done' }], false)],
     cuts: [{ frozenAt: cutAfter + 1, trace: t, marks: [{ n: 1, afterOp: 0 }, { n: 2, afterOp: 2 }, { n: 3, afterOp: 2 }, { n: 4, afterOp: 3 }, { n: 5, afterOp: 3 }] }],
     violations,
+    stderr: ['', ''],
     images: [{ live: image({ 'page.1': 'A'.repeat(120), checkpoint: 'cp' }), durable: image({}), afterCrash: image({}) }],
     ...over,
   };
@@ -125,6 +126,17 @@ describe('artifact report: timeline', () => {
     };
     expect(lineX).toBeGreaterThanOrEqual(extent(4).right);
     expect(lineX).toBeLessThanOrEqual(extent(5).left);
+  });
+});
+
+describe('artifact report: what the drivers printed on stderr', () => {
+  it('shows each run that printed something, bounded to its end, and nothing when none did', () => {
+    expect(renderArtifactReport(lateClaimArtifact())).not.toContain('id="stderr"');
+    const log = `${'x'.repeat(STDERR_SHOWN_CHARS)}\n[1] nats-server: stream not found <here>`;
+    const html = renderArtifactReport(lateClaimArtifact({ stderr: ['', log] }));
+    expect(html).toContain('<h2>What the drivers printed on stderr</h2><h3>Run 1: drain</h3>');
+    expect(html).toContain(`the last ${STDERR_SHOWN_CHARS} of ${log.length} characters; all of it is in stderr/run-1.txt`);
+    expect(html).toContain('stream not found &lt;here&gt;');
   });
 });
 

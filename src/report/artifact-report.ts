@@ -201,6 +201,19 @@ function runMeta(run: RunRecord): string {
   return `${esc(how)}, ${plural(run.outcomes.length, 'line')}${esc(failed)}`;
 }
 
+/** Characters of a run's stderr the report shows: its end (the whole is in stderr/run-K.txt). */
+export const STDERR_SHOWN_CHARS = 8_000;
+
+/** What each run printed on stderr (a server's log, say), its end when long; nothing when none did. */
+function stderrOf(a: ReportArtifact): string {
+  const runs = (a.stderr ?? []).map((text, k) => ({ text: text.trimEnd(), k })).filter(({ text }) => text !== '');
+  if (runs.length === 0) return '';
+  return `<section id="stderr"><h2>What the drivers printed on stderr</h2>${runs.map(({ text, k }) => {
+    const cut = text.length > STDERR_SHOWN_CHARS;
+    return `<h3>Run ${k}: ${esc(a.runs[k]?.role ?? '')}</h3>${cut ? `<p class="note">the last ${STDERR_SHOWN_CHARS} of ${text.length} characters; all of it is in stderr/run-${k}.txt</p>` : ''}<pre class="stderr">${esc(cut ? text.slice(-STDERR_SHOWN_CHARS) : text)}</pre>`;
+  }).join('')}</section>`;
+}
+
 /** The self-contained HTML report of one artifact. */
 export function renderArtifactReport(a: ReportArtifact): string {
   const views = a.cuts.map((cut, k) => cutView(a.case, cut, k));
@@ -236,6 +249,8 @@ ${filesAtCut(view, a.images[k], k)}
     ? `<h2>Runs without a cut</h2>${otherRuns.map(({ run, k }) => `<h3>Run ${k}: ${esc(run.role)}${k === a.runs.length - 1 ? ' (final drain: what recovery delivered)' : ''}</h3><p>${runMeta(run)}</p>${runLines(run, k, byRef)}`).join('')}`
     : '';
 
+  const stderrSection = stderrOf(a);
+
   const verdict = a.harnessError !== undefined ? '<span class="verdict error">harness error</span>' : a.violations.length ? '<span class="verdict fail">FAIL</span>' : '<span class="verdict pass">no violation</span>';
   const body = `<header>
 <h1>${verdict} ${esc(headline)} — ${esc(who)}</h1>
@@ -245,6 +260,7 @@ ${a.dir ? `<p class="sub">${esc(a.dir)}</p>` : ''}
 <section id="violations">${violationsSection(a, evidence, (key) => rowKeys.has(key))}</section>
 ${cutSections.join('\n')}
 ${runsSection}
+${stderrSection}
 <div id="details" hidden></div>
 <footer>Written by powercut from the artifact folder. Requests are numbered from the mount (or the reset) of each run; a line's place comes from the mark the driver left right after printing it. Hover a shape for its details; the tables say the same in words.</footer>`;
   return page(`powercut: ${headline} — ${who}`, CSS, body, SCRIPT);

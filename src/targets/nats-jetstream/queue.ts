@@ -137,10 +137,10 @@ export class NatsQueue implements DrivenQueue {
       const extras: Extra[] = [];
       for (let i = 0; i < s.extraConsumers; i++) {
         const info = await ensureConsumer(jsm, extraConsumerName(i));
-        await redeliverPending(nc, info, stream);
+        await redeliverPending(nc, jsm, info, stream);
         extras.push({ name: info.name, held: new Map(), lastSeen: info.delivered.stream_seq });
       }
-      await redeliverPending(nc, consumer, stream);
+      await redeliverPending(nc, jsm, consumer, stream);
       let claims = claimsOfRun.get(spec);
       if (!claims) {
         claims = { durableSeq: stream.state.last_seq, durableFirstUnackedSeq: consumer.ack_floor.stream_seq + 1 };
@@ -345,7 +345,7 @@ function isApiError(err: unknown, code: number): boolean {
 /** The stream, created if the server does not have it (a new store, or one a cut took). */
 async function ensureStream(jsm: JetStreamManager, s: NatsSettings): Promise<StreamInfo> {
   try {
-    return await jsm.streams.info(STREAM, { deleted_details: true });
+    return await jsm.streams.info(STREAM);
   } catch (err) {
     if (!isApiError(err, JetStreamApiCodes.StreamNotFound)) throw err;
   }
@@ -376,23 +376,23 @@ async function ensureConsumer(jsm: JetStreamManager, name: string): Promise<Cons
  * queue gives back its unacked events: so NAK each seq in (ack floor, last delivered], in order, on
  * subjects made like the server's own ack subjects. The server ignores a NAK for a seq that is not
  * pending (consumer.go processNak) and queues the others for redelivery in that order; redeliveries
- * go out before new messages. Only seqs the stream holds are NAKed: a queued redelivery of a seq it
- * does not hold (below its first seq, deleted, or above its last seq: a consumer whose state survived
- * a cut that its stream's messages did not) makes 2.9.10's consumer stop at it until a new message
- * arrives (consumer.go getNextMsg returns the load error, loopAndGatherMsgs waits), and a no_wait
- * pull counts it as a message to wait for.
+ * go out before new messages. Only seqs the stream holds are NAKed (each is looked up): a queued
+ * redelivery of a seq it does not hold (below its first seq, deleted, or above its last seq: a
+ * consumer whose state survived a cut that its stream's messages did not) makes 2.9.10's consumer
+ * stop at it until a new message arrives (consumer.go getNextMsg returns the load error,
+ * loopAndGatherMsgs waits), and a no_wait pull counts it as a message to wait for.
  */
-async function redeliverPending(nc: NatsConnection, info: ConsumerInfo, stream: StreamInfo): Promise<void> {
+async function redeliverPending(nc: NatsConnection, jsm: JetStreamManager, info: ConsumerInfo, stream: StreamInfo): Promise<void> {
   if (info.num_ack_pending === 0) return;
   const dseq = info.delivered.consumer_seq;
-  const deleted = new Set(stream.state.deleted ?? []);
-  const naks: Promise<Msg>[] = [];
   const from = Math.max(info.ack_floor.stream_seq + 1, stream.state.first_seq);
+  const held: number[] = [];
   for (let seq = from; seq <= Math.min(info.delivered.stream_seq, stream.state.last_seq); seq++) {
-    if (deleted.has(seq)) continue;
-    naks.push(nc.request(`$JS.ACK.${STREAM}.${info.name}.1.${seq}.${dseq}.0.0`, '-NAK', { timeout: REQUEST_TIMEOUT_MS }));
+    // Asked one by one: a recovered 2.9.10 stream's first seq and deleted count are not always right
+    // (an empty last block can make its first seq come out 0).
+    if ((await jsm.streams.getMessage(STREAM, { seq })) !== null) held.push(seq);
   }
-  await Promise.all(naks);
+  await Promise.all(held.map((seq) => nc.request(`$JS.ACK.${STREAM}.${info.name}.1.${seq}.${dseq}.0.0`, '-NAK', { timeout: REQUEST_TIMEOUT_MS })));
 }
 
 async function ackAck(nc: NatsConnection, reply: string): Promise<void> {
