@@ -1,6 +1,12 @@
 // The driver protocol check on hand-made driver output: each kind of violation is reported with
 // its line, and a conforming run has none.
 import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { REPO_ROOT } from './dist-path.js';
+import { judge } from './oracle.js';
+import { parseOutcomes, type Outcome } from './outcome.js';
+import { payloadCrc } from './payload.js';
 import { checkDriverRun } from './protocol-check.js';
 
 const hello = '{"t":"hello","protocol":1,"target":"t","replayBound":{"ackBatchSize":1,"outOfOrderAcksDurable":false}}';
@@ -52,5 +58,16 @@ describe('driver protocol check', () => {
   });
   it('reports markers missing from the request trace', () => {
     expect(problems(good, 0, { marks: 0 })).toContain('0: 8 lines printed but 0 markers in the request trace: stat <mark>/<N> right after printing line N (docs/driver-protocol.md, "Markers")');
+  });
+  it('passes the complete run docs/driver-protocol.md shows, and the oracle does too', () => {
+    const doc = readFileSync(path.join(REPO_ROOT, 'docs/driver-protocol.md'), 'utf8');
+    const block = /### One complete run[\s\S]*?```json\n([\s\S]*?)```/.exec(doc)?.[1];
+    expect(block, 'the example run in docs/driver-protocol.md').toBeDefined();
+    expect(checkDriverRun({ stdout: block!, exitCode: 0, sequential: false })).toEqual([]);
+    const outcomes = parseOutcomes(block!, 'docs/driver-protocol.md');
+    const drain = [outcomes[0], { t: 'open', durableSeq: 2, durableFirstUnackedSeq: 2 }, outcomes[10], { t: 'ack-intent', seqs: [2] }, { t: 'acked', seqs: [2] }, { t: 'drained', count: 1 },
+      { t: 'write-intent', id: 1_000_001, size: 64 }, { t: 'written', id: 1_000_001, seq: 3 }, { t: 'waited', seq: 3 }, { t: 'delivered', seq: 3, id: 1_000_001, size: 64, crc: payloadCrc(1_000_001, 64) }, { t: 'done' }] as Outcome[];
+    const run = (role: 'workload' | 'drain', o: Outcome[]) => ({ role, outcomes: o, exitCode: 0, killed: role === 'workload', hung: false, failedRequests: [] });
+    expect(judge({ target: 'doc', faultsInjected: false, runs: [run('workload', outcomes), run('drain', drain)] })).toEqual([]);
   });
 });
