@@ -8,7 +8,10 @@ import { Prng } from './model/prng.js';
 /** The schedule as a case stores it: the same seed gives the same delays, in the order fsyncs arrive. */
 export interface FsyncHoldSchedule {
   seed: number;
-  /** Each fsync is held 0..maxHoldMs ms (uniform, seeded). */
+  /**
+   * Each fsync completes at once or is held this long, half and half (seeded): long holds are what
+   * catches a confirmation that waits a while before it stops waiting.
+   */
   maxHoldMs: number;
 }
 
@@ -30,6 +33,6 @@ export class FsyncHolds {
   /** How long the next fsync is held, in ms. */
   nextMs(): number {
     this.count++;
-    return this.prng.int(this.schedule.maxHoldMs + 1);
+    return this.prng.coin() ? this.schedule.maxHoldMs : 0;
   }
 }

@@ -70,7 +70,7 @@ describe('examples/python-queue', () => {
     const r = await powercut(dir, ['gate', '--driver', `${DRIVER} ${BAD_FLAG}`, '--time-budget', String(CATCH_BUDGET_S), '--seed', String(SEED), '--artifacts', path.join(dir, 'arts')]);
     expect(r.exitCode, r.stdout + r.stderr).toBe(1);
     // The old ack file came back: seqs whose acks were confirmed durable are delivered again.
-    expect(r.stdout).toMatch(/bounded-replay: seqs [\d, ]+ were delivered again after recovery although their acks were confirmed durable/);
+    expect(r.stdout).toMatch(/bounded-replay: run \d+ \([a-z, ]+\) delivered seqs [\d, ]+ again after a power cut although their acks were confirmed durable/);
     expect(r.stdout).toContain('gate FAILED');
     const artifacts = await readdir(path.join(dir, 'arts'));
     expect(artifacts.some((a) => a.includes('bounded-replay'))).toBe(true);

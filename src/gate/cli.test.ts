@@ -54,16 +54,16 @@ describe('powercut gate', () => {
 
   it('on a queue with two different bugs lists both as distinct failures, each with its artifact, in the summary, the JUnit and the HTML report', async () => {
     const dir = await tmp();
-    const r = await powercut(['gate', '--time-budget', '40', '--seed', '5', '--variant', 'dir-unsynced-and-ack-early', '--policy', 'lose-unsynced', '--artifacts', 'arts', '--junit', 'out/junit.xml', '--report', 'out/report'], dir);
+    const r = await powercut(['gate', '--time-budget', '40', '--seed', '5', '--variant', 'purge-and-ack-early', '--policy', 'lose-unsynced', '--artifacts', 'arts', '--junit', 'out/junit.xml', '--report', 'out/report'], dir);
     expect(r.exitCode, r.stderr).toBe(1);
     const listed = [...r.stdout.matchAll(/^(\d+)\. ([a-z-]+), (lose-unsynced|torn), (.+): (\d+) failing cases?, found by (.+)$/gm)];
     const checks = new Set(listed.map((m) => m[2]));
-    // no-dir-fsync-new-page: the page is gone; ack-returns-early: an acked event comes back.
+    // purge-before-checkpoint: a page is gone; ack-returns-early: an acked event comes back.
     expect([...checks].sort(), r.stdout).toEqual(expect.arrayContaining(['bounded-replay', 'liveness']));
     expect(listed.every((m) => m[3] === 'lose-unsynced'), '--policy lose-unsynced: no torn state').toBe(true);
     expect(r.stdout).toMatch(new RegExp(`^distinct failures: ${listed.length}$`, 'm'));
     // One artifact per distinct failure: repeats are counted, their artifacts not kept.
-    const artifacts = (await readdir(path.join(dir, 'arts'))).filter((a) => a.includes('dir-unsynced-and-ack-early'));
+    const artifacts = (await readdir(path.join(dir, 'arts'))).filter((a) => a.includes('purge-and-ack-early'));
     expect(artifacts).toHaveLength(listed.length);
     for (const a of artifacts) expect(existsSync(path.join(dir, 'arts', a, 'report.html')), a).toBe(true);
     const junit = await readFile(path.join(dir, 'out/junit.xml'), 'utf8');

@@ -56,7 +56,7 @@ export interface ExhaustiveOptions {
   fsyncHolds?: FsyncHoldSchedule | null;
 }
 
-/** Each fsync of a recorded run is held 0..this many ms unless told otherwise: longer than a FUSE fsync takes, short enough to cost little. */
+/** Half the fsyncs of a recorded run are held this many ms unless told otherwise: longer than a FUSE fsync takes, short enough to cost little. */
 export const DEFAULT_FSYNC_HOLD_MS = 4;
 
 /** The schedule an input is recorded with by default: seeded by the input, so it replays. */

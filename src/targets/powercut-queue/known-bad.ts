@@ -23,7 +23,8 @@ export const KNOWN_BAD: Readonly<Record<string, KnownBadVariant>> = Object.freez
   'ack-returns-early': { summary: 'ack() resolves before the checkpoint recording the ack is durable', settings: { checkpointAcks: 1 } },
   // Caught only when an fsync is slow: the held fsync replies of exhaustive mode, or a random cut's grace period.
   // Two bugs in one queue: a gate that lists every distinct failure must show both.
-  'dir-unsynced-and-ack-early': { summary: 'no-dir-fsync-new-page and ack-returns-early at once (two distinct failures)', settings: { pageCapacityBytes: 256, checkpointDesign: 'append-log', checkpointAcks: 1 } },
+  // (Two bugs that do not hide each other: each crash state shows at most one of them.)
+  'purge-and-ack-early': { summary: 'purge-before-checkpoint and ack-returns-early at once (two distinct failures)', settings: { pageCapacityBytes: 1_024, checkpointAcks: 1 } },
   'sync-wait-gives-up': { summary: 'a page fsync is waited for a moment, then its records are reported durable anyway', settings: { pageWriteDesign: 'sync' } },
 });
 

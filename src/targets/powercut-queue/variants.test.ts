@@ -85,7 +85,7 @@ describe('variant registry', () => {
         'fsync-claims-late-writes',
         'ack-returns-early',
         'sync-wait-gives-up',
-        'dir-unsynced-and-ack-early',
+        'purge-and-ack-early',
       ].sort(),
     );
     for (const name of VARIANT_NAMES) {

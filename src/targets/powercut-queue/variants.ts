@@ -107,7 +107,7 @@ class SyncWaitGivesUp extends DiskOps {
     await Promise.race([synced, new Promise((resolve) => setTimeout(resolve, SYNC_WAIT_GIVE_UP_MS))]);
   }
 }
-export const SYNC_WAIT_GIVE_UP_MS = 2;
+export const SYNC_WAIT_GIVE_UP_MS = 1;
 
 /** ack() resolves as soon as the acks are recorded in memory, without waiting for the checkpoint it asked for. */
 async function openAckReturnsEarly(dir: string, settings: Partial<QueueSettings>, ops: DiskOps): Promise<PersistentQueue> {
@@ -145,7 +145,7 @@ const implementations: Record<string, { ops?: () => DiskOps; open?: (dir: string
   'fsync-claims-late-writes': { ops: () => new FsyncClaimsLateWrites() },
   'ack-returns-early': { open: openAckReturnsEarly },
   'sync-wait-gives-up': { ops: () => new SyncWaitGivesUp() },
-  'dir-unsynced-and-ack-early': { open: (dir, settings) => openAckReturnsEarly(dir, settings, new NoDirFsyncNewPage()) },
+  'purge-and-ack-early': { open: (dir, settings) => openAckReturnsEarly(dir, settings, new PurgeBeforeCheckpoint()) },
 };
 
 for (const name of VARIANT_NAMES) if (!implementations[name]) throw new Error(`invariant: known-bad variant '${name}' has no implementation`);
