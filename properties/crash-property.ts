@@ -13,6 +13,8 @@ import { countRequests, crashPointAt, runCase, type CaseResult, type CrashCase, 
 import type { DaemonHandle } from '../src/harness/daemon-process.js';
 import { runExhaustive, type ExhaustiveOptions, type ExhaustiveResult } from '../src/harness/exhaustive/exhaustive-run.js';
 import { failureSignature } from '../src/harness/failure-signature.js';
+import { mergeTimeouts } from '../src/harness/driver-process.js';
+import { DriverWorkers } from '../src/harness/driver-workers.js';
 import { HarnessError } from '../src/harness/harness-error.js';
 import type { Step, Workload } from '../src/harness/workload.js';
 import type { ExternalDriver, TargetSettings } from '../src/harness/target.js';
@@ -285,6 +287,9 @@ export async function runCrashSuite(daemon: DaemonHandle, arb: fc.Arbitrary<Cras
   let casesToFirstFailure: number | undefined;
   let harnessError: HarnessError | undefined;
   const artifactRoot = o.artifactRoot ?? defaultArtifactRoot();
+  // Serving drivers live as long as the suite (or the caller's, when it passes its own).
+  const drivers = o.exhaustive?.driverWorkers ?? new DriverWorkers(mergeTimeouts(o.exhaustive?.timeouts));
+  const exhaustiveOptions = { ...o.exhaustive, driverWorkers: drivers };
   const property = fc.asyncProperty(arb, async (input) => {
     // After a harness error every input passes untried: shrinking against a broken tool means nothing.
     if (harnessError) return;
@@ -296,7 +301,7 @@ export async function runCrashSuite(daemon: DaemonHandle, arb: fc.Arbitrary<Cras
     let verdict: InputVerdict;
     try {
       const allFailures = (o.allFailures ?? false) || o.signature !== undefined;
-      verdict = input.exhaustive ? await checkExhaustive(daemon, input, artifactRoot, o.exhaustive ?? {}, allFailures) : await checkRandom(daemon, input, artifactRoot, allFailures);
+      verdict = input.exhaustive ? await checkExhaustive(daemon, input, artifactRoot, exhaustiveOptions, allFailures) : await checkRandom(daemon, input, artifactRoot, allFailures);
     } catch (err) {
       harnessError = err instanceof HarnessError ? err : new HarnessError(err instanceof Error ? (err.stack ?? err.message) : String(err));
       return;
@@ -322,12 +327,17 @@ export async function runCrashSuite(daemon: DaemonHandle, arb: fc.Arbitrary<Cras
     last = failure;
     throw new Error(failure.violations.map((v) => v.message).join('\n'));
   });
-  const details = await fc.check(property, {
-    numRuns: o.numRuns,
-    ...(o.seed !== undefined ? { seed: o.seed } : {}),
-    ...(o.path !== undefined ? { path: o.path } : {}),
-    endOnFailure: o.endOnFailure ?? false,
-  });
+  let details: fc.RunDetails<[CrashInput]>;
+  try {
+    details = await fc.check(property, {
+      numRuns: o.numRuns,
+      ...(o.seed !== undefined ? { seed: o.seed } : {}),
+      ...(o.path !== undefined ? { path: o.path } : {}),
+      endOnFailure: o.endOnFailure ?? false,
+    });
+  } finally {
+    if (!o.exhaustive?.driverWorkers) await drivers.stop();
+  }
   const failedByViolation = details.failed && last !== undefined;
   const report: SuiteReport = {
     failed: failedByViolation || harnessError !== undefined,

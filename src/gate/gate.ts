@@ -8,6 +8,8 @@ import { DEFAULT_STATE_CAPS, type CrashStateId, type StateCaps } from '../../fus
 type StatePolicy = CrashStateId['policy'];
 import { replayCommand } from '../harness/artifacts.js';
 import type { CaseResult } from '../harness/crash-run.js';
+import { mergeTimeouts } from '../harness/driver-process.js';
+import { DriverWorkers } from '../harness/driver-workers.js';
 import { failureSignature } from '../harness/failure-signature.js';
 import { addCoverage } from '../harness/coverage.js';
 import { startTempDaemon, type TempDaemon } from '../harness/daemon-process.js';
@@ -90,7 +92,7 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
   const distinct = new Map<string, DistinctFailure>();
   let shrinkingMs = 0;
   let inputs = 0;
-  let suitesOf: { steering: Steering }[] = [];
+  const steering = new Steering(roundSeed(o.seed, -1, -1));
   /** Counts a failing case under its signature; a new one is kept (with its artifact), a known one only counted. */
   const found = async (row: GateRow, result: CaseResult, shrunk?: { failure: CaseResult; seed?: number; path?: string }): Promise<void> => {
     const signature = failureSignature(result);
@@ -110,12 +112,15 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
     });
     progress.log(`new distinct failure (${distinct.size}): ${signature}, found by ${row.name}`);
   };
+  /** Serving drivers kept alive for the whole run: a driver process start costs tens of milliseconds. */
+  const drivers = new DriverWorkers(mergeTimeouts());
   let phase = 'starting the filesystem daemon';
   const startDaemon = o.startDaemon ?? (() => startTempDaemon('gate'));
   let fixture: TempDaemon = await startDaemon();
   let daemonLost = false;
   /** After a harness error: a fresh daemon. If none starts, the row says why and the run ends with what it has. */
   const restartDaemon = async (row: GateRow): Promise<boolean> => {
+    await drivers.stop();
     await fixture.stop().catch(() => undefined);
     try {
       fixture = await startDaemon();
@@ -142,12 +147,11 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
     }
 
     const suites = gateSuites(target, mode, o.variant, o.settings, ref, o.policies).map((suite, index) => ({
-      suite, index, arb: crashInputArb(suite.options), row: newRow(suite.name, 'suite'), done: false, chunks: 0, steering: new Steering(roundSeed(o.seed, index, -1)),
+      suite, index, arb: crashInputArb(suite.options), row: newRow(suite.name, 'suite'), done: false, chunks: 0,
     }));
     rows.push(...suites.map((s) => s.row));
-    suitesOf = suites;
     const exhaustiveOptions = (deadlineMs: number, recoveryCuts: boolean) => ({
-      recoveryCuts, deadlineMs, ...(o.policies ? { policies: o.policies } : {}), ...(o.caps ? { caps: { ...DEFAULT_STATE_CAPS, ...o.caps } } : {}),
+      recoveryCuts, deadlineMs, driverWorkers: drivers, ...(o.policies ? { policies: o.policies } : {}), ...(o.caps ? { caps: { ...DEFAULT_STATE_CAPS, ...o.caps } } : {}),
     });
     rounds: for (let round = 0; !daemonLost; round++) {
       const active = suites.filter((s) => !s.done);
@@ -165,7 +169,7 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
         // running property, whose crash case would then race the next one on the shared daemon.
         while (!s.done && Date.now() < turnEndsMs && budget.leftMs() >= MIN_SLICE_MS) {
           const seed = roundSeed(o.seed, s.index, s.chunks++);
-          const base = o.generation === 'plain' ? undefined : s.steering.pick();
+          const base = o.generation === 'plain' ? undefined : steering.pick(s.index);
           const arb = base ? mutantInputArb(base, s.suite.options) : s.arb;
           inputs++;
           const report = await runCrashSuite(fixture.daemon, arb, {
@@ -177,7 +181,7 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
             artifactRoot: o.artifactRoot,
             exhaustive: exhaustiveOptions(Math.min(turnEndsMs, Date.now() + budget.leftMs()), s.suite.recoveryCuts ?? false),
           });
-          for (const t of report.tried) s.steering.observe(t.input, t.features);
+          for (const t of report.tried) steering.observe(s.index, t.input, t.features);
           s.row.cases += report.cases;
           for (const cap of report.capsHit) if (!s.row.capsHit.includes(cap)) s.row.capsHit.push(cap);
           addCoverage(s.row.coverage, report.coverage);
@@ -230,13 +234,14 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
     }
   } finally {
     progress.stop();
+    await drivers.stop();
     if (!daemonLost) await fixture.stop();
   }
   const durationMs = budget.elapsedMs();
   const t = totals(rows, durationMs);
   const failures = [...distinct.values()];
   const details = formatFailures(rows, failures);
-  const steered = { inputs: suitesOf.reduce((n, s) => n + s.steering.steered, 0), of: inputs };
+  const steered = { inputs: steering.steered, of: inputs };
   const text = [formatSummaryTable(rows, t, mode, steered), ...(details ? ['', details] : [])].join('\n');
   if (o.junitFile) {
     await mkdir(path.dirname(path.resolve(o.junitFile)), { recursive: true });

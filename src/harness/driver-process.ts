@@ -223,14 +223,23 @@ export class DriverWorker {
     return w;
   }
 
-  /** Runs one spec (not cut) and returns its run record, like runDriver without a crash point. */
-  async run(spec: DriverSpec): Promise<DriverRun> {
+  /** Starts the process now, so that a later run() does not wait for its start-up. */
+  warm(): void {
     if (!this.current || this.current.exited) this.current = this.start();
-    const w = this.current;
+  }
+
+  /**
+   * Runs one spec (not cut) and returns its run record, like runDriver without a crash point.
+   * `last`: stdin is closed after the spec, as runDriver does (a driver that reads to the end first works too).
+   */
+  async run(spec: DriverSpec, last = false): Promise<DriverRun> {
+    this.warm();
+    const w = this.current!;
     const outcomes: Outcome[] = [];
     const where = `driver worker pid ${w.proc.pid} (${spec.mode}) stdout`;
     w.stderr = '';
     w.proc.stdin.write(JSON.stringify(spec) + '\n');
+    if (last) w.proc.stdin.end();
     const deadline = Date.now() + this.timeouts.runMs;
     for (;;) {
       while (w.lines.length > 0) {

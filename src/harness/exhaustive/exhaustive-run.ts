@@ -18,6 +18,7 @@ import { emptyCoverage, runFeatures, TIME_BUDGET_CAP, type Coverage } from '../c
 import { failedRequests, markDir, specFor, type CaseResult, type CrashCase, type CutRecord, type CutSpec } from '../crash-run.js';
 import type { DaemonHandle } from '../daemon-process.js';
 import { mergeTimeouts, runDriver, type DriverRun, type DriverTimeouts } from '../driver-process.js';
+import { DriverWorkers } from '../driver-workers.js';
 import { failureSignature } from '../failure-signature.js';
 import { asHarnessError, HarnessError } from '../harness-error.js';
 import { judge, type RunRecord, type Violation } from '../oracle.js';
@@ -41,6 +42,11 @@ export interface ExhaustiveOptions {
   recoverOn: RecoverOn;
   /** How many states are recovered at once (natively). */
   workers: number;
+  /**
+   * Serving drivers kept alive across runs by the caller (a suite, the gate); without them each run
+   * starts its own and stops them at its end.
+   */
+  driverWorkers?: DriverWorkers;
   /** Called with each judged state and its violations. */
   onState?: (state: CrashStateInfo, violations: Violation[]) => void;
   /**
@@ -157,10 +163,19 @@ interface Recorded {
 }
 
 /** Records the workload once on a fresh recording filesystem; the driver marks every line it prints. */
-async function record(daemon: DaemonHandle, target: Target, input: ExhaustiveInput, timeouts: DriverTimeouts, holds: FsyncHoldSchedule | null): Promise<Recorded> {
+async function record(daemon: DaemonHandle, target: Target, input: ExhaustiveInput, holds: FsyncHoldSchedule | null, drivers: DriverWorkers): Promise<Recorded> {
   await daemon.client.reset(true, holds ?? undefined);
   const spec = { ...specFor(daemon, input, 'workload', 0), mark: markDir(daemon) };
-  const run = await runDriver(daemon, target.driver, spec, false, timeouts);
+  // A process of its own, started ahead of time and gone before any state is recovered: a power cut
+  // leaves no process of the run alive (a queue's lock file names its pid, and recovery rightly
+  // refuses a lock whose holder lives). Its exit also means every marker is in the trace.
+  const worker = drivers.spare(target.driver);
+  let run: DriverRun;
+  try {
+    run = await worker.run(spec, true);
+  } finally {
+    await worker.stop();
+  }
   const { trace, marks } = await daemon.client.traceWithMarks();
   const lines = run.record.outcomes.length;
   // A hung driver was killed, possibly between a line and its marker; the hang is judged anyway.
@@ -185,19 +200,20 @@ export async function runExhaustive(daemon: DaemonHandle, target: Target, input:
   const timings: StateTimings = { recordMs: 0, enumerateMs: 0, loadMs: 0, recoverMs: 0, judgeMs: 0, recoveries: 0, driverStarts: 0 };
   const coverage = emptyCoverage();
   let pool: RecoveryPool | undefined;
+  const drivers = o.driverWorkers ?? new DriverWorkers(timeouts);
+  const startsBefore = drivers.starts;
   let current: CrashStateInfo | undefined;
   const holds = o.fsyncHolds === undefined ? defaultFsyncHolds(input) : o.fsyncHolds;
   const caseOf = (state: Pick<CrashStateInfo, 'id' | 'hash'>, on?: RecoverOn) => ({ ...stateCase(input, state, o.recoveryCuts, o.caps, on), ...(holds ? { fsyncHolds: holds } : {}) });
   try {
     let t = performance.now();
-    const recorded = await record(daemon, target, input, timeouts, holds);
+    const recorded = await record(daemon, target, input, holds, drivers);
     timings.recordMs = performance.now() - t;
-    timings.driverStarts++;
     coverage.events = target.workloadEvents(recorded.trace);
     coverage.features = runFeatures(recorded.trace, coverage.events);
     // A driver that serves specs one after another (its hello says so) recovers every state in one process per slot.
     const serves = helloOf(recorded.run.record.outcomes)?.serves === true;
-    pool = new RecoveryPool(daemon, target, serves, o.recoveryCuts ? 'mount' : o.recoverOn, o.workers, timeouts);
+    pool = new RecoveryPool(daemon, target, serves, o.recoveryCuts ? 'mount' : o.recoverOn, o.workers, timeouts, drivers);
     if (recorded.run.record.hung || recorded.run.record.exitCode !== 0) {
       // The uncut workload hung or failed by itself: no power cut needed to judge that; recover what the mount holds.
       const drained = await runDriver(daemon, target.driver, specFor(daemon, input, 'drain', 1), false, timeouts);
@@ -317,7 +333,7 @@ export async function runExhaustive(daemon: DaemonHandle, target: Target, input:
     coverage.intervalsChecked = checked.all;
     coverage.intervalsCheckedLoseUnsynced = checked['lose-unsynced'];
     coverage.intervalsCheckedTorn = checked.torn;
-    timings.driverStarts += pool.driverStarts;
+    timings.driverStarts = drivers.starts - startsBefore;
     return { coverage, ...(failures.length ? { failure: failures[0] } : {}), failures, statesBeforeFailure: statesBeforeFailure ?? judged, timings, capsHit };
   } catch (err) {
     const harnessError = await asHarnessError(err, daemon);
@@ -326,6 +342,7 @@ export async function runExhaustive(daemon: DaemonHandle, target: Target, input:
     throw harnessError;
   } finally {
     await pool?.stop();
+    if (!o.driverWorkers) await drivers.stop();
   }
 }
 

@@ -13,7 +13,8 @@ import type { CrashStateInfo } from '../../../fusefs/crash-states.js';
 import { ID_BASE_PER_RUN, recoverWithCut, specFor, type CrashCase } from '../crash-run.js';
 import type { DaemonHandle } from '../daemon-process.js';
 import type { DriverSpec } from '../driver-spec.js';
-import { DriverWorker, runDriver, type DriverRun, type DriverTimeouts } from '../driver-process.js';
+import { runDriver, type DriverRun, type DriverTimeouts, type DriverWorker } from '../driver-process.js';
+import type { DriverWorkers } from '../driver-workers.js';
 import { judge, type RunRecord, type Violation } from '../oracle.js';
 import type { Target } from '../target.js';
 
@@ -73,7 +74,6 @@ export class RecoveryPool {
   private images = 0;
   private readonly removals: Promise<void>[] = [];
   private mountLane: Promise<void> = Promise.resolve();
-  private mountWorker: DriverWorker | undefined;
 
   constructor(
     private readonly daemon: DaemonHandle,
@@ -83,15 +83,13 @@ export class RecoveryPool {
     private readonly on: RecoverOn,
     workers: number,
     private readonly timeouts: DriverTimeouts,
+    /** Where the slots' serving drivers come from (kept alive by the caller across runs). */
+    private readonly drivers: DriverWorkers,
   ) {
     if (!Number.isInteger(workers) || workers < 1) throw new Error(`invariant: recovery workers must be an integer >= 1, got ${workers}`);
     this.size = on === 'mount' ? 1 : workers;
   }
 
-  /** Driver processes started so far (for the benchmark). */
-  get driverStarts(): number {
-    return this.slots.reduce((n, s) => n + s.worker.starts, 0);
-  }
 
   /**
    * Puts state `state` in place for slot `slot`: natively, writes its image into a fresh directory
@@ -141,18 +139,16 @@ export class RecoveryPool {
       const started = performance.now();
       await this.daemon.client.loadState(p.state.id);
       const placed = performance.now();
-      this.mountWorker ??= new DriverWorker(this.target.driver, this.timeouts);
       const spec = specFor(this.daemon, p.c, 'drain', 1);
-      const r = this.serves ? await this.mountWorker.run(spec) : await runDriver(this.daemon, this.target.driver, spec, false, this.timeouts);
+      const r = this.serves ? await this.drivers.get(this.target.driver, 'mount').run(spec) : await runDriver(this.daemon, this.target.driver, spec, false, this.timeouts);
       return { runs: [r.record], stderr: [r.stderr], landed: false, on: 'mount' as const, placeMs: placed - started, recoverMs: performance.now() - placed };
     });
     this.mountLane = run.then(() => undefined, () => undefined);
     return run;
   }
 
+  /** Waits for what the pool still removes and removes its scratch folder (the drivers are the caller's). */
   async stop(): Promise<void> {
-    await this.mountWorker?.stop();
-    await Promise.all(this.slots.map((s) => s.worker.stop()));
     await Promise.allSettled(this.removals);
     if (this.scratch) await rm(await this.scratch, { recursive: true, force: true });
   }
@@ -165,7 +161,7 @@ export class RecoveryPool {
     if (i < 0 || i >= this.size) throw new Error(`invariant: recovery slot ${i} is not in 0..${this.size - 1}`);
     this.scratch ??= mkdtemp(path.join(scratchRoot(), 'powercut-recover-'));
     const scratch = await this.scratch;
-    this.slots[i] ??= { worker: new DriverWorker(this.target.driver, this.timeouts), dir: path.join(scratch, `slot-${i}`) };
+    this.slots[i] ??= { worker: this.drivers.get(this.target.driver, `slot-${i}`), dir: path.join(scratch, `slot-${i}`) };
     return this.slots[i];
   }
 }

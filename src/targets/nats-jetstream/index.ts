@@ -91,7 +91,7 @@ export const natsJetstream: Target = {
   get driver() {
     return { file: process.execPath, args: [distPath('src/targets/nats-jetstream/driver.js')] };
   },
-  checkSettings: (settings) => void natsSettings(settings),
+  checkSettings: (settings) => void natsSettings(settings, { strict: true }),
   checkEnvironment: checkNatsEnvironment,
   settingsArb,
   suites: [

@@ -69,8 +69,14 @@ export const DRAIN_RESERVE_BYTES = 3 * (64 + 1500 + 9 + 3 * PER_MESSAGE_OVERHEAD
  */
 export const ACKS_NEVER_DURABLE = 1_000_000_000;
 
-/** The settings of a spec, defaults filled in; the error names the setting that is wrong. */
-export function natsSettings(raw: Record<string, unknown>): NatsSettings {
+/**
+ * The settings of a spec, defaults filled in; the error names the setting that is wrong. `strict`
+ * (checkSettings: what a user forces with --settings) refuses extra consumers on a work queue
+ * stream; otherwise (a spec, a workload being fitted) they are dropped: the gate's steering draws
+ * one setting anew at a time, so retention 'workqueue' can meet extraConsumers > 0 from a suite or
+ * an earlier input, and such an input runs as the work queue stream it asks for, with no extras.
+ */
+export function natsSettings(raw: Record<string, unknown>, { strict = false }: { strict?: boolean } = {}): NatsSettings {
   const unknown = Object.keys(raw).filter((k) => !(k in DEFAULT_NATS_SETTINGS));
   if (unknown.length > 0) {
     throw new Error(`nats-jetstream settings: unknown setting ${unknown.map((k) => `'${k}'`).join(', ')}; known settings: ${Object.keys(DEFAULT_NATS_SETTINGS).join(', ')}`);
@@ -92,7 +98,8 @@ export function natsSettings(raw: Record<string, unknown>): NatsSettings {
   if (!RETENTIONS.includes(s.retention)) fail('retention', `one of ${RETENTIONS.join(', ')}`);
   if (!Number.isInteger(s.extraConsumers) || s.extraConsumers < 0 || s.extraConsumers > 8) fail('extraConsumers', 'an integer in 0..8');
   if (s.retention === 'workqueue' && s.extraConsumers > 0) {
-    fail('extraConsumers', "0 with retention 'workqueue' (NATS allows one unfiltered consumer on a work queue stream)");
+    if (strict) fail('extraConsumers', "0 with retention 'workqueue' (NATS allows one unfiltered consumer on a work queue stream)");
+    s.extraConsumers = 0;
   }
   if (!Number.isInteger(s.duplicateWindowMs) || s.duplicateWindowMs < 0) fail('duplicateWindowMs', 'an integer >= 0 (0: the server default)');
   if (typeof s.serverConfig !== 'string') fail('serverConfig', 'a string');
