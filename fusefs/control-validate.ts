@@ -149,8 +149,9 @@ export function parseRequest(line: string): ControlRequest {
       return { cmd, state: parseStateId(o.state) };
     }
     case 'state-image': {
-      allowOnly(o, cmd, ['state', 'out']);
-      return { cmd, state: parseStateId(o.state), out: str(o, cmd, 'out') };
+      allowOnly(o, cmd, ['state', 'out', 'replace']);
+      if (o.replace !== undefined && typeof o.replace !== 'boolean') fail(`state-image: 'replace' must be true or false, got ${JSON.stringify(o.replace)}`);
+      return { cmd, state: parseStateId(o.state), out: str(o, cmd, 'out'), ...(o.replace ? { replace: true } : {}) };
     }
     case 'arm':
       return { cmd, ...parseCrashPoint(o) };

@@ -1,5 +1,6 @@
 // The daemon's state machine: one model, one gate, faults, and the current mount; implements every
 // control command. Control input is validated before it gets here.
+import { rmSync } from 'node:fs';
 import { resolve, relative, isAbsolute } from 'node:path';
 import { FsModel, processOwner } from './model/fs-model.js';
 import { RequestGate } from './request-gate.js';
@@ -138,7 +139,7 @@ export class PowercutDaemon {
       }
       case 'state-image': {
         const tree = this.closeRecording().build(req.state).exportTree('durable');
-        return { ok: true, out: await this.writeImage(tree, req.out) };
+        return { ok: true, out: await this.writeImage(tree, req.out, req.replace ?? false) };
       }
       case 'shutdown':
         return this.serial(async () => {
@@ -223,11 +224,12 @@ export class PowercutDaemon {
   }
 
   /** Writes an image under `out` and returns its absolute path. */
-  private async writeImage(tree: FsTree, out: string): Promise<string> {
+  private async writeImage(tree: FsTree, out: string, replace = false): Promise<string> {
     const abs = resolve(out);
     const rel = relative(resolve(this.mountpoint), abs);
     // The daemon must never do file I/O on its own mount: it would be serving itself.
     if (rel === '' || (!rel.startsWith('..') && !isAbsolute(rel))) throw new Error(`out ${abs} is inside the mount ${this.mountpoint}; choose a directory outside it`);
+    if (replace) rmSync(abs, { recursive: true, force: true });
     writeTree(tree, abs);
     return abs;
   }

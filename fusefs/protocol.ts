@@ -72,8 +72,12 @@ export type ControlRequest =
   | { cmd: 'reset'; record?: boolean; fsyncHolds?: FsyncHoldSchedule }
   | ({ cmd: 'states'; policies: CrashStateId['policy'][] } & StateCaps)
   | { cmd: 'load-state'; state: CrashStateId }
-  /** The image a crash state of the recorded run leaves, written as files under `out` (outside the mount), without touching the mount. */
-  | { cmd: 'state-image'; state: CrashStateId; out: string }
+  /**
+   * The image a crash state of the recorded run leaves, written as files under `out` (outside the
+   * mount), without touching the mount. replace: whatever `out` holds is removed first (a recovery
+   * slot reuses its directories).
+   */
+  | { cmd: 'state-image'; state: CrashStateId; out: string; replace?: boolean }
   | { cmd: 'shutdown' };
 
 export interface StatusAnswer {

@@ -114,9 +114,9 @@ export class ControlClient {
     return (await this.ok({ cmd: 'states', policies, ...caps }, CRASH_TIMEOUT_MS)) as unknown as StatesAnswer;
   }
   /** Mounts the crash state `id` of the recorded run, ready for recovery (nothing held, fresh trace). */
-  /** Writes the image crash state `id` leaves under `out` (outside the mount); the mount is not touched. */
-  async stateImage(id: CrashStateId, out: string): Promise<void> {
-    await this.ok({ cmd: 'state-image', state: id, out });
+  /** Writes the image crash state `id` leaves under `out` (outside the mount; `replace`: emptied first); the mount is not touched. */
+  async stateImage(id: CrashStateId, out: string, replace = false): Promise<void> {
+    await this.ok({ cmd: 'state-image', state: id, out, ...(replace ? { replace } : {}) });
   }
 
   async loadState(id: CrashStateId): Promise<void> {

@@ -64,6 +64,8 @@ export interface Prepared {
 interface Slot {
   worker: DriverWorker;
   dir: string;
+  /** Images written for it so far (they alternate between two directories). */
+  images: number;
 }
 
 export class RecoveryPool {
@@ -71,8 +73,7 @@ export class RecoveryPool {
   readonly size: number;
   private readonly slots: Slot[] = [];
   private scratch: Promise<string> | undefined;
-  private images = 0;
-  private readonly removals: Promise<void>[] = [];
+
   private mountLane: Promise<void> = Promise.resolve();
 
   constructor(
@@ -100,8 +101,10 @@ export class RecoveryPool {
     const started = performance.now();
     if (c.recoveryCut || this.on === 'mount') return { state, c, placeMs: 0 };
     const s = await this.slot(slot);
-    const dir = path.join(s.dir, String(++this.images));
-    await this.daemon.client.stateImage(state.id, dir);
+    // Two directories a slot, in turn: one is written while the other is recovered, and the daemon
+    // empties the one it writes (no removal on this process's path).
+    const dir = path.join(s.dir, String(s.images++ % 2));
+    await this.daemon.client.stateImage(state.id, dir, true);
     return { state, c, dir, placeMs: performance.now() - started };
   }
 
@@ -121,13 +124,8 @@ export class RecoveryPool {
       const run = await this.drain(slot, specFor(this.daemon, p.c, 'drain', 1));
       return done({ runs: [run.record], stderr: [run.stderr], landed: false, on: 'mount' }, placed);
     }
-    try {
-      const run = await this.drain(slot, { ...specFor(this.daemon, p.c, 'drain', 1), dir: p.dir });
-      return done({ runs: [run.record], stderr: [run.stderr], landed: false, on: 'native' }, started);
-    } finally {
-      // Off the slot's path: the next state needs only a fresh directory; stop() waits for these.
-      this.removals.push(rm(p.dir, { recursive: true, force: true }));
-    }
+    const run = await this.drain(slot, { ...specFor(this.daemon, p.c, 'drain', 1), dir: p.dir });
+    return done({ runs: [run.record], stderr: [run.stderr], landed: false, on: 'native' }, started);
   }
 
   /**
@@ -147,9 +145,8 @@ export class RecoveryPool {
     return run;
   }
 
-  /** Waits for what the pool still removes and removes its scratch folder (the drivers are the caller's). */
+  /** Removes the pool's scratch folder (the drivers are the caller's). */
   async stop(): Promise<void> {
-    await Promise.allSettled(this.removals);
     if (this.scratch) await rm(await this.scratch, { recursive: true, force: true });
   }
 
@@ -161,7 +158,7 @@ export class RecoveryPool {
     if (i < 0 || i >= this.size) throw new Error(`invariant: recovery slot ${i} is not in 0..${this.size - 1}`);
     this.scratch ??= mkdtemp(path.join(scratchRoot(), 'powercut-recover-'));
     const scratch = await this.scratch;
-    this.slots[i] ??= { worker: this.drivers.get(this.target.driver, `slot-${i}`), dir: path.join(scratch, `slot-${i}`) };
+    this.slots[i] ??= { worker: this.drivers.get(this.target.driver, `slot-${i}`), dir: path.join(scratch, `slot-${i}`), images: 0 };
     return this.slots[i];
   }
 }
