@@ -34,6 +34,20 @@ describe('gate report', () => {
     expect(html).toContain('seed 42 (repeat with --seed 42)');
   });
 
+  it('lists every distinct failure with its count, the rows that found it and its artifact', () => {
+    const failing = row('append-log/sync', { violations: 5, failure: { messages: ['liveness: first'], artifactDir: '/r/a1' } });
+    const input = { ...report([failing]), failures: [
+      { signature: 'liveness, torn, before fsync of /page.*', count: 4, foundBy: ['append-log/sync', 'atomic-file/sync'], messages: ['liveness: <page> missing'], artifactDir: '/r/a1', replay: 'powercut replay /r/a1', seed: 3, path: '0:1' },
+      { signature: 'bounded-replay, lose-unsynced, before fsync of /checkpoint.log', count: 1, foundBy: ['append-log/sync'], messages: ['bounded-replay: acked'], artifactDir: '/r/a2' },
+    ] };
+    const html = renderGateReport(input, { reportDir: '/r' });
+    expect(html).toContain('<h2>Distinct failures (2)</h2>');
+    expect(html).toContain('<h3>1. liveness, torn, before fsync of /page.*</h3><p class="note">4 failing cases, found by append-log/sync, atomic-file/sync</p><p class="msg">liveness: &lt;page&gt; missing</p>');
+    expect(html).toContain('<a href="a2/report.html">report</a>');
+    // The row's own failure is in the list: no second section repeats it.
+    expect(html).not.toContain('<h2>Failures</h2>');
+  });
+
   it('links each failing case: relative under the report folder, a file URL elsewhere', () => {
     expect(artifactReportHref('/r', '/r/artifacts/2026 case')).toBe('artifacts/2026%20case/report.html');
     expect(artifactReportHref('/r', '/elsewhere/a')).toBe(pathToFileURL('/elsewhere/a/report.html').href);
