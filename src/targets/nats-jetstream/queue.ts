@@ -387,11 +387,20 @@ async function redeliverPending(nc: NatsConnection, jsm: JetStreamManager, info:
   const dseq = info.delivered.consumer_seq;
   const from = Math.max(info.ack_floor.stream_seq + 1, stream.state.first_seq);
   const held: number[] = [];
+  const missing: number[] = [];
   for (let seq = from; seq <= Math.min(info.delivered.stream_seq, stream.state.last_seq); seq++) {
     // Asked one by one: a recovered 2.9.10 stream's first seq and deleted count are not always right
     // (an empty last block can make its first seq come out 0).
     if ((await jsm.streams.getMessage(STREAM, { seq })) !== null) held.push(seq);
+    else missing.push(seq);
   }
+  // Asked once more: the first read of a block whose index 2.9.10 trusted can hit a damaged record,
+  // which makes the server rebuild (and truncate) the block and answer "no message found" for that
+  // read alone, also for a message before the damage that it still holds (docs/nats.md, finding 5).
+  for (const seq of missing) {
+    if ((await jsm.streams.getMessage(STREAM, { seq })) !== null) held.push(seq);
+  }
+  held.sort((a, b) => a - b);
   await Promise.all(held.map((seq) => nc.request(`$JS.ACK.${STREAM}.${info.name}.1.${seq}.${dseq}.0.0`, '-NAK', { timeout: REQUEST_TIMEOUT_MS })));
 }
 
