@@ -16,7 +16,7 @@ import { runCase } from '../../harness/crash-run.js';
 import type { Workload } from '../../harness/workload.js';
 import { checkNatsEnvironment } from './env.js';
 import { fitNatsWorkload, natsJetstream } from './index.js';
-import { DEFAULT_NATS_SETTINGS, DRAIN_RESERVE_BYTES, PER_MESSAGE_OVERHEAD_BYTES, SMALL_BLOCKS_MAX_BYTES } from './settings.js';
+import { DEFAULT_NATS_SETTINGS, DRAIN_RESERVE_BYTES, natsSettings, PER_MESSAGE_OVERHEAD_BYTES, SMALL_BLOCKS_MAX_BYTES } from './settings.js';
 
 const SEED = seedFromEnv().seed;
 const cli = distPath('src/cli.js');
@@ -69,6 +69,9 @@ describe('nats-jetstream target', () => {
     expect(fitted.reduce((a, b) => a + b + PER_MESSAGE_OVERHEAD_BYTES, 0)).toBeLessThanOrEqual(SMALL_BLOCKS_MAX_BYTES - DRAIN_RESERVE_BYTES);
     expect(Math.min(...fitted)).toBeGreaterThan(4_000); // cut by one factor, not emptied
     expect(() => natsJetstream.checkSettings({ retention: 'workqueue', extraConsumers: 1 })).toThrow(/extraConsumers/);
+    // The gate's steering draws one setting anew, which can pair them: such an input runs with no extra consumers.
+    expect(() => fitNatsWorkload(big, { retention: 'workqueue', extraConsumers: 2 })).not.toThrow();
+    expect(natsSettings({ retention: 'workqueue', extraConsumers: 2 }).extraConsumers).toBe(0);
     expect(() => natsJetstream.checkSettings({ blockSize: 1 })).toThrow(/unknown setting 'blockSize'/);
   });
 
