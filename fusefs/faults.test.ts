@@ -10,6 +10,21 @@ import { RequestGate } from './request-gate.js';
 const syncedBelow8 = (byteOffset: number) => byteOffset < 8;
 
 describe('read faults', () => {
+  it('count the reads they hit, until cleared: a suite can tell a fault that fired from one that never did', () => {
+    const f = new Faults();
+    f.add({ type: 'read-eio', path: '/p', offset: 4, length: 8 });
+    f.add({ type: 'bitflip', path: '/q', offset: 2, bit: 1 });
+    f.readFails('/p', 12, 4, syncedBelow8); // misses
+    expect(f.readHits).toBe(0);
+    f.readFails('/p', 0, 16, syncedBelow8);
+    const data = Buffer.alloc(4);
+    f.corruptRead('/q', 0, data, syncedBelow8);
+    expect(data[2]).toBe(2);
+    expect(f.readHits).toBe(2);
+    f.clear();
+    expect(f.readHits).toBe(0);
+  });
+
   it('read-eio fails a read touching armed bytes that are unchanged since the last fsync', () => {
     const f = new Faults();
     f.add({ type: 'read-eio', path: '/p', offset: 4, length: 8 });

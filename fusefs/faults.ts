@@ -15,6 +15,8 @@ export const DEFAULT_MAX_DATA_BYTES = 512 * 1024 * 1024;
 
 export class Faults {
   private armed: Armed[] = [];
+  /** Reads a read fault answered with EIO or changed a bit of, since the faults were last cleared. */
+  readHits = 0;
 
   /**
    * `maxDataBytes` is the disk's size: a write or truncate that would make the named files' total
@@ -30,6 +32,7 @@ export class Faults {
 
   clear(): void {
     this.armed = [];
+    this.readHits = 0;
   }
 
   list(): Fault[] {
@@ -73,12 +76,14 @@ export class Faults {
    * `durable` (still holds its on-disk content): a device fault cannot hit bytes not yet written back.
    */
   readFails(path: string, offset: number, length: number, durable: (byteOffset: number) => boolean): boolean {
-    return this.armed.some((a) => {
+    const fails = this.armed.some((a) => {
       if (a.fault.type !== 'read-eio' || !a.matches!(path)) return false;
       const end = Math.min(offset + length, a.fault.offset + a.fault.length);
       for (let i = Math.max(offset, a.fault.offset); i < end; i++) if (durable(i)) return true;
       return false;
     });
+    if (fails) this.readHits++;
+    return fails;
   }
 
   /** Flips armed bits of `durable` bytes inside `data`, which holds the bytes read at `offset` (mutates `data`). */
@@ -86,7 +91,10 @@ export class Faults {
     for (const a of this.armed) {
       if (a.fault.type !== 'bitflip' || !a.matches!(path)) continue;
       const i = a.fault.offset - offset;
-      if (i >= 0 && i < data.length && durable(a.fault.offset)) data[i] ^= 1 << (a.fault.bit ?? 0);
+      if (i >= 0 && i < data.length && durable(a.fault.offset)) {
+        data[i] ^= 1 << (a.fault.bit ?? 0);
+        this.readHits++;
+      }
     }
   }
 }

@@ -95,7 +95,7 @@ export class PowercutDaemon {
       case 'status': {
         const a: StatusAnswer = {
           ok: true, mountpoint: this.mountpoint, opCount: gate.opCount, armed: gate.armed,
-          frozen: gate.frozenAt !== null, frozenAt: gate.frozenAt, faults: faults.list(), crashes: this.crashes,
+          frozen: gate.frozenAt !== null, frozenAt: gate.frozenAt, faults: faults.list(), crashes: this.crashes, readFaultsHit: faults.readHits,
         };
         return a as unknown as ControlAnswer;
       }

@@ -89,6 +89,7 @@ export interface StatusAnswer {
   frozenAt: number | null; // op number of the held crash-point request
   faults: Fault[];
   crashes: number; // power cuts since the daemon started
+  readFaultsHit: number; // reads a read fault answered EIO or changed, since the faults were armed
 }
 
 export type ControlAnswer = ({ ok: true } & Record<string, unknown>) | { ok: false; error: string };

@@ -135,6 +135,20 @@ export const recoveryCutArb = fc.record({
 });
 
 /** Faults for the fault runs: one failing fsync of one of the target's files, or a full disk. */
+/**
+ * A damaged disk for a recovery to read: a flipped bit or a read error at a byte of one of the
+ * target's files (a byte past a file's end, or not yet on disk, is never hit: the coverage says
+ * whether one was). Mostly near a file's start, where headers, indexes and first records are.
+ */
+export function readFaultArb(target: Target): fc.Arbitrary<Fault> {
+  const path = fc.constantFrom(...target.faultPaths);
+  const offset = fc.oneof({ weight: 1, arbitrary: fc.integer({ min: 0, max: 63 }) }, { weight: 2, arbitrary: fc.integer({ min: 0, max: 4_095 }) }, { weight: 1, arbitrary: fc.integer({ min: 0, max: 32_767 }) });
+  return fc.oneof(
+    fc.record({ type: fc.constant('bitflip' as const), path, offset, bit: fc.integer({ min: 0, max: 7 }) }),
+    fc.record({ type: fc.constant('read-eio' as const), path, offset, length: fc.integer({ min: 1, max: 512 }) }),
+  );
+}
+
 export function faultArb(target: Target): fc.Arbitrary<Fault> {
   return fc.oneof(
     fc.record({ type: fc.constant('fsync-eio' as const), path: fc.constantFrom(...target.faultPaths), count: fc.constant(1) }),

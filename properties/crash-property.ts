@@ -20,7 +20,7 @@ import type { Step, Workload } from '../src/harness/workload.js';
 import type { ExternalDriver, TargetSettings } from '../src/harness/target.js';
 import { drawArtifactReport } from '../src/report/index.js';
 import { resolveTarget } from '../src/targets/index.js';
-import { cutChoiceArb, cutTargetArb, EXHAUSTIVE_MAX_STEPS, exhaustiveStepArb, faultArb, policiesArb, policyArb, recoveryCutArb, stepArb, tornStepArb, workloadArb, type CutChoice } from './arbitraries.js';
+import { cutChoiceArb, cutTargetArb, EXHAUSTIVE_MAX_STEPS, exhaustiveStepArb, faultArb, policiesArb, policyArb, readFaultArb, recoveryCutArb, stepArb, tornStepArb, workloadArb, type CutChoice } from './arbitraries.js';
 
 /** One generated property input. */
 export interface CrashInput {
@@ -33,6 +33,8 @@ export interface CrashInput {
   cuts: CutChoice[];
   recoveryCut?: CutSpec;
   faults?: Fault[];
+  /** Read faults armed for the recoveries after the first cut (CrashCase.recoveryFaults). */
+  recoveryFaults?: Fault[];
   /** Check every crash state of one recorded run instead of `cuts`. */
   exhaustive?: boolean;
 }
@@ -42,11 +44,12 @@ export interface CrashInput {
  * - general: any workload and settings, cuts anywhere, all policies;
  * - torn: write-heavy workloads of multi-sector events left unsynced, cut with the torn policy;
  * - faults: fsync EIO or ENOSPC armed, one cut after the driver stops;
+ * - read-faults: a general case whose recoveries read a damaged disk (a flipped bit, a read error);
  * - double-cut: a general case plus a second cut during the recovery drain;
  * - mixed: all of the above (general, torn and faults weighted 2, double-cut 1);
  * - exhaustive: any workload and settings, every distinct crash state of one recorded run.
  */
-export const SUITE_KINDS = ['general', 'torn', 'faults', 'double-cut', 'mixed', 'exhaustive'] as const;
+export const SUITE_KINDS = ['general', 'torn', 'faults', 'read-faults', 'double-cut', 'mixed', 'exhaustive'] as const;
 export type SuiteKind = (typeof SUITE_KINDS)[number];
 
 export interface CrashInputOptions {
@@ -90,8 +93,9 @@ export function crashInputArb(o: CrashInputOptions = {}): fc.Arbitrary<CrashInpu
       cuts: cutsArb,
       recoveryCut: kind === 'double-cut' ? recoveryCutArb : fc.constant(undefined),
       faults: kind === 'faults' ? fc.array(faultArb(target), { minLength: 1, maxLength: 1 }) : fc.constant(undefined),
+      recoveryFaults: kind === 'read-faults' ? fc.array(readFaultArb(target), { minLength: 1, maxLength: 1 }) : fc.constant(undefined),
     })
-    .map(({ workload, settings, cuts, recoveryCut, faults }) => {
+    .map(({ workload, settings, cuts, recoveryCut, faults, recoveryFaults }) => {
       const merged = { ...settings, ...o.settings };
       return {
         ...(o.target !== undefined ? { target: o.target } : {}),
@@ -102,6 +106,7 @@ export function crashInputArb(o: CrashInputOptions = {}): fc.Arbitrary<CrashInpu
         cuts,
         ...(recoveryCut ? { recoveryCut } : {}),
         ...(faults ? { faults } : {}),
+        ...(recoveryFaults ? { recoveryFaults } : {}),
         ...(kind === 'exhaustive' ? { exhaustive: true } : {}),
       };
     });
@@ -165,7 +170,7 @@ export async function casesOf(daemon: DaemonHandle, input: CrashInput): Promise<
     settings: input.settings,
     ...(input.variant !== undefined ? { variant: input.variant } : {}),
   };
-  const extra = { ...(input.recoveryCut ? { recoveryCut: input.recoveryCut } : {}) };
+  const extra = { ...(input.recoveryCut ? { recoveryCut: input.recoveryCut } : {}), ...(input.recoveryFaults ? { recoveryFaults: input.recoveryFaults } : {}) };
   if (input.faults) {
     return input.cuts.map((c) => ({ ...base, ...extra, policy: c.policy, seed: c.seed, faults: input.faults }));
   }

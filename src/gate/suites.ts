@@ -30,17 +30,21 @@ export function gateSuites(
 ): GateSuite[] {
   const t = { ...(ref.driver ? { driver: ref.driver } : { target: target.name }), ...(policies ? { policies } : {}) };
   const parts = target.suites;
+  // Read faults need the mount during recovery, so they are cut at random in both modes.
+  const readFaults: GateSuite[] = target.detectsDamage ? [{ name: 'read-faults', options: { ...t, kind: 'read-faults' } }] : [];
   const base: GateSuite[] = mode === 'exhaustive'
     ? [
       ...parts.map((p) => ({ name: p.name, options: { ...t, kind: 'exhaustive' as const, settings: p.settings } })),
       { name: 'cut-during-recovery', options: { ...t, kind: 'exhaustive' as const }, recoveryCuts: true },
       { name: 'faults', options: { ...t, kind: 'faults' as const } },
+      ...readFaults,
     ]
     : [
       ...parts.map((p) => ({ name: p.name, options: { ...t, kind: 'general' as const, settings: p.settings } })),
       ...(policies === undefined || policies.includes('torn') ? [{ name: 'torn-writes', options: { ...t, kind: 'torn' as const } }] : []),
       { name: 'cut-during-recovery', options: { ...t, kind: 'double-cut' as const } },
       { name: 'faults', options: { ...t, kind: 'faults' as const } },
+      ...readFaults,
     ];
   if (variant !== undefined && !target.knownBad[variant]) throw new Error(`invariant: no settings for variant '${variant}' of target ${target.name}`);
   const forced = { ...(variant !== undefined ? target.knownBad[variant].settings : {}), ...forcedSettings };

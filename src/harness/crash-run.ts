@@ -16,7 +16,7 @@ import type { DaemonHandle } from './daemon-process.js';
 import { mergeTimeouts, runDriver, type DriverTimeouts } from './driver-process.js';
 import type { DriverSpec } from './driver-spec.js';
 import { asHarnessError, HarnessError } from './harness-error.js';
-import { judge, type RunRecord, type Violation } from './oracle.js';
+import { judge, type History, type RunRecord, type Violation } from './oracle.js';
 import { workloadKey, type Workload } from './workload.js';
 
 export interface CutSpec {
@@ -37,6 +37,12 @@ export interface CrashCase extends TargetRef {
   seed: number;
   /** Armed before the workload, cleared before the cut. */
   faults?: Fault[];
+  /**
+   * Read faults (read-eio, bitflip) armed after the first cut and kept for every recovery run: the
+   * disk the queue recovers from is damaged. The queue must report the damage or deliver intact
+   * data; dropping or corrupting what it confirmed, silently, is a violation.
+   */
+  recoveryFaults?: Fault[];
   /** A second power cut during the recovery drain (request numbers restart at 1 after a cut). */
   recoveryCut?: CutSpec;
   /** Settings merged over `settings` for every run after the first cut (e.g. a format migration on restart). */
@@ -111,8 +117,13 @@ export function specFor(daemon: DaemonHandle, c: Pick<CrashCase, 'settings' | 'v
   };
 }
 
+/** The history the oracle judges for a case: its runs, with what faults were armed. */
+function historyOf(target: Target, c: CrashCase, runs: RunRecord[]): History {
+  return { target: target.name, faultsInjected: (c.faults?.length ?? 0) > 0, damagedDisk: (c.recoveryFaults?.length ?? 0) > 0, runs };
+}
+
 /** What a judged random-cut case exercised. */
-function caseCoverage(target: Target, c: CrashCase, cuts: CutRecord[], runs: RunRecord[]): Coverage {
+function caseCoverage(target: Target, c: CrashCase, cuts: CutRecord[], runs: RunRecord[], readFaultsHit: number): Coverage {
   const cov = emptyCoverage();
   cov.cases = 1;
   if (c.cut) {
@@ -126,6 +137,10 @@ function caseCoverage(target: Target, c: CrashCase, cuts: CutRecord[], runs: Run
   if (c.faults?.length) {
     cov.faultCases = 1;
     cov.faultsFired = runs.some((r) => r.failedRequests.length > 0) ? 1 : 0;
+  }
+  if (c.recoveryFaults?.length) {
+    cov.faultCases = 1;
+    cov.faultsFired = readFaultsHit > 0 ? 1 : 0;
   }
   const policies = [c.policy, ...(c.recoveryCut ? [c.recoveryCut.policy] : [])];
   cuts.forEach((cut, k) => {
@@ -173,6 +188,7 @@ export async function runCase(daemon: DaemonHandle, target: Target, c: CrashCase
         if (k === 0 && c.faults?.length) await client.clearFaults();
         tornPartialWrites = (await client.crash(cr.policy, cr.seed)).tornPartialWrites ?? 0;
         if (imagesDir) await client.image(path.join(imagesDir, `cut-${k}-after-crash`), 'durable');
+        if (k === 0) for (const f of c.recoveryFaults ?? []) await client.fault(f);
       });
       run.record.failedRequests = failedRequests(trace);
       runs.push(run.record);
@@ -182,10 +198,11 @@ export async function runCase(daemon: DaemonHandle, target: Target, c: CrashCase
     const final = await runDriver(daemon, target.driver, specFor(daemon, c, 'drain', cutRuns.length), false, timeouts);
     runs.push(final.record);
     stderr.push(final.stderr);
+    const readFaultsHit = c.recoveryFaults?.length ? (await client.status()).readFaultsHit : 0;
 
-    const violations = judge({ target: target.name, faultsInjected: (c.faults?.length ?? 0) > 0, runs });
+    const violations = judge(historyOf(target, c, runs));
     const result: CaseResult = {
-      case: c, runs, cuts, violations, verdict: violations.length ? 'fail' : 'pass', coverage: caseCoverage(target, c, cuts, runs), durationMs: 0, stderr,
+      case: c, runs, cuts, violations, verdict: violations.length ? 'fail' : 'pass', coverage: caseCoverage(target, c, cuts, runs, readFaultsHit), durationMs: 0, stderr,
     };
     if (violations.length && writeArtifacts) result.artifactDir = await writeArtifact(artifactRoot, target.name, result, imagesDir);
     result.durationMs = Date.now() - started;
@@ -265,7 +282,8 @@ export async function replayRecovery(daemon: DaemonHandle, target: Target, c: Cr
     const violations = judge({ target: target.name, faultsInjected: false, runs: [priorRuns[0], ...recovery.runs] });
     return { final: recovery.runs[recovery.runs.length - 1], violations };
   }
+  for (const f of c.recoveryFaults ?? []) await daemon.client.fault(f);
   const final = await runDriver(daemon, target.driver, specFor(daemon, c, 'drain', priorRuns.length), false, mergeTimeouts(timeouts));
-  const violations = judge({ target: target.name, faultsInjected: (c.faults?.length ?? 0) > 0, runs: [...priorRuns, final.record] });
+  const violations = judge(historyOf(target, c, [...priorRuns, final.record]));
   return { final: final.record, violations };
 }

@@ -184,6 +184,22 @@ describe('oracle', () => {
     });
   });
 
+  describe('a damaged disk (read faults during recovery)', () => {
+    const w = [...wrote5];
+    const damaged = (runs: RunRecord[]): History => ({ ...history(runs), faultsInjected: false, damagedDisk: true });
+    it('accepts a recovery that reports the damage instead of going on', () => {
+      const loud = run('drain', [open(3, 1), { t: 'error', where: 'open', message: 'page.1: record 2 fails its checksum' }], { exitCode: 3 });
+      expect(judge(damaged([cut('workload', w), loud]))).toEqual([]);
+      // Without the damage the same error is a liveness failure.
+      expect(checks(history([cut('workload', w), loud]))).toEqual(['liveness']);
+    });
+    it('still fails a recovery that drops or corrupts what was confirmed, silently', () => {
+      expect(checks(damaged([cut('workload', w), drain([1, 3])]))).toEqual(['at-least-once', 'order']);
+      const corrupt = drainOf([delivered(1), { t: 'delivered', seq: 2, id: 2, size: SIZE, crc: 7 }, delivered(3)], open(3, 1));
+      expect(checks(damaged([cut('workload', w), corrupt]))).toEqual(['integrity']);
+    });
+  });
+
   describe('3 integrity', () => {
     it('fails on bytes that differ from what was written', () => {
       const bad: Outcome = { ...(delivered(2) as Extract<Outcome, { t: 'delivered' }>), crc: 1 };

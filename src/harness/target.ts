@@ -62,8 +62,13 @@ export interface Target {
   fitWorkload(workload: Workload, settings: TargetSettings): Workload;
   /** Random cuts also aim at these requests (where damage happens), besides anywhere. */
   cutTargets: CutTarget[];
-  /** The target's data files, for fsync-EIO faults (globs). */
+  /** The target's data files, for fsync-EIO faults and read faults (globs). */
   faultPaths: string[];
+  /**
+   * The target claims to detect damaged data on disk (a flipped bit, a read error) rather than
+   * drop or deliver it silently: the gate then runs its read-faults suite by default.
+   */
+  detectsDamage?: boolean;
   knownBad: Record<string, KnownBadVariant>;
   /** Counts of what a workload did, read off its request trace (rolls, purges...), for coverage. */
   workloadEvents(trace: readonly TraceEntry[]): Record<string, number>;

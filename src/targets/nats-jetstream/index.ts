@@ -117,6 +117,8 @@ export const natsJetstream: Target = {
     { kind: 'fsyncdir' },
   ],
   faultPaths: ['**/*.blk', '**/*.idx', '**/meta.*', '**/o.dat'],
+  // Every message record carries a hash and meta.inf a checksum file: NATS claims to notice damage.
+  detectsDamage: true,
   knownBad: {},
   workloadEvents: natsWorkloadEvents,
 };
