@@ -19,6 +19,8 @@ import { parseArgs } from 'node:util';
 import { DEFAULT_STATE_CAPS } from '../fusefs/crash-states.js';
 import { runCase } from '../src/harness/crash-run.js';
 import { startTempDaemon, type DaemonHandle } from '../src/harness/daemon-process.js';
+import { mergeTimeouts } from '../src/harness/driver-process.js';
+import { DriverWorkers } from '../src/harness/driver-workers.js';
 import { runExhaustive, type ExhaustiveOptions, type StateTimings } from '../src/harness/exhaustive/exhaustive-run.js';
 import { formatFeatures } from '../src/harness/coverage.js';
 import { bothModesArb, casesOf, caughtBug, crashInputArb, runCrashSuite, type CrashInput } from '../properties/crash-property.js';
@@ -59,11 +61,14 @@ function options(): Options {
 const perMin = (cases: number, ms: number) => (ms > 0 ? (cases / ms) * 60_000 : 0);
 const pad = (s: string | number, n: number) => String(s).padStart(n);
 
+/** Serving drivers kept alive for the whole benchmark, as the gate keeps them for its run. */
+const drivers = new DriverWorkers(mergeTimeouts());
+
 async function exhaustiveRate(d: DaemonHandle, inputs: readonly CrashInput[], o: Partial<ExhaustiveOptions>, t?: StateTimings): Promise<{ states: number; ms: number }> {
   const started = performance.now();
   let states = 0;
   for (const input of inputs) {
-    const r = await runExhaustive(d, resolveTarget(input, input.settings), input, { writeArtifacts: false, ...o });
+    const r = await runExhaustive(d, resolveTarget(input, input.settings), input, { writeArtifacts: false, driverWorkers: drivers, ...o });
     if (r.failure) throw new Error(`a correct configuration failed a crash state: ${r.failure.violations[0].message}`);
     states += r.coverage.states;
     if (t) for (const k of Object.keys(t) as (keyof StateTimings)[]) t[k] += r.timings[k];
@@ -80,6 +85,7 @@ async function main(): Promise<void> {
     await targetRows(d, o, native);
     await timeToCatch(d, o.seed);
   } finally {
+    await drivers.stop();
     await fixture.stop();
   }
   await steering(o);
@@ -90,7 +96,9 @@ async function builtInQueue(d: DaemonHandle, o: Options): Promise<number> {
   const inputs = fc.sample(bothModesArb({}, { min: RANDOM_CUTS_PER_WORKLOAD, max: RANDOM_CUTS_PER_WORKLOAD }), { numRuns: o.workloads, seed: o.seed });
   const total = { native: { cases: 0, ms: 0 }, mount: { cases: 0, ms: 0 }, random: { cases: 0, ms: 0 } };
   const t: StateTimings = { recordMs: 0, enumerateMs: 0, loadMs: 0, recoverMs: 0, judgeMs: 0, recoveries: 0, driverStarts: 0 };
-  console.log(`powercut crash-check benchmark: ${o.workloads} generated workloads of the built-in queue (seed ${o.seed}), ${ROUNDS} rounds, ways alternating`);
+  console.log(`powercut crash-check benchmark: ${o.workloads} generated workloads of the built-in queue (seed ${o.seed}), ${ROUNDS} rounds, ways alternating, after a round to warm up (not counted)`);
+  // Warm-up: the JIT of every process, the serving drivers started; what follows is the steady state.
+  await exhaustiveRate(d, inputs.map((i) => i.exhaustive), { caps: SECTION1_CAPS });
   const ways = ['native', 'mount', 'random'] as const;
   for (let round = 0; round < ROUNDS; round++) {
     for (const way of round % 2 === 0 ? ways : [...ways].reverse()) {
@@ -143,7 +151,7 @@ async function targetRows(d: DaemonHandle, o: Options, builtInRate: number): Pro
       const arb = crashInputArb({ target, kind: 'exhaustive', settings });
       if (target === 'nats-jetstream') {
         // No configuration of nats-server 2.9.10 is durable: its rate is measured up to its first finding.
-        const r = await runCrashSuite(d, arb, { numRuns: TARGET_WORKLOADS, seed: o.seed, endOnFailure: true, artifactRoot, exhaustive: { writeArtifacts: false } });
+        const r = await runCrashSuite(d, arb, { numRuns: TARGET_WORKLOADS, seed: o.seed, endOnFailure: true, artifactRoot, exhaustive: { writeArtifacts: false, driverWorkers: drivers } });
         if (r.error) throw new Error(`nats-jetstream: the tool failed: ${r.error}`);
         const first = r.failure ? `${r.failure.violations[0].check} after ${r.casesToFirstFailure} states, ${((r.firstFailureMs ?? 0) / 1000).toFixed(1)} s` : 'none';
         console.log(`${target.padEnd(20)}${pad(r.cases, 8)}${pad((r.durationMs / 1000).toFixed(1), 10)}${pad(perMin(r.cases, r.durationMs).toFixed(0), 12)}  ${first}`);
@@ -170,7 +178,7 @@ async function timeToCatch(d: DaemonHandle, seed: number): Promise<void> {
       const cells: string[] = [];
       const seconds: number[] = [];
       for (const mode of ['exhaustive', 'random'] as const) {
-        const r = await runCrashSuite(d, arb.map((p) => p[mode]), { numRuns: CATCH_BUDGET_WORKLOADS, seed, endOnFailure: true, artifactRoot, exhaustive: { writeArtifacts: false } });
+        const r = await runCrashSuite(d, arb.map((p) => p[mode]), { numRuns: CATCH_BUDGET_WORKLOADS, seed, endOnFailure: true, artifactRoot, exhaustive: { writeArtifacts: false, driverWorkers: drivers } });
         if (r.error !== undefined) throw new Error(`${variant}, ${mode} mode: the tool failed: ${r.error}`);
         const cases = r.casesToFirstFailure ?? r.cases;
         const s = (r.firstFailureMs ?? r.durationMs) / 1000;
