@@ -7,6 +7,8 @@ import type { CrashInput } from '../../properties/crash-property.js';
 
 /** A feature reached by fewer runs than this is rare: an input reaching it joins the corpus. */
 export const RARE_RUNS = 3;
+/** Features among this many least reached count as rare too, however often they were reached. */
+export const RAREST_KEPT = 3;
 /** A suite's corpus keeps this many inputs, the newest. */
 export const MAX_CORPUS = 64;
 
@@ -25,10 +27,15 @@ export class Steering {
     this.prng = new Prng(seed);
   }
 
-  /** Counts the features one input's runs reached; keeps the input in its suite's corpus if one of them was rare. */
+  /**
+   * Counts the features one input's runs reached; keeps the input in its suite's corpus if one of
+   * them was rare: reached by fewer than RARE_RUNS runs, or among the RAREST_KEPT least reached.
+   */
   observe(suite: number, input: CrashInput, features: Record<string, number>): void {
     const names = Object.keys(features);
-    const rare = names.some((f) => (this.runs.get(f) ?? 0) < RARE_RUNS);
+    const counts = [...this.runs.values()].sort((a, b) => a - b);
+    const rareBelow = Math.max(RARE_RUNS, (counts[RAREST_KEPT - 1] ?? 0) + 1);
+    const rare = names.some((f) => (this.runs.get(f) ?? 0) < rareBelow);
     for (const f of names) this.runs.set(f, (this.runs.get(f) ?? 0) + (features[f] ?? 0));
     if (!rare) return;
     const corpus = this.corpora.get(suite) ?? [];
@@ -41,7 +48,8 @@ export class Steering {
   pick(suite: number): CrashInput | undefined {
     const corpus = this.corpora.get(suite) ?? [];
     if (corpus.length === 0 || this.prng.int(4) === 0) return undefined;
-    const weights = corpus.map((e) => Math.max(0, ...e.features.map((f) => 1 / Math.max(1, this.runs.get(f) ?? 0))));
+    // The square: an input that reached a feature half as often reached is four times as likely.
+    const weights = corpus.map((e) => Math.max(0, ...e.features.map((f) => 1 / Math.max(1, this.runs.get(f) ?? 0) ** 2)));
     const total = weights.reduce((a, b) => a + b, 0);
     let x = (this.prng.int(1_000_000) / 1_000_000) * total;
     this.steered++;
