@@ -143,8 +143,11 @@ export const run: Command = async (argv) => {
 
   // 1. The stored post-crash image, recovered by the current code: exact, whatever the interleaving was.
   const last = artifact.cuts.length - 1;
-  const image = path.join(dir, 'images', `cut-${last}-after-crash`);
-  if (last >= 0 && existsSync(image) && artifact.runs.length > 1) {
+  // An image of an empty disk is an empty folder, which git does not keep: with the other images there, it is that.
+  const stored = path.join(dir, 'images', `cut-${last}-after-crash`);
+  const empty = !existsSync(stored) && existsSync(path.join(dir, 'images')) ? await mkdtemp(path.join(os.tmpdir(), 'powercut-empty-image-')) : undefined;
+  const image = existsSync(stored) ? stored : empty;
+  if (last >= 0 && image !== undefined && artifact.runs.length > 1) {
     console.log(`\nrecovery alone, from the stored post-crash image ${image}:`);
     const prior = artifact.runs.slice(0, -1);
     const verdicts: Record<string, string> = {};
@@ -167,6 +170,7 @@ export const run: Command = async (argv) => {
       console.log(`  NOTE: the two ways disagree (a bug of powercut, not of the queue; please report it): on the mount [${verdicts['on the mount'] || 'pass'}], natively [${verdicts.natively || 'pass'}]`);
     }
   }
+  if (empty) await rm(empty, { recursive: true, force: true });
 
   // 2. The full re-run with the current code: its verdict is the exit status. A crash state's case
   //    records the workload again and checks every state (the requests, and so the states, may differ now).
