@@ -6,14 +6,27 @@
 // line, or the driver's `opened stream` line with the state it recovered). Replaying a stored image
 // is exact, so none of this depends on timing; `sh <artifact>/replay.sh` (which records the whole
 // case again) is what docs/nats.md shows for each.
+//
+// A consumer's o.dat dates its pending deliveries from the moment it was written (its base timestamp
+// is the wall clock, in seconds): recovered more than ack_wait (one hour) after the cut, every pending
+// delivery has expired, and the consumer's first check of its pending list (0.5 to 1.5 s after start,
+// consumer.go applyState) queues them all for redelivery, which changes what the drain sees. The gate
+// recovers each state seconds after its cut, so the copy of the image gets a base timestamp of now
+// (freshenPending): the same disk, recovered as the gate recovered it.
+//
+// Findings 8 to 12 are about a damaged disk (the gate's read-faults suite): their image is loaded as
+// the disk of a fresh powercut mount, the artifact's recovery fault (a flipped bit or a read error at
+// a byte of one file) is armed on it before the recovery starts, as replayRecovery arms
+// case.recoveryFaults, and the recovery is judged as a damaged-disk history. The same image recovered
+// without the fault passes: the damage is the cause.
 import { existsSync } from 'node:fs';
-import { cp, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { cp, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readArtifact } from '../../harness/artifacts.js';
-import { ID_BASE_PER_RUN } from '../../harness/crash-run.js';
-import type { DaemonHandle } from '../../harness/daemon-process.js';
+import { ID_BASE_PER_RUN, specFor } from '../../harness/crash-run.js';
+import { startDaemon, type DaemonHandle } from '../../harness/daemon-process.js';
 import { REPO_ROOT } from '../../harness/dist-path.js';
 import { mergeTimeouts, runDriver } from '../../harness/driver-process.js';
 import type { DriverSpec } from '../../harness/driver-spec.js';
@@ -22,6 +35,48 @@ import { natsJetstream } from './index.js';
 
 const FINDINGS = path.join(REPO_ROOT, 'docs', 'findings', 'nats');
 const STREAM_DIR = path.join('jetstream', '$G', 'streams', 'POWERCUT');
+
+/** A varint (zigzag) or uvarint at `i` of `b`: its value and the index after it. */
+function readVarint(b: Buffer, i: number, signed: boolean): { value: bigint; next: number } {
+  let x = 0n;
+  let shift = 0n;
+  for (;;) {
+    const c = b[i++];
+    x |= BigInt(c & 0x7f) << shift;
+    shift += 7n;
+    if (c < 0x80) break;
+  }
+  return { value: signed ? (x >> 1n) ^ -(x & 1n) : x, next: i };
+}
+function putVarint(v: bigint): Buffer {
+  let x = v >= 0n ? v << 1n : ~(v << 1n);
+  const out: number[] = [];
+  while (x >= 0x80n) {
+    out.push(Number(x & 0x7fn) | 0x80);
+    x >>= 7n;
+  }
+  out.push(Number(x));
+  return Buffer.from(out);
+}
+
+/** Sets the base timestamp of every consumer's pending list under `store` to now (see the header comment). */
+async function freshenPending(store: string): Promise<void> {
+  const obs = path.join(store, STREAM_DIR, 'obs');
+  if (!existsSync(obs)) return;
+  for (const consumer of await readdir(obs)) {
+    const file = path.join(obs, consumer, 'o.dat');
+    if (!existsSync(file)) continue;
+    const b = await readFile(file);
+    if (b.length < 3 || b[0] !== 0x16 || b[1] !== 2) continue; // an empty, torn or other-version state: as it is
+    let i = 2;
+    for (let k = 0; k < 4; k++) i = readVarint(b, i, false).next; // ack floor and delivered, consumer and stream seqs
+    const pending = readVarint(b, i, false);
+    if (pending.value === 0n) continue;
+    const base = readVarint(b, pending.next, true);
+    const now = putVarint(BigInt(Math.round(Date.now() / 1000)));
+    await writeFile(file, Buffer.concat([b.subarray(0, pending.next), now, b.subarray(base.next)]));
+  }
+}
 
 /** The stored post-crash image of an artifact recovered natively, as replay and exhaustive mode do, keeping the driver's stderr (the server's log). */
 async function recoverStored(name: string): Promise<{ violations: Violation[]; stderr: string; image: string }> {
@@ -36,6 +91,7 @@ async function recoverStored(name: string): Promise<{ violations: Violation[]; s
   try {
     const queueDir = path.join(scratch, 'queue');
     await cp(image, queueDir, { recursive: true, preserveTimestamps: true });
+    await freshenPending(queueDir);
     const spec: DriverSpec = { mode: 'drain', dir: queueDir, settings: a.case.settings, idBase: prior.length * ID_BASE_PER_RUN };
     const run = await runDriver({} as DaemonHandle, natsJetstream.driver, spec, false, mergeTimeouts());
     return { violations: judge({ target: natsJetstream.name, faultsInjected: false, runs: [...prior, run.record] }), stderr: run.stderr, image };
@@ -44,9 +100,44 @@ async function recoverStored(name: string): Promise<{ violations: Violation[]; s
   }
 }
 
+/**
+ * A read-fault finding: the stored post-crash image as the disk of a fresh mount, the artifact's
+ * recovery faults armed before the recovery (as replayRecovery does), recovered through the driver
+ * and judged as a damaged-disk history; with the number of reads the faults hit.
+ */
+async function recoverStoredDamaged(name: string): Promise<{ violations: Violation[]; stderr: string; image: string; hits: number }> {
+  const dir = path.join(FINDINGS, name);
+  const a = await readArtifact(dir);
+  expect(a.case.target).toBe('nats-jetstream');
+  expect(a.case.recoveryFaults, 'a read-fault finding names the damage its recoveries read').toHaveLength(1);
+  expect(a.case.recoveryCut).toBeUndefined();
+  const image = path.join(dir, 'images', `cut-${a.cuts.length - 1}-after-crash`);
+  expect(existsSync(image), image).toBe(true);
+  const prior = a.runs.slice(0, -1);
+  const scratch = await mkdtemp(path.join(os.tmpdir(), 'powercut-nats-damaged-'));
+  try {
+    const disk = path.join(scratch, 'image');
+    await cp(image, disk, { recursive: true, preserveTimestamps: true });
+    await freshenPending(disk);
+    const daemon = await startDaemon({ mountpoint: path.join(scratch, 'mnt'), socketPath: path.join(scratch, 'control.sock'), imageDir: disk });
+    try {
+      for (const f of a.case.recoveryFaults!) await daemon.client.fault(f);
+      const run = await runDriver(daemon, natsJetstream.driver, specFor(daemon, a.case, 'drain', prior.length), false, mergeTimeouts());
+      const hits = (await daemon.client.status()).readFaultsHit;
+      const violations = judge({ target: natsJetstream.name, faultsInjected: false, damagedDisk: true, runs: [...prior, run.record] });
+      return { violations, stderr: run.stderr, image, hits };
+    } finally {
+      await daemon.stop();
+    }
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
+
 const messages = (vs: Violation[], check: string) => vs.filter((v) => v.check === check).map((v) => v.message).join('\n');
 const checks = (vs: Violation[]) => [...new Set(vs.map((v) => v.check))].sort();
 const size = async (image: string, rel: string) => (await stat(path.join(image, STREAM_DIR, rel))).size;
+const serverComplaints = (stderr: string) => stderr.split('\n').filter((l) => /\[(WRN|ERR)\]/.test(l));
 
 describe('nats-server 2.9.10 findings, from their committed artifacts (docs/nats.md)', () => {
   it('1. a PubAck is not durable: the recovered store is empty, the PubAcked events are gone and their seqs reused', async () => {
@@ -86,8 +177,9 @@ describe('nats-server 2.9.10 findings, from their committed artifacts (docs/nats
 
   it('5. an index trusted over a torn record: the first read truncates the block, and the consumer stops with durable messages undelivered', async () => {
     const r = await recoverStored('5-trusted-index-over-torn-record');
-    expect(checks(r.violations)).toEqual(['liveness', 'order']);
-    expect(messages(r.violations, 'order')).toMatch(/skipped seqs 1, 2, 3 \(event ids 1, 2, 3\)/);
+    // The drain stops at the unanswered pull, so the oracle judges no holes (it judges them only over a
+    // completed drain); the artifact, recorded before that rule, also names seqs 1, 2, 3 under order.
+    expect(checks(r.violations)).toEqual(['liveness']);
     expect(messages(r.violations, 'liveness')).toMatch(/a no_wait pull request got no answer within 3000 ms \(consumer powercut: ack floor 0, delivered 0, ack pending 0, pending 2; stream seqs 1\.\.2, 2 messages\)/);
     expect(r.stderr).toMatch(/opened stream POWERCUT \(messages 3, seqs 1\.\.3\)/);
     expect(r.stderr).toMatch(/\[ERR\] Received an error looking up message for consumer: malformed or corrupt message/);
@@ -112,4 +204,75 @@ describe('nats-server 2.9.10 findings, from their committed artifacts (docs/nats
     // First seq 6 (from the index), last seq 0: the recovered block kept no record and no last seq.
     expect(r.stderr).toMatch(/opened stream POWERCUT \(messages 0, seqs 6\.\.0\)/);
   }, 30_000);
+
+  it('8. a flipped bit in a record behind a trusted block index: the message reads as "no message found", and the consumer never delivers it', async () => {
+    const r = await recoverStoredDamaged('8-damaged-record-reads-as-missing');
+    expect(r.hits, 'reads the flipped bit hit').toBeGreaterThan(0);
+    expect(checks(r.violations)).toEqual(['at-least-once', 'order']);
+    expect(messages(r.violations, 'at-least-once')).toMatch(/seqs 1 \(event ids 1\) were confirmed durable \(durableSeq reached 4 in run 0 \(workload\)\) and never acked, but were not delivered after recovery/);
+    // The index matches the block's last record, so 2.9.10 takes it as is: four messages, none checked.
+    expect(r.stderr).toMatch(/Restored 4 messages/);
+    expect(r.stderr).toMatch(/opened stream POWERCUT \(messages 4, seqs 1\.\.4\)/);
+    // The only trace: the consumer's attempt to redeliver the damaged (pending) message, in the server's log.
+    expect(serverComplaints(r.stderr).join('\n')).toMatch(/\[ERR\] Received an error looking up message for consumer: malformed or corrupt message/);
+    expect((await recoverStored('8-damaged-record-reads-as-missing')).violations, 'the same image without the flipped bit').toEqual([]);
+  }, 60_000);
+
+  it('9. a flipped bit in a block rebuilt at start-up: the block is cut at the damaged record, every later record goes with it, and seqs are handed out again', async () => {
+    const r = await recoverStoredDamaged('9-damaged-record-truncates-block');
+    expect(r.hits).toBeGreaterThan(0);
+    expect(checks(r.violations)).toEqual(['at-least-once', 'liveness', 'monotonic-seqs', 'order']);
+    expect(messages(r.violations, 'at-least-once')).toMatch(/seqs 1, 2, 3, 4, 5 \(event ids 1, 2, 3, 4, 5\) were confirmed durable/);
+    expect(messages(r.violations, 'monotonic-seqs')).toMatch(/got seq 2 for event id 1000001, but seqs up to 5 were confirmed durable/);
+    // Seven records on the disk, the first one damaged: none restored, and the damaged record's seq stays the last (finding 4's order).
+    expect(r.stderr).toMatch(/Restored 0 messages/);
+    expect(r.stderr).toMatch(/opened stream POWERCUT \(messages 0, seqs 1\.\.1\)/);
+    expect(serverComplaints(r.stderr), 'nothing logged').toEqual([]);
+    const intact = await recoverStored('9-damaged-record-truncates-block');
+    expect(intact.violations).toEqual([]);
+    expect(intact.stderr).toMatch(/opened stream POWERCUT \(messages 7, seqs 1\.\.7\)/);
+  }, 60_000);
+
+  it('10. a read error in a block rebuilt at start-up: the error is ignored and the block counts as empty; its seqs are handed out again', async () => {
+    const r = await recoverStoredDamaged('10-read-error-block-counts-empty');
+    expect(r.hits).toBeGreaterThan(0);
+    expect(checks(r.violations)).toEqual(['at-least-once', 'liveness', 'monotonic-seqs']);
+    expect(messages(r.violations, 'monotonic-seqs')).toMatch(/got seq 1 for event id 1000001, but seqs up to 2 were confirmed durable/);
+    expect(r.stderr).toMatch(/Restored 0 messages/);
+    expect(r.stderr).toMatch(/opened stream POWERCUT \(messages 0, seqs 1\.\.0\)/);
+    // No warning at start-up; only the consumer's later reads of the block log the error.
+    expect(serverComplaints(r.stderr).every((l) => /\[ERR\] Received an error looking up message for consumer: read .*\/msgs\/1\.blk: input\/output error/.test(l))).toBe(true);
+    const intact = await recoverStored('10-read-error-block-counts-empty');
+    expect(intact.violations).toEqual([]);
+    expect(intact.stderr).toMatch(/opened stream POWERCUT \(messages 2, seqs 1\.\.2\)/);
+  }, 60_000);
+
+  it('11. a flipped bit in the consumer\'s o.dat (no checksum): the consumer comes back past two unacked messages and never delivers them', async () => {
+    const r = await recoverStoredDamaged('11-consumer-state-no-checksum');
+    expect(r.hits).toBeGreaterThan(0);
+    expect(checks(r.violations)).toEqual(['at-least-once', 'order']);
+    expect(messages(r.violations, 'order')).toMatch(/skipped seqs 1, 2 \(event ids 1, 2\), which were never acked/);
+    // On the disk: nothing delivered (delivered stream seq 0, byte 5); read with bit 1 flipped: delivered 2.
+    const odat = await readFile(path.join(r.image, STREAM_DIR, 'obs', 'powercut', 'o.dat'));
+    expect(odat.subarray(0, 6)).toEqual(Buffer.from([0x16, 0x02, 0x00, 0x00, 0x00, 0x00]));
+    expect(r.stderr).toMatch(/opened stream POWERCUT \(messages 2, seqs 1\.\.2\), consumer powercut \(ack floor 0, delivered 2, ack pending 0,/);
+    expect(serverComplaints(r.stderr), 'nothing logged').toEqual([]);
+    expect((await recoverStored('11-consumer-state-no-checksum')).violations).toEqual([]);
+  }, 60_000);
+
+  it('12. a flipped bit in a block index\'s first seq: the index is rejected, but the rebuild keeps its first seq and drops every record below it', async () => {
+    const r = await recoverStoredDamaged('12-rejected-index-first-seq');
+    expect(r.hits).toBeGreaterThan(0);
+    expect(checks(r.violations)).toEqual(['at-least-once', 'liveness', 'order']);
+    expect(messages(r.violations, 'order')).toMatch(/skipped seqs 1, 2, 3, 4 /);
+    // The index on the disk says first seq 1 (byte 5); read as 5, it fails the accounting check and is rebuilt from a first seq of 5.
+    const idx = await readFile(path.join(r.image, STREAM_DIR, 'msgs', '1.idx'));
+    expect(idx[5]).toBe(1);
+    expect(r.stderr).toMatch(/Restored 0 messages/);
+    expect(r.stderr).toMatch(/opened stream POWERCUT \(messages 0, seqs 5\.\.4\)/);
+    expect(serverComplaints(r.stderr), 'nothing logged').toEqual([]);
+    const intact = await recoverStored('12-rejected-index-first-seq');
+    expect(intact.violations).toEqual([]);
+    expect(intact.stderr).toMatch(/opened stream POWERCUT \(messages 3, seqs 1\.\.3\)/);
+  }, 60_000);
 });
