@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { readArtifact, type StoredArtifact } from '../harness/artifacts.js';
+import { copyStoredImage, readArtifact, type StoredArtifact } from '../harness/artifacts.js';
 import { HarnessError } from '../harness/harness-error.js';
 import { runExhaustive } from '../harness/exhaustive/exhaustive-run.js';
 import { formatOpenResult, openArtifactReport } from '../report/index.js';
@@ -143,34 +143,36 @@ export const run: Command = async (argv) => {
 
   // 1. The stored post-crash image, recovered by the current code: exact, whatever the interleaving was.
   const last = artifact.cuts.length - 1;
-  // An image of an empty disk is an empty folder, which git does not keep: with the other images there, it is that.
-  const stored = path.join(dir, 'images', `cut-${last}-after-crash`);
-  const empty = !existsSync(stored) && existsSync(path.join(dir, 'images')) ? await mkdtemp(path.join(os.tmpdir(), 'powercut-empty-image-')) : undefined;
-  const image = existsSync(stored) ? stored : empty;
-  if (last >= 0 && image !== undefined && artifact.runs.length > 1) {
-    console.log(`\nrecovery alone, from the stored post-crash image ${image}:`);
-    const prior = artifact.runs.slice(0, -1);
-    const verdicts: Record<string, string> = {};
-    // A state checked natively (on a copy of its image, off the mount) is recovered both ways: they must agree.
-    const ways: [string, () => Promise<{ violations: Violation[] }>][] = [
-      ['on the mount', () => withDaemon(image, (d) => replayRecovery(d, target, artifact.case, prior))],
-      ...(artifact.case.recoveredOn === 'native' ? [['natively', () => recoverImageNatively(target, artifact.case, image, prior, mergeTimeouts())] as [string, () => Promise<{ violations: Violation[] }>]] : []),
-    ];
-    for (const [way, recover] of ways) {
-      try {
-        const replay = await recover();
-        verdicts[way] = checksOf(replay.violations);
-        const label = ways.length > 1 ? ` (${way})` : '';
-        console.log(replay.violations.length ? `  recovery of the stored disk still fails${label}:\n${indent(replay.violations)}` : `  recovery of the stored disk passes now${label}`);
-      } catch (err) {
-        console.log(`  could not replay the recovery ${way} (the tool failed): ${(err as Error).message}`);
+  const scratch = await mkdtemp(path.join(os.tmpdir(), 'powercut-replay-image-'));
+  const image = path.join(scratch, 'image');
+  try {
+    const stored = last >= 0 && (await copyStoredImage(dir, `cut-${last}-after-crash`, image));
+    if (stored && artifact.runs.length > 1) {
+      console.log(`\nrecovery alone, from the stored post-crash image ${path.join(dir, 'images', `cut-${last}-after-crash`)}:`);
+      const prior = artifact.runs.slice(0, -1);
+      const verdicts: Record<string, string> = {};
+      // A state checked natively (on a copy of its image, off the mount) is recovered both ways: they must agree.
+      const ways: [string, () => Promise<{ violations: Violation[] }>][] = [
+        ['on the mount', () => withDaemon(image, (d) => replayRecovery(d, target, artifact.case, prior))],
+        ...(artifact.case.recoveredOn === 'native' ? [['natively', () => recoverImageNatively(target, artifact.case, image, prior, mergeTimeouts())] as [string, () => Promise<{ violations: Violation[] }>]] : []),
+      ];
+      for (const [way, recover] of ways) {
+        try {
+          const replay = await recover();
+          verdicts[way] = checksOf(replay.violations);
+          const label = ways.length > 1 ? ` (${way})` : '';
+          console.log(replay.violations.length ? `  recovery of the stored disk still fails${label}:\n${indent(replay.violations)}` : `  recovery of the stored disk passes now${label}`);
+        } catch (err) {
+          console.log(`  could not replay the recovery ${way} (the tool failed): ${(err as Error).message}`);
+        }
+      }
+      if (Object.keys(verdicts).length === 2 && verdicts['on the mount'] !== verdicts.natively) {
+        console.log(`  NOTE: the two ways disagree (a bug of powercut, not of the queue; please report it): on the mount [${verdicts['on the mount'] || 'pass'}], natively [${verdicts.natively || 'pass'}]`);
       }
     }
-    if (Object.keys(verdicts).length === 2 && verdicts['on the mount'] !== verdicts.natively) {
-      console.log(`  NOTE: the two ways disagree (a bug of powercut, not of the queue; please report it): on the mount [${verdicts['on the mount'] || 'pass'}], natively [${verdicts.natively || 'pass'}]`);
-    }
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
   }
-  if (empty) await rm(empty, { recursive: true, force: true });
 
   // 2. The full re-run with the current code: its verdict is the exit status. A crash state's case
   //    records the workload again and checks every state (the requests, and so the states, may differ now).

@@ -7,6 +7,8 @@
 //   trace-cut-K.json / .txt   the mutating requests up to cut K (the .txt marks the cut)
 //   images/cut-K-durable, images/cut-K-live   the filesystem at cut K, as ordinary files
 //   images/cut-K-after-crash  what recovery started from (after the policy was applied)
+//   images/NAME.dirs.json     every folder of image NAME: git keeps no empty folder, and an empty
+//                             folder (a stream's msgs/, a whole empty disk) is part of a crash state
 //   stderr/run-K.txt          driver diagnostics, when there were any
 //   replay.sh                 the one command that replays it, from any checkout
 import { cp, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
@@ -101,8 +103,46 @@ export async function writeArtifact(root: string, targetName: string, result: Ca
     await writeFile(path.join(dir, `trace-cut-${k}.json`), json({ frozenAt: cut.frozenAt, trace: cut.trace, marks: cut.marks ?? [] }));
     await writeFile(path.join(dir, `trace-cut-${k}.txt`), formatTrace(cut.trace, cut.frozenAt, timing) + '\n');
   }
-  if (imagesDir && existsSync(imagesDir)) await cp(imagesDir, path.join(dir, 'images'), { recursive: true });
+  if (imagesDir && existsSync(imagesDir)) {
+    await cp(imagesDir, path.join(dir, 'images'), { recursive: true });
+    await writeImageFolderLists(path.join(dir, 'images'));
+  }
   return dir;
+}
+
+const FOLDER_LIST_SUFFIX = '.dirs.json';
+
+/** Folders under `dir`, relative to it, parents first. */
+async function foldersUnder(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  return entries.filter((e) => e.isDirectory()).map((e) => path.relative(dir, path.join(e.parentPath ?? e.path, e.name))).sort();
+}
+
+/** Writes NAME.dirs.json beside every image folder NAME under `imagesDir`. */
+export async function writeImageFolderLists(imagesDir: string): Promise<void> {
+  for (const e of await readdir(imagesDir, { withFileTypes: true })) {
+    if (e.isDirectory()) await writeFile(path.join(imagesDir, e.name + FOLDER_LIST_SUFFIX), json(await foldersUnder(path.join(imagesDir, e.name))));
+  }
+}
+
+/**
+ * Copies image `name` of the artifact in `dir` to `dest` with every folder it had, empty ones
+ * included (as a clone of a committed artifact lacks them); false when the artifact has no such image.
+ */
+export async function copyStoredImage(dir: string, name: string, dest: string): Promise<boolean> {
+  const image = path.join(dir, 'images', name);
+  const listFile = image + FOLDER_LIST_SUFFIX;
+  if (!existsSync(image) && !existsSync(listFile)) return false;
+  await mkdir(dest, { recursive: true });
+  if (existsSync(image)) await cp(image, dest, { recursive: true, preserveTimestamps: true });
+  if (existsSync(listFile)) {
+    const folders = await readJson(listFile);
+    if (!Array.isArray(folders) || !folders.every((f) => typeof f === 'string' && !path.isAbsolute(f) && !f.split(path.sep).includes('..'))) {
+      throw new Error(`${listFile}: expected a list of relative folder paths`);
+    }
+    for (const f of folders as string[]) await mkdir(path.join(dest, f), { recursive: true });
+  }
+  return true;
 }
 
 /** The artifact of a case the tool failed to run: the case, what failed, the daemon's death if it died. */
