@@ -20,11 +20,11 @@
 // case.recoveryFaults, and the recovery is judged as a damaged-disk history. The same image recovered
 // without the fault passes: the damage is the cause.
 import { existsSync } from 'node:fs';
-import { cp, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readArtifact } from '../../harness/artifacts.js';
+import { copyStoredImage, readArtifact } from '../../harness/artifacts.js';
 import { ID_BASE_PER_RUN, specFor } from '../../harness/crash-run.js';
 import { startDaemon, type DaemonHandle } from '../../harness/daemon-process.js';
 import { REPO_ROOT } from '../../harness/dist-path.js';
@@ -84,13 +84,14 @@ async function recoverStored(name: string): Promise<{ violations: Violation[]; s
   const a = await readArtifact(dir);
   expect(a.case.target).toBe('nats-jetstream');
   expect(a.case.recoveryCut, 'a finding is recovered once: its image is the state the final drain saw').toBeUndefined();
-  const image = path.join(dir, 'images', `cut-${a.cuts.length - 1}-after-crash`);
-  expect(existsSync(image), image).toBe(true);
+  const imageName = `cut-${a.cuts.length - 1}-after-crash`;
+  const image = path.join(dir, 'images', imageName);
   const prior = a.runs.slice(0, -1);
   const scratch = await mkdtemp(path.join(existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir(), 'powercut-nats-finding-'));
   try {
+    // With its empty folders, which a clone lacks (images/<name>.dirs.json lists them).
     const queueDir = path.join(scratch, 'queue');
-    await cp(image, queueDir, { recursive: true, preserveTimestamps: true });
+    expect(await copyStoredImage(dir, imageName, queueDir), image).toBe(true);
     await freshenPending(queueDir);
     const spec: DriverSpec = { mode: 'drain', dir: queueDir, settings: a.case.settings, idBase: prior.length * ID_BASE_PER_RUN };
     const run = await runDriver({} as DaemonHandle, natsJetstream.driver, spec, false, mergeTimeouts());
@@ -111,13 +112,13 @@ async function recoverStoredDamaged(name: string): Promise<{ violations: Violati
   expect(a.case.target).toBe('nats-jetstream');
   expect(a.case.recoveryFaults, 'a read-fault finding names the damage its recoveries read').toHaveLength(1);
   expect(a.case.recoveryCut).toBeUndefined();
-  const image = path.join(dir, 'images', `cut-${a.cuts.length - 1}-after-crash`);
-  expect(existsSync(image), image).toBe(true);
+  const imageName = `cut-${a.cuts.length - 1}-after-crash`;
+  const image = path.join(dir, 'images', imageName);
   const prior = a.runs.slice(0, -1);
   const scratch = await mkdtemp(path.join(os.tmpdir(), 'powercut-nats-damaged-'));
   try {
     const disk = path.join(scratch, 'image');
-    await cp(image, disk, { recursive: true, preserveTimestamps: true });
+    expect(await copyStoredImage(dir, imageName, disk), image).toBe(true);
     await freshenPending(disk);
     const daemon = await startDaemon({ mountpoint: path.join(scratch, 'mnt'), socketPath: path.join(scratch, 'control.sock'), imageDir: disk });
     try {
@@ -153,7 +154,8 @@ describe('nats-server 2.9.10 findings, from their committed artifacts (docs/nats
     const r = await recoverStored('2-stream-meta-not-fsynced');
     expect(checks(r.violations)).toEqual(['at-least-once', 'monotonic-seqs']);
     expect(r.stderr).toMatch(/\[WRN\]\s+Missing stream metafile for ".*\/streams\/POWERCUT\/meta\.inf"/);
-    expect(existsSync(path.join(r.image, STREAM_DIR, 'msgs')), 'the stream directory is on the disk').toBe(true);
+    // The stream's folders are on the disk (empty: listed in the image's folder list, which a clone needs).
+    expect(JSON.parse(await readFile(`${r.image}.dirs.json`, 'utf8')), 'the stream directory is on the disk').toContain(path.join(STREAM_DIR, 'msgs'));
     expect(existsSync(path.join(r.image, STREAM_DIR, 'meta.inf'))).toBe(false);
   }, 30_000);
 
