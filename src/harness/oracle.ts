@@ -44,8 +44,26 @@ export interface Violation {
 }
 
 const MAX_LISTED = 12;
-function list(xs: readonly number[]): string {
-  return xs.length <= MAX_LISTED ? xs.join(', ') : `${xs.slice(0, MAX_LISTED).join(', ')} ... (${xs.length} in all)`;
+/** Seqs a violation carries at most: a recovered queue may claim any range (a flipped bit made one 2^43 long). */
+const MAX_SEQS_KEPT = 1000;
+/** The first seqs of `xs`, and how many there are in all (`total`, when `xs` is the start of a longer list). */
+function list(xs: readonly number[], total = xs.length): string {
+  return total <= MAX_LISTED ? xs.join(', ') : `${xs.slice(0, MAX_LISTED).join(', ')} ... (${total} in all)`;
+}
+
+/**
+ * The seqs of [from, to] that are not `present`, as the first MAX_SEQS_KEPT of them and their count,
+ * in time bounded by the count of `candidates` (the only seqs `present` may hold), not by the range.
+ */
+function absentSeqs(from: number, to: number, present: (s: number) => boolean, candidates: Iterable<number>): { first: number[]; count: number } {
+  if (to < from) return { first: [], count: 0 };
+  let presentCount = 0;
+  for (const c of new Set(candidates)) if (c >= from && c <= to && present(c)) presentCount++;
+  const first: number[] = [];
+  for (let s = from; s <= to && first.length < MAX_SEQS_KEPT; s++) if (!present(s)) first.push(s);
+  const count = to - from + 1 - presentCount;
+  if (count < first.length) throw new Error(`oracle invariant broken: a seq in [${from}, ${to}] is present but not among the candidates`);
+  return { first, count };
 }
 function runName(history: History, k: number): string {
   return `run ${k} (${history.runs[k].role}${k === history.runs.length - 1 ? ', final' : ''})`;
@@ -113,8 +131,13 @@ interface AckRecord {
 interface Ledger {
   /** seq -> event id the queue holds there, as the runs so far knew it; absent if unknown. */
   idAt: Map<number, number>;
-  /** Every seq confirmed durable -> the event it holds (undefined: its written line was cut off, and no later run delivered it). */
-  confirmedIds: Map<number, number | undefined>;
+  /** Seqs confirmed durable whose event is known -> that event. */
+  confirmedIds: Map<number, number>;
+  /**
+   * The seq ranges confirmed durable, disjoint and in order: a seq in them and not in confirmedIds
+   * holds an event whose written line was cut off and that no later run delivered.
+   */
+  confirmedRanges: [number, number][];
   /**
    * Event ids the consumer tried to ack, each with its last ack: a later ack of the same event (it
    * was delivered again after a cut) replaces the earlier one, as that run's cut is the one that could lose it.
@@ -124,7 +147,9 @@ interface Ledger {
 
 function ledgerBefore(history: History, upTo: number): Ledger {
   const idAt = new Map<number, number>();
-  const confirmedIds = new Map<number, number | undefined>();
+  const confirmedIds = new Map<number, number>();
+  const confirmedRanges: [number, number][] = [];
+  const confirmedUnknown = (seq: number) => !confirmedIds.has(seq) && confirmedRanges.some(([lo, hi]) => seq >= lo && seq <= hi);
   const acks = new Map<number, AckRecord>();
   let durableSeq = 0;
   for (let k = 0; k < upTo; k++) {
@@ -148,7 +173,7 @@ function ledgerBefore(history: History, upTo: number): Ledger {
         unacked.add(o.seq);
         // A seq confirmed while its written line was cut off holds the same event forever (confirmed
         // seqs are never reused): a later run that delivers it names the event, whose ack then counts.
-        if (o.id !== null && confirmedIds.has(o.seq) && confirmedIds.get(o.seq) === undefined) confirmedIds.set(o.seq, o.id);
+        if (o.id !== null && confirmedUnknown(o.seq)) confirmedIds.set(o.seq, o.id);
       }
       if (o.t === 'ack-intent') {
         for (const seq of o.seqs) {
@@ -178,10 +203,13 @@ function ledgerBefore(history: History, upTo: number): Ledger {
     });
     // Resolved at the end of the run: with concurrent writers a 'durable' line can precede the
     // 'written' line of a seq it covers. Confirmed seqs are never reused, so later runs agree.
-    for (let seq = durableSeq + 1; seq <= runDurableSeq; seq++) confirmedIds.set(seq, idAt.get(seq));
+    if (runDurableSeq > durableSeq) {
+      confirmedRanges.push([durableSeq + 1, runDurableSeq]);
+      for (const [seq, id] of idAt) if (seq > durableSeq && seq <= runDurableSeq) confirmedIds.set(seq, id);
+    }
     durableSeq = runDurableSeq;
   }
-  return { idAt, confirmedIds, acks };
+  return { idAt, confirmedIds, confirmedRanges, acks };
 }
 
 function idsOf(ids: readonly (number | undefined)[]): string {
@@ -191,19 +219,24 @@ function idsOf(ids: readonly (number | undefined)[]): string {
 function checkAtLeastOnce(history: History): Violation[] {
   const last = history.runs.length - 1;
   const c = confirmedBefore(history, last);
-  const { confirmedIds, acks } = ledgerBefore(history, last);
+  const { confirmedIds, confirmedRanges, acks } = ledgerBefore(history, last);
   const r = recovered(history.runs[last]);
   const rIds = new Set(r.map((o) => o.id));
   const rSeqs = new Set(r.map((o) => o.seq));
+  const known = [...confirmedIds].filter(([, id]) => !acks.has(id) && !rIds.has(id));
   // An id still unknown was never delivered before the final drain, so never acked: its seq must come back.
-  const missing = [...confirmedIds].filter(([seq, id]) => (id === undefined ? !rSeqs.has(seq) : !acks.has(id) && !rIds.has(id)));
-  if (missing.length === 0) return [];
+  const unknown = confirmedRanges.map(([lo, hi]) => absentSeqs(lo, hi, (s) => confirmedIds.has(s) || rSeqs.has(s), [...confirmedIds.keys(), ...rSeqs]));
+  const count = known.length + unknown.reduce((n, u) => n + u.count, 0);
+  if (count === 0) return [];
+  const missing: [number, number | undefined][] = [...known, ...unknown.flatMap((u) => u.first.map((s): [number, undefined] => [s, undefined]))]
+    .sort(([a], [b]) => a - b)
+    .slice(0, MAX_SEQS_KEPT);
   const seqs = missing.map(([seq]) => seq);
   return [{
     check: 'at-least-once',
     seqs,
     ids: missing.flatMap(([, id]) => (id === undefined ? [] : [id])),
-    message: `at-least-once: seqs ${list(seqs)}${idsOf(missing.slice(0, MAX_LISTED).map(([, id]) => id))} were confirmed durable ` +
+    message: `at-least-once: seqs ${list(seqs, count)}${idsOf(missing.slice(0, MAX_LISTED).map(([, id]) => id))} were confirmed durable ` +
       `(durableSeq reached ${c.durableSeq} in ${runName(history, c.durableSeqRun)}) and never acked, ` +
       `but were not delivered after recovery (expected every unacked event confirmed up to seq ${c.durableSeq} in the final drain)`,
   }];
@@ -352,13 +385,12 @@ function checkOrder(history: History): Violation[] {
   const from = Math.min(reopened.durableFirstUnackedSeq, r[0] ?? Infinity);
   const to = Math.max(reopened.durableSeq, r[r.length - 1] ?? 0);
   const ackedAt = (s: number) => idAt.has(s) && acks.has(idAt.get(s)!);
-  const holes: number[] = [];
-  for (let s = from; s <= to; s++) if (!rSeqs.has(s) && !ackedAt(s)) holes.push(s);
-  if (holes.length > 0) {
+  const { first: holes, count } = absentSeqs(from, to, (s) => rSeqs.has(s) || ackedAt(s), [...rSeqs, ...idAt.keys()]);
+  if (count > 0) {
     out.push({
       check: 'order',
       seqs: holes,
-      message: `order: after recovery the queue skipped seqs ${list(holes)}${idsOf(holes.slice(0, MAX_LISTED).map((s) => idAt.get(s)))}, ` +
+      message: `order: after recovery the queue skipped seqs ${list(holes, count)}${idsOf(holes.slice(0, MAX_LISTED).map((s) => idAt.get(s)))}, ` +
         `which were never acked, although its open reported seqs ${reopened.durableFirstUnackedSeq} to ${reopened.durableSeq} ` +
         `held and unacked (expected every one delivered except acked events: no holes)`,
     });
