@@ -37,6 +37,7 @@ function caseSection(a: ReportArtifact): string {
     ['power cut', describeCut(a)],
   ];
   if (c.faults?.length) rows.push(['faults', JSON.stringify(c.faults)]);
+  if (c.recoveryFaults?.length) rows.push(['damage at recovery', JSON.stringify(c.recoveryFaults)]);
   if (c.recoveryCut) rows.push(['2nd cut', `during recovery at request ${c.recoveryCut.cut.atOp}${c.recoveryCut.cut.kind ? ` (${c.recoveryCut.cut.kind})` : ''}, ${c.recoveryCut.cut.timing}; policy ${c.recoveryCut.policy}, seed ${c.recoveryCut.seed}`]);
   if (c.recoverySettings) rows.push(['after the cut', `settings ${JSON.stringify(c.recoverySettings)}`]);
   if (a.dir) rows.push(['replay', `powercut replay ${a.dir}`]);
