@@ -27,6 +27,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, open as openFile, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { MAX_EVENT_BYTES } from '../../harness/workload.js';
+import { errnoOfText } from '../errno-text.js';
 import type { DrivenQueue } from '../node-driver.js';
 import { levelSettings, type LevelQueueSettings } from './settings.js';
 
@@ -448,22 +449,11 @@ async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
-/** LevelDB reports I/O errors as strerror text; the errno names the driver protocol wants. */
-const ERRNO_TEXT: Record<string, string> = {
-  'No space left on device': 'ENOSPC',
-  'Input/output error': 'EIO',
-  'Read-only file system': 'EROFS',
-  'Disk quota exceeded': 'EDQUOT',
-  'Permission denied': 'EACCES',
-  'No such file or directory': 'ENOENT',
-};
-
 function asQueueError(err: unknown, where: string): Error {
   if (err instanceof LevelQueueError) return err;
   const e = err as Error & { code?: string; cause?: Error };
   const detail = e?.cause?.message ? `${e.message} (${e.cause.message})` : (e?.message ?? String(err));
-  const errno = Object.entries(ERRNO_TEXT).find(([text]) => detail.includes(text))?.[1];
-  return new LevelQueueError(`${where}: ${detail}`, errno);
+  return new LevelQueueError(`${where}: ${detail}`, errnoOfText(detail));
 }
 
 /** Reads the meta key and every record key; decides what the queue holds and what to repair. */

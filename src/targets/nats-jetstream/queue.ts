@@ -32,6 +32,7 @@ import {
   type StreamInfo,
 } from '@nats-io/jetstream';
 import type { DriverSpec } from '../../harness/driver-spec.js';
+import { errnoOfText } from '../errno-text.js';
 import type { DrivenQueue } from '../node-driver.js';
 import { NatsServer, NatsServerError } from './server.js';
 import { natsMaxEventBytes, natsSettings, SMALL_BLOCKS_MAX_BYTES, type NatsSettings } from './settings.js';
@@ -509,19 +510,11 @@ async function fsyncPath(p: string): Promise<void> {
   }
 }
 
-/** Errno names in error texts (the server reports its I/O errors as Go error strings). */
-const ERRNO_TEXT: Record<string, string> = {
-  'no space left on device': 'ENOSPC',
-  'input/output error': 'EIO',
-  'read-only file system': 'EROFS',
-  'disk quota exceeded': 'EDQUOT',
-};
-
 function asQueueError(err: unknown, where: string, server: NatsServer): Error {
   if (err instanceof NatsQueueError && err.message.startsWith(where)) return err;
   const e = err as Error & { code?: unknown };
   let message = `${where}: ${e?.message ?? String(err)}`;
   if (server.gone) message += ` (${server.describe(server.exitDescription() ?? 'is gone')})`;
-  const errno = typeof e?.code === 'string' && /^E[A-Z]+$/.test(e.code) ? e.code : Object.entries(ERRNO_TEXT).find(([text]) => message.toLowerCase().includes(text))?.[1];
+  const errno = typeof e?.code === 'string' && /^E[A-Z]+$/.test(e.code) ? e.code : errnoOfText(message);
   return new NatsQueueError(message, errno);
 }
