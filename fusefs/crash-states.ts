@@ -28,10 +28,13 @@ export type DataOutcome =
    */
   | { kind: 'sectors'; seed: number };
 
+/** The crash policies exhaustive mode enumerates states under. */
+export type StatePolicy = 'lose-unsynced' | 'torn';
+
 export interface CrashStateId {
   /** Requests 1..afterOp were applied; the power went before request afterOp + 1. */
   afterOp: number;
-  policy: 'lose-unsynced' | 'torn';
+  policy: StatePolicy;
   /** torn: how many of the unsynced directory operations persisted (a prefix of their order). */
   dirPrefix?: number;
   /** torn: which unsynced writes persisted. */
@@ -69,7 +72,7 @@ export interface StatesAnswer {
   /** States the caps left out, and which caps were hit. */
   capped: { states: number; caps: string[] };
   /** Per policy, the intervals whose states under it the caps cut short (absent: none). */
-  incomplete?: Partial<Record<CrashStateId['policy'], number[]>>;
+  incomplete?: Partial<Record<StatePolicy, number[]>>;
 }
 
 /** A confirmation's place in the request trace: the driver's Nth output line was marked after afterOp requests. */

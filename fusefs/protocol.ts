@@ -3,7 +3,7 @@
 // {"ok":true, ...} or {"ok":false,"error":"..."}. Types here are the contract; the daemon
 // validates every field of every request (malformed input gets an error answer, never a crash).
 
-import type { CrashStateId, StateCaps } from './crash-states.js';
+import type { CrashStateId, StatePolicy, StateCaps } from './crash-states.js';
 import type { FsyncHoldSchedule } from './fsync-holds.js';
 
 /**
@@ -70,7 +70,7 @@ export type ControlRequest =
    * seeded schedule (fsync-holds.ts) until the next reset or crash.
    */
   | { cmd: 'reset'; record?: boolean; fsyncHolds?: FsyncHoldSchedule }
-  | ({ cmd: 'states'; policies: CrashStateId['policy'][] } & StateCaps)
+  | ({ cmd: 'states'; policies: StatePolicy[] } & StateCaps)
   | { cmd: 'load-state'; state: CrashStateId }
   /**
    * The image a crash state of the recorded run leaves, written as files under `out` (outside the

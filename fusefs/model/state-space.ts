@@ -5,7 +5,7 @@
 // bounded set of data outcomes. Identical images within an interval are one state; the caps bound
 // the rest, breadth first over the run, and what they leave out is counted.
 import { createHash } from 'node:crypto';
-import { DEFAULT_STATE_CAPS, type CrashStateId, type CrashStateInfo, type DataOutcome, type StateCaps, type StatesAnswer } from '../crash-states.js';
+import { DEFAULT_STATE_CAPS, type CrashStateId, type StatePolicy, type CrashStateInfo, type DataOutcome, type StateCaps, type StatesAnswer } from '../crash-states.js';
 import type { FsModel } from './fs-model.js';
 import type { FsTree } from './nodes.js';
 import { replay, type Recording } from './recording.js';
@@ -82,7 +82,7 @@ export class StateSpace {
    * so on; a cap (or a time budget cutting the list short) leaves out the deepest states of the
    * run, never its last intervals. Counted first, then only the states kept are built.
    */
-  enumerate(policies: readonly CrashStateId['policy'][], caps: StateCaps = DEFAULT_STATE_CAPS): StatesAnswer {
+  enumerate(policies: readonly StatePolicy[], caps: StateCaps = DEFAULT_STATE_CAPS): StatesAnswer {
     const ends = this.intervalEnds();
     const capsHit = new Set<string>();
     const incomplete = { 'lose-unsynced': new Set<number>(), torn: new Set<number>() };
@@ -101,7 +101,7 @@ export class StateSpace {
 
     // 2. Which of them fit the caps, taken breadth first.
     let left = caps.maxStates;
-    const hitMaxStates = (interval: number, policy: CrashStateId['policy'], n: number) => {
+    const hitMaxStates = (interval: number, policy: StatePolicy, n: number) => {
       capsHit.add(`maxStates ${caps.maxStates}`);
       capped += n;
       incomplete[policy].add(interval);

@@ -3,9 +3,7 @@
 // rounds until the time budget is spent.
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { DEFAULT_STATE_CAPS, type CrashStateId, type StateCaps } from '../../fusefs/crash-states.js';
-
-type StatePolicy = CrashStateId['policy'];
+import { DEFAULT_STATE_CAPS, type StatePolicy, type StateCaps } from '../../fusefs/crash-states.js';
 import { replayCommand } from '../harness/artifacts.js';
 import type { CaseResult } from '../harness/crash-run.js';
 import { mergeTimeouts } from '../harness/driver-process.js';

@@ -4,7 +4,7 @@ import { connect, type Socket } from 'node:net';
 import type {
   ControlAnswer, ControlRequest, CrashPoint, CrashPolicy, Fault, StatusAnswer, TraceEntry,
 } from '../../fusefs/protocol.js';
-import type { CrashStateId, Mark, StateCaps, StatesAnswer } from '../../fusefs/crash-states.js';
+import type { CrashStateId, StatePolicy, Mark, StateCaps, StatesAnswer } from '../../fusefs/crash-states.js';
 import type { FsyncHoldSchedule } from '../../fusefs/fsync-holds.js';
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
@@ -110,7 +110,7 @@ export class ControlClient {
     return { trace: a.trace as TraceEntry[], marks: (a.marks as Mark[] | undefined) ?? [] };
   }
   /** The distinct crash states of the recorded run (since the last `reset` with record), under the policies, within the caps. */
-  async states(policies: CrashStateId['policy'][], caps: StateCaps): Promise<StatesAnswer> {
+  async states(policies: StatePolicy[], caps: StateCaps): Promise<StatesAnswer> {
     return (await this.ok({ cmd: 'states', policies, ...caps }, CRASH_TIMEOUT_MS)) as unknown as StatesAnswer;
   }
   /** Mounts the crash state `id` of the recorded run, ready for recovery (nothing held, fresh trace). */

@@ -7,7 +7,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { DEFAULT_STATE_CAPS, describeState, type CrashStateId, type CrashStateInfo, type Mark, type StateCaps, type StatesAnswer } from '../../../fusefs/crash-states.js';
+import { DEFAULT_STATE_CAPS, describeState, type StatePolicy, type CrashStateInfo, type Mark, type StateCaps, type StatesAnswer } from '../../../fusefs/crash-states.js';
 import type { TraceEntry } from '../../../fusefs/protocol.js';
 import { Prng } from '../../../fusefs/model/prng.js';
 import type { FsyncHoldSchedule } from '../../../fusefs/fsync-holds.js';
@@ -27,7 +27,7 @@ import { RecoveryPool, type Prepared, type RecoverOn, type Recovery } from './re
 
 export interface ExhaustiveOptions {
   artifactRoot: string;
-  policies: CrashStateId['policy'][];
+  policies: StatePolicy[];
   caps: StateCaps;
   /** Cut each state's recovery once more, at a request drawn from the state, and recover again. */
   recoveryCuts: boolean;
@@ -353,7 +353,7 @@ export async function runExhaustive(daemon: DaemonHandle, target: Target, input:
 function intervalsChecked(answer: StatesAnswer, judgedOf: ReadonlyMap<string, number>): { all: number; 'lose-unsynced': number; torn: number } {
   const listed = new Map<string, number>();
   for (const s of answer.states) listed.set(`${s.id.policy} ${s.interval}`, (listed.get(`${s.id.policy} ${s.interval}`) ?? 0) + 1);
-  const complete = (policy: CrashStateId['policy'], interval: number) => {
+  const complete = (policy: StatePolicy, interval: number) => {
     const key = `${policy} ${interval}`;
     return !(answer.incomplete?.[policy] ?? []).includes(interval) && (listed.get(key) ?? 0) > 0 && judgedOf.get(key) === listed.get(key);
   };
