@@ -4,7 +4,7 @@ import { randomInt } from 'node:crypto';
 import { parseCommandArgs, parseSettingsOption, usageFail, type Command } from './usage.js';
 import { ARTIFACTS_ENV, defaultArtifactRoot, DEFAULT_ARTIFACTS_DIR } from '../harness/artifacts.js';
 import { assertFuseAvailable } from '../../fusefs/fuse-requirements.js';
-import { DEFAULT_STATE_CAPS, type StateCaps } from '../../fusefs/crash-states.js';
+import { DEFAULT_STATE_CAPS, type StateCaps, type StatePolicy } from '../../fusefs/crash-states.js';
 import { runGate, scenariosOf } from '../gate/gate.js';
 import { writeGateReport } from '../report/index.js';
 import { DEFAULT_GATE_MODE, GATE_MODES, gateSuites, type GateMode } from '../gate/suites.js';
@@ -121,7 +121,7 @@ export const run: Command = async (argv) => {
   };
   const policy = values.policy ?? 'all';
   if (!GATE_POLICIES.includes(policy)) usageFail(`--policy must be one of ${GATE_POLICIES.join(', ')}, got '${policy}'`, help);
-  const policies = policy === 'all' ? undefined : [policy as 'lose-unsynced' | 'torn'];
+  const policies = policy === 'all' ? undefined : [policy as StatePolicy];
   const generation = values.generation ?? 'steered';
   if (generation !== 'steered' && generation !== 'plain') usageFail(`--generation must be steered or plain, got '${generation}'`, help);
   const artifactRoot = values.artifacts !== undefined ? path.resolve(values.artifacts) : defaultArtifactRoot();

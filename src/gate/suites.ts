@@ -2,6 +2,7 @@
 // every crash state of each generated workload, per part of the target's settings space, plus a
 // second cut during recovery, and the fault suite (faults change the run, so they are cut at random);
 // in random mode the random-cut suites.
+import type { StatePolicy } from '../../fusefs/crash-states.js';
 import type { CrashInputOptions } from '../../properties/crash-property.js';
 import type { Target, TargetRef } from '../harness/target.js';
 
@@ -26,7 +27,7 @@ export function gateSuites(
   variant?: string,
   forcedSettings: Record<string, unknown> = {},
   ref: TargetRef = { target: target.name },
-  policies?: readonly ('lose-unsynced' | 'torn')[],
+  policies?: readonly StatePolicy[],
 ): GateSuite[] {
   const t = { ...(ref.driver ? { driver: ref.driver } : { target: target.name }), ...(policies ? { policies } : {}) };
   const parts = target.suites;
