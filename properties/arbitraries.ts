@@ -134,7 +134,6 @@ export const recoveryCutArb = fc.record({
   seed: fc.integer({ min: 1, max: 0x7fff_ffff }),
 });
 
-/** Faults for the fault runs: one failing fsync of one of the target's files, or a full disk. */
 /**
  * A damaged disk for a recovery to read: a flipped bit or a read error at a byte of one of the
  * target's files (a byte past a file's end, or not yet on disk, is never hit: the coverage says
@@ -149,6 +148,7 @@ export function readFaultArb(target: Target): fc.Arbitrary<Fault> {
   );
 }
 
+/** Faults for the fault runs: one failing fsync of one of the target's files, or a full disk. */
 export function faultArb(target: Target): fc.Arbitrary<Fault> {
   return fc.oneof(
     fc.record({ type: fc.constant('fsync-eio' as const), path: fc.constantFrom(...target.faultPaths), count: fc.constant(1) }),
