@@ -37,6 +37,19 @@ export interface Workload {
 
 export const MAX_EVENT_BYTES = 1 << 20;
 
+/** The workload with every write step's event sizes replaced by `f` of them (in every branch): how a target fits a workload to its settings. */
+export function mapEventSizes(workload: Workload, f: (sizesBytes: number[]) => number[]): Workload {
+  const map = (steps: Step[]): Step[] =>
+    steps.map((s) => (s.op === 'write' ? { ...s, sizesBytes: f(s.sizesBytes) } : s.op === 'concurrently' ? { ...s, branches: s.branches.map(map) } : s));
+  return { steps: map(workload.steps) };
+}
+
+/** Every event size the workload writes, in step order (branches one after another). */
+export function eventSizes(workload: Workload): number[] {
+  const sizes = (steps: Step[]): number[] => steps.flatMap((s) => (s.op === 'write' ? s.sizesBytes : s.op === 'concurrently' ? s.branches.flatMap(sizes) : []));
+  return sizes(workload.steps);
+}
+
 /** Picks the seqs one ack step acks, from the delivered-unacked seqs (ascending). */
 export function selectAcks(unackedSeqs: readonly number[], count: number, order: AckOrder): number[] {
   const n = Math.min(count, unackedSeqs.length);

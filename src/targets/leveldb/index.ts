@@ -3,7 +3,7 @@
 import fc from 'fast-check';
 import type { TraceEntry } from '../../../fusefs/protocol.js';
 import { distPath } from '../../harness/dist-path.js';
-import { MAX_EVENT_BYTES, type Workload } from '../../harness/workload.js';
+import { mapEventSizes, MAX_EVENT_BYTES, type Workload } from '../../harness/workload.js';
 import type { Target, TargetSettings } from '../../harness/target.js';
 import { KNOWN_BAD } from './known-bad.js';
 import { LEVELDB_MIN_WRITE_BUFFER_BYTES, levelSettings } from './settings.js';
@@ -28,9 +28,7 @@ const settingsArb: fc.Arbitrary<TargetSettings> = fc.record({
 /** Raises every event to the settings' minEventBytes, so short workloads fill memtables. */
 function fitWorkload(workload: Workload, settings: TargetSettings): Workload {
   const min = Math.min(levelSettings(settings).minEventBytes, MAX_EVENT_BYTES);
-  const fit = (steps: Workload['steps']): Workload['steps'] =>
-    steps.map((s) => (s.op === 'write' ? { ...s, sizesBytes: s.sizesBytes.map((n) => Math.max(n, min)) } : s.op === 'concurrently' ? { ...s, branches: s.branches.map(fit) } : s));
-  return { steps: fit(workload.steps) };
+  return mapEventSizes(workload, (sizes) => sizes.map((n) => Math.max(n, min)));
 }
 
 const LOG = /^\/\d+\.log$/;

@@ -27,7 +27,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, open as openFile, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { MAX_EVENT_BYTES } from '../../harness/workload.js';
-import { errnoOfText } from '../errno-text.js';
+import { errnoOf } from '../errno-text.js';
 import type { DrivenQueue } from '../node-driver.js';
 import { levelSettings, type LevelQueueSettings } from './settings.js';
 
@@ -453,7 +453,7 @@ function asQueueError(err: unknown, where: string): Error {
   if (err instanceof LevelQueueError) return err;
   const e = err as Error & { code?: string; cause?: Error };
   const detail = e?.cause?.message ? `${e.message} (${e.cause.message})` : (e?.message ?? String(err));
-  return new LevelQueueError(`${where}: ${detail}`, errnoOfText(detail));
+  return new LevelQueueError(`${where}: ${detail}`, errnoOf(e, detail));
 }
 
 /** Reads the meta key and every record key; decides what the queue holds and what to repair. */

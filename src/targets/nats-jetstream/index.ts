@@ -4,7 +4,8 @@
 import fc from 'fast-check';
 import type { TraceEntry } from '../../../fusefs/protocol.js';
 import { distPath } from '../../harness/dist-path.js';
-import type { Workload } from '../../harness/workload.js';
+import { PAYLOAD_HEADER_BYTES } from '../../harness/payload.js';
+import { eventSizes, mapEventSizes, type Workload } from '../../harness/workload.js';
 import type { Target, TargetSettings } from '../../harness/target.js';
 import { checkNatsEnvironment } from './env.js';
 import {
@@ -33,11 +34,6 @@ const settingsArb: fc.Arbitrary<TargetSettings> = fc
   // A work queue stream takes one unfiltered consumer.
   .map((s) => (s.retention === 'workqueue' ? { ...s, extraConsumers: 0 } : s));
 
-type Steps = Workload['steps'];
-const mapWrites = (steps: Steps, f: (sizes: number[]) => number[]): Steps =>
-  steps.map((s) => (s.op === 'write' ? { ...s, sizesBytes: f(s.sizesBytes) } : s.op === 'concurrently' ? { ...s, branches: s.branches.map((b) => mapWrites(b, f)) } : s));
-const writeSizes = (steps: Steps): number[] => steps.flatMap((s) => (s.op === 'write' ? s.sizesBytes : s.op === 'concurrently' ? s.branches.flatMap(writeSizes) : []));
-
 /**
  * Events cut to the largest message the stream takes; with smallBlocks, the whole workload made to
  * fit the stream's max_bytes (with the liveness writes of up to three drains on top) by shrinking
@@ -45,17 +41,15 @@ const writeSizes = (steps: Steps): number[] => steps.flatMap((s) => (s.op === 'w
  */
 export function fitNatsWorkload(workload: Workload, settings: TargetSettings): Workload {
   const max = natsMaxEventBytes(settings);
-  let steps = mapWrites(workload.steps, (sizes) => sizes.map((n) => Math.min(n, max)));
-  if (natsSettings(settings).smallBlocks) {
-    const sizes = writeSizes(steps);
-    const budget = SMALL_BLOCKS_MAX_BYTES - DRAIN_RESERVE_BYTES - sizes.length * PER_MESSAGE_OVERHEAD_BYTES;
-    const total = sizes.reduce((a, b) => a + b, 0);
-    if (total > budget) {
-      const factor = Math.max(0, budget) / total;
-      steps = mapWrites(steps, (ss) => ss.map((n) => Math.max(8, Math.floor(n * factor))));
-    }
-  }
-  return { steps };
+  const capped = mapEventSizes(workload, (sizes) => sizes.map((n) => Math.min(n, max)));
+  if (!natsSettings(settings).smallBlocks) return capped;
+  const sizes = eventSizes(capped);
+  const budget = SMALL_BLOCKS_MAX_BYTES - DRAIN_RESERVE_BYTES - sizes.length * PER_MESSAGE_OVERHEAD_BYTES;
+  const total = sizes.reduce((a, b) => a + b, 0);
+  if (total <= budget) return capped;
+  // No event below the payload's header, which names the event.
+  const factor = Math.max(0, budget) / total;
+  return mapEventSizes(capped, (ss) => ss.map((n) => Math.max(PAYLOAD_HEADER_BYTES, Math.floor(n * factor))));
 }
 
 const BLK = /\/msgs\/\d+\.blk$/;

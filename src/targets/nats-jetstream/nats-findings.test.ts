@@ -36,11 +36,12 @@ import { natsJetstream } from './index.js';
 const FINDINGS = path.join(REPO_ROOT, 'docs', 'findings', 'nats');
 const STREAM_DIR = path.join('jetstream', '$G', 'streams', 'POWERCUT');
 
-/** A varint (zigzag) or uvarint at `i` of `b`: its value and the index after it. */
-function readVarint(b: Buffer, i: number, signed: boolean): { value: bigint; next: number } {
+/** A varint (zigzag) or uvarint at `i` of `b`: its value and the index after it, or undefined if `b` ends inside it. */
+function readVarint(b: Buffer, i: number, signed: boolean): { value: bigint; next: number } | undefined {
   let x = 0n;
   let shift = 0n;
   for (;;) {
+    if (i >= b.length) return undefined;
     const c = b[i++];
     x |= BigInt(c & 0x7f) << shift;
     shift += 7n;
@@ -68,11 +69,12 @@ async function freshenPending(store: string): Promise<void> {
     if (!existsSync(file)) continue;
     const b = await readFile(file);
     if (b.length < 3 || b[0] !== 0x16 || b[1] !== 2) continue; // an empty, torn or other-version state: as it is
-    let i = 2;
-    for (let k = 0; k < 4; k++) i = readVarint(b, i, false).next; // ack floor and delivered, consumer and stream seqs
-    const pending = readVarint(b, i, false);
-    if (pending.value === 0n) continue;
+    let i: number | undefined = 2;
+    for (let k = 0; k < 4 && i !== undefined; k++) i = readVarint(b, i, false)?.next; // ack floor and delivered, consumer and stream seqs
+    const pending = i === undefined ? undefined : readVarint(b, i, false);
+    if (!pending || pending.value === 0n) continue;
     const base = readVarint(b, pending.next, true);
+    if (!base) continue; // torn inside the pending list: as it is
     const now = putVarint(BigInt(Math.round(Date.now() / 1000)));
     await writeFile(file, Buffer.concat([b.subarray(0, pending.next), now, b.subarray(base.next)]));
   }

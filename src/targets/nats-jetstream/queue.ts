@@ -32,7 +32,7 @@ import {
   type StreamInfo,
 } from '@nats-io/jetstream';
 import type { DriverSpec } from '../../harness/driver-spec.js';
-import { errnoOfText } from '../errno-text.js';
+import { errnoOf } from '../errno-text.js';
 import type { DrivenQueue } from '../node-driver.js';
 import { NatsServer, NatsServerError } from './server.js';
 import { natsMaxEventBytes, natsSettings, SMALL_BLOCKS_MAX_BYTES, type NatsSettings } from './settings.js';
@@ -50,6 +50,12 @@ const REQUEST_TIMEOUT_MS = 10_000;
 const PULL_ANSWER_MS = 10_000;
 /** Extra consumers fetch in batches of this many while catching up to an ack. */
 const EXTRA_FETCH_BATCH = 256;
+/** A closed connection waits this long for the server's exit, so the error can name it. */
+const SERVER_EXIT_WAIT_MS = 200;
+/** Pending deliveries looked up one by one at open, at most (a damaged o.dat can claim any range). */
+const MAX_PENDING_LOOKUPS = 100_000;
+/** Pulls in a row that brought only messages this session had already delivered, before a read gives up. */
+const MAX_REDELIVERY_PULLS = 10;
 
 const RETENTION = { limits: RetentionPolicy.Limits, interest: RetentionPolicy.Interest, workqueue: RetentionPolicy.Workqueue } as const;
 
@@ -156,9 +162,11 @@ export class NatsQueue implements DrivenQueue {
       // flushed it all before this start).
       return new NatsQueue(server, nc, jetstream(nc, { timeout: REQUEST_TIMEOUT_MS }), spec.dir, s, claims, extras, spec, stream.state.last_seq);
     } catch (err) {
+      // Described before the kill: the server's state when open failed, not "killed by SIGKILL".
+      const failure = asQueueError(err, 'open', server, true);
       await nc.close().catch(() => undefined);
       await server.kill();
-      throw asQueueError(err, 'open', server);
+      throw failure;
     }
   }
 
@@ -189,6 +197,8 @@ export class NatsQueue implements DrivenQueue {
     try {
       return await op();
     } catch (err) {
+      // A connection closed by the server's death is seen before its exit: wait for the exit, to name it.
+      if (this.nc.isClosed()) await this.server.settle(SERVER_EXIT_WAIT_MS);
       this.failure ??= asQueueError(err, where, this.server);
       throw this.failure;
     }
@@ -234,18 +244,22 @@ export class NatsQueue implements DrivenQueue {
 
   readBatch(maxEvents: number, timeoutMs: number): Promise<{ seq: number; data: Buffer }[]> {
     return this.guard('fetch', async () => {
-      const got = await this.pullOrExplain(CONSUMER, maxEvents, timeoutMs);
-      const out: { seq: number; data: Buffer }[] = [];
-      for (const m of got) {
-        if (this.seen.has(m.seq)) {
-          process.stderr.write(`nats-jetstream driver: seq ${m.seq} delivered again in the same session (dropped)\n`);
-          continue;
+      // An empty answer means "nothing to read" to the drain: a pull of redeliveries alone is pulled again.
+      for (let pulls = 0; pulls < MAX_REDELIVERY_PULLS; pulls++) {
+        const got = await this.pullOrExplain(CONSUMER, maxEvents, timeoutMs);
+        const out: { seq: number; data: Buffer }[] = [];
+        for (const m of got) {
+          if (this.seen.has(m.seq)) {
+            process.stderr.write(`nats-jetstream driver: seq ${m.seq} delivered again in the same session (dropped)\n`);
+            continue;
+          }
+          this.seen.add(m.seq);
+          this.delivered.set(m.seq, m.reply);
+          out.push({ seq: m.seq, data: m.data });
         }
-        this.seen.add(m.seq);
-        this.delivered.set(m.seq, m.reply);
-        out.push({ seq: m.seq, data: m.data });
+        if (out.length > 0 || got.length === 0) return out;
       }
-      return out;
+      throw new NatsQueueError(`${MAX_REDELIVERY_PULLS} pulls in a row brought only messages already delivered in this session`);
     });
   }
 
@@ -387,9 +401,13 @@ async function redeliverPending(nc: NatsConnection, jsm: JetStreamManager, info:
   if (info.num_ack_pending === 0) return;
   const dseq = info.delivered.consumer_seq;
   const from = Math.max(info.ack_floor.stream_seq + 1, stream.state.first_seq);
+  const to = Math.min(info.delivered.stream_seq, stream.state.last_seq);
+  if (to - from + 1 > MAX_PENDING_LOOKUPS) {
+    throw new NatsQueueError(`consumer ${info.name} claims ${to - from + 1} pending deliveries (stream seqs ${from}..${to}), more than the ${MAX_PENDING_LOOKUPS} the driver looks up one by one`);
+  }
   const held: number[] = [];
   const missing: number[] = [];
-  for (let seq = from; seq <= Math.min(info.delivered.stream_seq, stream.state.last_seq); seq++) {
+  for (let seq = from; seq <= to; seq++) {
     // Asked one by one: a recovered 2.9.10 stream's first seq and deleted count are not always right
     // (an empty last block can make its first seq come out 0).
     if ((await jsm.streams.getMessage(STREAM, { seq })) !== null) held.push(seq);
@@ -510,11 +528,15 @@ async function fsyncPath(p: string): Promise<void> {
   }
 }
 
-function asQueueError(err: unknown, where: string, server: NatsServer): Error {
+/** The queue's error for a failure at `where`, naming the server's exit and log if it is gone (or always, with `withLog`). */
+function asQueueError(err: unknown, where: string, server: NatsServer, withLog = false): Error {
   if (err instanceof NatsQueueError && err.message.startsWith(where)) return err;
-  const e = err as Error & { code?: unknown };
-  let message = `${where}: ${e?.message ?? String(err)}`;
-  if (server.gone) message += ` (${server.describe(server.exitDescription() ?? 'is gone')})`;
-  const errno = typeof e?.code === 'string' && /^E[A-Z]+$/.test(e.code) ? e.code : errnoOfText(message);
+  // A NatsServerError already names the server's exit and log.
+  if (err instanceof NatsServerError) return new NatsQueueError(`${where}: ${err.message}`);
+  const text = (err as Error | undefined)?.message ?? String(err);
+  // The errno comes from the error alone: the server's log may name an older, unrelated I/O error.
+  const errno = errnoOf(err, text);
+  const state = server.exitDescription() ?? (withLog ? 'is running' : undefined);
+  const message = `${where}: ${text}${state ? ` (${server.describe(state)})` : ''}`;
   return new NatsQueueError(message, errno);
 }

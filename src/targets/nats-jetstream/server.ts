@@ -131,7 +131,10 @@ export class NatsServer {
     for (let attempt = 0; attempt < PORT_ATTEMPTS; attempt++) {
       const server = NatsServer.spawn(binary, storeDir, await freePort(), extraConfig);
       try {
-        return { server, nc: await server.connect() };
+        const nc = await server.connect();
+        // It read its config at start-up: nothing is left behind when a cut kills it.
+        server.cleanup();
+        return { server, nc };
       } catch (err) {
         await server.kill();
         if (!(err instanceof NatsServerError)) throw err;
@@ -171,16 +174,22 @@ export class NatsServer {
     throw new NatsServerError(this.describe(`accepted no connection within ${START_TIMEOUT_MS} ms (last attempt: ${lastError})`));
   }
 
+  /** Waits up to `ms` for the process to exit (a closed connection is often seen before the exit). */
+  async settle(ms: number): Promise<void> {
+    await Promise.race([this.exited, new Promise((r) => setTimeout(r, ms).unref())]);
+  }
+
   /** A clean stop: SIGTERM (the server flushes its store; 2.9.10 exits with code 1), SIGKILL if it takes too long. */
   async stop(): Promise<void> {
+    if (this.exit) {
+      this.cleanup();
+      throw new NatsServerError(this.describe(`${this.exitDescription()} before it was stopped`));
+    }
+    this.proc.kill('SIGTERM');
+    await this.settle(STOP_TIMEOUT_MS);
     if (!this.exit) {
-      this.proc.kill('SIGTERM');
-      const timer = new Promise<'timeout'>((r) => setTimeout(r, STOP_TIMEOUT_MS, 'timeout').unref());
-      if ((await Promise.race([this.exited, timer])) === 'timeout') {
-        await this.kill();
-        this.cleanup();
-        throw new NatsServerError(this.describe(`did not stop within ${STOP_TIMEOUT_MS} ms of SIGTERM (killed)`));
-      }
+      await this.kill();
+      throw new NatsServerError(this.describe(`did not stop within ${STOP_TIMEOUT_MS} ms of SIGTERM (killed)`));
     }
     this.cleanup();
   }
@@ -189,7 +198,7 @@ export class NatsServer {
   async kill(): Promise<void> {
     if (!this.exit) {
       this.proc.kill('SIGKILL');
-      await Promise.race([this.exited, new Promise((r) => setTimeout(r, STOP_TIMEOUT_MS).unref())]);
+      await this.settle(STOP_TIMEOUT_MS);
     }
     this.cleanup();
   }

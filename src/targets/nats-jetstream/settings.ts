@@ -1,5 +1,6 @@
 // The nats-jetstream target's settings: what the driver claims durable, and the stream and consumer
 // configuration it asks nats-server 2.9.10 for (docs/nats.md, "Settings space").
+import { LIVENESS_SIZES_BYTES } from '../../harness/driver-spec.js';
 import { MAX_EVENT_BYTES } from '../../harness/workload.js';
 import type { ReplayBound } from '../../harness/outcome.js';
 
@@ -59,8 +60,8 @@ export const HEADER_ALLOWANCE_BYTES = 128;
  * (filestore.go fileStoreMsgSize: 22 + subject + headers + payload + 8), with room to spare.
  */
 export const PER_MESSAGE_OVERHEAD_BYTES = 128;
-/** Bytes of max_bytes fitWorkload leaves for the liveness writes of up to three drains (64 + 1500 + 9 bytes each). */
-export const DRAIN_RESERVE_BYTES = 3 * (64 + 1500 + 9 + 3 * PER_MESSAGE_OVERHEAD_BYTES);
+/** Bytes of max_bytes fitWorkload leaves for the liveness writes of up to three drains. */
+export const DRAIN_RESERVE_BYTES = 3 * LIVENESS_SIZES_BYTES.reduce((sum, n) => sum + n + PER_MESSAGE_OVERHEAD_BYTES, 0);
 
 /**
  * Acks are never durable in 2.9.10: the consumer's state file o.dat is rewritten by a flusher up to

@@ -2,7 +2,7 @@
 import fc from 'fast-check';
 import type { TraceEntry } from '../../../fusefs/protocol.js';
 import { distPath } from '../../harness/dist-path.js';
-import type { Workload } from '../../harness/workload.js';
+import { mapEventSizes, type Workload } from '../../harness/workload.js';
 import { maxEventBytes } from '../../queue/format.js';
 import { validateSettings } from '../../queue/settings.js';
 import type { QueueSettings } from '../../queue/types.js';
@@ -24,9 +24,7 @@ const settingsArb: fc.Arbitrary<TargetSettings> = fc.record({
 /** Shrinks every event to fit the settings' page capacity. */
 function fitWorkload(workload: Workload, settings: TargetSettings): Workload {
   const cap = maxEventBytes((settings as Partial<QueueSettings>).pageCapacityBytes ?? PAGE_CAPACITIES_BYTES[PAGE_CAPACITIES_BYTES.length - 1]);
-  const fit = (steps: Workload['steps']): Workload['steps'] =>
-    steps.map((s) => (s.op === 'write' ? { ...s, sizesBytes: s.sizesBytes.map((n) => Math.min(n, cap)) } : s.op === 'concurrently' ? { ...s, branches: s.branches.map(fit) } : s));
-  return { steps: fit(workload.steps) };
+  return mapEventSizes(workload, (sizes) => sizes.map((n) => Math.min(n, cap)));
 }
 
 const PAGE = /^\/page\.\d+$/;
