@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   chmodSync, chownSync, closeSync, existsSync, fdatasyncSync, fsyncSync, linkSync, lstatSync, mkdirSync, mkdtempSync, openSync,
-  readFileSync, readSync, readdirSync, renameSync, statSync, unlinkSync, utimesSync, writeFileSync, writeSync,
+  readFileSync, readSync, readdirSync, renameSync, rmSync, statSync, unlinkSync, utimesSync, writeFileSync, writeSync,
 } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -41,6 +41,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await d?.stop();
+  rmSync(work, { recursive: true, force: true });
 });
 beforeEach(async () => {
   await d.client.reset();

@@ -1,7 +1,7 @@
 // The daemon as a process: control protocol on malformed input, stale-mount cleanup after SIGKILL,
 // and the CLI (powercut mount / powercut ctl).
 import { afterAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -15,6 +15,7 @@ const cli = resolve('dist/src/cli.js');
 const started: DaemonHandle[] = [];
 afterAll(async () => {
   await Promise.all(started.map((d) => d.stop()));
+  rmSync(work, { recursive: true, force: true });
 });
 
 async function isMounted(mnt: string): Promise<boolean> {
