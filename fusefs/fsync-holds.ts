@@ -20,8 +20,6 @@ export const MAX_FSYNC_HOLD_MS = 1_000;
 
 export class FsyncHolds {
   private readonly prng: Prng;
-  /** fsyncs held so far. */
-  count = 0;
 
   constructor(readonly schedule: FsyncHoldSchedule) {
     if (!Number.isInteger(schedule.maxHoldMs) || schedule.maxHoldMs < 0 || schedule.maxHoldMs > MAX_FSYNC_HOLD_MS) {
@@ -32,7 +30,6 @@ export class FsyncHolds {
 
   /** How long the next fsync is held, in ms. */
   nextMs(): number {
-    this.count++;
     return this.prng.coin() ? this.schedule.maxHoldMs : 0;
   }
 }

@@ -91,7 +91,7 @@ export function makeFuseOps(state: FsState, generation: number, ctx: RequestCont
     const model = state.model;
     const covers = model.changeCount;
     setTimeout(() => {
-      // A reset or crash swapped the filesystem meanwhile: this fsync belongs to the one that is gone.
+      // A reset swapped the model meanwhile (a crash or load is a new generation, which mutate refuses): this fsync belongs to the one that is gone.
       if (state.model !== model) return cb(EIO);
       mutate(cb, entry, () => sync(covers));
     }, holdMs);

@@ -229,7 +229,12 @@ export class PowercutDaemon {
     const rel = relative(resolve(this.mountpoint), abs);
     // The daemon must never do file I/O on its own mount: it would be serving itself.
     if (rel === '' || (!rel.startsWith('..') && !isAbsolute(rel))) throw new Error(`out ${abs} is inside the mount ${this.mountpoint}; choose a directory outside it`);
-    if (replace) rmSync(abs, { recursive: true, force: true });
+    if (replace) {
+      // Replacing a folder that holds the mount would delete through it (and the daemon would serve itself).
+      const up = relative(abs, resolve(this.mountpoint));
+      if (!up.startsWith('..') && !isAbsolute(up)) throw new Error(`out ${abs} holds the mount ${this.mountpoint}; an image may replace only a folder outside it`);
+      rmSync(abs, { recursive: true, force: true });
+    }
     writeTree(tree, abs);
     return abs;
   }

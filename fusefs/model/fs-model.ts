@@ -523,6 +523,7 @@ export class FsModel {
   /** fsync of one inode (see fsync). */
   private syncNode(n: Node, coversUpTo?: number): void {
     this.syncContent(n, coversUpTo);
+    // Metadata as at the fsync's end, even when held: a real fsync writes the inode when it gets to it.
     syncMeta(n);
     if (n.kind !== 'dir') return;
     for (const child of n.live.values()) {

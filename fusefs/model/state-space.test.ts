@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { FsModel, ROOT_INO } from './fs-model.js';
 import { Recording, RecordingFsModel, replay, RECORDED_CALL_OVERHEAD_BYTES, RECORDED_METHODS } from './recording.js';
-import { hashTree, StateSpace } from './state-space.js';
+import { diagonalCells, hashTree, StateSpace } from './state-space.js';
 
 const owner = { uid: 0, gid: 0 };
 
@@ -250,6 +250,13 @@ describe('crash states of a recorded run', () => {
     expect(capped.incomplete?.torn).toEqual([0, 1, 2]);
   });
 
+  it('takes torn candidates diagonally, so a cap keeps data outcomes however many directory operations are unsynced', () => {
+    expect(diagonalCells(3, 2, 10)).toEqual([[0, 0], [0, 1], [1, 0], [1, 1], [2, 0], [2, 1]]);
+    expect(diagonalCells(1, 4, 3)).toEqual([[0, 0], [0, 1], [0, 2]]);
+    expect(diagonalCells(40, 40, 4)).toEqual([[0, 0], [0, 1], [1, 0], [0, 2]]);
+    expect(diagonalCells(0, 5, 3)).toEqual([]);
+  });
+
   it('counts the torn states a cap leaves out without making them (300 creates, 3000 unsynced one-byte writes)', () => {
     const recording = new Recording(owner, 1 << 30);
     let op = 0;
@@ -268,8 +275,10 @@ describe('crash states of a recorded run', () => {
     const answer = space.enumerate(['torn'], { maxStates: 400, maxStatesPerInterval: 10, sectorPatterns: 2 });
     const total = (2 + 2 * 3_000 + 2) * (300 + 1);
     expect(answer.capped).toEqual({ states: total - 10, caps: ['maxStatesPerInterval 10'] });
-    // The first ten, in the order they always had: all kept, then none kept, each with the longest prefix first.
-    expect(answer.states.map((s) => [s.id.dirPrefix, s.id.data?.kind])).toEqual(Array.from({ length: 10 }, (_, i) => [300 - i, 'all']));
+    // The first ten, diagonally: data outcomes (all, none, only, except...) against directory prefixes, longest first.
+    expect(answer.states.map((s) => [s.id.dirPrefix, s.id.data?.kind])).toEqual([
+      [300, 'all'], [299, 'all'], [300, 'none'], [298, 'all'], [299, 'none'], [300, 'only'], [297, 'all'], [298, 'none'], [299, 'only'], [300, 'except'],
+    ]);
     expect(performance.now() - t0).toBeLessThan(5_000);
   });
 });

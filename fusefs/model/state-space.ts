@@ -42,6 +42,19 @@ export function hashTree(tree: FsTree): string {
 function dataOutcomeCount(changes: number, sectorPatterns: number): number {
   return 2 + 2 * changes + sectorPatterns;
 }
+/**
+ * The first `count` cells of a `rows` x `cols` grid, diagonal by diagonal ((0,0), (0,1), (1,0), ...):
+ * a cap on torn candidates then keeps both the first data outcomes and the longest directory
+ * prefixes, whichever axis is longer.
+ */
+export function diagonalCells(rows: number, cols: number, count: number): [row: number, col: number][] {
+  const cells: [number, number][] = [];
+  for (let sum = 0; cells.length < count && sum <= rows + cols - 2; sum++) {
+    for (let row = Math.max(0, sum - cols + 1); row <= Math.min(sum, rows - 1) && cells.length < count; row++) cells.push([row, sum - row]);
+  }
+  return cells;
+}
+
 function dataOutcome(k: number, changes: number, intervalIndex: number): DataOutcome {
   if (k === 0) return { kind: 'all' };
   if (k === 1) return { kind: 'none' };
@@ -91,7 +104,8 @@ export class StateSpace {
     const torn = policies.includes('torn');
 
     // 1. What each interval offers: its torn candidates are every data outcome (the whole-run ones,
-    //    all and none kept, first) with every prefix of the directory operations, longest first.
+    //    all and none kept, first) with every prefix of the directory operations (longest first),
+    //    taken diagonally (diagonalCells).
     let replayed: { model: FsModel; next: number } | undefined;
     const offers = ends.map((afterOp) => {
       replayed = replay(this.recording, afterOp, replayed);
@@ -108,7 +122,10 @@ export class StateSpace {
     };
     const takeLose = ends.map((_, i) => {
       if (!lose) return false;
-      if (left > 0) return left-- > 0;
+      if (left > 0) {
+        left--;
+        return true;
+      }
       hitMaxStates(i, 'lose-unsynced', 1);
       return false;
     });
@@ -148,10 +165,9 @@ export class StateSpace {
         loseStates[interval] = { id: { afterOp, policy: 'lose-unsynced' }, interval, hash };
       }
       const { dirOps, fileChanges } = offers[interval];
-      const prefixes = dirOps + 1;
       tornStates[interval] = [];
-      for (let k = 0; k < takeTorn[interval]; k++) {
-        const id: CrashStateId = { afterOp, policy: 'torn', dirPrefix: dirOps - (k % prefixes), data: dataOutcome(Math.floor(k / prefixes), fileChanges, interval) };
+      for (const [d, j] of diagonalCells(dataOutcomeCount(fileChanges, caps.sectorPatterns), dirOps + 1, takeTorn[interval])) {
+        const id: CrashStateId = { afterOp, policy: 'torn', dirPrefix: dirOps - j, data: dataOutcome(d, fileChanges, interval) };
         const cut = imageOf(replayed.model, id.dirPrefix!, id.data);
         const hash = hashTree(cut.image.exportTree('durable'));
         if (seen.has(hash)) continue;

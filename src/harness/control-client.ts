@@ -113,12 +113,11 @@ export class ControlClient {
   async states(policies: StatePolicy[], caps: StateCaps): Promise<StatesAnswer> {
     return (await this.ok({ cmd: 'states', policies, ...caps }, CRASH_TIMEOUT_MS)) as unknown as StatesAnswer;
   }
-  /** Mounts the crash state `id` of the recorded run, ready for recovery (nothing held, fresh trace). */
   /** Writes the image crash state `id` leaves under `out` (outside the mount; `replace`: emptied first); the mount is not touched. */
   async stateImage(id: CrashStateId, out: string, replace = false): Promise<void> {
-    await this.ok({ cmd: 'state-image', state: id, out, ...(replace ? { replace } : {}) });
+    await this.ok({ cmd: 'state-image', state: id, out, ...(replace ? { replace } : {}) }, CRASH_TIMEOUT_MS);
   }
-
+  /** Mounts the crash state `id` of the recorded run, ready for recovery (nothing held, fresh trace). */
   async loadState(id: CrashStateId): Promise<void> {
     await this.ok({ cmd: 'load-state', state: id }, CRASH_TIMEOUT_MS);
   }

@@ -106,10 +106,11 @@ export function failedRequests(trace: readonly TraceEntry[]): RunRecord['failedR
     .map((e) => ({ op: e.op, kind: e.kind, path: e.path, result: e.result as number }));
 }
 
-export function specFor(daemon: DaemonHandle, c: Pick<CrashCase, 'settings' | 'variant' | 'workload' | 'recoverySettings'>, mode: DriverSpec['mode'], runIndex: number): DriverSpec {
+/** The spec of run `runIndex` of case `c` in `dir` (on the mount: its root, which unlike a subdirectory always exists durably). */
+export function specFor(dir: string, c: Pick<CrashCase, 'settings' | 'variant' | 'workload' | 'recoverySettings'>, mode: DriverSpec['mode'], runIndex: number): DriverSpec {
   return {
     mode,
-    dir: daemon.mountpoint, // the mount root: unlike a subdirectory, it always exists durably
+    dir,
     settings: mode === 'drain' && c.recoverySettings ? { ...c.settings, ...c.recoverySettings } : c.settings,
     ...(c.variant !== undefined ? { variant: c.variant } : {}),
     ...(mode === 'workload' ? { workload: c.workload } : {}),
@@ -178,7 +179,7 @@ export async function runCase(daemon: DaemonHandle, target: Target, c: CrashCase
       let trace: TraceEntry[] = [];
       let marks: Mark[] = [];
       let tornPartialWrites = 0;
-      const spec = { ...specFor(daemon, c, cr.mode, k), mark: markDir(daemon) };
+      const spec = { ...specFor(daemon.mountpoint, c, cr.mode, k), mark: markDir(daemon) };
       const run = await runDriver(daemon, target.driver, spec, cr.cut !== undefined, timeouts, async () => {
         ({ trace, marks } = await client.traceWithMarks());
         if (imagesDir) {
@@ -195,7 +196,7 @@ export async function runCase(daemon: DaemonHandle, target: Target, c: CrashCase
       stderr.push(run.stderr);
       cuts.push({ frozenAt: run.frozenAt, trace, marks, tornPartialWrites });
     }
-    const final = await runDriver(daemon, target.driver, specFor(daemon, c, 'drain', cutRuns.length), false, timeouts);
+    const final = await runDriver(daemon, target.driver, specFor(daemon.mountpoint, c, 'drain', cutRuns.length), false, timeouts);
     runs.push(final.record);
     stderr.push(final.stderr);
     const readFaultsHit = c.recoveryFaults?.length ? (await client.status()).readFaultsHit : 0;
@@ -237,7 +238,7 @@ export async function countRequests(
   let trace = uncutTraces.get(key);
   if (trace === undefined) {
     await daemon.client.reset();
-    const spec = specFor(daemon, c, 'workload', 0);
+    const spec = specFor(daemon.mountpoint, c, 'workload', 0);
     const run = await runDriver(daemon, target.driver, spec, false, mergeTimeouts(timeouts));
     if (run.record.hung || run.record.exitCode !== 0) return undefined;
     trace = await daemon.client.trace();
@@ -260,12 +261,12 @@ export async function recoverWithCut(daemon: DaemonHandle, target: Target, c: Cr
   const rc = c.recoveryCut!;
   await daemon.client.arm(rc.cut);
   let trace: TraceEntry[] = [];
-  const cut = await runDriver(daemon, target.driver, specFor(daemon, c, 'drain', 1), true, timeouts, async () => {
+  const cut = await runDriver(daemon, target.driver, specFor(daemon.mountpoint, c, 'drain', 1), true, timeouts, async () => {
     trace = await daemon.client.trace();
     await daemon.client.crash(rc.policy, rc.seed);
   });
   cut.record.failedRequests = failedRequests(trace);
-  const final = await runDriver(daemon, target.driver, specFor(daemon, c, 'drain', 2), false, timeouts);
+  const final = await runDriver(daemon, target.driver, specFor(daemon.mountpoint, c, 'drain', 2), false, timeouts);
   // A cut that never landed came after the drain ran to its end: that drain changed the disk all the same.
   return { runs: [cut.record, final.record], stderr: [cut.stderr, final.stderr], landed: cut.frozenAt !== null };
 }
@@ -283,7 +284,7 @@ export async function replayRecovery(daemon: DaemonHandle, target: Target, c: Cr
     return { final: recovery.runs[recovery.runs.length - 1], violations };
   }
   for (const f of c.recoveryFaults ?? []) await daemon.client.fault(f);
-  const final = await runDriver(daemon, target.driver, specFor(daemon, c, 'drain', priorRuns.length), false, mergeTimeouts(timeouts));
+  const final = await runDriver(daemon, target.driver, specFor(daemon.mountpoint, c, 'drain', priorRuns.length), false, mergeTimeouts(timeouts));
   const violations = judge(historyOf(target, c, [...priorRuns, final.record]));
   return { final: final.record, violations };
 }

@@ -89,7 +89,8 @@ function unexpectedExit(command: DriverCommand, pid: number | undefined, exitCod
  * an answer to a request already in userspace), so the cut itself belongs there.
  */
 export async function runDriver(
-  daemon: DaemonHandle,
+  /** The daemon whose freeze an armed run waits for; null for a run off the mount (never armed). */
+  daemon: DaemonHandle | null,
   command: DriverCommand,
   spec: DriverSpec,
   armed: boolean,
@@ -126,6 +127,7 @@ export async function runDriver(
   let failure: unknown;
   try {
     if (armed) {
+      if (!daemon) throw new Error('invariant: an armed driver run needs the daemon that freezes it');
       const deadline = Date.now() + timeouts.runMs;
       while (!exited) {
         const r = await daemon.client.waitFrozen(timeouts.pollMs);
@@ -142,7 +144,10 @@ export async function runDriver(
     } else {
       hung = !(await exitWithin(timeouts.runMs));
     }
-    if (!exited) killed = signalGroup(proc.pid);
+    // The power goes for the whole group: what the driver started (a server) too, even if the driver itself exited.
+    const leaderAlive = !exited;
+    const signalled = signalGroup(proc.pid);
+    if (leaderAlive) killed = signalled;
     await atCut();
   } catch (err) {
     failure = err;
@@ -154,7 +159,10 @@ export async function runDriver(
       throw new HarnessError(`driver pid ${proc.pid} did not exit within ${timeouts.killMs} ms of SIGKILL and the power cut (stuck in the kernel?)${before}`);
     }
   }
-  if (failure !== undefined) throw failure;
+  if (failure !== undefined) {
+    await reapGroup(proc.pid, timeouts).catch(() => undefined); // the failure says more than a stuck child
+    throw failure;
+  }
   const result = await done;
   await reapGroup(proc.pid, timeouts);
   const stdout = typeof result.stdout === 'string' ? result.stdout : '';
@@ -181,7 +189,7 @@ export async function runDriver(
  * its outcome lines ending with `done` or `error`. Saves a process start per crash state. A driver
  * that exits (an error line, or a crash) is replaced by a new process for the next spec.
  */
-type WorkerProc = ResultPromise<{ stdin: 'pipe'; stdout: 'pipe'; stderr: 'pipe'; reject: false; buffer: false; killSignal: 'SIGKILL'; cleanup: true }>;
+type WorkerProc = ResultPromise<{ stdin: 'pipe'; stdout: 'pipe'; stderr: 'pipe'; reject: false; buffer: false; killSignal: 'SIGKILL'; detached: true }>;
 
 /** One worker process and what it said: a replacement process gets its own, so an old one's lines and exit never mix in. */
 interface WorkerProcess {

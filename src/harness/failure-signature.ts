@@ -5,7 +5,6 @@ import type { TraceEntry } from '../../fusefs/protocol.js';
 import type { CaseResult } from './crash-run.js';
 import { pathPattern } from './path-pattern.js';
 
-
 function request(e: TraceEntry | undefined): string {
   return e === undefined ? 'request' : `${e.kind} of ${pathPattern(e.path)}`;
 }

@@ -106,13 +106,6 @@ function confirmedBefore(history: History, upTo: number): Confirmed {
   return c;
 }
 
-/**
- * W and A by event id, as runs [0, upTo) saw them. A seq is not an identity across runs: a seq never
- * confirmed durable can be lost at a cut and given to another event later, so an ack or confirmation
- * of seq s means the event *that run* held as s. Event ids are unique per case (idBase), so keying by
- * id is exact. (Dropping at each cut the acks above its confirmed durableSeq would not be: an
- * unconfirmed event can survive a cut, and then its ack still counts for it.)
- */
 /** One returned or in-flight ack of an event in a run ended by a cut, with what the run's lines say about it. */
 interface AckRecord {
   run: number;
@@ -145,6 +138,13 @@ interface Ledger {
   acks: Map<number, AckRecord>;
 }
 
+/**
+ * W and A by event id, as runs [0, upTo) saw them. A seq is not an identity across runs: a seq never
+ * confirmed durable can be lost at a cut and given to another event later, so an ack or confirmation
+ * of seq s means the event *that run* held as s. Event ids are unique per case (idBase), so keying by
+ * id is exact. (Dropping at each cut the acks above its confirmed durableSeq would not be: an
+ * unconfirmed event can survive a cut, and then its ack still counts for it.)
+ */
 function ledgerBefore(history: History, upTo: number): Ledger {
   const idAt = new Map<number, number>();
   const confirmedIds = new Map<number, number>();
@@ -192,7 +192,8 @@ function ledgerBefore(history: History, upTo: number): Ledger {
           rec.ackedLine = line;
           aboveGap.set(seq, rec);
         }
-        const lowest = Math.min(...unacked);
+        let lowest = Infinity; // a loop, not Math.min(...): a drain may hold more seqs than a call takes arguments
+        for (const seq of unacked) if (seq < lowest) lowest = seq;
         for (const [seq, rec] of aboveGap) {
           if (seq > lowest) continue;
           rec.inOrderAt = line;
@@ -225,7 +226,8 @@ function checkAtLeastOnce(history: History): Violation[] {
   const rSeqs = new Set(r.map((o) => o.seq));
   const known = [...confirmedIds].filter(([, id]) => !acks.has(id) && !rIds.has(id));
   // An id still unknown was never delivered before the final drain, so never acked: its seq must come back.
-  const unknown = confirmedRanges.map(([lo, hi]) => absentSeqs(lo, hi, (s) => confirmedIds.has(s) || rSeqs.has(s), [...confirmedIds.keys(), ...rSeqs]));
+  const candidates = [...confirmedIds.keys(), ...rSeqs];
+  const unknown = confirmedRanges.map(([lo, hi]) => absentSeqs(lo, hi, (s) => confirmedIds.has(s) || rSeqs.has(s), candidates));
   const count = known.length + unknown.reduce((n, u) => n + u.count, 0);
   if (count === 0) return [];
   const missing: [number, number | undefined][] = [...known, ...unknown.flatMap((u) => u.first.map((s): [number, undefined] => [s, undefined]))]

@@ -5,7 +5,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { DaemonHandle } from './daemon-process.js';
 import { DriverWorker, mergeTimeouts, runDriver } from './driver-process.js';
 
 const dirs: string[] = [];
@@ -34,12 +33,11 @@ async function driverWithChild(hang: boolean): Promise<{ file: string; args: str
 }
 
 const spec = { mode: 'drain' as const, dir: '/tmp', settings: {}, idBase: 0 };
-const noDaemon = {} as DaemonHandle; // an unarmed run never asks the daemon anything
 
 describe('driver process groups', () => {
   it('a hung driver and the child it started are both gone when runDriver returns', async () => {
     const d = await driverWithChild(true);
-    const run = await runDriver(noDaemon, d, spec, false, mergeTimeouts({ runMs: 300 }));
+    const run = await runDriver(null, d, spec, false, mergeTimeouts({ runMs: 300 }));
     expect(run.record.hung).toBe(true);
     const child = Number(readFileSync(d.pidFile, 'utf8'));
     expect(alive(child)).toBe(false);
@@ -47,7 +45,7 @@ describe('driver process groups', () => {
 
   it('a child left running by a driver that exited normally is killed too', async () => {
     const d = await driverWithChild(false);
-    const run = await runDriver(noDaemon, d, spec, false, mergeTimeouts({ runMs: 5_000 }));
+    const run = await runDriver(null, d, spec, false, mergeTimeouts({ runMs: 5_000 }));
     expect(run.record.exitCode).toBe(0);
     expect(alive(Number(readFileSync(d.pidFile, 'utf8')))).toBe(false);
   });

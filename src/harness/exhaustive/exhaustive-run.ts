@@ -165,7 +165,7 @@ interface Recorded {
 /** Records the workload once on a fresh recording filesystem; the driver marks every line it prints. */
 async function record(daemon: DaemonHandle, target: Target, input: ExhaustiveInput, holds: FsyncHoldSchedule | null, drivers: DriverWorkers): Promise<Recorded> {
   await daemon.client.reset(true, holds ?? undefined);
-  const spec = { ...specFor(daemon, input, 'workload', 0), mark: markDir(daemon) };
+  const spec = { ...specFor(daemon.mountpoint, input, 'workload', 0), mark: markDir(daemon) };
   // A process of its own, started ahead of time and gone before any state is recovered: a power cut
   // leaves no process of the run alive (a queue's lock file names its pid, and recovery rightly
   // refuses a lock whose holder lives). Its exit also means every marker is in the trace.
@@ -214,9 +214,13 @@ export async function runExhaustive(daemon: DaemonHandle, target: Target, input:
     // A driver that serves specs one after another (its hello says so) recovers every state in one process per slot.
     const serves = helloOf(recorded.run.record.outcomes)?.serves === true;
     pool = new RecoveryPool(daemon, target, serves, o.recoveryCuts ? 'mount' : o.recoverOn, o.workers, timeouts, drivers);
+    // Enumerated first: it ends the recording, so a drain below does not become part of the recorded run.
+    t = performance.now();
+    const answer = await daemon.client.states(o.policies, o.caps);
+    timings.enumerateMs = performance.now() - t;
     if (recorded.run.record.hung || recorded.run.record.exitCode !== 0) {
       // The uncut workload hung or failed by itself: no power cut needed to judge that; recover what the mount holds.
-      const drained = await runDriver(daemon, target.driver, specFor(daemon, input, 'drain', 1), false, timeouts);
+      const drained = await runDriver(daemon, target.driver, specFor(daemon.mountpoint, input, 'drain', 1), false, timeouts);
       const runs = [{ ...recorded.run.record, killed: true }, drained.record];
       const violations = judge({ target: target.name, faultsInjected: false, runs });
       if (violations.length > 0) {
@@ -226,9 +230,6 @@ export async function runExhaustive(daemon: DaemonHandle, target: Target, input:
       }
     }
 
-    t = performance.now();
-    const answer = await daemon.client.states(o.policies, o.caps);
-    timings.enumerateMs = performance.now() - t;
     coverage.intervals = answer.intervals;
     coverage.statesCapped = answer.capped.states;
 
@@ -241,10 +242,12 @@ export async function runExhaustive(daemon: DaemonHandle, target: Target, input:
     /** The earliest group with a failure: later groups need not be started unless every failure is wanted. */
     let firstFailing = Infinity;
     let outOfTime = false;
+    /** A slot failed: the others take nothing more (the error is thrown once every slot has stopped). */
+    let aborted = false;
     /** The next group to recover, with its state being put in place already (natively: its image written). */
     const take = (slot: number): { g: number; prepared: Promise<Prepared> } | undefined => {
       const g = next;
-      if (g >= groups.length || g > firstFailing) return undefined;
+      if (aborted || g >= groups.length || g > firstFailing) return undefined;
       // Past the deadline the lose-unsynced states still in hand (they come first) are finished: a
       // second of overrun, for a whole run covered once.
       if (Date.now() > o.deadlineMs && !groups[g].some((x) => x.id.policy === 'lose-unsynced')) {
@@ -256,39 +259,50 @@ export async function runExhaustive(daemon: DaemonHandle, target: Target, input:
       prepared.catch(() => undefined); // awaited below, or dropped when the run stops early
       return { g, prepared };
     };
+    const recoverGroup = async (slot: number, g: number, prepared: Prepared): Promise<void> => {
+      const recovery = await pool!.recover(slot, prepared);
+      timings.loadMs += recovery.placeMs;
+      timings.recoverMs += recovery.recoverMs;
+      timings.recoveries++;
+      const started = performance.now();
+      const verdicts = groups[g].map((state) => {
+        const runs = [truncateAtCut(recorded.run.record, recorded.marks, recorded.trace, state.id.afterOp), ...recovery.runs];
+        const violations = judge({ target: target.name, faultsInjected: false, runs });
+        o.onState?.(state, violations);
+        return { state, runs, violations };
+      });
+      timings.judgeMs += performance.now() - started;
+      if (o.verifyOnMount && recovery.on === 'native') {
+        const mount = await pool!.recoverOnMount(prepared);
+        for (const v of verdicts) {
+          const onMount = judge({ target: target.name, faultsInjected: false, runs: [v.runs[0], ...mount.runs] });
+          const [a, b] = [checksOf(v.violations), checksOf(onMount)];
+          if (a !== b) throw new HarnessError(`the native recovery of crash state ${describeState(v.state.id)} failed [${a || 'nothing'}] but its recovery on the mount failed [${b || 'nothing'}]: the two ways must agree (a bug of powercut)`);
+        }
+        coverage.statesVerifiedOnMount += verdicts.length;
+      }
+      results[g] = { recovery, verdicts };
+      if (!o.allFailures && verdicts.some((v) => v.violations.length > 0)) firstFailing = Math.min(firstFailing, g);
+    };
     const work = async (slot: number): Promise<void> => {
       // Each slot prepares its next state while its driver recovers the current one.
       for (let job = take(slot); job !== undefined; ) {
-        const prepared = await job.prepared;
         const g = job.g;
-        job = take(slot);
-        current = prepared.state;
-        const recovery = await pool!.recover(slot, prepared);
-        timings.loadMs += recovery.placeMs;
-        timings.recoverMs += recovery.recoverMs;
-        timings.recoveries++;
-        const started = performance.now();
-        const verdicts = groups[g].map((state) => {
-          const runs = [truncateAtCut(recorded.run.record, recorded.marks, recorded.trace, state.id.afterOp), ...recovery.runs];
-          const violations = judge({ target: target.name, faultsInjected: false, runs });
-          o.onState?.(state, violations);
-          return { state, runs, violations };
-        });
-        timings.judgeMs += performance.now() - started;
-        if (o.verifyOnMount && recovery.on === 'native') {
-          const mount = await pool!.recoverOnMount(prepared);
-          for (const v of verdicts) {
-            const onMount = judge({ target: target.name, faultsInjected: false, runs: [v.runs[0], ...mount.runs] });
-            const [a, b] = [checksOf(v.violations), checksOf(onMount)];
-            if (a !== b) throw new HarnessError(`the native recovery of crash state ${describeState(v.state.id)} failed [${a || 'nothing'}] but its recovery on the mount failed [${b || 'nothing'}]: the two ways must agree (a bug of powercut)`);
-          }
-          coverage.statesVerifiedOnMount += verdicts.length;
+        try {
+          const prepared = await job.prepared;
+          job = take(slot);
+          await recoverGroup(slot, g, prepared);
+        } catch (err) {
+          aborted = true;
+          current ??= groups[g][0]; // the state a harness error names: the first slot's to fail
+          await job?.prepared.catch(() => undefined); // the next state's preparation ends before the pool stops
+          throw err;
         }
-        results[g] = { recovery, verdicts };
-        if (!o.allFailures && verdicts.some((v) => v.violations.length > 0)) firstFailing = Math.min(firstFailing, g);
       }
     };
-    await Promise.all(Array.from({ length: pool.size }, (_, slot) => work(slot)));
+    const slots = await Promise.allSettled(Array.from({ length: pool.size }, (_, slot) => work(slot)));
+    const failed = slots.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
 
     // In group order, so the first failure and the counts do not depend on which slot finished first.
     const failures: CaseResult[] = [];

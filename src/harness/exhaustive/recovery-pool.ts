@@ -10,7 +10,7 @@ import { cp, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { CrashStateInfo } from '../../../fusefs/crash-states.js';
-import { ID_BASE_PER_RUN, recoverWithCut, specFor, type CrashCase } from '../crash-run.js';
+import { recoverWithCut, specFor, type CrashCase } from '../crash-run.js';
 import type { DaemonHandle } from '../daemon-process.js';
 import type { DriverSpec } from '../driver-spec.js';
 import { runDriver, type DriverRun, type DriverTimeouts, type DriverWorker } from '../driver-process.js';
@@ -45,8 +45,7 @@ export async function recoverImageNatively(target: Target, c: CrashCase, imageDi
   try {
     const dir = path.join(scratch, 'queue');
     await cp(imageDir, dir, { recursive: true, preserveTimestamps: true, verbatimSymlinks: true });
-    const spec: DriverSpec = { mode: 'drain', dir, settings: c.recoverySettings ? { ...c.settings, ...c.recoverySettings } : c.settings, ...(c.variant !== undefined ? { variant: c.variant } : {}), idBase: priorRuns.length * ID_BASE_PER_RUN };
-    const run = await runDriver({} as DaemonHandle, target.driver, spec, false, timeouts); // unarmed: the daemon is never asked
+    const run = await runDriver(null, target.driver, specFor(dir, c, 'drain', priorRuns.length), false, timeouts);
     return { final: run.record, violations: judge({ target: target.name, faultsInjected: false, runs: [...priorRuns, run.record] }) };
   } finally {
     await rm(scratch, { recursive: true, force: true });
@@ -121,10 +120,10 @@ export class RecoveryPool {
     if (p.dir === undefined) {
       await this.daemon.client.loadState(p.state.id);
       const placed = performance.now();
-      const run = await this.drain(slot, specFor(this.daemon, p.c, 'drain', 1));
+      const run = await this.drain(slot, specFor(this.daemon.mountpoint, p.c, 'drain', 1));
       return done({ runs: [run.record], stderr: [run.stderr], landed: false, on: 'mount' }, placed);
     }
-    const run = await this.drain(slot, { ...specFor(this.daemon, p.c, 'drain', 1), dir: p.dir });
+    const run = await this.drain(slot, { ...specFor(this.daemon.mountpoint, p.c, 'drain', 1), dir: p.dir });
     return done({ runs: [run.record], stderr: [run.stderr], landed: false, on: 'native' }, started);
   }
 
@@ -137,7 +136,7 @@ export class RecoveryPool {
       const started = performance.now();
       await this.daemon.client.loadState(p.state.id);
       const placed = performance.now();
-      const spec = specFor(this.daemon, p.c, 'drain', 1);
+      const spec = specFor(this.daemon.mountpoint, p.c, 'drain', 1);
       const r = this.serves ? await this.drivers.get(this.target.driver, 'mount').run(spec) : await runDriver(this.daemon, this.target.driver, spec, false, this.timeouts);
       return { runs: [r.record], stderr: [r.stderr], landed: false, on: 'mount' as const, placeMs: placed - started, recoverMs: performance.now() - placed };
     });

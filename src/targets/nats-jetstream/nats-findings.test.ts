@@ -125,7 +125,7 @@ async function recoverStoredDamaged(name: string): Promise<{ violations: Violati
     const daemon = await startDaemon({ mountpoint: path.join(scratch, 'mnt'), socketPath: path.join(scratch, 'control.sock'), imageDir: disk });
     try {
       for (const f of a.case.recoveryFaults!) await daemon.client.fault(f);
-      const run = await runDriver(daemon, natsJetstream.driver, specFor(daemon, a.case, 'drain', prior.length), false, mergeTimeouts());
+      const run = await runDriver(daemon, natsJetstream.driver, specFor(daemon.mountpoint, a.case, 'drain', prior.length), false, mergeTimeouts());
       const hits = (await daemon.client.status()).readFaultsHit;
       const violations = judge({ target: natsJetstream.name, faultsInjected: false, damagedDisk: true, runs: [...prior, run.record] });
       return { violations, stderr: run.stderr, image, hits };
