@@ -3,7 +3,7 @@
 // driver's: it stays in the driver's process group (the harness SIGKILLs the group at a cut) and,
 // when util-linux's setpriv is there, also gets SIGKILL as its parent-death signal.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -147,8 +147,9 @@ export class NatsServer {
   }
 
   private static spawn(binary: string, storeDir: string, port: number, extraConfig: string): NatsServer {
+    sweepConfigFolders();
     // The config file lives off the mount: the powercut filesystem holds only JetStream's store.
-    const confDir = mkdtempSync(path.join(os.tmpdir(), 'powercut-nats-'));
+    const confDir = mkdtempSync(path.join(os.tmpdir(), `${CONFIG_FOLDER_PREFIX}${process.pid}-`));
     const conf = path.join(confDir, 'nats-server.conf');
     writeFileSync(conf, serverConfigText(storeDir, port, extraConfig));
     const setpriv = onPath('setpriv');
@@ -210,5 +211,24 @@ export class NatsServer {
 
   private cleanup(): void {
     rmSync(this.confDir, { recursive: true, force: true });
+  }
+}
+
+/** Config folders are named after the driver's pid: one whose driver is gone was left by a cut during start-up. */
+const CONFIG_FOLDER_PREFIX = 'powercut-nats-';
+
+function sweepConfigFolders(): void {
+  for (const name of readdirSync(os.tmpdir())) {
+    const pid = new RegExp(`^${CONFIG_FOLDER_PREFIX}(\\d+)-`).exec(name)?.[1];
+    if (pid !== undefined && !processAlive(Number(pid))) rmSync(path.join(os.tmpdir(), name), { recursive: true, force: true });
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
