@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline';
 import type { DaemonHandle } from './daemon-process.js';
 import type { DriverSpec } from './driver-spec.js';
 import { HarnessError } from './harness-error.js';
-import { killGroup, OWN_PROCESS_GROUP, trackGroup } from './process-group.js';
+import { killGroup, OWN_PROCESS_GROUP, signalGroup, trackGroup } from './process-group.js';
 import type { RunRecord } from './oracle.js';
 import { DRIVER_EXIT, parseOutcomeLine, parseOutcomes, type Outcome } from './outcome.js';
 
@@ -50,17 +50,6 @@ export interface DriverRun {
  * to a program anyway.
  */
 const DRIVER_PROCESS_OPTIONS = { killSignal: 'SIGKILL', ...OWN_PROCESS_GROUP } as const;
-
-/** SIGKILLs the driver's whole group (the driver and any server it started); true if it was there to kill. */
-function signalGroup(pgid: number | undefined): boolean {
-  if (pgid === undefined) return false;
-  try {
-    process.kill(-pgid, 'SIGKILL');
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** After a driver ended: no process it started may outlive it (bounded). */
 async function reapGroup(pgid: number | undefined, timeouts: DriverTimeouts): Promise<void> {

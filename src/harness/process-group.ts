@@ -8,11 +8,14 @@ import { readdirSync, readFileSync } from 'node:fs';
 const live = new Set<number>();
 let hooksInstalled = false;
 
-function killGroupNow(pgid: number): void {
+/** SIGKILLs every process of the group now, without waiting; true if the group was there to kill. */
+export function signalGroup(pgid: number | undefined): boolean {
+  if (pgid === undefined) return false;
   try {
     process.kill(-pgid, 'SIGKILL');
+    return true;
   } catch {
-    /* the group is gone already */
+    return false; // the group is gone already
   }
 }
 
@@ -20,11 +23,11 @@ function installExitHooks(): void {
   if (hooksInstalled) return;
   hooksInstalled = true;
   process.on('exit', () => {
-    for (const pgid of live) killGroupNow(pgid);
+    for (const pgid of live) signalGroup(pgid);
   });
   for (const sig of ['SIGINT', 'SIGTERM'] as const) {
     process.once(sig, () => {
-      for (const pgid of live) killGroupNow(pgid);
+      for (const pgid of live) signalGroup(pgid);
       // Whoever else listens (the daemon's cleanup) ends the process; alone, end it as the signal would.
       if (process.listenerCount(sig) === 0) process.kill(process.pid, sig);
     });
@@ -73,12 +76,12 @@ function groupAlive(pgid: number): boolean {
  */
 export async function killGroup(pgid: number | undefined, timeoutMs: number): Promise<boolean> {
   if (pgid === undefined) return true;
-  killGroupNow(pgid);
+  signalGroup(pgid);
   const deadline = Date.now() + timeoutMs;
   while (groupAlive(pgid)) {
     if (Date.now() > deadline) return false;
     await new Promise((r) => setTimeout(r, 10));
-    killGroupNow(pgid);
+    signalGroup(pgid);
   }
   live.delete(pgid);
   return true;
