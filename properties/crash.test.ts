@@ -33,7 +33,7 @@ describe('power cut anywhere, correct queue', () => {
     console.log(`[crash torn] ${report.summary}`);
     expect(report.error, 'harness error').toBeUndefined();
     expect(report.failed, report.summary).toBe(false);
-    expect(report.coverage.tornCuts).toBe(report.cases);
+    expect(report.coverage.policies.torn?.cuts).toBe(report.cases);
     expect(report.coverage.tornPartialWrites, 'torn cuts that kept a write in part').toBeGreaterThan(0);
   }, 600_000);
 });

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The powercut driver for pqueue: the driver protocol of docs/driver-protocol.md, in Python.
+"""The powercut driver for pqueue and jobqueue: the driver protocol of docs/driver-protocol.md, in Python.
 
 Reads specs from stdin (one JSON object a line) and serves them in turn until stdin closes. Each
 run prints its hello line first, then one JSON line for everything the queue told it, each written
@@ -7,11 +7,19 @@ whole with os.write (no buffer to flush) BEFORE the next filesystem call; with "
 stats <mark>/<N> right after printing its Nth line. Exit codes: 0 done, 3 after an error line,
 2 for a spec it cannot read (or an unknown option).
 
-  python3 driver.py [--no-dir-fsync-after-ack-rename]
+  python3 driver.py [--queue log|jobs] [--declare-defaults] [KNOWN-BAD FLAG]
 
---no-dir-fsync-after-ack-rename is a KNOWN-BAD queue: it renames ack.tmp over ack but does not fsync
-the directory, so after a power cut the old ack file comes back and acks it confirmed durable are
-delivered again (powercut's bounded-replay check).
+--queue log (the default) drives pqueue, an append-only log; --queue jobs drives jobqueue, a work
+queue of one file per job whose contract differs from the defaults (see CONTRACTS below).
+--declare-defaults declares only the replay bound, leaving the rest of the contract at its defaults:
+for seeing what powercut reports when a queue promises less than it is judged by.
+
+The known-bad flags break one durability rule each:
+--no-dir-fsync-after-ack-rename (log): renames ack.tmp over ack but does not fsync the directory,
+so after a power cut the old ack file comes back and acks it confirmed durable are delivered again
+(powercut's bounded-replay check).
+--no-dir-fsync-after-job-write (jobs): fsyncs a new job's file but not its directory, so a job
+confirmed durable can vanish with its name (powercut's at-least-once check).
 """
 import errno
 import json
@@ -23,14 +31,40 @@ import time
 import zlib
 
 sys.dont_write_bytecode = True  # keep the example folder clean
+from jobqueue import JobQueue  # noqa: E402
 from pqueue import MAX_EVENT_BYTES, Queue  # noqa: E402
 
 PROTOCOL = 1
 TARGET = 'python-queue'
-# Every ack call that moves the first unacked seq is durable when it returns (batch of 1); an ack
-# above a gap waits in memory until the gap is acked.
-REPLAY_BOUND = {'ackBatchSize': 1, 'outOfOrderAcksDurable': False}
-BAD_FLAG = '--no-dir-fsync-after-ack-rename'
+# What each queue promises (docs/driver-protocol.md, "The contract").
+CONTRACTS = {
+    # Every ack call that moves the first unacked seq is durable when it returns (batch of 1); an
+    # ack above a gap waits in memory until the gap is acked. One append-only log: a cut loses a
+    # suffix of what was not synced, and seqs continue after the last record for the queue's life.
+    'log': {
+        'replayBound': {'ackBatchSize': 1, 'outOfOrderAcksDurable': False},
+        'acksConfirmed': True,
+        'unconfirmedWrites': 'suffix',
+        'seqScope': 'forever',
+        'deliveryOrder': 'seq',
+    },
+    # Every ack deletes its job durably before it returns, in any order; jobs persist as they
+    # complete (an unconfirmed job may be lost while a later one survives) and are handed out as
+    # they become ready, and ids start again at 1 after a restart that finds no job.
+    'jobs': {
+        'replayBound': {'ackBatchSize': 1, 'outOfOrderAcksDurable': True},
+        'acksConfirmed': True,
+        'unconfirmedWrites': 'holes',
+        'seqScope': 'session',
+        'deliveryOrder': 'any',
+    },
+}
+QUEUES = {  # name -> how to open it, given whether its known-bad flag was passed
+    'log': lambda directory, bad: Queue(directory, dir_fsync_after_ack_rename=not bad),
+    'jobs': lambda directory, bad: JobQueue(directory, skip_dir_fsync=bad),
+}
+BAD_FLAGS = {'log': '--no-dir-fsync-after-ack-rename', 'jobs': '--no-dir-fsync-after-job-write'}
+DEFAULTS_FLAG = '--declare-defaults'
 DRAIN_BATCH = 64
 LIVENESS_SIZES = (64, 1500, 9)
 LIVENESS_TIMEOUT_S = 2.0
@@ -179,8 +213,8 @@ def parallel(out, jobs):
 # ---- one run --------------------------------------------------------------------------------
 
 class Run:
-    def __init__(self, spec, out, known_bad):
-        self.spec, self.out, self.known_bad = spec, out, known_bad
+    def __init__(self, spec, out, options):
+        self.spec, self.out, self.options = spec, out, options
         self.queue = None
         self.lock = threading.Lock()  # next_id, last_seq, unacked
         self.read_lock = threading.Lock()  # one reader at a time: delivered lines stay in seq order
@@ -190,7 +224,7 @@ class Run:
         self.where = 'open'  # for the error line
 
     def open(self):
-        self.queue = Queue(self.spec['dir'], dir_fsync_after_ack_rename=not self.known_bad)
+        self.queue = QUEUES[self.options.queue](self.spec['dir'], self.options.known_bad)
         durable_seq, first_unacked = self.queue.durability()
         self.out.emit(t='open', durableSeq=durable_seq, durableFirstUnackedSeq=first_unacked)
         self.queue.on_durable = lambda d, f: self.out.emit(t='durable', durableSeq=d, durableFirstUnackedSeq=f)
@@ -317,10 +351,13 @@ class Run:
         self.close()
 
 
-def run_spec(spec, known_bad):
+def run_spec(spec, options):
     out = Out(spec.get('mark'))
-    out.emit(t='hello', protocol=PROTOCOL, target=TARGET, replayBound=REPLAY_BOUND, serves=True)
-    run = Run(spec, out, known_bad)
+    contract = CONTRACTS[options.queue]
+    if options.declare_defaults:
+        contract = {'replayBound': contract['replayBound']}
+    out.emit(t='hello', protocol=PROTOCOL, target=TARGET if options.queue == 'log' else 'python-jobqueue', contract=contract, serves=True)
+    run = Run(spec, out, options)
     try:
         run.workload() if spec['mode'] == 'workload' else run.drain()
     except Failed as f:
@@ -330,10 +367,28 @@ def run_spec(spec, known_bad):
     out.emit(t='done')
 
 
+class Options:
+    def __init__(self, argv):
+        args = list(argv)
+        self.queue = 'log'
+        if '--queue' in args:
+            at = args.index('--queue')
+            if at + 1 >= len(args) or args[at + 1] not in QUEUES:
+                raise SpecError(f'--queue takes one of {", ".join(QUEUES)}')
+            self.queue = args[at + 1]
+            del args[at:at + 2]
+        self.declare_defaults = DEFAULTS_FLAG in args
+        self.known_bad = BAD_FLAGS[self.queue] in args
+        unknown = sorted(set(args) - {DEFAULTS_FLAG, BAD_FLAGS[self.queue]})
+        if unknown:
+            raise SpecError(f'unknown option(s) {unknown} for --queue {self.queue}; usage: driver.py [--queue log|jobs] [{DEFAULTS_FLAG}] [{BAD_FLAGS[self.queue]}]')
+
+
 def main(argv):
-    options = set(argv)
-    if not options <= {BAD_FLAG}:
-        print(f'driver: unknown option(s) {sorted(options - {BAD_FLAG})}; usage: driver.py [{BAD_FLAG}]', file=sys.stderr)
+    try:
+        options = Options(argv)
+    except SpecError as e:
+        print(f'driver: {e}', file=sys.stderr)
         return EXIT_USAGE
     while True:
         line = sys.stdin.buffer.readline()
@@ -346,7 +401,7 @@ def main(argv):
         except SpecError as e:
             print(f'driver: spec on stdin: {e}', file=sys.stderr)
             return EXIT_USAGE
-        run_spec(spec, BAD_FLAG in options)
+        run_spec(spec, options)
 
 
 if __name__ == '__main__':

@@ -22,3 +22,9 @@ export class FsError extends Error {
     super(message);
   }
 }
+
+const NAMES = new Map(Object.entries(e).map(([name, n]) => [n, name]));
+/** "EIO" for 5 (a positive errno, as the kernel numbers it); "errno N" for a number it does not know. */
+export function errnoName(errno: number): string {
+  return NAMES.get(errno) ?? `errno ${errno}`;
+}

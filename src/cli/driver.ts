@@ -56,12 +56,16 @@ const RUN_TIMEOUT_MS = 30_000;
 
 interface Checked {
   name: string;
+  /** 'oracle': the oracle's verdict on the uncut history, not a protocol violation. */
+  kind?: 'oracle';
   problems: ProtocolProblem[];
   record?: RunRecord;
   serves?: boolean;
   stdout?: string;
   stderr?: string;
 }
+
+const ORACLE_RUN = 'oracle on the uncut history';
 
 /** Lines of a run's stderr shown with its problems (all of it is in the output folder). */
 const STDERR_LINES_SHOWN = 20;
@@ -133,7 +137,7 @@ export async function checkDriver(daemon: DaemonHandle, cmd: string[], settings:
   if (workload.serves) results.push(await checkServes(cmd, { dir: daemon.mountpoint, settings, mode: 'drain', idBase: 2_000_000 }));
   if (workload.record && drain.record) {
     const violations = judge({ target: 'external', faultsInjected: false, runs: [{ ...workload.record, killed: true }, drain.record] });
-    results.push({ name: 'oracle on the uncut history', problems: violations.map((v) => ({ line: 0, message: v.message })) });
+    results.push({ name: ORACLE_RUN, kind: 'oracle', problems: violations.map((v) => ({ line: 0, message: v.message })) });
   }
   return results;
 }
@@ -167,16 +171,25 @@ export const run: Command = async (argv) => {
     await fixture.stop();
   }
   await keepOutput(outDir, results);
-  let count = 0;
+  let protocol = 0;
+  let oracle = 0;
   for (const r of results) {
     for (const p of r.problems) {
-      count++;
+      if (r.kind === 'oracle') oracle++;
+      else protocol++;
       console.log(`${r.name}${p.line > 0 ? `, line ${p.line}` : ''}: ${p.message}`);
     }
     const tail = r.stderr?.trim().split('\n').slice(-STDERR_LINES_SHOWN);
     if (r.problems.length > 0 && tail && tail[0] !== '') console.log(`${r.name}: the end of its stderr:\n  ${tail.join('\n  ')}`);
   }
   console.log(`the output of each run is kept in ${outDir}`);
-  console.log(count === 0 ? `ok: '${cmd.join(' ')}' follows the driver protocol (${results.map((r) => r.name).join(', ')})` : `${count} protocol violation${count === 1 ? '' : 's'} found`);
-  return count === 0 ? 0 : 1;
+  const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
+  if (protocol === 0 && oracle === 0) console.log(`ok: '${cmd.join(' ')}' follows the driver protocol (${results.map((r) => r.name).join(', ')})`);
+  else {
+    console.log([
+      protocol > 0 ? `${plural(protocol, 'protocol violation')} found` : 'the driver follows the protocol',
+      ...(oracle > 0 ? [`but the oracle failed its uncut history with ${plural(oracle, 'violation')} (no power cut: a bug of the queue, or a contract that promises more than it does; docs/driver-protocol.md, "The contract")`] : []),
+    ].join(', '));
+  }
+  return protocol === 0 && oracle === 0 ? 0 : 1;
 };

@@ -24,6 +24,6 @@ runNodeDriver({
     };
     return queue;
   },
-  replayBound: (settings) => ({ ackBatchSize: settings.checkpointAcks ?? DEFAULT_SETTINGS.checkpointAcks, outOfOrderAcksDurable: false }),
+  contract: (settings) => ({ replayBound: { ackBatchSize: settings.checkpointAcks ?? DEFAULT_SETTINGS.checkpointAcks, outOfOrderAcksDurable: false } }),
   maxEventBytes: (settings) => maxEventBytes(settings.pageCapacityBytes ?? DEFAULT_SETTINGS.pageCapacityBytes),
 });

@@ -9,12 +9,12 @@ import { roundSeed } from './suites.js';
 import { emptyCoverage, type Coverage } from '../harness/coverage.js';
 
 const cov = (c: Partial<Coverage>): Coverage => ({ ...emptyCoverage(), ...c });
-const pass: GateRow = { name: 'torn-checkpoint-write', kind: 'scenario', cases: 1, coverage: cov({ cases: 1, cutsRequested: 1, cutsLanded: 1, tornCuts: 1, tornPartialWrites: 1 }), violations: 0, durationMs: 612, errors: [], capsHit: [] };
+const pass: GateRow = { name: 'torn-checkpoint-write', kind: 'scenario', cases: 1, coverage: cov({ cases: 1, cutsRequested: 1, cutsLanded: 1, tornPartialWrites: 1, policies: { torn: { states: 0, cuts: 1, landed: 1, intervalsChecked: 0 } } }), violations: 0, durationMs: 612, errors: [], capsHit: [] };
 const fail: GateRow = {
   name: 'atomic-file/sync',
   kind: 'suite',
   cases: 42,
-  coverage: cov({ cases: 42, intervals: 50, intervalsChecked: 40, intervalsCheckedLoseUnsynced: 50, intervalsCheckedTorn: 40, states: 42, events: { rolls: 3, purges: 1 } }),
+  coverage: cov({ cases: 42, intervals: 50, intervalsChecked: 40, policies: { 'lose-unsynced': { states: 30, cuts: 0, landed: 0, intervalsChecked: 50 }, torn: { states: 12, cuts: 0, landed: 0, intervalsChecked: 40 } }, states: 42, events: { rolls: 3, purges: 1 } }),
   violations: 1,
   durationMs: 61_000,
   failure: { messages: ['at-least-once: seq 3 <lost> & "gone"'], seed: 17, path: '0:1', artifactDir: '/a/b', replay: 'node cli.js replay /a/b' },
@@ -56,9 +56,9 @@ describe('summary table', () => {
     expect(end(lines[2], ' 1 ')).toBe(end(lines[3], '42 '));
   });
   it('prints the coverage counts: cuts that landed, torn writes kept in part, intervals and states, rolls and purges', () => {
-    expect(text).toContain('coverage: 43 cases, cuts landed 1/1, torn cuts 1 (partial writes kept 1), intervals checked 40/50 (lose-unsynced 50/50, torn 40/50), crash states 42, purges 1, rolls 3');
+    expect(text).toContain('coverage: 43 cases, cuts landed 1/1, torn cuts 13 (partial writes kept 1), intervals checked 40/50 (lose-unsynced 50/50, torn 40/50), crash states 42, purges 1, rolls 3');
     expect(text).toMatch(/crash states per minute: \d+/);
-    expect(text).toContain('  atomic-file/sync: 42 cases, intervals checked 40/50 (lose-unsynced 50/50, torn 40/50)');
+    expect(text).toContain('  atomic-file/sync: 42 cases, torn cuts 12 (partial writes kept 0), intervals checked 40/50 (lose-unsynced 50/50, torn 40/50)');
     expect(text).toContain('; caps hit: maxStates 400');
     expect(text).toContain('caps left crash states out (raise them with --max-states');
   });

@@ -1,6 +1,6 @@
 // The summary printed at the end of a gate run (pure): one line per scenario and suite, totals,
 // what was covered, then each failure with its violation, artifact and replay command.
-import { formatCoverage, formatFeatures } from '../harness/coverage.js';
+import { formatContracts, formatCoverage, formatFeatures } from '../harness/coverage.js';
 import { capsNote, perMinute, resultOf, rowResult, type DistinctFailure, type GateRow, type GateTotals } from '../report/gate-results.js';
 import { formatDuration } from './budget.js';
 import type { GateMode } from './suites.js';
@@ -20,6 +20,7 @@ export function formatSummaryTable(rows: readonly GateRow[], t: GateTotals, mode
     line(all[0]), rule, ...body.map(line), rule, line(foot),
     '',
     `coverage: ${formatCoverage(t.coverage)}`,
+    ...[formatContracts(t.coverage)].filter((x): x is string => x !== undefined),
     ...(Object.keys(t.coverage.features).length ? [`features reached (runs reaching each, rarest first): ${formatFeatures(t.coverage)}`] : []),
     ...(steered && steered.of > 0 ? [`steered inputs (mutations of inputs that reached rare features): ${steered.inputs} of ${steered.of}`] : []),
     `${mode === 'exhaustive' ? 'crash states' : 'power cuts'} per minute: ${perMinute(t.cases, t.durationMs)}`,

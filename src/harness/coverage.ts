@@ -3,10 +3,22 @@
 // suites assert minimum rates of these counts, and the gate prints them.
 
 import type { TraceEntry } from '../../fusefs/protocol.js';
+import { contractKey, describeContracts, type Contract } from './contract.js';
 import { pathPattern } from './path-pattern.js';
 
 /** Named among the caps hit when the deadline (the gate's time budget) left crash states unchecked. */
 export const TIME_BUDGET_CAP = 'time budget';
+
+/** What was cut under one crash policy. */
+export interface PolicyCoverage {
+  /** Exhaustive mode: crash states judged under it. */
+  states: number;
+  /** Power cuts made under it (random cuts, recovery cuts), and those that froze at their request. */
+  cuts: number;
+  landed: number;
+  /** Exhaustive mode: persistence intervals all of whose states under this policy were listed by the caps and judged. */
+  intervalsChecked: number;
+}
 
 export interface Coverage {
   /** Crash cases judged (a random cut case, or one crash state of an exhaustive run). */
@@ -20,23 +32,23 @@ export interface Coverage {
   /** Cases with a fault armed, and those where the filesystem failed at least one request. */
   faultCases: number;
   faultsFired: number;
-  /** Power cuts under the torn policy, and writes they kept only in part. */
-  tornCuts: number;
+  /** Writes torn cuts kept only in part. */
   tornPartialWrites: number;
   /**
    * Exhaustive mode: persistence intervals in the recorded runs; those all of whose states were
-   * checked, in all and per policy (an interval counts for a policy when its states under that
-   * policy were all listed by the caps and all judged); and crash states checked.
+   * checked under every policy asked (per policy: `policies`); and crash states checked.
    */
   intervals: number;
   intervalsChecked: number;
-  intervalsCheckedLoseUnsynced: number;
-  intervalsCheckedTorn: number;
   states: number;
   /** States the caps left out (0 unless a cap was hit). */
   statesCapped: number;
   /** States recovered both natively and on the mount, with the same verdict (verifyOnMount). */
   statesVerifiedOnMount: number;
+  /** By crash policy name: what was cut under it. */
+  policies: Record<string, PolicyCoverage>;
+  /** The contracts the cases were judged against (contractKey), with how many cases each. */
+  contracts: Record<string, number>;
   /** What the workloads did, as the target counts it (e.g. rolls and purges of page files). */
   events: Record<string, number>;
   /**
@@ -59,22 +71,44 @@ export function runFeatures(trace: readonly TraceEntry[], events: Record<string,
 export function emptyCoverage(): Coverage {
   return {
     cases: 0, cutsRequested: 0, cutsLanded: 0, recoveryCutsRequested: 0, recoveryCutsLanded: 0, faultCases: 0, faultsFired: 0,
-    tornCuts: 0, tornPartialWrites: 0, intervals: 0, intervalsChecked: 0, intervalsCheckedLoseUnsynced: 0, intervalsCheckedTorn: 0, states: 0, statesCapped: 0, statesVerifiedOnMount: 0, events: {}, features: {},
+    tornPartialWrites: 0, intervals: 0, intervalsChecked: 0, states: 0, statesCapped: 0, statesVerifiedOnMount: 0, policies: {}, contracts: {}, events: {}, features: {},
   };
 }
+
+/** The counts of `policy` in `c`, made if none yet (to add to). */
+export function policyCoverage(c: Coverage, policy: string): PolicyCoverage {
+  return (c.policies[policy] ??= { states: 0, cuts: 0, landed: 0, intervalsChecked: 0 });
+}
+
+/** Counts one case judged against `contract` (from the hello line of its first run, if it printed one). */
+export function countContract(c: Coverage, contract: Contract | undefined): void {
+  if (contract) c.contracts[contractKey(contract)] = (c.contracts[contractKey(contract)] ?? 0) + 1;
+}
+
+const COUNTED_RECORDS = ['events', 'features', 'contracts'] as const;
 
 /** Adds `b` into `a` (mutates and returns `a`). */
 export function addCoverage(a: Coverage, b: Coverage): Coverage {
   for (const key of Object.keys(a) as (keyof Coverage)[]) {
-    if (key === 'events' || key === 'features') continue;
+    if (key === 'policies' || (COUNTED_RECORDS as readonly string[]).includes(key)) continue;
     (a[key] as number) += b[key] as number;
   }
-  for (const [name, n] of Object.entries(b.events)) a.events[name] = (a.events[name] ?? 0) + n;
-  for (const [name, n] of Object.entries(b.features)) a.features[name] = (a.features[name] ?? 0) + n;
+  for (const key of COUNTED_RECORDS) for (const [name, n] of Object.entries(b[key])) a[key][name] = (a[key][name] ?? 0) + n;
+  for (const [policy, p] of Object.entries(b.policies)) {
+    const into = policyCoverage(a, policy);
+    for (const k of Object.keys(into) as (keyof PolicyCoverage)[]) into[k] += p[k];
+  }
   return a;
 }
 
 const ratio = (n: number, of: number) => (of === 0 ? '-' : `${n}/${of}`);
+
+/** Policies in the order the docs introduce them, others after: summaries list them the same way every time. */
+const POLICY_ORDER = ['lose-unsynced', 'torn', 'journaled', 'keep-all'];
+export function policiesInOrder(c: Coverage): [string, PolicyCoverage][] {
+  const rank = (p: string) => (POLICY_ORDER.includes(p) ? POLICY_ORDER.indexOf(p) : POLICY_ORDER.length);
+  return Object.entries(c.policies).sort(([a], [b]) => rank(a) - rank(b) || (a < b ? -1 : 1));
+}
 
 /** One line for logs and summaries; only what happened is shown. */
 export function formatCoverage(c: Coverage): string {
@@ -82,9 +116,12 @@ export function formatCoverage(c: Coverage): string {
   if (c.cutsRequested) parts.push(`cuts landed ${ratio(c.cutsLanded, c.cutsRequested)}`);
   if (c.recoveryCutsRequested) parts.push(`recovery cuts landed ${ratio(c.recoveryCutsLanded, c.recoveryCutsRequested)}`);
   if (c.faultCases) parts.push(`faults fired ${ratio(c.faultsFired, c.faultCases)}`);
-  if (c.tornCuts) parts.push(`torn cuts ${c.tornCuts} (partial writes kept ${c.tornPartialWrites})`);
+  const torn = (c.policies.torn?.states ?? 0) + (c.policies.torn?.cuts ?? 0);
+  if (torn) parts.push(`torn cuts ${torn} (partial writes kept ${c.tornPartialWrites})`);
   if (c.intervals) {
-    parts.push(`intervals checked ${ratio(c.intervalsChecked, c.intervals)} (lose-unsynced ${ratio(c.intervalsCheckedLoseUnsynced, c.intervals)}, torn ${ratio(c.intervalsCheckedTorn, c.intervals)}), ` +
+    // Intervals belong to the policies exhaustive mode enumerated (a random cut's policy has none).
+    const perPolicy = policiesInOrder(c).filter(([, x]) => x.states > 0 || x.intervalsChecked > 0).map(([p, x]) => `${p} ${ratio(x.intervalsChecked, c.intervals)}`).join(', ');
+    parts.push(`intervals checked ${ratio(c.intervalsChecked, c.intervals)}${perPolicy ? ` (${perPolicy})` : ''}, ` +
       `crash states ${c.states}${c.statesCapped ? ` (${c.statesCapped} left out by caps)` : ''}`);
   }
   if (c.statesVerifiedOnMount) parts.push(`states verified on the mount ${c.statesVerifiedOnMount}`);
@@ -97,11 +134,19 @@ export function formatFeatures(c: Coverage): string {
   return Object.entries(c.features).sort(([a, x], [b, y]) => x - y || (a < b ? -1 : 1)).map(([f, n]) => `${f} ${n}`).join(', ');
 }
 
-/** The counts as flat name=value pairs (JUnit properties, JSON). */
+/** "checked against: at-least-once; bounded replay 1 to 1024 (by settings); ...", or undefined when no case declared one. */
+export function formatContracts(c: Coverage): string | undefined {
+  return Object.keys(c.contracts).length ? `checked against: ${describeContracts(c.contracts)}` : undefined;
+}
+
+/** The counts as flat name=value pairs (JUnit properties). */
 export function coverageProperties(c: Coverage): [string, number][] {
   const out: [string, number][] = [];
   for (const [k, v] of Object.entries(c)) {
-    if (k === 'events' || k === 'features') for (const [name, n] of Object.entries(v as Record<string, number>).sort()) out.push([`${k}.${name}`, n]);
+    if (k === 'contracts') continue; // JSON keys; the summary says them in words
+    if (k === 'policies') {
+      for (const [p, x] of Object.entries(v as Record<string, PolicyCoverage>).sort()) for (const [f, n] of Object.entries(x)) out.push([`policies.${p}.${f}`, n]);
+    } else if (k === 'events' || k === 'features') for (const [name, n] of Object.entries(v as Record<string, number>).sort()) out.push([`${k}.${name}`, n]);
     else out.push([k, v as number]);
   }
   return out;

@@ -11,7 +11,8 @@ import type { FsyncHoldSchedule } from '../../fusefs/fsync-holds.js';
 import { MARK_DIR_NAME, type CrashPoint, type CrashPolicy, type Fault, type TraceEntry } from '../../fusefs/protocol.js';
 import type { CutTarget, Target, TargetRef, TargetSettings } from './target.js';
 import { defaultArtifactRoot, writeArtifact, writeHarnessErrorArtifact } from './artifacts.js';
-import { emptyCoverage, runFeatures, type Coverage } from './coverage.js';
+import { countContract, emptyCoverage, policyCoverage, runFeatures, type Coverage } from './coverage.js';
+import { contractOf } from './outcome.js';
 import type { DaemonHandle } from './daemon-process.js';
 import { mergeTimeouts, runDriver, type DriverTimeouts } from './driver-process.js';
 import type { DriverSpec } from './driver-spec.js';
@@ -145,10 +146,12 @@ function caseCoverage(target: Target, c: CrashCase, cuts: CutRecord[], runs: Run
   }
   const policies = [c.policy, ...(c.recoveryCut ? [c.recoveryCut.policy] : [])];
   cuts.forEach((cut, k) => {
-    if (policies[k] !== 'torn') return;
-    cov.tornCuts++;
+    const p = policyCoverage(cov, policies[k]);
+    p.cuts++;
+    if (cut.frozenAt !== null) p.landed++;
     cov.tornPartialWrites += cut.tornPartialWrites ?? 0;
   });
+  countContract(cov, contractOf(runs[0]?.outcomes ?? []));
   cov.events = target.workloadEvents(cuts[0]?.trace ?? []);
   cov.features = runFeatures(cuts[0]?.trace ?? [], cov.events);
   return cov;

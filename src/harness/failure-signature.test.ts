@@ -35,6 +35,11 @@ describe('failure signatures', () => {
     expect(failureSignature(result({ state: { afterOp: 2, policy: 'lose-unsynced' } }, 3))).toBe('liveness, lose-unsynced, before fsync of /*.log');
     expect(failureSignature(result({ state: { afterOp: 3, policy: 'torn', dirPrefix: 0, data: { kind: 'all' } } }, null))).toBe('liveness, torn, at the end of the run');
   });
+  it('name the faults that fired, so a loss under keep-all reads as the fault\'s', () => {
+    const r = result({ policy: 'keep-all', faults: [{ type: 'fsync-eio', path: '/**' }] }, null);
+    r.runs = [{ role: 'workload', outcomes: [], exitCode: 0, killed: false, hung: false, failedRequests: [{ op: 3, kind: 'fsync', path: '/000005.log', result: -5 }] }];
+    expect(failureSignature(r)).toBe('liveness, keep-all after injected fsync EIO, after the run');
+  });
   it('prefer a real finding to a hang, and say when only a hang failed', () => {
     expect(failureSignature(result({}, null, [hang, { check: 'order', message: 'order: ...' }]))).toBe('order, torn, after the run');
     expect(failureSignature(result({}, null, [hang]))).toBe('liveness (hang), torn, after the run');

@@ -3,6 +3,7 @@
 // (numbers become *), e.g. "at-least-once, torn, after write of /*.log". Pure.
 import type { TraceEntry } from '../../fusefs/protocol.js';
 import type { CaseResult } from './crash-run.js';
+import { errnoName } from '../../fusefs/model/errno.js';
 import { pathPattern } from './path-pattern.js';
 
 function request(e: TraceEntry | undefined): string {
@@ -23,12 +24,21 @@ export function cutPlace(result: CaseResult): string {
 }
 
 /**
+ * The faults that fired in a case, in words: what they failed is lost under every policy (keep-all
+ * included), so a signature must not read as if the power cut lost it.
+ */
+function faultsFired(result: CaseResult): string {
+  const fired = [...new Set(result.runs.flatMap((r) => r.failedRequests.map((f) => `${f.kind} ${errnoName(-f.result)}`)))];
+  return fired.length ? ` after injected ${fired.join(', ')}` : '';
+}
+
+/**
  * The signature of a failing case: its first violation that is not a hang (a hang is never the
- * finding when something else failed), its policy, and where its cut fell.
+ * finding when something else failed), its policy (with the faults that fired), and where its cut fell.
  */
 export function failureSignature(result: CaseResult): string {
   const v = result.violations.find((x) => !x.hang) ?? result.violations[0];
   if (v === undefined) throw new Error('invariant: failureSignature of a case that did not fail');
   const policy = result.case.state?.policy ?? result.case.policy;
-  return `${v.check}${v.hang ? ' (hang)' : ''}, ${policy}, ${cutPlace(result)}`;
+  return `${v.check}${v.hang ? ' (hang)' : ''}, ${policy}${faultsFired(result)}, ${cutPlace(result)}`;
 }

@@ -1,7 +1,7 @@
 // The oracle on hand-made histories: for each check, a history it passes and one it fails.
 import { describe, expect, it } from 'vitest';
 import { judge, type CheckName, type History, type RunRecord } from './oracle.js';
-import type { Outcome } from './outcome.js';
+import { outcomeProblems, type ContractDeclaration, type Outcome } from './outcome.js';
 import { payloadCrc } from './payload.js';
 
 const SIZE = 16;
@@ -345,6 +345,123 @@ describe('oracle', () => {
     it('passes when the queue reported the error', () => {
       const w = [...wrote5, { t: 'error', where: 'steps[1] (waitDurable)', message: 'fsync page.1: EIO', code: 'EIO' } as Outcome];
       expect(judge(history([run('workload', w, { killed: false, exitCode: 3, failedRequests: failed }), drain([1, 2, 3])], 1, true))).toEqual([]);
+    });
+  });
+
+  describe('the declared contract', () => {
+    /** A history whose every run declares `contract` (the replay bound alone leaves the rest at its defaults). */
+    const declaring = (runs: RunRecord[], contract: ContractDeclaration): History => ({
+      target: 'job-server',
+      faultsInjected: false,
+      runs: runs.map((r) => ({ ...r, outcomes: [{ t: 'hello', protocol: 1, target: 'job-server', contract } as Outcome, ...r.outcomes] })),
+    });
+    const BOUND = { ackBatchSize: 1, outOfOrderAcksDurable: true };
+    const defaults: ContractDeclaration = { replayBound: BOUND };
+
+    describe('unconfirmedWrites: a lost unconfirmed write while a later one survives', () => {
+      // The seen case: two producers, job 3 reached the disk before job 2, neither confirmed; the
+      // recovered queue reports no seq range (open 0, 1) and delivers 1 and 3.
+      const workload = cut('workload', [open(), ...write(1), { t: 'waited', seq: 1 }, { t: 'write-intent', id: 2, size: SIZE }, ...write(3)]);
+      const recovery = drainOf([delivered(1), delivered(3)], open(0, 1));
+      it('fails as a hole under the default (suffix), citing the delivered seq, never an empty range, and naming the declaration', () => {
+        const v = judge(declaring([workload, recovery], defaults));
+        expect(v.map((x) => x.check)).toEqual(['order']);
+        expect(v[0].message).toContain('skipped seqs 2, which were never acked');
+        expect(v[0].message).toContain('it delivered seq 3, and under "unconfirmedWrites": "suffix"');
+        expect(v[0].message).not.toMatch(/seqs 1 to 0/);
+        expect(v[0].message).toContain('declares "unconfirmedWrites": "holes"');
+      });
+      it('passes with holes declared', () => {
+        expect(judge(declaring([workload, recovery], { ...defaults, unconfirmedWrites: 'holes' }))).toEqual([]);
+      });
+      it('with holes declared, still fails a missing seq that was confirmed durable, or one the open itself reported held', () => {
+        const confirmed2 = cut('workload', [...workload.outcomes, { t: 'written', id: 2, seq: 2 }, { t: 'waited', seq: 3 }]);
+        expect(checks(declaring([confirmed2, recovery], { ...defaults, unconfirmedWrites: 'holes' }))).toEqual(['at-least-once']);
+        const v = judge(declaring([workload, drainOf([delivered(1), delivered(3)], open(3, 1))], { ...defaults, unconfirmedWrites: 'holes' }));
+        expect(v.map((x) => x.check)).toEqual(['order']);
+        expect(v[0].message).toContain('its open reported seqs 1 to 3 held and unacked (2 among them)');
+      });
+      it('names no declaration when the queue declared suffix itself', () => {
+        const v = judge(declaring([workload, recovery], { ...defaults, unconfirmedWrites: 'suffix' }));
+        expect(v.map((x) => x.check)).toEqual(['order']);
+        expect(v[0].message).not.toContain('declares');
+      });
+    });
+
+    describe('seqScope: seqs numbered per session', () => {
+      // Everything written was acked durably; the restarted queue found nothing and numbers from 1 again.
+      const allAcked = cut('workload', [open(), ...write(1), ...write(2), { t: 'waited', seq: 2 }, delivered(1), delivered(2), ...ack(1, 2), durable(2, 3)]);
+      const restart = drainOf([], open(0, 1)); // its liveness write gets seq 100 ...
+      const restartAt1 = run('drain', [open(0, 1), { t: 'drained', count: 0 }, ...write(1000, 1), delivered(1, 1000), ...ack(1), { t: 'done' }]);
+      it('fails a clean restart at seq 1 under the default (forever), naming the declaration', () => {
+        expect(judge(declaring([allAcked, restart], defaults))).toEqual([]);
+        const v = judge(declaring([allAcked, restartAt1], defaults));
+        expect(v.map((x) => x.check)).toEqual(['monotonic-seqs']);
+        expect(v[0].message).toContain('declares "seqScope": "session"');
+      });
+      it('passes it with session declared, judging monotonic seqs within the session', () => {
+        const session = { ...defaults, seqScope: 'session' as const };
+        expect(judge(declaring([allAcked, restartAt1], session))).toEqual([]);
+        // Within a session a confirmed seq still must not be handed out again.
+        const reuse = run('workload', [open(), ...write(1), { t: 'waited', seq: 1 }, ...write(2, 1)], { killed: true, exitCode: null });
+        expect(checks(declaring([reuse, drainOf([delivered(1)], open(1, 1))], session))).toContain('monotonic-seqs');
+      });
+      it('matches events across sessions by id: a confirmed event lost, or a durably acked one back under another seq, still fails', () => {
+        const session = { ...defaults, seqScope: 'session' as const };
+        const w = cut('workload', [open(), ...write(1), ...write(2), { t: 'waited', seq: 2 }]);
+        // The recovered queue renumbered event 2 as seq 1 and lost event 1.
+        const v = judge(declaring([w, drainOf([delivered(1, 2)], open(1, 1))], session));
+        expect(v.map((x) => x.check)).toEqual(['at-least-once']);
+        expect(v[0].message).toContain('event ids 1 (seqs 1 of their sessions) were confirmed durable (in run 0 (workload))');
+        expect(judge(declaring([w, drainOf([delivered(1, 1), delivered(2, 2)], open(2, 1))], session))).toEqual([]);
+        const acked = cut('workload', [...w.outcomes, delivered(1), ...ack(1), durable(2, 2)]);
+        const back = judge(declaring([acked, drainOf([delivered(5, 1), delivered(6, 2)], open(6, 5))], { ...session, acksConfirmed: false }));
+        expect(back.map((x) => x.check)).toEqual(['bounded-replay']);
+        expect(back[0].message).toContain('delivered event id 1 (seq 5) again after a power cut although its ack was confirmed durable');
+      });
+      it('does not claim seqs no line named (the gapless rule is the forever scope\'s)', () => {
+        // A durable line covers seq 2, whose written line the cut swallowed (a dummy write, say).
+        const w = cut('workload', [open(), ...write(1), { t: 'write-intent', id: 2, size: SIZE }, durable(2)]);
+        const forever = judge(declaring([w, drainOf([delivered(1)], open(1, 1))], defaults));
+        expect(forever.map((x) => x.check)).toEqual(['at-least-once']);
+        expect(forever[0].message).toContain('seqs are gapless');
+        expect(judge(declaring([w, drainOf([delivered(1)], open(1, 1))], { ...defaults, seqScope: 'session' }))).toEqual([]);
+      });
+      it('refuses a history whose runs declare different scopes', () => {
+        const h = declaring([allAcked, restart], defaults);
+        h.runs[1].outcomes[0] = { t: 'hello', protocol: 1, target: 'job-server', contract: { ...defaults, seqScope: 'session' } };
+        expect(() => judge(h)).toThrow(/declared "seqScope": "session" but run 0 \(workload\) "forever"/);
+      });
+    });
+
+    it('acksConfirmed false: a returned ack promises nothing, a confirmed first unacked seq still does', () => {
+      const w = cut('workload', [...wrote5, delivered(1), delivered(2), ...ack(1), ...ack(2)]);
+      expect(checks(declaring([w, drain([1, 2, 3])], defaults))).toEqual(['bounded-replay']);
+      expect(judge(declaring([w, drain([1, 2, 3])], { ...defaults, acksConfirmed: false }))).toEqual([]);
+      const confirmedAck = cut('workload', [...w.outcomes, durable(3, 3)]);
+      expect(checks(declaring([confirmedAck, drain([1, 2, 3])], { ...defaults, acksConfirmed: false }))).toEqual(['bounded-replay']);
+    });
+
+    it('deliveryOrder any: events may come in any order, each at most once per session', () => {
+      const w = run('workload', wrote5);
+      const outOfOrder = drainOf([delivered(3), delivered(1), delivered(2)]);
+      const v = judge(declaring([w, outOfOrder], defaults));
+      expect(v.map((x) => x.check)).toEqual(['order']);
+      expect(v[0].message).toContain('declares "deliveryOrder": "any"');
+      expect(judge(declaring([w, outOfOrder], { ...defaults, deliveryOrder: 'any' }))).toEqual([]);
+      expect(checks(declaring([w, drainOf([delivered(3), delivered(1), delivered(3), delivered(2)])], { ...defaults, deliveryOrder: 'any' }))).toContain('order');
+    });
+
+    it('a declaration is validated field by field, naming what is wrong', () => {
+      const problems = (hello: Record<string, unknown>) => outcomeProblems({ t: 'hello', protocol: 1, target: 'x', ...hello });
+      expect(problems({ contract: defaults })).toEqual([]);
+      expect(problems({ replayBound: BOUND })).toEqual([]);
+      expect(problems({})).toEqual([expect.stringContaining('without its "contract" field')]);
+      expect(problems({ contract: { ...defaults, seqScope: 'per-run' } })).toEqual(['"hello".contract.seqScope must be "forever" or "session", got "per-run"']);
+      expect(problems({ contract: { ...defaults, holes: true } })).toEqual([expect.stringContaining('unknown field "holes" (known: replayBound, acksConfirmed, unconfirmedWrites, seqScope, deliveryOrder)')]);
+      expect(problems({ contract: { seqScope: 'session' } })).toEqual([expect.stringContaining('without its "replayBound" field')]);
+      expect(problems({ contract: defaults, replayBound: BOUND })).toEqual([expect.stringContaining('both "contract" and "replayBound"')]);
+      expect(problems({ contract: { replayBound: { ackBatchSize: 0, outOfOrderAcksDurable: false } } })).toEqual([expect.stringContaining('contract.replayBound must be')]);
     });
   });
 });

@@ -1,9 +1,10 @@
 // The oracle (pure): judges one crash history (docs/design.md, "The oracle"). A history is the list
 // of driver runs on one queue: every run but the last ended in a power cut; the last is the final
 // drain. Each violation names its check, the target, the seqs/event ids involved and what was expected.
-// The checks are the same for every target; only the duplicate-replay bound is the target's own,
-// declared in each run's hello line.
-import { helloOf, type Outcome, type ReplayBound } from './outcome.js';
+// The checks are the same for every target; what a queue promises is its own, declared in each
+// run's hello line as its contract (contract.ts), and every check judges by exactly that.
+import type { Contract } from './contract.js';
+import { contractOf, helloOf, type Outcome } from './outcome.js';
 import { payloadCrc } from './payload.js';
 
 export const CHECKS = ['at-least-once', 'bounded-replay', 'integrity', 'order', 'monotonic-seqs', 'liveness', 'fail-loudly'] as const;
@@ -69,6 +70,35 @@ function runName(history: History, k: number): string {
   return `run ${k} (${history.runs[k].role}${k === history.runs.length - 1 ? ', final' : ''})`;
 }
 
+/**
+ * How seqs and lost writes behave across the whole history: the first run's declaration (a run
+ * without a hello line declared nothing). A queue cannot change either between its runs.
+ */
+function historyContract(history: History): Pick<Contract, 'seqScope' | 'unconfirmedWrites'> {
+  let first: { c: Contract; k: number } | undefined;
+  history.runs.forEach((run, k) => {
+    const c = contractOf(run.outcomes);
+    if (!c) return;
+    if (!first) first = { c, k };
+    for (const key of ['seqScope', 'unconfirmedWrites'] as const) {
+      if (c[key] !== first.c[key]) throw new Error(`oracle: ${runName(history, k)} declared "${key}": "${c[key]}" but ${runName(history, first.k)} "${first.c[key]}": a queue cannot change it between runs`);
+    }
+  });
+  return first?.c ?? { seqScope: 'forever', unconfirmedWrites: 'suffix' };
+}
+
+/**
+ * A hint naming the declaration that would change a verdict, for a run whose hello line left that
+ * field to its default: a queue that declared it meant it, and a hint would only mislead.
+ */
+function undeclaredHint(history: History, k: number, field: keyof Contract, hint: string): string {
+  const hello = helloOf(history.runs[k]?.outcomes ?? []);
+  return hello && !(hello.contract && field in hello.contract) ? `; ${hint}` : '';
+}
+
+/** Seqs name events only within one session (from an open line to the next): seqScope "session". */
+const perSession = (history: History) => historyContract(history).seqScope === 'session';
+
 /** Deliveries of the final drain before its 'drained' line: the events recovered (R). */
 function recovered(final: RunRecord): Extract<Outcome, { t: 'delivered' }>[] {
   const r: Extract<Outcome, { t: 'delivered' }>[] = [];
@@ -122,13 +152,14 @@ interface AckRecord {
 }
 
 interface Ledger {
-  /** seq -> event id the queue holds there, as the runs so far knew it; absent if unknown. */
+  /** seq -> event id the queue holds there, as the runs so far knew it (seqScope session: as the last session knew it); absent if unknown. */
   idAt: Map<number, number>;
-  /** Seqs confirmed durable whose event is known -> that event. */
-  confirmedIds: Map<number, number>;
+  /** Events confirmed durable -> the seq they were confirmed under (their session's) and the run that confirmed them. */
+  confirmed: Map<number, { seq: number; run: number }>;
   /**
-   * The seq ranges confirmed durable, disjoint and in order: a seq in them and not in confirmedIds
-   * holds an event whose written line was cut off and that no later run delivered.
+   * seqScope forever: the seq ranges confirmed durable, disjoint and in order. Seqs are gapless then,
+   * so a seq in them whose event is not in `confirmed` holds an event whose written line was cut off
+   * and that no later run delivered.
    */
   confirmedRanges: [number, number][];
   /**
@@ -136,33 +167,61 @@ interface Ledger {
    * was delivered again after a cut) replaces the earlier one, as that run's cut is the one that could lose it.
    */
   acks: Map<number, AckRecord>;
+  /** seqScope session: events below a confirmed durableFirstUnackedSeq of their session (seqs of other sessions cannot be compared). */
+  durablyAcked: Map<number, { run: number; firstUnacked: number; seq: number }>;
 }
 
 /**
  * W and A by event id, as runs [0, upTo) saw them. A seq is not an identity across runs: a seq never
- * confirmed durable can be lost at a cut and given to another event later, so an ack or confirmation
- * of seq s means the event *that run* held as s. Event ids are unique per case (idBase), so keying by
- * id is exact. (Dropping at each cut the acks above its confirmed durableSeq would not be: an
- * unconfirmed event can survive a cut, and then its ack still counts for it.)
+ * confirmed durable can be lost at a cut and given to another event later (and with seqScope
+ * session any seq can be), so an ack or confirmation of seq s means the event *that run* held as s.
+ * Event ids are unique per case (idBase), so keying by id is exact. (Dropping at each cut the acks
+ * above its confirmed durableSeq would not be: an unconfirmed event can survive a cut, and then its
+ * ack still counts for it.)
  */
 function ledgerBefore(history: History, upTo: number): Ledger {
-  const idAt = new Map<number, number>();
-  const confirmedIds = new Map<number, number>();
+  const session = perSession(history);
+  let idAt = new Map<number, number>();
+  const confirmedSeqs = new Map<number, number>(); // forever: confirmed seq -> its event
+  const confirmed = new Map<number, { seq: number; run: number }>();
   const confirmedRanges: [number, number][] = [];
-  const confirmedUnknown = (seq: number) => !confirmedIds.has(seq) && confirmedRanges.some(([lo, hi]) => seq >= lo && seq <= hi);
+  const confirmedUnknown = (seq: number) => !confirmedSeqs.has(seq) && confirmedRanges.some(([lo, hi]) => seq >= lo && seq <= hi);
   const acks = new Map<number, AckRecord>();
+  const durablyAcked = new Map<number, { run: number; firstUnacked: number; seq: number }>();
+  const confirm = (seq: number, id: number, run: number) => {
+    if (!session) confirmedSeqs.set(seq, id);
+    confirmed.set(id, { seq, run });
+  };
   let durableSeq = 0;
   for (let k = 0; k < upTo; k++) {
     let runDurableSeq = durableSeq;
+    // seqScope session: what the current session confirmed, resolved when it ends (as runDurableSeq at a run's end).
+    let sessionDurableSeq = 0;
+    let sessionFirstUnacked = 1;
+    const endSession = () => {
+      for (const [seq, id] of idAt) {
+        if (seq <= sessionDurableSeq) confirm(seq, id, k);
+        if (seq < sessionFirstUnacked && !durablyAcked.has(id)) durablyAcked.set(id, { run: k, firstUnacked: sessionFirstUnacked, seq });
+      }
+      idAt = new Map();
+      sessionDurableSeq = 0;
+      sessionFirstUnacked = 1;
+    };
+    if (session) idAt = new Map();
     let unacked = new Set<number>(); // delivered in this session, no acked line yet
     const aboveGap = new Map<number, AckRecord>(); // returned acks with a lower delivered seq still unacked
-    const ofSeq = new Map<number, AckRecord>(); // this run's acks by seq
+    let ofSeq = new Map<number, AckRecord>(); // this session's acks by seq
     history.runs[k].outcomes.forEach((o, i) => {
       const line = i + 1;
-      // The queue reopened holding exactly seqs <= durableSeq (recovery reports its last seq as durable):
-      // what was known above it was lost, and the seqs may be reused by writes whose line a cut swallows.
       if (o.t === 'open') {
-        for (const seq of idAt.keys()) if (seq > o.durableSeq) idAt.delete(seq);
+        if (session) {
+          endSession();
+          ofSeq = new Map();
+        } else {
+          // The queue reopened holding exactly seqs <= durableSeq (recovery reports its last seq as durable):
+          // what was known above it was lost, and the seqs may be reused by writes whose line a cut swallows.
+          for (const seq of idAt.keys()) if (seq > o.durableSeq) idAt.delete(seq);
+        }
         unacked = new Set();
         aboveGap.clear();
       }
@@ -173,7 +232,7 @@ function ledgerBefore(history: History, upTo: number): Ledger {
         unacked.add(o.seq);
         // A seq confirmed while its written line was cut off holds the same event forever (confirmed
         // seqs are never reused): a later run that delivers it names the event, whose ack then counts.
-        if (o.id !== null && confirmedUnknown(o.seq)) confirmedIds.set(o.seq, o.id);
+        if (!session && o.id !== null && confirmedUnknown(o.seq)) confirm(o.seq, o.id, k);
       }
       if (o.t === 'ack-intent') {
         for (const seq of o.seqs) {
@@ -200,47 +259,80 @@ function ledgerBefore(history: History, upTo: number): Ledger {
           aboveGap.delete(seq);
         }
       }
-      runDurableSeq = Math.max(runDurableSeq, confirmedSeq(o));
+      if (session) {
+        sessionDurableSeq = Math.max(sessionDurableSeq, confirmedSeq(o));
+        if (o.t === 'durable' || o.t === 'open') sessionFirstUnacked = Math.max(sessionFirstUnacked, o.durableFirstUnackedSeq);
+      } else runDurableSeq = Math.max(runDurableSeq, confirmedSeq(o));
     });
+    if (session) {
+      endSession();
+      continue;
+    }
     // Resolved at the end of the run: with concurrent writers a 'durable' line can precede the
     // 'written' line of a seq it covers. Confirmed seqs are never reused, so later runs agree.
     if (runDurableSeq > durableSeq) {
       confirmedRanges.push([durableSeq + 1, runDurableSeq]);
-      for (const [seq, id] of idAt) if (seq > durableSeq && seq <= runDurableSeq) confirmedIds.set(seq, id);
+      for (const [seq, id] of idAt) if (seq > durableSeq && seq <= runDurableSeq) confirm(seq, id, k);
     }
     durableSeq = runDurableSeq;
   }
-  return { idAt, confirmedIds, confirmedRanges, acks };
+  return { idAt, confirmed, confirmedRanges, acks, durablyAcked };
 }
 
 function idsOf(ids: readonly (number | undefined)[]): string {
   return ids.every((id) => id === undefined) ? '' : ` (event ids ${ids.map((id) => id ?? '?').join(', ')})`;
 }
 
+/** A loss in a case with a fault that fired is the fault's as much as the cut's: say so, whatever the policy. */
+function faultNote(history: History): string {
+  return history.faultsInjected && history.runs.some((r) => r.failedRequests.length > 0)
+    ? '; a fault injected in this case failed requests, and what a failed fsync or write did not persist is lost under every policy, keep-all included: a confirmation after it claimed what the queue never had'
+    : '';
+}
+
 function checkAtLeastOnce(history: History): Violation[] {
   const last = history.runs.length - 1;
-  const c = confirmedBefore(history, last);
-  const { confirmedIds, confirmedRanges, acks } = ledgerBefore(history, last);
+  const { confirmed, confirmedRanges, acks } = ledgerBefore(history, last);
   const r = recovered(history.runs[last]);
   const rIds = new Set(r.map((o) => o.id));
   const rSeqs = new Set(r.map((o) => o.seq));
-  const known = [...confirmedIds].filter(([, id]) => !acks.has(id) && !rIds.has(id));
+  const known = [...confirmed].filter(([id]) => !acks.has(id) && !rIds.has(id)).map(([id, c]): [number, number | undefined] => [c.seq, id]);
+  if (perSession(history)) {
+    // Seqs name nothing across sessions: every event confirmed durable is judged by its id alone.
+    if (known.length === 0) return [];
+    const ids = known.map(([, id]) => id!).sort((a, b) => a - b);
+    const runs = [...new Set(ids.map((id) => confirmed.get(id)!.run))].sort((a, b) => a - b);
+    return [{
+      check: 'at-least-once',
+      ids: ids.slice(0, MAX_SEQS_KEPT),
+      message: `at-least-once: event ids ${list(ids)} (seqs ${list(ids.map((id) => confirmed.get(id)!.seq))} of their sessions) were confirmed durable ` +
+        `(in ${runs.map((k) => runName(history, k)).join(', ')}) and never acked, but were not delivered after recovery ` +
+        `(expected every unacked event confirmed durable in the final drain)${faultNote(history)}`,
+    }];
+  }
+  const c = confirmedBefore(history, last);
   // An id still unknown was never delivered before the final drain, so never acked: its seq must come back.
-  const candidates = [...confirmedIds.keys(), ...rSeqs];
-  const unknown = confirmedRanges.map(([lo, hi]) => absentSeqs(lo, hi, (s) => confirmedIds.has(s) || rSeqs.has(s), candidates));
-  const count = known.length + unknown.reduce((n, u) => n + u.count, 0);
+  const confirmedSeqs = new Set([...confirmed.values()].map((x) => x.seq));
+  const candidates = [...confirmedSeqs, ...rSeqs];
+  const unknown = confirmedRanges.map(([lo, hi]) => absentSeqs(lo, hi, (s) => confirmedSeqs.has(s) || rSeqs.has(s), candidates));
+  const unknownCount = unknown.reduce((n, u) => n + u.count, 0);
+  const count = known.length + unknownCount;
   if (count === 0) return [];
   const missing: [number, number | undefined][] = [...known, ...unknown.flatMap((u) => u.first.map((s): [number, undefined] => [s, undefined]))]
     .sort(([a], [b]) => a - b)
     .slice(0, MAX_SEQS_KEPT);
   const seqs = missing.map(([seq]) => seq);
+  // The gapless rule claimed the seqs no line named: say so, since a queue whose seqs skip would read this as a false alarm.
+  const gapless = unknownCount > 0
+    ? ` (${unknownCount} of them no line named: under "seqScope": "forever" seqs are gapless, so every seq up to a confirmed durableSeq holds an event the driver wrote)`
+    : '';
   return [{
     check: 'at-least-once',
     seqs,
     ids: missing.flatMap(([, id]) => (id === undefined ? [] : [id])),
     message: `at-least-once: seqs ${list(seqs, count)}${idsOf(missing.slice(0, MAX_LISTED).map(([, id]) => id))} were confirmed durable ` +
       `(durableSeq reached ${c.durableSeq} in ${runName(history, c.durableSeqRun)}) and never acked, ` +
-      `but were not delivered after recovery (expected every unacked event confirmed up to seq ${c.durableSeq} in the final drain)`,
+      `but were not delivered after recovery (expected every unacked event confirmed up to seq ${c.durableSeq} in the final drain)${gapless}${faultNote(history)}`,
   }];
 }
 
@@ -251,9 +343,11 @@ function checkAtLeastOnce(history: History): Violation[] {
  * otherwise only the last ackBatchSize - 1 acks to join the in-order acks may be.
  */
 function ackMayBeLost(history: History, rec: AckRecord, all: readonly AckRecord[]): { ok: true } | { ok: false; why: string } {
-  const declared = helloOf(history.runs[rec.run].outcomes)?.replayBound;
-  if (!declared) throw new Error(`oracle: ${runName(history, rec.run)} acked events but declared no replay bound (no hello line before its acks)`);
-  if (rec.ackedLine === undefined) return { ok: true };
+  const contract = contractOf(history.runs[rec.run].outcomes);
+  if (!contract) throw new Error(`oracle: ${runName(history, rec.run)} acked events but declared no contract (no hello line before its acks)`);
+  // A returned ack call promises nothing when the contract says so; durableFirstUnackedSeq still does.
+  if (rec.ackedLine === undefined || !contract.acksConfirmed) return { ok: true };
+  const declared = contract.replayBound;
   const joinedAt = declared.outOfOrderAcksDurable ? rec.ackedLine : rec.inOrderAt;
   if (joinedAt === undefined) return { ok: true };
   const later = all.filter((r) => r.run === rec.run && r.ackedLine !== undefined && (declared.outOfOrderAcksDurable ? r.ackedLine : r.inOrderAt ?? 0) > joinedAt).length;
@@ -271,11 +365,28 @@ function checkBoundedReplay(history: History): Violation[] {
   const out: Violation[] = [];
   const reported = new Set<number>();
   // Every run after a cut recovers: the final drain, and any recovery cut in its turn.
+  const session = perSession(history);
   for (let j = 1; j < history.runs.length; j++) {
-    const c = confirmedBefore(history, j);
     const deliveries = recovered(history.runs[j]);
+    const { acks, durablyAcked: ackedOfSession } = ledgerBefore(history, j);
+    if (session) {
+      // By event id: a confirmed durableFirstUnackedSeq covers the seqs of its own session only.
+      for (const o of deliveries) {
+        const a = o.id === null ? undefined : ackedOfSession.get(o.id);
+        if (a === undefined || reported.has(o.id!)) continue;
+        reported.add(o.id!);
+        out.push({
+          check: 'bounded-replay',
+          seqs: [o.seq],
+          ids: [o.id!],
+          message: `bounded-replay: ${runName(history, j)} delivered event id ${o.id} (seq ${o.seq}) again after a power cut although its ack was ` +
+            `confirmed durable (${runName(history, a.run)} confirmed durableFirstUnackedSeq ${a.firstUnacked} while the event was its seq ${a.seq}; expected it never to come back)`,
+        });
+      }
+    }
+    const c = confirmedBefore(history, j);
     // By seq: a correct queue confirms acks only below its durableSeq, and durable seqs are never reused.
-    const durablyAcked = deliveries.map((o) => o.seq).filter((s) => s < c.firstUnacked);
+    const durablyAcked = session ? [] : deliveries.map((o) => o.seq).filter((s) => s < c.firstUnacked);
     if (durablyAcked.length > 0) {
       out.push({
         check: 'bounded-replay',
@@ -285,11 +396,10 @@ function checkBoundedReplay(history: History): Violation[] {
           `expected no seq below it)`,
       });
     }
-    const { acks } = ledgerBefore(history, j);
     const all = [...acks.values()];
     for (const o of deliveries) {
       const rec = o.id === null ? undefined : acks.get(o.id);
-      if (rec === undefined || reported.has(o.id!) || o.seq < c.firstUnacked) continue;
+      if (rec === undefined || reported.has(o.id!) || (!session && o.seq < c.firstUnacked)) continue;
       const verdict = ackMayBeLost(history, rec, all);
       if (verdict.ok) continue;
       reported.add(o.id!);
@@ -314,10 +424,17 @@ function checkIntegrity(history: History): Violation[] {
     }
   }
   const out: Violation[] = [];
-  const deliveredAt = new Map<number, Set<number>>(); // id -> seqs it was delivered under
+  const session = perSession(history);
+  let deliveredAt = new Map<number, Set<number>>(); // id -> seqs it was delivered under
   history.runs.forEach((run, k) => {
-    const writtenSeq = new Map<number, number>(); // this run's write() results: seqs may be reused across runs if never durable
+    let writtenSeq = new Map<number, number>(); // this run's write() results: seqs may be reused across runs if never durable
     for (const o of run.outcomes) {
+      // seqScope session: an event may come back under another seq in a later session; within one, its seq is its seq.
+      if (session && o.t === 'open') {
+        writtenSeq = new Map();
+        deliveredAt = new Map();
+        seqOfId.clear();
+      }
       if (o.t === 'written') {
         writtenSeq.set(o.id, o.seq);
         seqOfId.set(o.id, o.seq);
@@ -356,61 +473,90 @@ function checkIntegrity(history: History): Violation[] {
 function checkOrder(history: History): Violation[] {
   const out: Violation[] = [];
   history.runs.forEach((run, k) => {
+    const anyOrder = contractOf(run.outcomes)?.deliveryOrder === 'any';
     let previous = 0;
+    let seen = new Set<number>();
     for (const o of run.outcomes) {
-      if (o.t === 'open') previous = 0; // a reopened queue delivers its unacked events again
+      if (o.t === 'open') [previous, seen] = [0, new Set()]; // a reopened queue delivers its unacked events again
       if (o.t !== 'delivered') continue;
-      if (o.seq <= previous) {
+      if (anyOrder ? seen.has(o.seq) : o.seq <= previous) {
         out.push({
           check: 'order',
           seqs: [previous, o.seq],
-          message: `order: ${runName(history, k)} delivered seq ${o.seq} after seq ${previous} (expected strictly increasing seqs, no repeats)`,
+          message: anyOrder
+            ? `order: ${runName(history, k)} delivered seq ${o.seq} twice in one session (expected each event at most once per session)`
+            : `order: ${runName(history, k)} delivered seq ${o.seq} after seq ${previous} (expected strictly increasing seqs, no repeats` +
+              `${undeclaredHint(history, k, 'deliveryOrder', 'a queue that delivers events as they become ready declares "deliveryOrder": "any" in its contract')})`,
         });
       }
       previous = o.seq;
+      seen.add(o.seq);
     }
   });
   const last = history.runs.length - 1;
-  const { idAt, acks } = ledgerBefore(history, last);
   const final = history.runs[last];
   const reopened = final.outcomes.find((o): o is Extract<Outcome, { t: 'open' }> => o.t === 'open');
-  const r = recovered(final).map((o) => o.seq);
   // Liveness reports a queue that did not open, or a drain that stopped on an error: no recovered set to judge holes in.
   if (reopened === undefined || !final.outcomes.some((o) => o.t === 'drained')) return out;
-  // Holes are judged over the range the recovered queue itself claims, not only between delivered
-  // seqs: recovery holds exactly the seqs up to its durableSeq D, and its durableFirstUnackedSeq F
-  // is where delivery starts (acks that became durable unseen before the cut legitimately move F up,
-  // so the last confirmed F would be too low). An unconfirmed event may be lost at a cut, but only
-  // with every later seq of its stream, and then D is below it; seqs reused by later runs are judged
-  // by the event the ledger knows there. So every seq in [F, D] must be in R unless its event was acked.
+  const { unconfirmedWrites, seqScope } = historyContract(history);
+  // With seqs of its own, the recovered session's missing seqs cannot be matched to events (acked
+  // ones may rightly be gone): at-least-once judges every confirmed event by id instead.
+  if (seqScope === 'session') return out;
+  const { idAt, acks, confirmed } = ledgerBefore(history, last);
+  const r = recovered(final).map((o) => o.seq);
+  // Holes are judged over what the recovered queue itself claims, not only between delivered seqs.
+  // Its open says every seq in [F, D] is held and unacked (its durableFirstUnackedSeq F is where
+  // delivery starts: acks that became durable unseen before the cut legitimately move F up, so the
+  // last confirmed F would be too low). With "unconfirmedWrites": "suffix" (a log), an unconfirmed
+  // event is lost only with every later seq of its stream, so a delivered seq also vouches for every
+  // unacked seq below it. With "holes", only the open's own claim does: a seq never confirmed may be
+  // missing (and a confirmed one missing is at-least-once's). Seqs reused by later runs are judged
+  // by the event the ledger knows there.
   const rSeqs = new Set(r);
-  const from = Math.min(reopened.durableFirstUnackedSeq, r[0] ?? Infinity);
-  const to = Math.max(reopened.durableSeq, r[r.length - 1] ?? 0);
+  const [F, D] = [reopened.durableFirstUnackedSeq, reopened.durableSeq];
+  const suffix = unconfirmedWrites === 'suffix';
+  const from = suffix ? Math.min(F, r[0] ?? Infinity) : F;
+  const to = suffix ? Math.max(D, r[r.length - 1] ?? 0) : D;
   const ackedAt = (s: number) => idAt.has(s) && acks.has(idAt.get(s)!);
   const { first: holes, count } = absentSeqs(from, to, (s) => rSeqs.has(s) || ackedAt(s), [...rSeqs, ...idAt.keys()]);
-  if (count > 0) {
-    out.push({
-      check: 'order',
-      seqs: holes,
-      message: `order: after recovery the queue skipped seqs ${list(holes, count)}${idsOf(holes.slice(0, MAX_LISTED).map((s) => idAt.get(s)))}, ` +
-        `which were never acked, although its open reported seqs ${reopened.durableFirstUnackedSeq} to ${reopened.durableSeq} ` +
-        `held and unacked (expected every one delivered except acked events: no holes)`,
-    });
-  }
+  if (count === 0) return out;
+  // The evidence, each part only where it holds: never an empty range.
+  const claimed = holes.filter((s) => s >= F && s <= D);
+  const vouched = holes.filter((s) => !(s >= F && s <= D));
+  const evidence = [
+    ...(claimed.length ? [`its open reported seqs ${F} to ${D} held and unacked (${list(claimed)} among them)`] : []),
+    ...(vouched.length ? [`it delivered seq ${r[r.length - 1]}, and under "unconfirmedWrites": "suffix" an unconfirmed write is lost only with every later seq of its stream, so that delivery vouches for seqs ${list(vouched)}`] : []),
+  ];
+  // Seqs never confirmed by any line: a queue that persists requests as they complete loses such holes by design.
+  const confirmedSeqs = new Set([...confirmed.values()].map((c) => c.seq));
+  const hint = vouched.length > 0 && vouched.every((s) => !confirmedSeqs.has(s))
+    ? undeclaredHint(history, last, 'unconfirmedWrites', 'a queue that may lose an unconfirmed write while a later one survives (ids assigned on arrival, requests persisted as they complete) declares "unconfirmedWrites": "holes" in its contract')
+    : '';
+  out.push({
+    check: 'order',
+    seqs: holes,
+    message: `order: after recovery the queue skipped seqs ${list(holes, count)}${idsOf(holes.slice(0, MAX_LISTED).map((s) => idAt.get(s)))}, ` +
+      `which were never acked, although ${evidence.join(', and ')} (expected every one delivered except acked events: no holes${hint})`,
+  });
   return out;
 }
 
 function checkMonotonicSeqs(history: History): Violation[] {
   const out: Violation[] = [];
+  const session = perSession(history);
   history.runs.forEach((run, k) => {
-    const c = confirmedBefore(history, k);
+    const c = session ? { durableSeq: 0, durableSeqRun: k } : confirmedBefore(history, k);
     let durableSeq = c.durableSeq;
     let durableSeqRun = c.durableSeqRun;
     // A write's seq is compared with what was confirmed before its intent line: a confirmation printed
     // later (concurrent writers) may cover it.
     const limitOf = new Map<number, { durableSeq: number; run: number }>(); // event id -> limit at its intent
-    const seen = new Map<number, number>(); // seq -> id in this run
+    let seen = new Map<number, number>(); // seq -> id in this run (this session, with seqScope session)
     for (const o of run.outcomes) {
+      if (session && o.t === 'open') {
+        durableSeq = 0;
+        seen = new Map();
+      }
       const confirmed = confirmedSeq(o);
       if (confirmed > durableSeq) [durableSeq, durableSeqRun] = [confirmed, k];
       if (o.t === 'write-intent') limitOf.set(o.id, { durableSeq, run: durableSeqRun });
@@ -422,7 +568,8 @@ function checkMonotonicSeqs(history: History): Violation[] {
           seqs: [o.seq],
           ids: [o.id],
           message: `monotonic-seqs: ${runName(history, k)} got seq ${o.seq} for event id ${o.id}, but seqs up to ` +
-            `${limit.durableSeq} were confirmed durable in ${runName(history, limit.run)} (a durable seq must never be reused)`,
+            `${limit.durableSeq} were confirmed durable in ${runName(history, limit.run)}${session ? ' earlier in its session' : ''} (a durable seq must never be reused` +
+            `${limit.run === k ? '' : undeclaredHint(history, k, 'seqScope', 'a queue that numbers its seqs per session, e.g. from 1 again after a restart that found no records, declares "seqScope": "session" in its contract')})`,
         });
       }
       const other = seen.get(o.seq);

@@ -2,22 +2,18 @@
 // filesystem call, so that at a power cut the lines are exactly what the queue had confirmed.
 // Intent lines come before the call they announce. docs/driver-protocol.md is the reference.
 
+import { completeContract, contractProblems, type Contract, type ReplayBound } from './contract.js';
+
+export type { ReplayBound } from './contract.js';
+
 export const DRIVER_PROTOCOL_VERSION = 1;
 
-/**
- * The duplicate-replay bound a target promises, as the oracle computes it for one cut run:
- * ackBatchSize - 1 + largestAckCallSize + (outOfOrderAcksDurable ? 0 : outOfOrderAcks).
- * ackBatchSize: in-order acks are made durable in batches of this many (1: every ack call);
- * outOfOrderAcksDurable: false when an ack above a gap is not durable until the gap closes.
- */
-export interface ReplayBound {
-  ackBatchSize: number;
-  outOfOrderAcksDurable: boolean;
-}
+/** What a hello line declares: the whole contract (its omitted fields take their defaults), or only the replay bound (the older form). */
+export type ContractDeclaration = Pick<Contract, 'replayBound'> & Partial<Contract>;
 
 export type Outcome =
-  /** First line of every run: protocol version, target name, the replay bound it promises. */
-  | { t: 'hello'; protocol: number; target: string; replayBound: ReplayBound; serves?: boolean }
+  /** First line of every run: protocol version, target name, the contract it promises (or, older form, only its replay bound). */
+  | { t: 'hello'; protocol: number; target: string; contract?: ContractDeclaration; replayBound?: ReplayBound; serves?: boolean }
   /** The queue opened (after recovery), with the durability state it reports. */
   | { t: 'open'; durableSeq: number; durableFirstUnackedSeq: number }
   | { t: 'write-intent'; id: number; size: number }
@@ -45,9 +41,9 @@ export type OutcomeKind = Outcome['t'];
 /** Driver exit codes: distinct, so a harness never mistakes a failure for a finished workload. */
 export const DRIVER_EXIT = { ok: 0, usage: 2, queueError: 3 } as const;
 
-type FieldType = 'int' | 'nat' | 'string' | 'bool' | 'seqs' | 'id' | 'bound';
+type FieldType = 'int' | 'nat' | 'string' | 'bool' | 'seqs' | 'id';
 const FIELDS: Record<OutcomeKind, Record<string, FieldType>> = {
-  hello: { protocol: 'nat', target: 'string', replayBound: 'bound' },
+  hello: { protocol: 'nat', target: 'string' },
   open: { durableSeq: 'nat', durableFirstUnackedSeq: 'int' },
   'write-intent': { id: 'int', size: 'nat' },
   written: { id: 'int', seq: 'int' },
@@ -76,13 +72,15 @@ function fieldProblem(value: unknown, type: FieldType): string | null {
     case 'bool': return typeof value === 'boolean' ? null : 'true or false';
     case 'id': return value === null || isInt(value, 1) ? null : 'an integer >= 1 or null';
     case 'seqs': return Array.isArray(value) && value.length > 0 && value.every((s) => isInt(s, 1)) ? null : 'a non-empty array of integers >= 1';
-    case 'bound': {
-      const b = value as Partial<ReplayBound> | null;
-      return typeof b === 'object' && b !== null && isInt(b.ackBatchSize, 1) && typeof b.outOfOrderAcksDurable === 'boolean'
-        ? null
-        : 'an object {"ackBatchSize": integer >= 1, "outOfOrderAcksDurable": true|false}';
-    }
   }
+}
+
+/** The hello line's contract: "contract" (the whole declaration) or "replayBound" alone, exactly one of them. */
+function helloContractProblems(o: Record<string, unknown>): string[] {
+  if ('contract' in o && 'replayBound' in o) return ['"hello" declares both "contract" and "replayBound": put the replay bound inside the contract'];
+  if ('contract' in o) return contractProblems(o.contract, '"hello".contract');
+  if ('replayBound' in o) return contractProblems({ replayBound: o.replayBound }, '"hello"');
+  return ['"hello" line without its "contract" field (what the queue promises; at least {"replayBound": {"ackBatchSize": n, "outOfOrderAcksDurable": b}})'];
 }
 
 /** Every problem of one parsed line against the protocol: unknown kind, missing or ill-typed fields. */
@@ -104,6 +102,7 @@ export function outcomeProblems(value: unknown): string[] {
     const p = name in o ? fieldProblem(o[name], type) : null;
     if (p) problems.push(`"${o.t}".${name} must be ${p}, got ${JSON.stringify(o[name])}`);
   }
+  if (o.t === 'hello') problems.push(...helloContractProblems(o));
   return problems;
 }
 
@@ -134,4 +133,13 @@ export function parseOutcomes(stdout: string, where: string): Outcome[] {
 export function helloOf(outcomes: readonly Outcome[]): Extract<Outcome, { t: 'hello' }> | undefined {
   const first = outcomes[0];
   return first?.t === 'hello' ? first : undefined;
+}
+
+/** The contract a run declared in its hello line, with defaults filled in; undefined without a hello line. */
+export function contractOf(outcomes: readonly Outcome[]): Contract | undefined {
+  const hello = helloOf(outcomes);
+  if (!hello) return undefined;
+  const declared = hello.contract ?? (hello.replayBound ? { replayBound: hello.replayBound } : undefined);
+  if (!declared) throw new Error('invariant: a parsed hello line declares a contract or a replay bound');
+  return completeContract(declared);
 }

@@ -45,9 +45,20 @@ describe('driver protocol check', () => {
     const out = problems(lines(hello, '{"t":"written","id":1,"seq":4}', '{"t":"written","id":2,"seq":3}', '{"t":"durable","durableSeq":4,"durableFirstUnackedSeq":1}', '{"t":"durable","durableSeq":2,"durableFirstUnackedSeq":1}', '{"t":"delivered","seq":2,"id":1,"size":8,"crc":0}', '{"t":"delivered","seq":1,"id":1,"size":8,"crc":0}', '{"t":"done"}'));
     expect(out).toContain('3: seq goes backwards: write returned seq 3 after seq 4 (one writer at a time)');
     expect(out).toContain('5: durableSeq goes backwards: 2 after 4');
-    expect(out).toContain('7: delivered seq 1 after seq 2: delivery must follow seq order');
+    expect(out).toContain('7: delivered seq 1 after seq 2: delivery must follow seq order (unless the contract declares "deliveryOrder": "any")');
     // Concurrent writers may finish out of seq order: not a violation then.
     expect(problems(lines(hello, '{"t":"written","id":1,"seq":4}', '{"t":"written","id":2,"seq":3}', '{"t":"done"}'), 0, { sequential: false })).toEqual([]);
+  });
+  it('judges what goes backwards by the declared contract: per-session seqs restart at an open, "any" order delivers as ready', () => {
+    const declaring = (contract: object) => JSON.stringify({ t: 'hello', protocol: 1, target: 't', contract: { replayBound: { ackBatchSize: 1, outOfOrderAcksDurable: true }, ...contract } });
+    const run = [
+      '{"t":"open","durableSeq":0,"durableFirstUnackedSeq":1}', '{"t":"written","id":1,"seq":1}', '{"t":"durable","durableSeq":1,"durableFirstUnackedSeq":2}',
+      '{"t":"open","durableSeq":0,"durableFirstUnackedSeq":1}', '{"t":"written","id":2,"seq":1}',
+      '{"t":"delivered","seq":1,"id":2,"size":8,"crc":0}', '{"t":"written","id":3,"seq":3}', '{"t":"written","id":4,"seq":2}', '{"t":"delivered","seq":3,"id":3,"size":8,"crc":0}', '{"t":"delivered","seq":2,"id":4,"size":8,"crc":0}', '{"t":"done"}',
+    ];
+    const strict = problems(lines(declaring({}), ...run), 0, { sequential: false });
+    expect(strict).toEqual(expect.arrayContaining([expect.stringContaining('durableSeq goes backwards'), expect.stringContaining('delivered seq 2 after seq 3')]));
+    expect(problems(lines(declaring({ seqScope: 'session', deliveryOrder: 'any' }), ...run), 0, { sequential: false })).toEqual([]);
   });
   it('reports an ack without its intent, output after the end, a missing end and wrong exit codes', () => {
     expect(problems(lines(hello, '{"t":"acked","seqs":[1]}', '{"t":"done"}'))).toContain('2: acked [1] without an ack-intent line for the same seqs before it');

@@ -1,6 +1,6 @@
 // Checks one driver run's output against the driver protocol (docs/driver-protocol.md), line by
 // line, before the oracle ever sees it: a driver author learns which line is wrong and why. Pure.
-import { DRIVER_EXIT, DRIVER_PROTOCOL_VERSION, outcomeProblems, type Outcome } from './outcome.js';
+import { DRIVER_EXIT, DRIVER_PROTOCOL_VERSION, contractOf, outcomeProblems, type Outcome } from './outcome.js';
 
 export interface ProtocolProblem {
   /** 1-based line of the driver's stdout, or 0 for the run as a whole. */
@@ -45,6 +45,10 @@ export function checkDriverRun(run: RunOutput): ProtocolProblem[] {
   else if (first && first.t !== 'hello') problems.push({ line: 1, message: `the first line must be the hello line, got "${first.t}"` });
   else if (first && first.t === 'hello' && first.protocol !== DRIVER_PROTOCOL_VERSION) problems.push({ line: 1, message: `hello.protocol is ${first.protocol}; this powercut speaks protocol ${DRIVER_PROTOCOL_VERSION}` });
 
+  // What the hello line declared decides what goes backwards (contract.ts).
+  const contract = first?.t === 'hello' ? contractOf([first]) : undefined;
+  const perSession = contract?.seqScope === 'session';
+  const anyOrder = contract?.deliveryOrder === 'any';
   let durableSeq = 0;
   let firstUnacked = 0;
   let lastWritten = 0;
@@ -63,6 +67,8 @@ export function checkDriverRun(run: RunOutput): ProtocolProblem[] {
       case 'open':
         lastDelivered = 0;
         written = new Set();
+        // Seqs of a session of their own: its counters start afresh.
+        if (perSession) [durableSeq, firstUnacked, lastWritten] = [0, 0, 0];
         // fall through: open reports the durable state too
       case 'durable':
         if (o.durableSeq < durableSeq) problems.push({ line, message: `durableSeq goes backwards: ${o.durableSeq} after ${durableSeq}` });
@@ -77,7 +83,7 @@ export function checkDriverRun(run: RunOutput): ProtocolProblem[] {
         lastWritten = Math.max(lastWritten, o.seq);
         break;
       case 'delivered':
-        if (o.seq <= lastDelivered) problems.push({ line, message: `delivered seq ${o.seq} after seq ${lastDelivered}: delivery must follow seq order` });
+        if (!anyOrder && o.seq <= lastDelivered) problems.push({ line, message: `delivered seq ${o.seq} after seq ${lastDelivered}: delivery must follow seq order (unless the contract declares "deliveryOrder": "any")` });
         lastDelivered = o.seq;
         break;
       case 'ack-intent':

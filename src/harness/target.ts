@@ -2,6 +2,7 @@
 // work on this interface only; what is specific to one queue lives with its target.
 import type fc from 'fast-check';
 import type { TraceEntry } from '../../fusefs/protocol.js';
+import type { Contract } from './contract.js';
 import type { DriverCommand } from './driver-process.js';
 import type { Workload } from './workload.js';
 
@@ -47,6 +48,11 @@ export interface Target {
   summary: string;
   /** How to start its driver (docs/driver-protocol.md); the spec goes to stdin. */
   driver: DriverCommand;
+  /**
+   * What the queue promises with these settings (contract.ts): the contract its driver declares in
+   * every hello line, for showing before a run. An external driver's is known only from its hello lines.
+   */
+  contract?(settings: TargetSettings): Contract;
   /** Throws, naming the setting, when `settings` (a partial set, e.g. --settings) is not valid for this target. */
   checkSettings(settings: TargetSettings): void;
   /**

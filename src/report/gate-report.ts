@@ -2,7 +2,7 @@
 // cuts per minute, and a link to the report of each failing case.
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { formatCoverage } from '../harness/coverage.js';
+import { formatCoverage, policiesInOrder } from '../harness/coverage.js';
 import { capsNote, perMinute, resultOf, rowResult, totals, type DistinctFailure, type GateResult, type GateRow } from './gate-results.js';
 import { CSS, SCRIPT } from './assets.js';
 import { duration, esc, num, page } from './html.js';
@@ -90,8 +90,8 @@ export function renderGateReport(report: GateReportInput, options: GateReportOpt
     ...(total.cutsRequested ? [['random cuts landed', `${num(total.cutsLanded)} of ${num(total.cutsRequested)}`] as [string, string]] : []),
     ...(total.recoveryCutsRequested ? [['recovery cuts landed', `${num(total.recoveryCutsLanded)} of ${num(total.recoveryCutsRequested)}`] as [string, string]] : []),
     ...(total.faultCases ? [['faults fired', `${num(total.faultsFired)} of ${num(total.faultCases)} fault cases`] as [string, string]] : []),
-    ...(total.tornCuts ? [['torn cuts', `${num(total.tornCuts)} (writes kept in part: ${num(total.tornPartialWrites)})`] as [string, string]] : []),
-    ...(total.intervals ? [['persistence intervals checked', `${num(total.intervalsChecked)} of ${num(total.intervals)} (lose-unsynced ${num(total.intervalsCheckedLoseUnsynced)}, torn ${num(total.intervalsCheckedTorn)})`] as [string, string]] : []),
+    ...(total.policies.torn ? [['torn cuts', `${num(total.policies.torn.states + total.policies.torn.cuts)} (writes kept in part: ${num(total.tornPartialWrites)})`] as [string, string]] : []),
+    ...(total.intervals ? [['persistence intervals checked', `${num(total.intervalsChecked)} of ${num(total.intervals)} (${policiesInOrder(total).map(([p, x]) => `${p} ${num(x.intervalsChecked)}`).join(', ')})`] as [string, string]] : []),
     ...(total.states ? [['crash states', `${num(total.states)}${total.statesCapped ? ` (${num(total.statesCapped)} left out by caps)` : ''}`] as [string, string]] : []),
     ...Object.entries(total.events).sort().map(([e, n]) => [e, num(n)] as [string, string]),
     [`${unit} per minute`, num(perMinute(t.cases, t.durationMs))],

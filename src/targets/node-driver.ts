@@ -3,11 +3,11 @@
 // runs the workload or the drain against a queue, and prints one outcome line per confirmation,
 // synchronously, BEFORE its next queue call. With `mark` in the spec it also stats
 // `<mark>/<line number>` right after printing each line, so the filesystem's request trace shows
-// where each confirmation happened. A target supplies only how to open its queue and its replay bound.
+// where each confirmation happened. A target supplies only how to open its queue and its contract.
 import { statSync, writeSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { DRAIN_BATCH_EVENTS, LIVENESS_READ_TIMEOUT_MS, LIVENESS_SIZES_BYTES, parseDriverSpec, type DriverSpec } from '../harness/driver-spec.js';
-import { DRIVER_EXIT, DRIVER_PROTOCOL_VERSION, type Outcome, type ReplayBound } from '../harness/outcome.js';
+import { DRIVER_EXIT, DRIVER_PROTOCOL_VERSION, type ContractDeclaration, type Outcome } from '../harness/outcome.js';
 import { payload, summarizePayload } from '../harness/payload.js';
 import { selectAcks, type Step } from '../harness/workload.js';
 
@@ -27,7 +27,8 @@ export interface NodeTargetDriver {
   target: string;
   /** Opens (or recovers) the queue in spec.dir with spec.settings (and spec.variant, if the target has variants). */
   open(spec: DriverSpec): Promise<DrivenQueue>;
-  replayBound(settings: Record<string, unknown>): ReplayBound;
+  /** What the queue promises with these settings (docs/driver-protocol.md, "The contract"), for the hello line. */
+  contract(settings: Record<string, unknown>): ContractDeclaration;
   /** The largest event the queue accepts with these settings (liveness writes are cut to fit). */
   maxEventBytes(settings: Record<string, unknown>): number;
 }
@@ -203,7 +204,7 @@ class Run {
 /** Runs one spec; true if it ended with `done`, false with an `error` line. */
 async function runSpec(t: NodeTargetDriver, spec: DriverSpec): Promise<boolean> {
   const out = new Emitter(spec.mark);
-  out.emit({ t: 'hello', protocol: DRIVER_PROTOCOL_VERSION, target: t.target, replayBound: t.replayBound(spec.settings), serves: true });
+  out.emit({ t: 'hello', protocol: DRIVER_PROTOCOL_VERSION, target: t.target, contract: t.contract(spec.settings), serves: true });
   const run = new Run(t, spec, out);
   try {
     if (spec.mode === 'workload') await run.workload();

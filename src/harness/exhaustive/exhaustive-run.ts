@@ -14,7 +14,7 @@ import type { FsyncHoldSchedule } from '../../../fusefs/fsync-holds.js';
 import { createHash } from 'node:crypto';
 import type { Target } from '../target.js';
 import { defaultArtifactRoot, writeArtifact, writeHarnessErrorArtifact } from '../artifacts.js';
-import { emptyCoverage, runFeatures, TIME_BUDGET_CAP, type Coverage } from '../coverage.js';
+import { countContract, emptyCoverage, policyCoverage, runFeatures, TIME_BUDGET_CAP, type Coverage } from '../coverage.js';
 import { failedRequests, markDir, specFor, type CaseResult, type CrashCase, type CutRecord, type CutSpec } from '../crash-run.js';
 import type { DaemonHandle } from '../daemon-process.js';
 import { mergeTimeouts, runDriver, type DriverRun, type DriverTimeouts } from '../driver-process.js';
@@ -22,7 +22,7 @@ import { DriverWorkers } from '../driver-workers.js';
 import { failureSignature } from '../failure-signature.js';
 import { asHarnessError, HarnessError } from '../harness-error.js';
 import { judge, type RunRecord, type Violation } from '../oracle.js';
-import { helloOf } from '../outcome.js';
+import { contractOf, helloOf } from '../outcome.js';
 import { RecoveryPool, type Prepared, type RecoverOn, type Recovery } from './recovery-pool.js';
 
 export interface ExhaustiveOptions {
@@ -213,6 +213,7 @@ export async function runExhaustive(daemon: DaemonHandle, target: Target, input:
     coverage.features = runFeatures(recorded.trace, coverage.events);
     // A driver that serves specs one after another (its hello says so) recovers every state in one process per slot.
     const serves = helloOf(recorded.run.record.outcomes)?.serves === true;
+    const contract = contractOf(recorded.run.record.outcomes);
     pool = new RecoveryPool(daemon, target, serves, o.recoveryCuts ? 'mount' : o.recoverOn, o.workers, timeouts, drivers);
     // Enumerated first: it ends the recording, so a drain below does not become part of the recorded run.
     t = performance.now();
@@ -316,7 +317,8 @@ export async function runExhaustive(daemon: DaemonHandle, target: Target, input:
         if (!o.allFailures && failures.length > 0) break;
         coverage.cases++;
         coverage.states++;
-        if (state.id.policy === 'torn') coverage.tornCuts++;
+        policyCoverage(coverage, state.id.policy).states++;
+        countContract(coverage, contract);
         coverage.tornPartialWrites += state.partialWrites ?? 0;
         if (o.recoveryCuts) {
           coverage.recoveryCutsRequested++;
@@ -345,8 +347,7 @@ export async function runExhaustive(daemon: DaemonHandle, target: Target, input:
     }
     const checked = intervalsChecked(answer, judgedOf);
     coverage.intervalsChecked = checked.all;
-    coverage.intervalsCheckedLoseUnsynced = checked['lose-unsynced'];
-    coverage.intervalsCheckedTorn = checked.torn;
+    for (const policy of o.policies) policyCoverage(coverage, policy).intervalsChecked = checked[policy];
     timings.driverStarts = drivers.starts - startsBefore;
     return { coverage, ...(failures.length ? { failure: failures[0] } : {}), failures, statesBeforeFailure: statesBeforeFailure ?? judged, timings, capsHit };
   } catch (err) {

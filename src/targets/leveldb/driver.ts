@@ -3,7 +3,7 @@
 import { MAX_EVENT_BYTES } from '../../harness/workload.js';
 import { runNodeDriver } from '../node-driver.js';
 import { LevelQueue } from './queue.js';
-import { levelReplayBound } from './settings.js';
+import { levelContract } from './settings.js';
 
 runNodeDriver({
   target: 'leveldb',
@@ -13,6 +13,6 @@ runNodeDriver({
     const { variantFaults } = await import('./variants.js');
     return LevelQueue.open(spec.dir, spec.settings, variantFaults(spec.variant));
   },
-  replayBound: (settings) => levelReplayBound(settings),
+  contract: levelContract,
   maxEventBytes: () => MAX_EVENT_BYTES,
 });

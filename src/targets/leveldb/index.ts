@@ -6,7 +6,7 @@ import { distPath } from '../../harness/dist-path.js';
 import { mapEventSizes, MAX_EVENT_BYTES, type Workload } from '../../harness/workload.js';
 import type { Target, TargetSettings } from '../../harness/target.js';
 import { KNOWN_BAD } from './known-bad.js';
-import { LEVELDB_MIN_WRITE_BUFFER_BYTES, levelSettings } from './settings.js';
+import { LEVELDB_MIN_WRITE_BUFFER_BYTES, levelContract, levelSettings } from './settings.js';
 
 /** Memtable sizes: LevelDB's minimum (a few large events roll the log), 256 KiB, and LevelDB's default 4 MiB (never rolls). */
 export const WRITE_BUFFER_SIZES = [LEVELDB_MIN_WRITE_BUFFER_BYTES, 256 << 10, 4 << 20] as const;
@@ -58,6 +58,7 @@ export const leveldb: Target = {
   get driver() {
     return { file: process.execPath, args: [distPath('src/targets/leveldb/driver.js')] };
   },
+  contract: levelContract,
   checkSettings: (settings) => void levelSettings(settings),
   settingsArb,
   suites: [

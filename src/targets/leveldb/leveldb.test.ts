@@ -51,7 +51,7 @@ describe('leveldb target', () => {
     expect(report.failed, report.summary).toBe(false);
     const c = report.coverage;
     expect(c.states, 'crash states checked').toBeGreaterThanOrEqual(DURABLE_INPUTS * 50);
-    expect(c.tornCuts, 'torn states among them').toBeGreaterThan(0);
+    expect(c.policies.torn?.states, 'torn states among them').toBeGreaterThan(0);
     // What LevelDB did in those runs (levelWorkloadEvents): the windows of the three gaps were there.
     expect(c.events['log rolls'], 'log rolls').toBeGreaterThan(0);
     expect(c.events['tables written'], 'memtable flushes').toBeGreaterThan(0);

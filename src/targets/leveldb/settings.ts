@@ -1,5 +1,6 @@
 // The leveldb target's settings: how the queue uses LevelDB (batching, which batches are synced)
 // and LevelDB's own options that make it roll its log and compact in short runs.
+import type { Contract } from '../../harness/contract.js';
 
 export interface LevelQueueSettings {
   /** Records per write batch: write() buffers records and writes them as one LevelDB batch of this many. */
@@ -70,7 +71,8 @@ export function levelSettings(raw: Record<string, unknown>): LevelQueueSettings 
  * call is durable when it returns (ackBatchSize 1); without, fewer than ackSyncEvery acks are ever
  * pending when a call starts, and the call that reaches it is synced with all of them.
  */
-export function levelReplayBound(raw: Record<string, unknown>): { ackBatchSize: number; outOfOrderAcksDurable: boolean } {
+export function levelContract(raw: Record<string, unknown>): Contract {
   const s = levelSettings(raw);
-  return { ackBatchSize: s.syncAcks ? 1 : s.ackSyncEvery, outOfOrderAcksDurable: true };
+  // LevelDB's log is replayed in order up to its first bad record: what a cut loses is a suffix.
+  return { replayBound: { ackBatchSize: s.syncAcks ? 1 : s.ackSyncEvery, outOfOrderAcksDurable: true }, acksConfirmed: true, unconfirmedWrites: 'suffix', seqScope: 'forever', deliveryOrder: 'seq' };
 }

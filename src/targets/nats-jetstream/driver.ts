@@ -3,11 +3,11 @@
 // mount), so the harness's SIGKILL of the driver's process group at a cut takes the server down too.
 import { runNodeDriver } from '../node-driver.js';
 import { NatsQueue } from './queue.js';
-import { natsMaxEventBytes, natsReplayBound } from './settings.js';
+import { natsContract, natsMaxEventBytes } from './settings.js';
 
 runNodeDriver({
   target: 'nats-jetstream',
   open: (spec) => NatsQueue.open(spec),
-  replayBound: () => natsReplayBound(),
+  contract: () => natsContract(),
   maxEventBytes: (settings) => natsMaxEventBytes(settings),
 });

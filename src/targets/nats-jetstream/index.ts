@@ -11,6 +11,7 @@ import { checkNatsEnvironment } from './env.js';
 import {
   DEFAULT_NATS_SETTINGS,
   DRAIN_RESERVE_BYTES,
+  natsContract,
   natsMaxEventBytes,
   natsSettings,
   PER_MESSAGE_OVERHEAD_BYTES,
@@ -85,6 +86,7 @@ export const natsJetstream: Target = {
   get driver() {
     return { file: process.execPath, args: [distPath('src/targets/nats-jetstream/driver.js')] };
   },
+  contract: () => natsContract(),
   checkSettings: (settings) => void natsSettings(settings, { strict: true }),
   checkEnvironment: checkNatsEnvironment,
   settingsArb,

@@ -2,7 +2,7 @@
 // configuration it asks nats-server 2.9.10 for (docs/nats.md, "Settings space").
 import { LIVENESS_SIZES_BYTES } from '../../harness/driver-spec.js';
 import { MAX_EVENT_BYTES } from '../../harness/workload.js';
-import type { ReplayBound } from '../../harness/outcome.js';
+import type { Contract } from '../../harness/contract.js';
 
 export const RETENTIONS = ['limits', 'interest', 'workqueue'] as const;
 export type Retention = (typeof RETENTIONS)[number];
@@ -64,13 +64,6 @@ export const PER_MESSAGE_OVERHEAD_BYTES = 128;
 export const DRAIN_RESERVE_BYTES = 3 * LIVENESS_SIZES_BYTES.reduce((sum, n) => sum + n + PER_MESSAGE_OVERHEAD_BYTES, 0);
 
 /**
- * Acks are never durable in 2.9.10: the consumer's state file o.dat is rewritten by a flusher up to
- * 100 ms after the ack (after its +ACK reply went out) and never fsynced. So any number of acked
- * events may come back after a cut: the bound is "all of them".
- */
-export const ACKS_NEVER_DURABLE = 1_000_000_000;
-
-/**
  * The settings of a spec, defaults filled in; the error names the setting that is wrong. `strict`
  * (checkSettings: what a user forces with --settings) refuses extra consumers on a work queue
  * stream; otherwise (a spec, a workload being fitted) they are dropped: the gate's steering draws
@@ -115,9 +108,11 @@ export function natsMaxEventBytes(raw: Record<string, unknown>): number {
 }
 
 /**
- * The replay bound (docs/nats.md, "Durability claims"): no ack is ever durable in 2.9.10, so every
- * acked event may be delivered again after a cut, in or out of order.
+ * The contract (docs/nats.md, "Durability claims"). Acks are never durable in 2.9.10: the consumer's
+ * state file o.dat is rewritten by a flusher up to 100 ms after the ack (after its +ACK reply went
+ * out) and never fsynced, so every acked event may be delivered again after a cut, in or out of order; a stream is a log (a suffix is lost)
+ * whose seqs are the stream's own, for its life.
  */
-export function natsReplayBound(): ReplayBound {
-  return { ackBatchSize: ACKS_NEVER_DURABLE, outOfOrderAcksDurable: false };
+export function natsContract(): Contract {
+  return { replayBound: { ackBatchSize: 1, outOfOrderAcksDurable: false }, acksConfirmed: false, unconfirmedWrites: 'suffix', seqScope: 'forever', deliveryOrder: 'seq' };
 }

@@ -4,6 +4,7 @@ import { DEFAULT_SETTINGS, openQueue } from '../../queue/index.js';
 import type { QueueSettings } from '../../queue/types.js';
 import { maxEventBytes } from '../../queue/format.js';
 import { runNodeDriver } from '../node-driver.js';
+import { queueContract } from './contract.js';
 
 runNodeDriver({
   target: 'powercut-queue',
@@ -14,9 +15,6 @@ runNodeDriver({
     const variants = await import('./variants.js');
     return variants.openQueueVariant(spec.variant, spec.dir, settings);
   },
-  replayBound(settings) {
-    // In-order acks are checkpointed in batches of checkpointAcks; out-of-order ones once the gap closes (README, durability contract).
-    return { ackBatchSize: (settings as Partial<QueueSettings>).checkpointAcks ?? DEFAULT_SETTINGS.checkpointAcks, outOfOrderAcksDurable: false };
-  },
+  contract: queueContract,
   maxEventBytes: (settings) => maxEventBytes((settings as Partial<QueueSettings>).pageCapacityBytes ?? DEFAULT_SETTINGS.pageCapacityBytes),
 });

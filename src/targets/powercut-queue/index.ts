@@ -7,6 +7,7 @@ import { maxEventBytes } from '../../queue/format.js';
 import { validateSettings } from '../../queue/settings.js';
 import type { QueueSettings } from '../../queue/types.js';
 import type { Target, TargetSettings } from '../../harness/target.js';
+import { queueContract } from './contract.js';
 import { KNOWN_BAD } from './known-bad.js';
 
 /** Page capacities small enough that workloads roll pages and purge acked ones. */
@@ -45,6 +46,7 @@ export const powercutQueue: Target = {
   get driver() {
     return { file: process.execPath, args: [distPath('src/targets/powercut-queue/driver.js')] };
   },
+  contract: queueContract,
   checkSettings: (settings) => void validateSettings(settings as Partial<QueueSettings>),
   settingsArb,
   suites: designs,
