@@ -1,14 +1,21 @@
 // The pure artifact report on hand-made artifacts: timeline, cut, evidence, file diffs, escaping, bounds.
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { TraceEntry } from '../../fusefs/protocol.js';
 import type { Outcome } from '../harness/outcome.js';
 import type { RunRecord, Violation } from '../harness/oracle.js';
 import { renderArtifactReport, STDERR_SHOWN_CHARS } from './artifact-report.js';
+import { DEFAULT_TARGET } from '../targets/index.js';
+import { EXTERNAL_TARGET } from '../targets/external.js';
 import { diffRanges, MAX_HEX_ROWS_PER_FILE } from './bytes-diff.js';
+import { caseFacts, DEFAULT_TARGET_NAME, EXTERNAL_TARGET_NAME } from './header.js';
+import { readReportArtifact } from './load.js';
 import { MAX_FILE_LANES } from './timeline.js';
 import { cutView } from './trace-model.js';
 import type { ImageFiles, ReportArtifact } from './types.js';
 
+const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures');
 const HELLO: Outcome = { t: 'hello', protocol: 1, target: 'powercut-queue', replayBound: { ackBatchSize: 1, outOfOrderAcksDurable: false } };
 
 let opCounter = 0;
@@ -56,6 +63,59 @@ function lateClaimArtifact(over: Partial<ReportArtifact> = {}, cutAfter = 4): Re
 }
 
 const count = (html: string, re: RegExp) => (html.match(re) ?? []).length;
+
+/** The header's facts as "label: value" lines, what a reader sees under "The case". */
+const factLines = (a: ReportArtifact) => caseFacts(a).map((f) => `${f.label}: ${f.value}`);
+
+describe('artifact report: what ran', () => {
+  it('names an external driver by its command and folder, never a built-in target or "the correct queue" (committed artifact)', async () => {
+    const a = await readReportArtifact(path.join(FIXTURES, 'external-driver-bounded-replay'));
+    const command = 'python3 examples/python-queue/driver.py --no-dir-fsync-after-ack-rename';
+    expect(a.case.driver?.command).toBe(command);
+    const html = renderArtifactReport(a);
+    expect(html).toContain(`<title>powercut: bounded-replay — driver &#39;${command}&#39;</title>`);
+    expect(html).toContain(`<h1><span class="verdict fail">FAIL</span> bounded-replay — driver <code>${command}</code></h1>`);
+    expect(html).toContain(`<dt>driver</dt><dd><code>${command}</code></dd><dt>run in</dt><dd><code>${a.case.driver!.cwd}</code></dd>`);
+    // The name the driver gave itself, from its hello line: what the reader knows it as.
+    expect(html).toContain('<dt>calls itself</dt><dd>python-queue (its hello line)</dd>');
+    expect(html).not.toContain('powercut-queue');
+    expect(html).not.toContain('correct queue');
+    expect(html).not.toMatch(/variant/i);
+    expect(html).not.toContain('<dt>target</dt>');
+  });
+
+  it('names a hand-made external driver the same way, whatever else the case holds', () => {
+    const hello: Outcome = { ...HELLO, target: 'my-queue' } as Outcome;
+    const a = lateClaimArtifact({ case: { ...lateClaimArtifact().case, variant: undefined, driver: { command: "./q --no-fsync 'a b'", cwd: '/src/q' } } });
+    a.runs = a.runs.map((r) => ({ ...r, outcomes: r.outcomes.map((o) => (o.t === 'hello' ? hello : o)) }));
+    expect(factLines(a).slice(0, 3)).toEqual(["driver: ./q --no-fsync 'a b'", 'run in: /src/q', 'calls itself: my-queue (its hello line)']);
+    const html = renderArtifactReport(a);
+    expect(html).toContain('— driver <code>./q --no-fsync &#39;a b&#39;</code></h1>');
+    expect(html).not.toContain('powercut-queue');
+    expect(html).not.toContain('correct queue');
+    // A registered name recorded beside the driver is named as such (the driver is what ran).
+    const both = lateClaimArtifact({ case: { ...a.case, target: 'leveldb' } });
+    expect(factLines(both)).toContain('target: leveldb');
+    expect(factLines(both)[0]).toBe("driver: ./q --no-fsync 'a b'");
+    // An artifact that says "external" without its command says so rather than guess.
+    const bare = lateClaimArtifact({ case: { ...lateClaimArtifact().case, variant: undefined, target: EXTERNAL_TARGET_NAME } });
+    expect(factLines(bare)[0]).toBe('target: an external driver (--driver); its command is not recorded here');
+    expect(renderArtifactReport(bare)).not.toContain('correct queue');
+  });
+
+  it('names a built-in target and its variant, or the correct queue', () => {
+    expect(factLines(lateClaimArtifact()).slice(0, 2)).toEqual(['target: powercut-queue', "queue: known-bad variant 'fsync-claims-late-writes'"]);
+    expect(renderArtifactReport(lateClaimArtifact())).toContain('— powercut-queue (variant fsync-claims-late-writes)</h1>');
+    const correct = lateClaimArtifact({ case: { ...lateClaimArtifact().case, variant: undefined, target: 'leveldb' } });
+    expect(factLines(correct).slice(0, 2)).toEqual(['target: leveldb', 'queue: the correct queue']);
+    expect(renderArtifactReport(correct)).toContain('— leveldb</h1>');
+  });
+
+  it('keeps its copies of the target names equal to src/targets', () => {
+    expect(DEFAULT_TARGET_NAME).toBe(DEFAULT_TARGET);
+    expect(EXTERNAL_TARGET_NAME).toBe(EXTERNAL_TARGET);
+  });
+});
 
 describe('artifact report: timeline', () => {
   it('has one lane per file and one for directory entries, every request drawn, persistence points and lines placed', () => {
