@@ -1,14 +1,23 @@
 // The pure artifact report on hand-made artifacts: timeline, cut, evidence, file diffs, escaping, bounds.
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { TraceEntry } from '../../fusefs/protocol.js';
 import type { Outcome } from '../harness/outcome.js';
 import type { RunRecord, Violation } from '../harness/oracle.js';
 import { renderArtifactReport, STDERR_SHOWN_CHARS } from './artifact-report.js';
+import { DEFAULT_TARGET } from '../targets/index.js';
+import { EXTERNAL_TARGET } from '../targets/external.js';
 import { diffRanges, MAX_HEX_ROWS_PER_FILE } from './bytes-diff.js';
-import { MAX_FILE_LANES } from './timeline.js';
+import { caseFacts, DEFAULT_TARGET_NAME, EXTERNAL_TARGET_NAME } from './header.js';
+import { readReportArtifact } from './load.js';
+import { buildEvidence, evidenceByRef } from './evidence.js';
+import { preallocatedArtifact } from './testing.js';
+import { MAX_FILE_LANES, MIN_WINDOW, timelineWindow, WINDOW_CONTEXT, ZOOM_MIN_REQUESTS } from './timeline.js';
 import { cutView } from './trace-model.js';
 import type { ImageFiles, ReportArtifact } from './types.js';
 
+const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures');
 const HELLO: Outcome = { t: 'hello', protocol: 1, target: 'powercut-queue', replayBound: { ackBatchSize: 1, outOfOrderAcksDurable: false } };
 
 let opCounter = 0;
@@ -56,6 +65,59 @@ function lateClaimArtifact(over: Partial<ReportArtifact> = {}, cutAfter = 4): Re
 }
 
 const count = (html: string, re: RegExp) => (html.match(re) ?? []).length;
+
+/** The header's facts as "label: value" lines, what a reader sees under "The case". */
+const factLines = (a: ReportArtifact) => caseFacts(a).map((f) => `${f.label}: ${f.value}`);
+
+describe('artifact report: what ran', () => {
+  it('names an external driver by its command and folder, never a built-in target or "the correct queue" (committed artifact)', async () => {
+    const a = await readReportArtifact(path.join(FIXTURES, 'external-driver-bounded-replay'));
+    const command = 'python3 examples/python-queue/driver.py --no-dir-fsync-after-ack-rename';
+    expect(a.case.driver?.command).toBe(command);
+    const html = renderArtifactReport(a);
+    expect(html).toContain(`<title>powercut: bounded-replay — driver &#39;${command}&#39;</title>`);
+    expect(html).toContain(`<h1><span class="verdict fail">FAIL</span> bounded-replay — driver <code>${command}</code></h1>`);
+    expect(html).toContain(`<dt>driver</dt><dd><code>${command}</code></dd><dt>run in</dt><dd><code>${a.case.driver!.cwd}</code></dd>`);
+    // The name the driver gave itself, from its hello line: what the reader knows it as.
+    expect(html).toContain('<dt>calls itself</dt><dd>python-queue (its hello line)</dd>');
+    expect(html).not.toContain('powercut-queue');
+    expect(html).not.toContain('correct queue');
+    expect(html).not.toMatch(/variant/i);
+    expect(html).not.toContain('<dt>target</dt>');
+  });
+
+  it('names a hand-made external driver the same way, whatever else the case holds', () => {
+    const hello: Outcome = { ...HELLO, target: 'my-queue' } as Outcome;
+    const a = lateClaimArtifact({ case: { ...lateClaimArtifact().case, variant: undefined, driver: { command: "./q --no-fsync 'a b'", cwd: '/src/q' } } });
+    a.runs = a.runs.map((r) => ({ ...r, outcomes: r.outcomes.map((o) => (o.t === 'hello' ? hello : o)) }));
+    expect(factLines(a).slice(0, 3)).toEqual(["driver: ./q --no-fsync 'a b'", 'run in: /src/q', 'calls itself: my-queue (its hello line)']);
+    const html = renderArtifactReport(a);
+    expect(html).toContain('— driver <code>./q --no-fsync &#39;a b&#39;</code></h1>');
+    expect(html).not.toContain('powercut-queue');
+    expect(html).not.toContain('correct queue');
+    // A registered name recorded beside the driver is named as such (the driver is what ran).
+    const both = lateClaimArtifact({ case: { ...a.case, target: 'leveldb' } });
+    expect(factLines(both)).toContain('target: leveldb');
+    expect(factLines(both)[0]).toBe("driver: ./q --no-fsync 'a b'");
+    // An artifact that says "external" without its command says so rather than guess.
+    const bare = lateClaimArtifact({ case: { ...lateClaimArtifact().case, variant: undefined, target: EXTERNAL_TARGET_NAME } });
+    expect(factLines(bare)[0]).toBe('target: an external driver (--driver); its command is not recorded here');
+    expect(renderArtifactReport(bare)).not.toContain('correct queue');
+  });
+
+  it('names a built-in target and its variant, or the correct queue', () => {
+    expect(factLines(lateClaimArtifact()).slice(0, 2)).toEqual(['target: powercut-queue', "queue: known-bad variant 'fsync-claims-late-writes'"]);
+    expect(renderArtifactReport(lateClaimArtifact())).toContain('— powercut-queue (variant fsync-claims-late-writes)</h1>');
+    const correct = lateClaimArtifact({ case: { ...lateClaimArtifact().case, variant: undefined, target: 'leveldb' } });
+    expect(factLines(correct).slice(0, 2)).toEqual(['target: leveldb', 'queue: the correct queue']);
+    expect(renderArtifactReport(correct)).toContain('— leveldb</h1>');
+  });
+
+  it('keeps its copies of the target names equal to src/targets', () => {
+    expect(DEFAULT_TARGET_NAME).toBe(DEFAULT_TARGET);
+    expect(EXTERNAL_TARGET_NAME).toBe(EXTERNAL_TARGET);
+  });
+});
 
 describe('artifact report: timeline', () => {
   it('has one lane per file and one for directory entries, every request drawn, persistence points and lines placed', () => {
@@ -126,6 +188,93 @@ describe('artifact report: timeline', () => {
     };
     expect(lineX).toBeGreaterThanOrEqual(extent(4).right);
     expect(lineX).toBeLessThanOrEqual(extent(5).left);
+  });
+});
+
+/** The chart shown by default: the zoomed window when there is one, else the only chart. */
+function defaultChart(html: string): string {
+  const start = html.indexOf('<div class="timeline tl-window"') >= 0 ? html.indexOf('<div class="timeline tl-window"') : html.indexOf('<div class="timeline"');
+  return html.slice(start, html.indexOf('</svg></div>\n</div>', start));
+}
+/** Left and right of a request's or line's shapes in a chart (its halo included). */
+function shapeExtent(chart: string, ref: string): { left: number; right: number } {
+  const g = new RegExp(`<g class="[^"]*" data-ref="${ref}"[^>]*>([\\s\\S]*?)</g>`).exec(chart);
+  expect(g, `${ref} is drawn in the chart`).not.toBeNull();
+  const rects = [...g![1].matchAll(/<rect (?:class="[^"]*" )?x="([-\d.]+)" y="[-\d.]+" width="([\d.]+)"/g)].map((m) => ({ left: Number(m[1]), right: Number(m[1]) + Number(m[2]) }));
+  return { left: Math.min(...rects.map((r) => r.left)), right: Math.max(...rects.map((r) => r.right)) };
+}
+
+describe('artifact report: the timeline zoomed to the cut and the evidence', () => {
+  it('shows 500 pre-allocation requests far from the cut only behind a control: the default window holds the cut and every piece of evidence', () => {
+    const a = preallocatedArtifact();
+    const html = renderArtifactReport(a);
+    const chart = defaultChart(html);
+    expect(chart).toContain('class="timeline tl-window" data-cut="0" data-from="447" data-to="506"');
+    const width = Number(/<svg class="tl-chart" width="(\d+)"/.exec(chart)![1]);
+    // Narrow enough to sit beside the lane labels on a 1280 px screen, unscrolled (and so on paper).
+    expect(width).toBeLessThanOrEqual(1080 - 56);
+    // The power cut, inside the window.
+    const cutX = Number(/<g class="cut" id="svg-cut-0"><line x1="([\d.]+)"/.exec(chart)![1]);
+    expect(cutX).toBeGreaterThan(0);
+    expect(cutX).toBeLessThan(width);
+    // Every piece of evidence of this cut: the requests and the lines, drawn inside the window.
+    const refs = [...new Set(buildEvidence(a, [cutView(a.case, a.cuts[0], 0)]).flat().map((e) => (e.ref.kind === 'op' ? `c${e.ref.cut}-op${e.ref.op}` : `r${e.ref.run}-l${e.ref.line}`)))].filter((r) => r.startsWith('c0-') || r.startsWith('r0-'));
+    expect(refs).toEqual(expect.arrayContaining(['c0-op504', 'c0-op503', 'r0-l4', 'r0-l5']));
+    for (const ref of refs) {
+      const { left, right } = shapeExtent(chart, ref);
+      expect(left, ref).toBeGreaterThanOrEqual(0);
+      expect(right, ref).toBeLessThanOrEqual(cutX + 1);
+      expect(chart).toMatch(new RegExp(`<g class="[^"]*\\bhl\\b[^"]*" data-ref="${ref}" id="svg-${ref}"`));
+    }
+    // The pre-allocation is not in the window; it is in the whole run's chart, behind the control.
+    expect(chart).not.toContain('data-ref="c0-op1"');
+    expect(chart).not.toContain('>/pre.0</text>');
+    const whole = html.slice(html.indexOf('<details class="tl-whole">'), html.indexOf('</details>', html.indexOf('<details class="tl-whole">')));
+    expect(whole).toContain('<summary><span class="when-closed">Show the whole run (requests 1–506)</span>');
+    for (const op of [1, 250, 500, 504]) expect(whole).toContain(`data-ref="c0-op${op}"`);
+    // The note says what is left out.
+    expect(html).toContain('<strong>Zoomed to requests 447–506 of 506</strong>: the power cut and the evidence, and the requests around them. Left out: requests 1–446 (429 writes, 9 creates, 8 fsyncs); 1 of the program&#39;s 5 lines; 8 files touched only there (no lane here).');
+    // Ids stay unique: only the default chart's shapes have them.
+    const ids = [...html.matchAll(/ id="([^"]+)"/g)].map((m) => m[1]);
+    expect(ids.length).toBeGreaterThan(0);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('chooses the window by its rule: the cut and the evidence, context on each side, a minimum width, and only when it leaves out a quarter of a long run', () => {
+    const a = preallocatedArtifact();
+    const view = cutView(a.case, a.cuts[0], 0);
+    const ev = evidenceByRef(buildEvidence(a, [view]));
+    // Points: 503 (the directory fsync before the claim) to 506 (the request after the cut): 493–516 with context, then widened to 60 within the run's 506.
+    expect(timelineWindow(view, a.runs[0], 0, ev)).toEqual({ from: 506 - MIN_WINDOW + 1, to: 506 });
+    expect(WINDOW_CONTEXT).toBe(10);
+    // Evidence far from the cut widens the window to hold it: a claim after request 300.
+    const far = preallocatedArtifact();
+    far.cuts[0].marks = far.cuts[0].marks!.map((m) => (m.n === 5 ? { ...m, afterOp: 300 } : m));
+    const farView = cutView(far.case, far.cuts[0], 0);
+    const farWin = timelineWindow(farView, far.runs[0], 0, evidenceByRef(buildEvidence(far, [farView])));
+    expect(farWin).toBeDefined();
+    expect(farWin!.from).toBe(300 - WINDOW_CONTEXT);
+    expect(farWin!.to).toBe(506);
+    // Evidence at both ends of the run: the window would leave out less than a quarter, so the whole run is shown.
+    far.cuts[0].marks = far.cuts[0].marks!.map((m) => (m.n === 5 ? { ...m, afterOp: 20 } : m));
+    const wideView = cutView(far.case, far.cuts[0], 0);
+    expect(timelineWindow(wideView, far.runs[0], 0, evidenceByRef(buildEvidence(far, [wideView])))).toBeUndefined();
+    // A short run is always drawn whole, with its ids, no note and no control.
+    const short = preallocatedArtifact(2); // 106 requests
+    expect(cutView(short.case, short.cuts[0], 0).maxOp).toBeLessThanOrEqual(ZOOM_MIN_REQUESTS);
+    for (const html of [renderArtifactReport(short), renderArtifactReport(lateClaimArtifact())]) {
+      expect(html).not.toContain('<details class="tl-whole">');
+      expect(html).not.toContain('<p class="tl-zoom-note">');
+      expect(html).toContain('id="svg-cut-0"');
+    }
+  });
+
+  it('names the changes unsynced at the cut that fall outside the window', () => {
+    const a = preallocatedArtifact();
+    // The first pre-allocated file is never fsynced: its writes are still unsynced at the cut, far left of the window.
+    a.cuts[0].trace = a.cuts[0].trace.map((e) => (e.op === 50 ? { ...e, kind: 'write', offset: 48 * 4096, length: 4096 } : e));
+    const html = renderArtifactReport(a);
+    expect(html).toMatch(/Unsynced at the cut but outside the window: 49 requests, <a href="#c0-op46">46<\/a>, <a href="#c0-op47">47<\/a>, <a href="#c0-op48">48<\/a>, <a href="#c0-op49">49<\/a>, <a href="#c0-op50">50<\/a> \(the last few\)\./);
   });
 });
 
@@ -276,8 +425,11 @@ describe('artifact report: scale', () => {
     a.cuts[0] = { frozenAt: 2999, trace: trace(...entries), marks: Array.from({ length: 5 }, (_, i) => ({ n: i + 1, afterOp: i * 500 })) };
     a.case.cut = { atOp: 2999, timing: 'after' };
     const html = renderArtifactReport(a);
-    expect(count(html, /class="lane-label"/g)).toBe(MAX_FILE_LANES + 1); // the files shown, then one lane for the rest
-    expect(html).toContain('40 more files');
+    // The whole run (behind the zoom's control): the files shown, then one lane for the rest.
+    const whole = html.slice(html.indexOf('<details class="tl-whole">'), html.indexOf('</details>', html.indexOf('<details class="tl-whole">')));
+    expect(count(whole, /class="lane-label"/g)).toBe(MAX_FILE_LANES + 1);
+    expect(whole).toContain('40 more files');
+    expect(count(defaultChart(html), /class="lane-label"/g)).toBeLessThanOrEqual(MAX_FILE_LANES + 1);
     expect(html).toMatch(/<details class="log"><summary>/); // folded: 3,000 requests are more rows than the log shows open
     expect(html.length).toBeLessThan(5_000_000);
   });

@@ -3,11 +3,11 @@
 // timeline (requests, persistence points, the program's confirmations, the power cut) and the log
 // of requests and lines; the files as the program saw them and as they were on disk; the runs
 // that had no cut (the final drain).
-import { describeState } from '../../fusefs/crash-states.js';
 import type { RunRecord } from '../harness/oracle.js';
 import { CSS, SCRIPT } from './assets.js';
 import { compareSummary, formatRange, renderCompare, sameEntry, renderSingle } from './bytes-diff.js';
 import { buildEvidence, describeLine, evidenceByRef, lineClass, refKey, ROLE_NAMES, type Evidence } from './evidence.js';
+import { reportHeader } from './header.js';
 import { esc, list, num, page, plural } from './html.js';
 import { renderTimeline } from './timeline.js';
 import { cutView, type CutView } from './trace-model.js';
@@ -19,30 +19,6 @@ const MAX_RUN_LINES = 400;
 const MAX_FILES_COMPARED = 40;
 /** Unsynced changes at the cut named in the summary above a timeline. */
 const MAX_DROPPED_LISTED = 12;
-
-function describeCut(a: ReportArtifact): string {
-  const c = a.case;
-  if (c.state) return `crash state ${describeState(c.state)} of the recorded run (exhaustive mode)`;
-  if (c.cut) return `request ${c.cut.atOp}${c.cut.kind ? ` (counting ${c.cut.kind} requests only)` : ''}${c.cut.path ? ` touching ${c.cut.path}` : ''}, ${c.cut.timing}; policy ${c.policy}, seed ${c.seed}`;
-  return `after the workload (fault run); policy ${c.policy}`;
-}
-
-function caseSection(a: ReportArtifact): string {
-  const c = a.case;
-  const rows: [string, string][] = [
-    ['target', c.target ?? 'powercut-queue'],
-    ['queue', c.variant ? `known-bad variant '${c.variant}'` : 'the correct queue'],
-    ['settings', JSON.stringify(c.settings)],
-    ['workload', plural(c.workload.steps.length, 'step')],
-    ['power cut', describeCut(a)],
-  ];
-  if (c.faults?.length) rows.push(['faults', JSON.stringify(c.faults)]);
-  if (c.recoveryFaults?.length) rows.push(['damage at recovery', JSON.stringify(c.recoveryFaults)]);
-  if (c.recoveryCut) rows.push(['2nd cut', `during recovery at request ${c.recoveryCut.cut.atOp}${c.recoveryCut.cut.kind ? ` (${c.recoveryCut.cut.kind})` : ''}, ${c.recoveryCut.cut.timing}; policy ${c.recoveryCut.policy}, seed ${c.recoveryCut.seed}`]);
-  if (c.recoverySettings) rows.push(['after the cut', `settings ${JSON.stringify(c.recoverySettings)}`]);
-  if (a.dir) rows.push(['replay', `powercut replay ${a.dir}`]);
-  return `<dl class="case">${rows.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${k === 'replay' || k === 'settings' ? `<code>${esc(v)}</code>` : esc(v)}</dd>`).join('')}</dl>`;
-}
 
 function evidenceList(items: Evidence[], hasRow: (key: string) => boolean): string {
   if (items.length === 0) return '';
@@ -220,9 +196,7 @@ export function renderArtifactReport(a: ReportArtifact): string {
   const views = a.cuts.map((cut, k) => cutView(a.case, cut, k));
   const evidence = buildEvidence(a, views);
   const byRef = evidenceByRef(evidence);
-  const checks = [...new Set(a.violations.map((v) => v.check))];
-  const headline = a.harnessError !== undefined ? 'harness error' : checks.length ? checks.join(', ') : 'no violation';
-  const who = `${a.case.target ?? 'powercut-queue'}${a.case.variant ? ` (variant ${a.case.variant})` : ''}`;
+  const header = reportHeader(a);
   const rowKeys = new Set<string>();
   views.forEach((v) => {
     for (const e of v.trace) rowKeys.add(refKey({ kind: 'op', cut: v.index, op: e.op }));
@@ -252,17 +226,12 @@ ${filesAtCut(view, a.images[k], k)}
 
   const stderrSection = stderrOf(a);
 
-  const verdict = a.harnessError !== undefined ? '<span class="verdict error">harness error</span>' : a.violations.length ? '<span class="verdict fail">FAIL</span>' : '<span class="verdict pass">no violation</span>';
-  const body = `<header>
-<h1>${verdict} ${esc(headline)} — ${esc(who)}</h1>
-${a.dir ? `<p class="sub">${esc(a.dir)}</p>` : ''}
-</header>
-<section id="case"><h2>The case</h2>${caseSection(a)}</section>
+  const body = `${header.html}
 <section id="violations">${violationsSection(a, evidence, (key) => rowKeys.has(key))}</section>
 ${cutSections.join('\n')}
 ${runsSection}
 ${stderrSection}
 <div id="details" hidden></div>
 <footer>Written by powercut from the artifact folder. Requests are numbered from the mount (or the reset) of each run; a line's place comes from the mark the driver left right after printing it. Hover a shape for its details; the tables say the same in words.</footer>`;
-  return page(`powercut: ${headline} — ${who}`, CSS, body, SCRIPT);
+  return page(header.title, CSS, body, SCRIPT);
 }

@@ -1,6 +1,7 @@
 // The reports' inline stylesheet and script. The script only adds conveniences (click to select a
-// request or line in both the chart and the log, a details box, the timeline scrolled to the cut);
-// a report reads the same with scripts off.
+// request or line in both the chart and the log, a details box, the timeline scrolled to the cut,
+// the whole run shown when a log row outside the zoomed window is clicked); a report reads the
+// same with scripts off (the zoom's control is a <details>, swapped in by CSS).
 
 export const CSS = `
 :root { --fg: #111827; --muted: #6b7280; --line: #e5e7eb; --bg-alt: #f9fafb; --red: #dc2626; --green: #16a34a; --yellow: #fde047; }
@@ -67,6 +68,14 @@ dl.case dd { margin: 0; word-break: break-word; }
 .badge rect { fill: #111827; } .badge text { fill: #fff; font-size: 9.5px; font-weight: 700; text-anchor: middle; }
 .cut line { stroke: var(--red); stroke-width: 2.5; } .cut path { fill: var(--red); } .cut text { fill: var(--red); font-weight: 700; font-size: 12px; }
 .beyond-shade { fill: #e5e7eb; opacity: .45; }
+.elided line { stroke: #6b7280; stroke-width: 1.5; stroke-dasharray: 4 3; }
+.tl-zoom-note { margin: 6px 0 4px; padding: 4px 10px; background: #eff6ff; border-left: 3px solid #3b82f6; font-size: 13px; }
+details.tl-whole { margin: 4px 0; }
+details.tl-whole > summary { display: inline-block; list-style: none; padding: 2px 10px; border: 1px solid #93c5fd; border-radius: 4px; background: #fff; color: #1d4ed8; font-size: 13px; }
+details.tl-whole > summary::-webkit-details-marker { display: none; }
+details.tl-whole > summary:hover { background: #eff6ff; }
+details.tl-whole:not([open]) .when-open, details.tl-whole[open] .when-closed { display: none; }
+details.tl-whole[open] ~ .tl-window { display: none; }
 .no-marks { font-size: 12px; fill: var(--muted); }
 .legend { display: flex; flex-wrap: wrap; gap: 4px 14px; font-size: 12px; color: #374151; margin: 4px 0 8px; }
 .legend span::before { content: ""; display: inline-block; width: 11px; height: 11px; margin-right: 5px; vertical-align: -1px; border-radius: 2px; background: var(--c); border: var(--b, 1px solid rgba(0,0,0,.2)); }
@@ -109,6 +118,14 @@ pre.text { margin: 0; padding: 6px 8px; white-space: pre-wrap; word-break: break
 #details[hidden] { display: none; }
 footer { margin-top: 36px; color: var(--muted); font-size: 12px; }
 a { color: #1d4ed8; }
+/* On paper (and a page saved as PDF): the default window, unscrolled and whole, without the controls. */
+@media print {
+  body { padding: 0; }
+  .tl-scroll { overflow: visible; }
+  .timeline { break-inside: avoid; }
+  details.tl-whole:not([open]) { display: none; }
+  #details { display: none !important; }
+}
 `;
 
 export const SCRIPT = `
@@ -119,29 +136,51 @@ export const SCRIPT = `
     if (t && el.closest('svg')) return t.textContent;
     return (el.innerText || el.textContent || '').replace(/\\t/g, '  ').trim();
   }
+  // Inside a closed <details> counts as hidden (Chromium keeps its boxes, with content-visibility: hidden).
+  function shown(e) { return e.getClientRects().length > 0 && !e.closest('details:not([open])'); }
   function select(ref, source) {
     document.querySelectorAll('.selected').forEach(function (e) { e.classList.remove('selected'); });
     var all = document.querySelectorAll('[data-ref="' + CSS.escape(ref) + '"]');
     all.forEach(function (e) { e.classList.add('selected'); });
-    var other = null;
-    all.forEach(function (e) { if (e !== source && other === null) other = e; });
-    if (other && source.closest('svg')) {
-      var log = other.closest('details');
+    var fromChart = !!source.closest('svg');
+    var row = null, onScreen = null, hidden = null;
+    all.forEach(function (e) {
+      if (e === source) return;
+      if (!e.closest('svg')) { if (row === null) row = e; }
+      else if (shown(e)) { if (onScreen === null) onScreen = e; }
+      else if (hidden === null) hidden = e;
+    });
+    if (fromChart && row) {
+      var log = row.closest('details');
       if (log && !log.open) log.open = true;
-      other.scrollIntoView({ block: 'nearest' });
-    } else if (other) {
-      other.scrollIntoView({ block: 'nearest', inline: 'center' });
+      row.scrollIntoView({ block: 'nearest' });
+    } else if (!fromChart) {
+      // A request outside the zoomed window is drawn only on the whole run's chart: show that one.
+      var shape = onScreen;
+      if (shape === null && hidden !== null) {
+        var whole = hidden.closest('details.tl-whole');
+        if (whole && !whole.open) { whole.open = true; shape = hidden; }
+      }
+      if (shape) shape.scrollIntoView({ block: 'nearest', inline: 'center' });
     }
-    if (box) { box.textContent = describe(source.closest('svg') ? source : (document.getElementById('svg-' + ref) || source)); box.hidden = false; }
+    var drawn = fromChart ? source : (onScreen || hidden);
+    if (box) { box.textContent = describe(drawn || source); box.hidden = false; }
   }
   document.addEventListener('click', function (ev) {
     var el = ev.target instanceof Element ? ev.target.closest('[data-ref]') : null;
     if (el) select(el.getAttribute('data-ref'), el);
     else if (box && !(ev.target instanceof Element && ev.target.closest('#details'))) box.hidden = true;
   });
-  document.querySelectorAll('.tl-scroll[data-cut-x]').forEach(function (s) {
+  function toCut(s) {
     var x = Number(s.getAttribute('data-cut-x'));
     if (x > s.clientWidth * 0.8) s.scrollLeft = Math.max(0, x - s.clientWidth * 0.6);
+  }
+  document.querySelectorAll('.tl-scroll[data-cut-x]').forEach(function (s) { if (shown(s)) toCut(s); });
+  document.querySelectorAll('details.tl-whole').forEach(function (d) {
+    d.addEventListener('toggle', function () {
+      // Opened by a click on a log row: that request is already in view.
+      if (d.open && !d.querySelector('.selected')) d.querySelectorAll('.tl-scroll[data-cut-x]').forEach(toCut);
+    });
   });
   document.body.setAttribute('data-ready', 'true');
 })();

@@ -62,6 +62,33 @@ describe('gate report', () => {
     expect(html).toContain('harness error (the tool failed, not a verdict on the queue)');
   });
 
+  it('names the external driver a run was given, and a built-in target with its variant', () => {
+    const driver = { command: 'python3 q.py --bad', cwd: '/src/q' };
+    const html = renderGateReport({ ...report([row('driver')]), target: 'external', variant: undefined, driver }, { reportDir: '/r' });
+    expect(html).toContain("<p class=\"sub\">driver &#39;python3 q.py --bad&#39; (in /src/q) · exhaustive mode · seed 42");
+    expect(html).not.toContain('powercut-queue');
+    expect(html).not.toMatch(/variant/);
+    // Told only "external" (no command): no built-in name, no guess.
+    expect(renderGateReport({ ...report([row('driver')]), target: 'external', variant: undefined }, { reportDir: '/r' })).toContain('<p class="sub">an external driver (--driver) · exhaustive mode');
+    expect(renderGateReport(report([row('x')]), { reportDir: '/r' })).toContain('<p class="sub">target powercut-queue, known-bad variant purge-before-checkpoint · exhaustive mode');
+  });
+
+  it('takes the driver command from the artifacts when the run names only target external', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'powercut-gate-report-'));
+    try {
+      const artifact = path.join(dir, 'artifacts', 'case-1');
+      await cp(path.join(FIXTURES, 'external-driver-bounded-replay'), artifact, { recursive: true });
+      const file = await writeGateReport(dir, { ...report([row('driver', { violations: 1, failure: { messages: ['bounded-replay: …'], artifactDir: artifact } })]), target: 'external', variant: undefined });
+      const html = await readFile(file, 'utf8');
+      expect(html).toContain('<p class="sub">driver &#39;python3 examples/python-queue/driver.py --no-dir-fsync-after-ack-rename&#39; (in ');
+      expect(html).not.toContain('powercut-queue');
+      const artifactHtml = await readFile(path.join(artifact, 'report.html'), 'utf8');
+      expect(artifactHtml).not.toContain('powercut-queue');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('writes index.html and the report of each failing artifact that has none', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'powercut-gate-report-'));
     try {

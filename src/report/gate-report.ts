@@ -5,9 +5,11 @@ import { pathToFileURL } from 'node:url';
 import { formatCoverage, policiesInOrder } from '../harness/coverage.js';
 import { capsNote, perMinute, resultOf, rowResult, totals, type DistinctFailure, type GateResult, type GateRow } from './gate-results.js';
 import { CSS, SCRIPT } from './assets.js';
+import type { ExternalDriver } from '../harness/target.js';
+import { subjectOf } from './header.js';
 import { duration, esc, num, page } from './html.js';
 
-/** A gate run: GateReport's rows and duration, plus what the CLI knows (mode, seed, target, variant). */
+/** A gate run: GateReport's rows and duration, plus what the CLI knows (mode, seed, target or driver, variant). */
 export interface GateReportInput {
   rows: GateRow[];
   /** Every distinct failure of the run (GateReport's failures). */
@@ -15,7 +17,11 @@ export interface GateReportInput {
   durationMs: number;
   mode?: 'exhaustive' | 'random';
   seed?: number;
+  /** The registered target's name (`external` for a driver, whose command is `driver`). */
   target?: string;
+  /** The external driver the run was given (--driver), instead of a registered target. */
+  driver?: ExternalDriver;
+  /** A known-bad variant of a registered target. */
   variant?: string;
   /** The run's time budget, for the header. */
   timeBudgetMs?: number;
@@ -116,9 +122,8 @@ export function renderGateReport(report: GateReportInput, options: GateReportOpt
     : '';
 
   const header = [
-    report.target ? `target ${report.target}` : '',
+    report.target !== undefined || report.driver || report.variant ? subjectOf(report).phrase : '',
     `${mode} mode`,
-    report.variant ? `known-bad variant ${report.variant}` : '',
     report.seed !== undefined ? `seed ${report.seed} (repeat with --seed ${report.seed})` : '',
     report.timeBudgetMs !== undefined ? `time budget ${duration(report.timeBudgetMs)}` : '',
   ].filter(Boolean).join(' · ');

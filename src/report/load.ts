@@ -2,11 +2,13 @@
 // next to it, write a gate run's report, and open a report in a browser where there is one.
 import { spawn } from 'node:child_process';
 import { constants, existsSync } from 'node:fs';
-import { access, lstat, mkdir, open, readdir, writeFile } from 'node:fs/promises';
+import { access, lstat, mkdir, open, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { readArtifact } from '../harness/artifacts.js';
 import { renderArtifactReport } from './artifact-report.js';
+import type { ExternalDriver } from '../harness/target.js';
 import { ARTIFACT_REPORT_FILE, gateArtifactDirs, GATE_REPORT_FILE, renderGateReport, type GateReportInput } from './gate-report.js';
+import { EXTERNAL_TARGET_NAME } from './header.js';
 import type { CutImages, ImageFiles, ReportArtifact } from './types.js';
 
 /** Bytes read per image file: enough for any queue page; a bigger file is compared by its start (the report says so). */
@@ -105,9 +107,23 @@ export async function writeGateReport(dir: string, report: GateReportInput): Pro
       missingReports.set(artifactDir, (err as Error).message);
     }
   }
+  const driver = report.driver ?? (report.target === EXTERNAL_TARGET_NAME ? await driverOfArtifacts(gateArtifactDirs(report)) : undefined);
   const file = path.join(abs, GATE_REPORT_FILE);
-  await writeFile(file, renderGateReport(report, { reportDir: abs, missingReports }));
+  await writeFile(file, renderGateReport(driver ? { ...report, driver } : report, { reportDir: abs, missingReports }));
   return file;
+}
+
+/** The driver command an external target's artifacts recorded (the first case.json that has one), for a gate run told only "external". */
+async function driverOfArtifacts(dirs: readonly string[]): Promise<ExternalDriver | undefined> {
+  for (const dir of dirs) {
+    try {
+      const d = (JSON.parse(await readFile(path.join(dir, 'case.json'), 'utf8')) as { driver?: Partial<ExternalDriver> }).driver;
+      if (typeof d?.command === 'string' && typeof d.cwd === 'string') return { command: d.command, cwd: d.cwd };
+    } catch {
+      // not an artifact we can read: its own report says so
+    }
+  }
+  return undefined;
 }
 
 export interface OpenResult {

@@ -12,6 +12,7 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderArtifactReport } from './artifact-report.js';
 import { readReportArtifact, writeArtifactReport } from './load.js';
+import { preallocatedArtifact } from './testing.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const FIXTURES = path.join(HERE, 'fixtures');
@@ -52,6 +53,9 @@ beforeAll(async () => {
   const shown = { ...(await readReportArtifact(path.join(tmp, 'integrity-recovery-cut'))), dir: 'powercut-artifacts/integrity-recovery-cut' };
   reports.screenshot = path.join(tmp, 'screenshot.html');
   await writeFile(reports.screenshot, renderArtifactReport(shown));
+  // 500 pre-allocation requests before the cut and the evidence: the timeline opens zoomed.
+  reports.zoomed = path.join(tmp, 'zoomed.html');
+  await writeFile(reports.zoomed, renderArtifactReport(preallocatedArtifact()));
   context = await bounded(
     chromium.launchPersistentContext(path.join(tmp, 'user-data'), {
       executablePath: CHROMIUM,
@@ -164,6 +168,47 @@ describe('artifact report in Chromium', () => {
       expect(await page.locator('g.line.hl[data-ref="r0-l5"]').isVisible()).toBe(true);
       expect(await page.locator('g.req.hl[data-ref="c0-op15"]').isVisible()).toBe(true);
       expect(await page.locator('.beyond-shade').count()).toBe(1);
+      expect(problems).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('opens a long run zoomed to the cut and the evidence, shows the whole run on request, and prints the window', async () => {
+    const { page, problems } = await open('zoomed');
+    try {
+      const win = page.locator('#cut-section-0 .tl-window');
+      const whole = page.locator('#cut-section-0 details.tl-whole');
+      expect(await page.locator('#cut-section-0 .tl-zoom-note').textContent()).toContain('Left out: requests 1–446');
+      // The cut and the evidence on screen, in a 1280 px window, without scrolling the chart.
+      expect(await win.locator('.tl-scroll').evaluate((el) => el.scrollLeft)).toBe(0);
+      for (const shape of ['#svg-cut-0 line', 'g.req.hl[data-ref="c0-op504"]', 'g.line.hl[data-ref="r0-l5"]']) {
+        const box = await win.locator(shape).boundingBox();
+        expect(box, shape).not.toBeNull();
+        expect(box!.x, shape).toBeGreaterThan(200);
+        expect(box!.x + box!.width, shape).toBeLessThan(1280);
+      }
+      expect(await whole.locator('svg.tl-chart').isVisible()).toBe(false);
+
+      // The control swaps in the whole run, and back.
+      await whole.locator('summary').click();
+      expect(await whole.locator('svg.tl-chart').isVisible()).toBe(true);
+      expect(await win.isVisible()).toBe(false);
+      await whole.locator('summary').click();
+      expect(await win.isVisible()).toBe(true);
+
+      // A log row outside the window shows the whole run, with that request selected on it.
+      await page.locator('#cut-section-0 details.log > summary').click();
+      await page.locator('tr#c0-op1').click();
+      await page.waitForSelector('#cut-section-0 details.tl-whole g.req.selected[data-ref="c0-op1"]', { timeout: PAGE_TIMEOUT_MS });
+      expect(await whole.locator('g.req[data-ref="c0-op1"]').isVisible()).toBe(true);
+      await whole.locator('summary').click();
+
+      // On paper: the window, whole and unscrolled, without the control.
+      await page.emulateMedia({ media: 'print' });
+      expect(await whole.isVisible()).toBe(false);
+      const cut = await win.locator('#svg-cut-0 line').boundingBox();
+      expect(cut!.x + cut!.width).toBeLessThan(1280);
       expect(problems).toEqual([]);
     } finally {
       await page.close();

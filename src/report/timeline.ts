@@ -1,11 +1,13 @@
 // The timeline of one cut as inline SVG: requests on a common axis (request number), one lane for
 // directory entries and one per file, the program's output lines placed by their marks, the
 // persistence points, the power cut and the violation's evidence. Every shape carries a <title>,
-// so the chart reads without JavaScript; the log table below says the same in words.
+// so the chart reads without JavaScript; the log table below says the same in words. A long run
+// opens zoomed to a window around the cut and the evidence (timelineWindow), with a note of what
+// it leaves out and the whole run's chart behind a <details> control.
 import type { TraceEntry } from '../../fusefs/protocol.js';
 import type { RunRecord } from '../harness/oracle.js';
 import { describeLine, describeRequest, lineClass, refKey, requestArgs, requestResult, ROLE_NAMES, type Evidence } from './evidence.js';
-import { esc, num } from './html.js';
+import { esc, num, plural } from './html.js';
 import { DIR_KINDS, PERSIST_KINDS, type CutView } from './trace-model.js';
 
 const LABEL_W = 200;
@@ -48,14 +50,125 @@ function axisStep(opW: number): number {
   return 20_000;
 }
 
-export function renderTimeline(view: CutView, run: RunRecord | undefined, runIndex: number, evidence: Map<string, Evidence[]>): TimelineParts {
-  const n = Math.max(view.maxOp, view.boundary, 1);
-  const opW = Math.max(MIN_OP_W, Math.min(MAX_OP_W, TARGET_CHART_W / n));
-  const x = (op: number) => PAD_LEFT + (op - 1) * opW; // left edge of request `op`
-  const xb = (afterOp: number) => PAD_LEFT + afterOp * opW; // the gap right after request `afterOp`
-  const width = Math.ceil(PAD_LEFT + n * opW + PAD_RIGHT);
+/** The requests a chart draws, first to last (request numbers, inclusive). */
+export interface OpRange {
+  from: number;
+  to: number;
+}
 
-  // Lanes: directory entries first, then files in the order the trace first touches them.
+/** Runs of at most this many requests are always drawn whole (at the chart's width, 7 px a request or more). */
+export const ZOOM_MIN_REQUESTS = 150;
+/** Requests the default window shows on each side of the cut and the evidence. */
+export const WINDOW_CONTEXT = 10;
+/** The default window is at least this many requests wide (within the run). */
+export const MIN_WINDOW = 60;
+/** Width of a window's requests: with the labels, a 60-request window fits a 1280 px screen, unscrolled. */
+const WINDOW_CHART_W = 900;
+/** Request kinds named per left-out stretch in the zoom note. */
+const KINDS_NAMED = 3;
+/** Unsynced changes outside the window named in the zoom note. */
+const UNSYNCED_NAMED = 5;
+
+/** The last request number of a cut's timeline. */
+const lastOp = (view: CutView) => Math.max(view.maxOp, view.boundary, 1);
+
+/**
+ * The window a cut's timeline shows by default, or undefined when it shows the whole run. The
+ * window holds the power cut and every piece of evidence of this cut drawn on the chart (its
+ * highlighted requests and the marked lines of its run), with WINDOW_CONTEXT requests on each side,
+ * widened to MIN_WINDOW requests; a run of more than ZOOM_MIN_REQUESTS requests is zoomed to it
+ * when that leaves out at least a quarter of the run.
+ */
+export function timelineWindow(view: CutView, run: RunRecord | undefined, runIndex: number, evidence: Map<string, Evidence[]>): OpRange | undefined {
+  const n = lastOp(view);
+  if (n <= ZOOM_MIN_REQUESTS) return undefined;
+  // What the window must hold, as request numbers: a line or the cut sits in the gap after request a, between a and a + 1.
+  const points: number[] = [];
+  const gap = (a: number) => points.push(Math.max(1, a), Math.min(n, a + 1));
+  gap(view.boundary);
+  for (const e of view.trace) if (evidence.has(refKey({ kind: 'op', cut: view.index, op: e.op }))) points.push(e.op);
+  if (run) for (const m of view.marks) if (m.n >= 1 && m.n <= run.outcomes.length && evidence.has(refKey({ kind: 'line', run: runIndex, line: m.n }))) gap(m.afterOp);
+  let from = Math.max(1, Math.min(...points) - WINDOW_CONTEXT);
+  let to = Math.min(n, Math.max(...points) + WINDOW_CONTEXT);
+  // Widen to MIN_WINDOW, evenly, and on one side only where the other meets the run's end.
+  const short = MIN_WINDOW - (to - from + 1);
+  if (short > 0) {
+    from = Math.max(1, from - Math.ceil(short / 2));
+    to = Math.min(n, from + MIN_WINDOW - 1);
+    from = Math.max(1, to - MIN_WINDOW + 1);
+  }
+  const leftOut = n - (to - from + 1);
+  return leftOut >= n / 4 ? { from, to } : undefined;
+}
+
+export function renderTimeline(view: CutView, run: RunRecord | undefined, runIndex: number, evidence: Map<string, Evidence[]>): TimelineParts {
+  const log = renderLog(view, run, runIndex, evidence);
+  const n = lastOp(view);
+  const whole: OpRange = { from: 1, to: n };
+  const win = timelineWindow(view, run, runIndex, evidence);
+  if (!win) return { chart: renderChart(view, run, runIndex, evidence, whole, { ids: true, targetWidth: TARGET_CHART_W }), log };
+  // The window is the default (with the shapes' ids); the whole run waits behind a control, and
+  // CSS swaps the two (details.tl-whole[open] ~ .tl-window), so it works with scripts off too.
+  const chart = `<div class="tl-zoom" data-cut="${view.index}">
+${zoomNote(view, run, runIndex, evidence, win)}
+<details class="tl-whole"><summary><span class="when-closed">Show the whole run (requests 1–${num(n)})</span><span class="when-open">Show only requests ${num(win.from)}–${num(win.to)}, around the cut</span></summary>
+${renderChart(view, run, runIndex, evidence, whole, { ids: false, targetWidth: TARGET_CHART_W })}
+</details>
+${renderChart(view, run, runIndex, evidence, win, { ids: true, targetWidth: WINDOW_CHART_W, className: 'tl-window' })}
+</div>`;
+  return { chart, log };
+}
+
+/** What the default window leaves out, in words: the stretches of requests by kind, the lines, the files, and any change unsynced at the cut. */
+function zoomNote(view: CutView, run: RunRecord | undefined, runIndex: number, evidence: Map<string, Evidence[]>, win: OpRange): string {
+  const n = lastOp(view);
+  const inWin = (op: number) => op >= win.from && op <= win.to;
+  const stretch = (from: number, to: number) => {
+    const kinds = new Map<string, number>();
+    for (const e of view.trace) if (e.op >= from && e.op <= to) kinds.set(e.kind, (kinds.get(e.kind) ?? 0) + 1);
+    const named = [...kinds].sort((p, q) => q[1] - p[1] || (p[0] < q[0] ? -1 : 1));
+    const what = named.slice(0, KINDS_NAMED).map(([k, c]) => plural(c, k)).join(', ') + (named.length > KINDS_NAMED ? ', …' : '');
+    return `requests ${num(from)}–${num(to)}${what ? ` (${what})` : ''}`;
+  };
+  const out: string[] = [];
+  if (win.from > 1) out.push(stretch(1, win.from - 1));
+  if (win.to < n) out.push(stretch(win.to + 1, n));
+  if (run) {
+    const lines = view.marks.filter((m) => m.n >= 1 && m.n <= run.outcomes.length && (m.afterOp < win.from - 1 || m.afterOp > win.to)).length;
+    if (lines) out.push(`${num(lines)} of the program's ${num(run.outcomes.length)} lines`);
+  }
+  const inside = new Set(view.trace.filter((e) => inWin(e.op)).flatMap((e) => [e.path, e.path2]));
+  const outsideOnly = new Set(view.trace.filter((e) => !inWin(e.op)).flatMap((e) => [e.path, e.path2]).filter((p): p is string => p !== undefined && p !== '/' && !inside.has(p)));
+  if (outsideOnly.size) out.push(`${num(outsideOnly.size)} ${outsideOnly.size === 1 ? 'file' : 'files'} touched only there (no lane here)`);
+  const unsynced = [...view.atCut.keys()].filter((op) => !inWin(op));
+  const unsyncedText = unsynced.length
+    ? ` Unsynced at the cut but outside the window: ${unsynced.length === 1 ? 'request' : `${num(unsynced.length)} requests,`} ${unsynced.slice(-UNSYNCED_NAMED).map((op) => `<a href="#${refKey({ kind: 'op', cut: view.index, op })}">${op}</a>`).join(', ')}${unsynced.length > UNSYNCED_NAMED ? ' (the last few)' : ''}.`
+    : '';
+  const items = [...evidence.keys()].filter((k) => k.startsWith(`c${view.index}-op`) || k.startsWith(`r${runIndex}-l`)).length;
+  return `<p class="tl-zoom-note"><strong>Zoomed to requests ${num(win.from)}–${num(win.to)} of ${num(n)}</strong>: the power cut${items ? ' and the evidence' : ''}, and the requests around them. Left out: ${esc(out.join('; '))}.${unsyncedText} The log below lists everything.</p>`;
+}
+
+interface ChartOptions {
+  /** Give the shapes their ids (svg-…): only the chart shown by default has them, so ids stay unique. */
+  ids: boolean;
+  /** Pixels the requests of the range spread over, within the op width bounds. */
+  targetWidth: number;
+  className?: string;
+}
+
+/** The labels column and the scrolling chart of the requests `range` of a cut. */
+function renderChart(view: CutView, run: RunRecord | undefined, runIndex: number, evidence: Map<string, Evidence[]>, range: OpRange, opts: ChartOptions): string {
+  const { from, to } = range;
+  const count = to - from + 1;
+  const inRange = (op: number) => op >= from && op <= to;
+  const id = (key: string) => (opts.ids ? ` id="svg-${key}"` : '');
+  const opW = Math.max(MIN_OP_W, Math.min(MAX_OP_W, opts.targetWidth / count));
+  const x = (op: number) => PAD_LEFT + (op - from) * opW; // left edge of request `op`
+  const xb = (afterOp: number) => PAD_LEFT + (afterOp - from + 1) * opW; // the gap right after request `afterOp`
+  const width = Math.ceil(PAD_LEFT + count * opW + PAD_RIGHT);
+  const shownTrace = view.trace.filter((e) => inRange(e.op));
+
+  // Lanes: directory entries first, then files in the order the trace first touches them (within the range).
   const fileOrder: string[] = [];
   const seenFiles = new Set<string>();
   const touch = (p: string | undefined) => {
@@ -65,7 +178,7 @@ export function renderTimeline(view: CutView, run: RunRecord | undefined, runInd
     }
   };
   const dirPaths = new Set(view.trace.filter((e) => e.kind === 'mkdir' || e.kind === 'rmdir' || e.kind === 'fsyncdir').map((e) => e.path));
-  for (const e of view.trace) {
+  for (const e of shownTrace) {
     if (!DIR_KINDS.has(e.kind)) touch(e.path);
     else if (e.kind === 'create' || e.kind === 'mknod' || e.kind === 'symlink') touch(e.path);
     else if (e.kind === 'rename' || e.kind === 'link') {
@@ -95,22 +208,24 @@ export function renderTimeline(view: CutView, run: RunRecord | undefined, runInd
 
   // Axis: request numbers and persistence points.
   const step = axisStep(opW);
-  for (let op = step === 1 ? 1 : step; op <= n; op += step) parts.push(`<text class="axis-label" x="${x(op) + opW / 2}" y="12">${op}</text><line class="axis-tick" x1="${x(op) + opW / 2}" x2="${x(op) + opW / 2}" y1="15" y2="19"/>`);
-  for (const e of view.trace) {
+  for (let op = step === 1 ? from : Math.ceil(from / step) * step; op <= to; op += step) parts.push(`<text class="axis-label" x="${x(op) + opW / 2}" y="12">${op}</text><line class="axis-tick" x1="${x(op) + opW / 2}" x2="${x(op) + opW / 2}" y1="15" y2="19"/>`);
+  for (const e of shownTrace) {
     if (PERSIST_KINDS.has(e.kind) && view.applied(e.op) && (e.result ?? 0) >= 0) {
       parts.push(`<rect class="persist-tick" x="${x(e.op) + opW / 2 - 1.5}" y="22" width="3" height="${AXIS_H - 24}"><title>persistence point: ${esc(describeRequest(e))}</title></rect>`);
     }
   }
 
-  // File lifetimes: a thin bar from the request that named the file to the one that removed the name.
+  // File lifetimes: a thin bar from the request that named the file to the one that removed the name (the part within the range).
   const born = new Map<string, number>();
   const life: string[] = [];
   const endLife = (p: string, op: number) => {
-    const from = born.get(p);
-    if (from === undefined || !laneY.has(`file:${p}`)) return;
-    const l = laneY.get(`file:${p}`)!;
-    life.push(`<rect class="life" x="${x(from)}" y="${l.y + l.h / 2 - 1}" width="${Math.max(1, x(op) - x(from))}" height="2"/>`);
+    const start = born.get(p);
     born.delete(p);
+    if (start === undefined || !laneY.has(`file:${p}`)) return;
+    const [a, b] = [Math.max(start, from), Math.min(op, to + 1)];
+    if (b < a) return;
+    const l = laneY.get(`file:${p}`)!;
+    life.push(`<rect class="life" x="${x(a)}" y="${l.y + l.h / 2 - 1}" width="${Math.max(1, x(b) - x(a))}" height="2"/>`);
   };
   for (const e of view.trace) {
     if (!view.applied(e.op)) continue;
@@ -123,12 +238,12 @@ export function renderTimeline(view: CutView, run: RunRecord | undefined, runInd
       born.set(e.path2, e.op);
     }
   }
-  for (const p of [...born.keys()]) endLife(p, Math.min(view.boundary + 1, n + 1));
+  for (const p of [...born.keys()]) endLife(p, Math.min(view.boundary + 1, lastOp(view) + 1));
   parts.push(...life);
 
   // Requests.
   const badges: string[] = [];
-  for (const e of view.trace) {
+  for (const e of shownTrace) {
     const key = refKey({ kind: 'op', cut: view.index, op: e.op });
     const ev = evidence.get(key) ?? [];
     const lane = laneFor(laneOf(e));
@@ -169,14 +284,14 @@ export function renderTimeline(view: CutView, run: RunRecord | undefined, runInd
       ? [e.path, e.path2].filter((p): p is string => p !== undefined && laneY.has(`file:${p}`)).map((p) => `<rect class="tick" x="${cx + opW / 2 - 1}" y="${laneY.get(`file:${p}`)!.y + 3}" width="2" height="${LANE_H - 6}"/>`).join('')
       : '';
     const halo = ev.length ? `<rect class="halo" x="${cx - 1}" y="${lane.y}" width="${opW + 2}" height="${lane.h}"/>` : '';
-    parts.push(`<g class="${classes.join(' ')}" data-ref="${key}" id="svg-${key}">${halo}${shape}${ticks}<title>${esc(title)}</title></g>`);
+    parts.push(`<g class="${classes.join(' ')}" data-ref="${key}"${id(key)}>${halo}${shape}${ticks}<title>${esc(title)}</title></g>`);
     if (ev.length) badges.push(badge(cx + opW / 2, lane.y, ev.map((v) => v.n)));
   }
 
   // The program's lines, stacked after the request they followed.
   if (run && programLane) {
     const byGap = new Map<number, number[]>();
-    for (const m of view.marks) if (m.n >= 1 && m.n <= run.outcomes.length) byGap.set(m.afterOp, [...(byGap.get(m.afterOp) ?? []), m.n]);
+    for (const m of view.marks) if (m.n >= 1 && m.n <= run.outcomes.length && m.afterOp >= from - 1 && m.afterOp <= to) byGap.set(m.afterOp, [...(byGap.get(m.afterOp) ?? []), m.n]);
     for (const [afterOp, ns] of byGap) {
       ns.sort((p, q) => p - q);
       const cx = xb(afterOp);
@@ -188,7 +303,7 @@ export function renderTimeline(view: CutView, run: RunRecord | undefined, runInd
         const yy = programLane.y + programLane.h - 4 - MARKER - i * stepY;
         const title = [`line ${lineN}: ${describeLine(o)}`, `printed after request ${afterOp}`, ...ev.map((v) => `[${v.n}] ${ROLE_NAMES[v.role]}: ${v.text}`)].join('\n');
         const halo = ev.length ? `<rect class="halo" x="${cx - MARKER / 2 - 2}" y="${yy - 2}" width="${MARKER + 4}" height="${MARKER + 4}"/>` : '';
-        parts.push(`<g class="line t-${lineClass(o)}${ev.length ? ' hl ' + ev.map((v) => `role-${v.role}`).join(' ') : ''}" data-ref="${key}" id="svg-${key}">${halo}<rect x="${cx - MARKER / 2}" y="${yy}" width="${MARKER}" height="${MARKER}" rx="2"/><title>${esc(title)}</title></g>`);
+        parts.push(`<g class="line t-${lineClass(o)}${ev.length ? ' hl ' + ev.map((v) => `role-${v.role}`).join(' ') : ''}" data-ref="${key}"${id(key)}>${halo}<rect x="${cx - MARKER / 2}" y="${yy}" width="${MARKER}" height="${MARKER}" rx="2"/><title>${esc(title)}</title></g>`);
         if (ev.length) badges.push(badge(cx, yy - 2, ev.map((v) => v.n)));
       });
     }
@@ -200,15 +315,18 @@ export function renderTimeline(view: CutView, run: RunRecord | undefined, runInd
   // The power cut, over everything else.
   const cutX = xb(view.boundary);
   if (view.recordedBeyond) parts.push(`<rect class="beyond-shade" x="${cutX}" y="${AXIS_H}" width="${width - cutX}" height="${height - AXIS_H}"><title>recorded after the crash state: this case never reached these requests</title></rect>`);
-  parts.push(`<g class="cut" id="svg-cut-${view.index}"><line x1="${cutX}" x2="${cutX}" y1="${AXIS_H - 6}" y2="${height - 4}"/><path d="M${cutX - 5} ${AXIS_H - 14} l7 -9 l-2 6 l5 0 l-7 9 l2 -6 z"/><text x="${cutX + 6}" y="${AXIS_H - 6}">power cut</text><title>${esc(view.cutLabel)}\n${esc(view.policyLabel)}</title></g>`);
+  // A stretch of the run left out: a dashed edge, so a picture of the window says it goes on.
+  const edge = (ex: number, what: string) => parts.push(`<g class="elided"><line x1="${ex}" x2="${ex}" y1="${AXIS_H}" y2="${height - 4}"/><title>${esc(what)} left out of this window (see the note above the chart)</title></g>`);
+  if (from > 1) edge(1, `requests 1–${num(from - 1)}`);
+  if (to < lastOp(view)) edge(width - 1, `requests ${num(to + 1)}–${num(lastOp(view))}`);
+  parts.push(`<g class="cut"${id(`cut-${view.index}`)}><line x1="${cutX}" x2="${cutX}" y1="${AXIS_H - 6}" y2="${height - 4}"/><path d="M${cutX - 5} ${AXIS_H - 14} l7 -9 l-2 6 l5 0 l-7 9 l2 -6 z"/><text x="${cutX + 6}" y="${AXIS_H - 6}">power cut</text><title>${esc(view.cutLabel)}\n${esc(view.policyLabel)}</title></g>`);
   parts.push(...badges);
 
   const labels = lanes.map((l) => `<g><title>${esc(l.title)}</title><text class="lane-label${l.key === 'dir' || l.key === 'program' ? ' strong' : ''}" x="${LABEL_W - 8}" y="${l.y + l.h / 2 + 4}">${esc(shorten(l.label, 28))}</text></g>`).join('');
-  const chart = `<div class="timeline" data-cut="${view.index}">
+  return `<div class="timeline${opts.className ? ` ${opts.className}` : ''}" data-cut="${view.index}" data-from="${from}" data-to="${to}">
 <svg class="tl-labels" width="${LABEL_W}" height="${height}" viewBox="0 0 ${LABEL_W} ${height}" role="img" aria-label="lanes"><text class="axis-name" x="${LABEL_W - 8}" y="12">request</text><text class="axis-name" x="${LABEL_W - 8}" y="${AXIS_H - 4}">persistence points</text>${labels}</svg>
-<div class="tl-scroll" data-cut-x="${cutX}"><svg class="tl-chart" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="${esc(`timeline of cut ${view.index + 1}: ${view.cutLabel}`)}">${parts.join('')}</svg></div>
+<div class="tl-scroll" data-cut-x="${cutX}"><svg class="tl-chart" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="${esc(`timeline of cut ${view.index + 1}, requests ${from}–${to}: ${view.cutLabel}`)}">${parts.join('')}</svg></div>
 </div>`;
-  return { chart, log: renderLog(view, run, runIndex, evidence) };
 }
 
 function badge(cx: number, top: number, ns: number[]): string {
