@@ -155,6 +155,7 @@ export const run: Command = async (argv) => {
     try {
       const page = await writeGateReport(path.resolve(values.report), {
         rows: report.rows, failures: report.failures, durationMs: report.durationMs, mode, seed, target: target.name, timeBudgetMs: budgetS * 1000,
+        ...(driver ? { driver } : {}),
         ...(values.variant !== undefined ? { variant: values.variant } : {}),
       });
       console.log(`HTML report: ${page}`);

@@ -84,6 +84,8 @@ describe('artifact report: what ran', () => {
     expect(html).not.toContain('correct queue');
     expect(html).not.toMatch(/variant/i);
     expect(html).not.toContain('<dt>target</dt>');
+    // What the oracle judged by: the contract of its hello line (here the older form, the replay bound alone, and the defaults).
+    expect(html).toContain('<dt>checked against</dt><dd>at-least-once; bounded replay 1 (out-of-order acks not durable until the gap closes); lost unconfirmed writes a suffix; seqs unique forever; delivered in seq order</dd>');
   });
 
   it('names a hand-made external driver the same way, whatever else the case holds', () => {

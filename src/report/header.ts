@@ -3,6 +3,8 @@
 // A case names a registered target (`--target`, by default the built-in queue), optionally with one
 // of its known-bad variants, or an external driver (`--driver 'CMD'`): a command the tool knows
 // nothing else of, so its report names the command and never a built-in target or "the correct queue".
+import { describeContract } from '../harness/contract.js';
+import { contractOf } from '../harness/outcome.js';
 import type { ExternalDriver } from '../harness/target.js';
 import type { CrashCase } from '../harness/crash-run.js';
 import { describeState } from '../../fusefs/crash-states.js';
@@ -83,12 +85,19 @@ function describeCut(c: CrashCase): string {
   return `after the workload (fault run); policy ${c.policy}`;
 }
 
+/** What the queue promised, as its first run's hello line declared it: what the oracle judged by. */
+function checkedAgainst(a: ReportArtifact): Fact[] {
+  const contract = a.runs.map((r) => contractOf(r.outcomes)).find((c) => c !== undefined);
+  return contract ? [{ label: 'checked against', value: describeContract(contract) }] : [];
+}
+
 /** The facts of the header, in order: what ran, then the case. Add a line here and it shows in the header. */
 export function caseFacts(a: ReportArtifact, subject: Subject = subjectOf(a.case, helloTargetOf(a))): Fact[] {
   const c = a.case;
   const facts: Fact[] = [
     ...subject.facts,
     { label: 'settings', value: JSON.stringify(c.settings), code: true },
+    ...checkedAgainst(a),
     { label: 'workload', value: plural(c.workload.steps.length, 'step') },
     { label: 'power cut', value: describeCut(c) },
   ];
