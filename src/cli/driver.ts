@@ -8,6 +8,7 @@ import { killGroup, OWN_PROCESS_GROUP, trackGroup } from '../harness/process-gro
 import { parseCommandArgs, parseSettingsOption, usageFail, type Command } from './usage.js';
 import { startTempDaemon, type DaemonHandle } from '../harness/daemon-process.js';
 import { markDir } from '../harness/crash-run.js';
+import { withScratch } from '../harness/driver-process.js';
 import { checkDriverRun, type ProtocolProblem } from '../harness/protocol-check.js';
 import { judge, type RunRecord } from '../harness/oracle.js';
 import { helloOf, parseOutcomes } from '../harness/outcome.js';
@@ -80,8 +81,12 @@ async function inItsGroup<T>(proc: Promise<T> & { pid?: number }): Promise<T> {
   }
 }
 
-/** One run of the driver on `spec`; `reset: false` keeps the files of the run before (a drain recovers them). */
+/** One run of the driver on `spec` (with a scratch folder, as the harness gives every run); `reset: false` keeps the files of the run before (a drain recovers them). */
 async function runOnce(daemon: DaemonHandle, argv: string[], spec: DriverSpec | string, name: string, reset = true): Promise<Checked> {
+  return typeof spec === 'string' ? runOnceWith(daemon, argv, spec, name, reset) : withScratch(spec, (s) => runOnceWith(daemon, argv, s, name, reset));
+}
+
+async function runOnceWith(daemon: DaemonHandle, argv: string[], spec: DriverSpec | string, name: string, reset: boolean): Promise<Checked> {
   if (reset) await daemon.client.reset();
   const marksBefore = reset ? 0 : (await daemon.client.traceWithMarks()).marks.length;
   const input = typeof spec === 'string' ? spec : JSON.stringify(spec) + '\n';

@@ -2,6 +2,9 @@
 // point or run to its end, and a long-lived worker that serves many drain specs in one process.
 // Every wait is bounded; no driver started here outlives this process.
 import { execa, type ResultPromise } from 'execa';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { DaemonHandle } from './daemon-process.js';
 import type { DriverSpec } from './driver-spec.js';
@@ -70,14 +73,36 @@ function unexpectedExit(command: DriverCommand, pid: number | undefined, exitCod
   );
 }
 
+/** Runs `f` with the spec's scratch folder made (off the mount), and removes it once `f` is done, whatever the driver left in it. */
+export async function withScratch<T>(spec: DriverSpec, f: (spec: DriverSpec) => Promise<T>): Promise<T> {
+  const scratch = await mkdtemp(path.join(os.tmpdir(), 'powercut-scratch-'));
+  try {
+    return await f({ ...spec, scratch });
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
+
 /**
  * Runs one driver. With `armed`, waits until the filesystem freezes at the crash point or the
  * driver exits, then SIGKILLs it; without, waits for it to exit. Bounded by timeouts.runMs.
  * `atCut` runs after the SIGKILL and before waiting for the exit: a process killed while the
  * daemon holds one of its requests cannot exit until the power cut unmounts (the kernel waits for
- * an answer to a request already in userspace), so the cut itself belongs there.
+ * an answer to a request already in userspace), so the cut itself belongs there. The spec gets a
+ * scratch folder of its own, removed once the run and every process of its group have ended.
  */
-export async function runDriver(
+export function runDriver(
+  daemon: DaemonHandle | null,
+  command: DriverCommand,
+  spec: DriverSpec,
+  armed: boolean,
+  timeouts: DriverTimeouts,
+  atCut: () => Promise<void> = async () => {},
+): Promise<DriverRun> {
+  return withScratch(spec, (withFolder) => runDriverIn(daemon, command, withFolder, armed, timeouts, atCut));
+}
+
+async function runDriverIn(
   /** The daemon whose freeze an armed run waits for; null for a run off the mount (never armed). */
   daemon: DaemonHandle | null,
   command: DriverCommand,
@@ -226,10 +251,15 @@ export class DriverWorker {
   }
 
   /**
-   * Runs one spec (not cut) and returns its run record, like runDriver without a crash point.
-   * `last`: stdin is closed after the spec, as runDriver does (a driver that reads to the end first works too).
+   * Runs one spec (not cut) and returns its run record, like runDriver without a crash point, with
+   * a scratch folder of its own. `last`: stdin is closed after the spec, as runDriver does (a driver
+   * that reads to the end first works too).
    */
-  async run(spec: DriverSpec, last = false): Promise<DriverRun> {
+  run(spec: DriverSpec, last = false): Promise<DriverRun> {
+    return withScratch(spec, (withFolder) => this.runIn(withFolder, last));
+  }
+
+  private async runIn(spec: DriverSpec, last: boolean): Promise<DriverRun> {
     this.warm();
     const w = this.current!;
     const outcomes: Outcome[] = [];

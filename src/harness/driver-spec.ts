@@ -16,6 +16,11 @@ export interface DriverSpec {
   idBase: number;
   /** If set, after printing its Nth line the driver stats `<mark>/<N>` (a marker in the request trace). */
   mark?: string;
+  /**
+   * A folder off the mount, made for this run alone and removed by the harness once the run has
+   * ended (a driver killed at a cut cannot clean up after itself): temporary files, a server's config.
+   */
+  scratch?: string;
 }
 
 /** Drain mode reads and acks in batches of this many events. */
@@ -40,6 +45,7 @@ export function parseDriverSpec(text: string, where: string): DriverSpec {
   if (spec.variant !== undefined && typeof spec.variant !== 'string') throw new Error(`${where}: variant must be a name`);
   if (!Number.isInteger(spec.idBase) || spec.idBase < 0) throw new Error(`${where}: idBase must be an integer >= 0`);
   if (spec.mark !== undefined && (typeof spec.mark !== 'string' || spec.mark === '')) throw new Error(`${where}: mark must be a non-empty path`);
+  if (spec.scratch !== undefined && (typeof spec.scratch !== 'string' || spec.scratch === '')) throw new Error(`${where}: scratch must be a non-empty path`);
   if (spec.mode === 'workload') spec.workload = parseWorkload(spec.workload, `${where}: workload`);
   return spec;
 }
