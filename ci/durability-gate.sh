@@ -5,7 +5,8 @@
 #
 #   ci/durability-gate.sh [gate options: --time-budget SECONDS --seed N --junit FILE --report DIR --artifacts DIR ...]
 #
-# Exit status is the gate's: 0 nothing violated, 1 a violation, 2 usage, 3 the tool itself failed.
+# Exit status is the gate's: 0 nothing violated and the floor met, 1 a violation, 2 usage, 3 the
+# tool itself failed, 4 below the floor (the run checked too little to pass).
 # Sharding across a CI matrix: give each job its own seed (--seed "$((BASE + JOB_INDEX))"); see
 # docs/gate.md, "Running the gate in CI".
 set -euo pipefail

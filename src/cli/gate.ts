@@ -5,7 +5,9 @@ import { parseCommandArgs, parseSettingsOption, usageFail, type Command } from '
 import { ARTIFACTS_ENV, defaultArtifactRoot, DEFAULT_ARTIFACTS_DIR } from '../harness/artifacts.js';
 import { assertFuseAvailable } from '../../fusefs/fuse-requirements.js';
 import { DEFAULT_STATE_CAPS, type StateCaps, type StatePolicy } from '../../fusefs/crash-states.js';
-import { runGate, scenariosOf } from '../gate/gate.js';
+import { writeFile, mkdir } from 'node:fs/promises';
+import { GATE_EXIT, minimumBudgetMs, runGate, scenariosOf } from '../gate/gate.js';
+import { gateResultJson, type GateResultOptions } from '../gate/result-json.js';
 import { writeGateReport } from '../report/index.js';
 import { DEFAULT_GATE_MODE, GATE_MODES, gateSuites, type GateMode } from '../gate/suites.js';
 import { checkVariant, DEFAULT_TARGET, resolveTarget, TARGET_NAMES } from '../targets/index.js';
@@ -13,8 +15,7 @@ import { checkVariant, DEFAULT_TARGET, resolveTarget, TARGET_NAMES } from '../ta
 export const DEFAULT_TIME_BUDGET_S = 180;
 const GATE_POLICIES = ['lose-unsynced', 'torn', 'all'];
 
-/** Exit codes: distinct, so CI can tell a finding from a broken tool. */
-export const GATE_EXIT = { passed: 0, violation: 1, usage: 2, toolFailed: 3 } as const;
+export { GATE_EXIT };
 export const TOOL_FAILED_EXIT = GATE_EXIT.toolFailed;
 
 export const help = `usage: powercut gate [options]
@@ -50,14 +51,19 @@ requests instead. Needs Linux with FUSE (/dev/fuse, Debian's fuse and libfuse2).
   --junit FILE           also write a JUnit XML report to FILE (coverage counts as properties)
   --report DIR           also write an HTML page of the run to DIR/index.html, linking each failure's
                          report.html (docs/report.md)
+  --json FILE            also write the whole result as one JSON document to FILE (its schema:
+                         docs/gate-result.schema.json; docs/gate.md)
   --artifacts DIR        where failure artifacts go (default $${ARTIFACTS_ENV}, else ./${DEFAULT_ARTIFACTS_DIR});
                          replay one with 'powercut replay DIR/<artifact>'
 
 Prints a live progress line on a terminal (plain lines every few seconds otherwise) and, at the
-end, a summary table with the coverage counts.
+end, a summary table with the coverage counts and the floor: what every suite must have reached
+(a case judged, a crash state or a landed cut under each policy, a fault fired) for a pass.
 
-exit codes: ${GATE_EXIT.passed} nothing was violated, ${GATE_EXIT.violation} a violation was found, ${GATE_EXIT.usage} usage error,
-            ${GATE_EXIT.toolFailed} the tool itself failed (harness errors, no violation)`;
+exit codes: ${GATE_EXIT.passed} nothing was violated and the floor was met, ${GATE_EXIT.violation} a violation was found,
+            ${GATE_EXIT.usage} usage error (also a --time-budget too small for a case of every suite),
+            ${GATE_EXIT.toolFailed} the tool itself failed (harness errors, no violation),
+            ${GATE_EXIT.belowFloor} no violation, but the gate checked too little to pass (the floor names what and the option that raises it)`;
 
 function integer(value: string, flag: string, min: number, max: number): number {
   if (!/^-?\d+$/.test(value) || Number(value) < min || Number(value) > max) usageFail(`--${flag} must be an integer in ${min}..${max}, got '${value}'`, help);
@@ -93,6 +99,7 @@ export const run: Command = async (argv) => {
         'stop-on-first': { type: 'boolean' },
         junit: { type: 'string' },
         report: { type: 'string' },
+        json: { type: 'string' },
         artifacts: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -122,28 +129,37 @@ export const run: Command = async (argv) => {
   const policy = values.policy ?? 'all';
   if (!GATE_POLICIES.includes(policy)) usageFail(`--policy must be one of ${GATE_POLICIES.join(', ')}, got '${policy}'`, help);
   const policies = policy === 'all' ? undefined : [policy as StatePolicy];
-  const generation = values.generation ?? 'steered';
+  const generation = (values.generation ?? 'steered') as 'steered' | 'plain';
   if (generation !== 'steered' && generation !== 'plain') usageFail(`--generation must be steered or plain, got '${generation}'`, help);
   const artifactRoot = values.artifacts !== undefined ? path.resolve(values.artifacts) : defaultArtifactRoot();
   assertFuseAvailable();
 
   const scenarios = scenariosOf(target.name).length;
-  const suites = gateSuites(target, mode, undefined, {}, undefined, policies).map((s) => s.name).join(', ');
+  const suiteList = gateSuites(target, mode, undefined, {}, undefined, policies);
+  const leastMs = minimumBudgetMs(suiteList.length);
+  if (budgetS * 1000 < leastMs) {
+    usageFail(`--time-budget ${budgetS} is too small for the gate to judge a case of every suite: its ${suiteList.length} suites need at least ` +
+      `${leastMs / 1000} s (a slice each), besides the scenarios; give --time-budget ${Math.ceil(leastMs / 1000)} or more`, help);
+  }
+  const suites = suiteList.map((s) => s.name).join(', ');
   console.log(
     `powercut gate: target ${driver ? `${target.name} (${target.summary})` : target.name}, ${mode} mode; ${scenarios} scenarios, then suites (${suites}) for the rest of ${budgetS} s; ` +
       `seed ${seed} (repeat with --seed ${seed})${values.variant ? `; on known-bad variant ${values.variant}` : ''}; artifacts in ${artifactRoot}`,
   );
-  const report = await runGate({
-    timeBudgetMs: budgetS * 1000,
-    seed,
+  const options: GateResultOptions = {
     ...(driver ? { driver } : { target: target.name }),
     mode,
     ...(values.variant !== undefined ? { variant: values.variant } : {}),
     ...(settings ? { settings } : {}),
     caps,
     ...(policies ? { policies } : {}),
-    ...(values['stop-on-first'] ? { stopOnFirst: true } : {}),
+    timeBudgetMs: budgetS * 1000,
+    stopOnFirst: values['stop-on-first'] === true,
     generation,
+  };
+  const report = await runGate({
+    ...options,
+    seed,
     artifactRoot,
     ...(values.junit !== undefined ? { junitFile: values.junit } : {}),
     out: process.stdout,
@@ -164,14 +180,22 @@ export const run: Command = async (argv) => {
       console.error(`powercut gate: ${reportError}`);
     }
   }
-  if (report.violations > 0) {
-    console.log('\ngate FAILED: a check was violated; see the failures above (each artifact replays with the command shown)');
-    return GATE_EXIT.violation;
+  // A report that could not be written is the tool's failure, unless the queue already failed.
+  const exitCode = reportError !== undefined && report.violations === 0 ? GATE_EXIT.toolFailed : report.exitCode;
+  if (values.json !== undefined) {
+    const file = path.resolve(values.json);
+    try {
+      await mkdir(path.dirname(file), { recursive: true });
+      await writeFile(file, JSON.stringify({ ...gateResultJson(report, seed, options), exitCode }, null, 2) + '\n');
+      console.log(`JSON result: ${file}`);
+    } catch (err) {
+      console.error(`powercut gate: could not write the JSON result to ${file}: ${err instanceof Error ? err.message : String(err)}`);
+      if (exitCode === GATE_EXIT.passed) return GATE_EXIT.toolFailed;
+    }
   }
-  if (report.harnessErrors > 0 || reportError !== undefined) {
-    console.log(`\ngate FAILED: the tool itself failed (${reportError ?? `${report.harnessErrors} harness error(s) above`}), not a verdict on the queue`);
-    return GATE_EXIT.toolFailed;
-  }
-  console.log('\ngate passed: no violation found');
-  return GATE_EXIT.passed;
+  if (exitCode === GATE_EXIT.violation) console.log('\ngate FAILED: a check was violated; see the failures above (each artifact replays with the command shown)');
+  else if (exitCode === GATE_EXIT.toolFailed) console.log(`\ngate FAILED: the tool itself failed (${reportError ?? `${report.harnessErrors} harness error(s) above`}), not a verdict on the queue`);
+  else if (exitCode === GATE_EXIT.belowFloor) console.log('\ngate FAILED: no violation found, but the gate checked too little to pass (see "floor NOT met" above: what was not reached, and what raises it)');
+  else console.log('\ngate passed: no violation found, and the floor was met');
+  return exitCode;
 };

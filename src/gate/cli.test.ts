@@ -5,7 +5,8 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { distPath } from '../harness/dist-path.js';
+import Ajv from 'ajv';
+import { distPath, REPO_ROOT } from '../harness/dist-path.js';
 import { SCENARIOS } from '../../scenarios/index.js';
 
 const cli = distPath('src/cli.js');
@@ -68,18 +69,53 @@ describe('powercut gate', () => {
     for (const a of artifacts) expect(existsSync(path.join(dir, 'arts', a, 'report.html')), a).toBe(true);
     const junit = await readFile(path.join(dir, 'out/junit.xml'), 'utf8');
     expect(junit).toContain(`<testsuite name="distinct-failures" tests="${listed.length}" failures="${listed.length}"`);
-    expect(await readFile(path.join(dir, 'out/report/index.html'), 'utf8')).toContain(`Distinct failures (${listed.length})`);
+    const index = await readFile(path.join(dir, 'out/report/index.html'), 'utf8');
+    expect(index).toContain(`Distinct failures (${listed.length})`);
+    // No dangling link: every artifact the JUnit file or the page names holds its case (a later case of a
+    // known signature, or one replaced by its shrunk case, has its folder deleted).
+    const named = [...junit.matchAll(/artifact: ([^\s<]+)/g), ...index.matchAll(/href="([^"]+)\/report\.html"/g)].map((m) => path.resolve(path.join(dir, 'out/report'), decodeURIComponent(m[1].replace(/^file:\/\//, ''))));
+    expect(named.length).toBeGreaterThan(listed.length);
+    for (const a of named) expect(existsSync(path.join(a, 'case.json')), a).toBe(true);
     expect(await mountsLeft('powercut-gate-')).toEqual([]);
   }, 180_000);
 
-  it('on the correct queue exits 0 and writes no artifact', async () => {
+  it('on the correct queue exits 0, states its floor and meets it, writes no artifact, and its --json file follows the schema', async () => {
     const dir = await tmp();
-    const r = await powercut(['gate', '--time-budget', '20', '--seed', '4', '--artifacts', 'arts'], dir);
+    const r = await powercut(['gate', '--time-budget', '35', '--seed', '4', '--artifacts', 'arts', '--json', 'out/result.json'], dir);
     expect(r.exitCode, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^total\s+\d+\s+0\s+0\s+.*pass$/m);
     expect(r.stdout).toMatch(/^coverage: \d+ cases, cuts landed \d+\/\d+/m);
+    expect(r.stdout).toMatch(/^checked against: at-least-once; bounded replay \d+ to 1024 \(by settings\)/m);
+    expect(r.stdout).toMatch(/^floor: met \(\d+ requirements\)/m);
+    expect(r.stdout).toMatch(/^ {2}atomic-file\/sync: cases judged [1-9]\d*, crash states under lose-unsynced [1-9]\d*, crash states under torn [1-9]\d*$/m);
     expect(r.stdout).toContain('gate passed');
     expect(existsSync(path.join(dir, 'arts'))).toBe(false);
+    const schema = JSON.parse(await readFile(path.join(REPO_ROOT, 'docs/gate-result.schema.json'), 'utf8'));
+    const validate = new Ajv({ allErrors: true, strict: true }).compile(schema);
+    const result = JSON.parse(await readFile(path.join(dir, 'out/result.json'), 'utf8'));
+    expect(validate(result), JSON.stringify(validate.errors, null, 1)).toBe(true);
+    expect([result.seed, result.verdict, result.exitCode, result.floor.met]).toEqual([4, 'passed', 0, true]);
+    expect(result.rows.map((row: { name: string }) => row.name)).toEqual(expect.arrayContaining(['atomic-file/sync', 'faults', 'cut-during-recovery']));
+    expect(result.checkedAgainst[0].contract.seqScope).toBe('forever');
+    // The schema is not vacuous: a file that breaks it is refused.
+    expect(validate({ ...result, verdict: 'fine' })).toBe(false);
+    expect(await mountsLeft('powercut-gate-')).toEqual([]);
+  }, 120_000);
+
+  it('with a budget its suites cannot use exits 4, saying what was not reached and what raises it; one too small for a case of each suite is a usage error', async () => {
+    const dir = await tmp();
+    // 18 s is the least that passes the usage check (6 suites, 3 s each); the scenarios take about 9 s of it.
+    const r = await powercut(['gate', '--time-budget', '18', '--seed', '4', '--artifacts', 'arts', '--json', 'result.json', '--junit', 'junit.xml'], dir);
+    expect(r.exitCode, r.stdout + r.stderr).toBe(4);
+    expect(r.stdout).toMatch(/^floor NOT met: \d+ of \d+ requirements, so the gate checked too little to pass:$/m);
+    expect(r.stdout).toMatch(/^ {2}NOT met: suite [a-z/-]+: cases judged 0, needs at least 1; raise --time-budget$/m);
+    expect(r.stdout).toContain('gate FAILED: no violation found, but the gate checked too little to pass');
+    const result = JSON.parse(await readFile(path.join(dir, 'result.json'), 'utf8'));
+    expect([result.verdict, result.exitCode, result.floor.met]).toEqual(['below-floor', 4, false]);
+    expect(await readFile(path.join(dir, 'junit.xml'), 'utf8')).toMatch(/<failure message="below the gate&apos;s floor: cases judged 0, needs at least 1; raise --time-budget" type="below-floor">/);
+    const small = await powercut(['gate', '--time-budget', '10']);
+    expect(small.exitCode).toBe(2);
+    expect(small.stderr).toContain('--time-budget 10 is too small for the gate to judge a case of every suite: its 6 suites need at least 18 s (a slice each), besides the scenarios; give --time-budget 18 or more');
     expect(await mountsLeft('powercut-gate-')).toEqual([]);
   }, 120_000);
 

@@ -1,6 +1,7 @@
 // The durability gate engine: one daemon for the whole run (reset between cases, restarted after a
 // harness error, stopped on every path); every scenario of the target first, then the suites in
 // rounds until the time budget is spent.
+import { existsSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DEFAULT_STATE_CAPS, type StatePolicy, type StateCaps } from '../../fusefs/crash-states.js';
@@ -16,6 +17,7 @@ import { crashInputArb, mutantInputArb, runCrashSuite } from '../../properties/c
 import type { ExternalDriver, TargetRef } from '../harness/target.js';
 import { DEFAULT_TARGET, resolveTarget } from '../targets/index.js';
 import { Budget } from './budget.js';
+import { checkFloor, formatFloor, SCENARIO_FLOOR, type FloorCheck, type FloorRequirement } from './floor.js';
 import { toJunitXml } from './junit.js';
 import { ProgressReporter, type ProgressOutput } from './progress.js';
 import { newRow, totals, type DistinctFailure, type GateRow } from '../report/gate-results.js';
@@ -51,6 +53,10 @@ export interface GateOptions {
   startDaemon?: () => Promise<TempDaemon>;
 }
 
+/** Exit codes of the gate: distinct, so CI can tell a finding from a broken tool and from a run that checked too little. */
+export const GATE_EXIT = { passed: 0, violation: 1, usage: 2, toolFailed: 3, belowFloor: 4 } as const;
+export type GateVerdict = 'passed' | 'violation' | 'tool-failed' | 'below-floor';
+
 export interface GateReport {
   rows: GateRow[];
   /** Inputs that were mutations of a steering corpus entry, of all suite inputs. */
@@ -58,10 +64,15 @@ export interface GateReport {
   /** Every distinct failure, in the order found (empty with stopOnFirst: the rows say it). */
   failures: DistinctFailure[];
   durationMs: number;
-  /** Nothing violated and the tool never failed. */
+  /** Nothing violated, the tool never failed, and the floor was met. */
   passed: boolean;
   violations: number;
   harnessErrors: number;
+  /** Each floor requirement of each row, judged (floor.ts). */
+  floor: FloorCheck[];
+  /** In order of precedence: a violation, then a failure of the tool, then a floor not met. */
+  verdict: GateVerdict;
+  exitCode: number;
   /** The summary table and failure details, as printed. */
   text: string;
 }
@@ -75,6 +86,11 @@ export const MAX_ERRORS_PER_SUITE = 3;
 /** Shrinking one new distinct failure takes at most this long, and all shrinking at most a quarter of the budget. */
 export const MAX_SHRINK_MS = 8_000;
 
+/** The least budget the gate takes: one slice per suite, so each can judge a case (the scenarios run besides). */
+export function minimumBudgetMs(suiteCount: number): number {
+  return suiteCount * MIN_SLICE_MS;
+}
+
 /** The scenarios written for this target. */
 export function scenariosOf(targetName: string): typeof SCENARIOS {
   return SCENARIOS.filter((s) => (s.case.target ?? 'powercut-queue') === targetName);
@@ -87,6 +103,8 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
   target.checkEnvironment?.();
   const mode = o.mode ?? DEFAULT_GATE_MODE;
   const rows: GateRow[] = [];
+  /** What each row must reach (floor.ts), beside it. */
+  const floors = new Map<GateRow, readonly FloorRequirement[]>();
   const distinct = new Map<string, DistinctFailure>();
   let shrinkingMs = 0;
   let inputs = 0;
@@ -104,7 +122,7 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
     const kept = shrunk?.failure ?? result;
     if (kept !== result && result.artifactDir) await rm(result.artifactDir, { recursive: true, force: true });
     distinct.set(signature, {
-      signature, count: 1, foundBy: [row.name], messages: kept.violations.map((v) => v.message),
+      signature, count: 1, foundBy: [row.name], checks: [...new Set(kept.violations.map((v) => v.check))], messages: kept.violations.map((v) => v.message),
       ...(kept.artifactDir ? { artifactDir: kept.artifactDir, replay: replayCommand(kept.artifactDir) } : {}),
       ...(shrunk?.seed !== undefined ? { seed: shrunk.seed, ...(shrunk.path !== undefined ? { path: shrunk.path } : {}) } : {}),
     });
@@ -138,6 +156,8 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
       phase = `scenario ${sc.name}`;
       const { row, result, error } = await runScenario(fixture.daemon, sc, o.variant, o.artifactRoot);
       rows.push(row);
+      floors.set(row, SCENARIO_FLOOR);
+      if (row.failure && result) row.failure.signature = failureSignature(result);
       if (error && !(await restartDaemon(row))) break;
       if (result && result.violations.length > 0 && !o.stopOnFirst) await found(row, result);
       const verdict = error ? `ERROR (the tool failed; daemon restarted) ${error.message.split('\n')[0]}` : row.violations > 0 ? `FAIL (${row.failure?.messages[0] ?? ''})` : 'pass';
@@ -148,6 +168,7 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
       suite, index, arb: crashInputArb(suite.options), row: newRow(suite.name, 'suite'), done: false, chunks: 0,
     }));
     rows.push(...suites.map((s) => s.row));
+    for (const s of suites) floors.set(s.row, s.suite.floor);
     const exhaustiveOptions = (deadlineMs: number, recoveryCuts: boolean) => ({
       recoveryCuts, deadlineMs, driverWorkers: drivers, ...(o.policies ? { policies: o.policies } : {}), ...(o.caps ? { caps: { ...DEFAULT_STATE_CAPS, ...o.caps } } : {}),
     });
@@ -195,6 +216,7 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
           if (!report.failure) continue;
           s.row.violations += 1 + report.otherFailures.length;
           s.row.failure ??= {
+            signature: failureSignature(report.failure),
             messages: report.failure.violations.map((v) => v.message),
             seed: report.seed,
             ...(report.path !== undefined ? { path: report.path } : {}),
@@ -236,14 +258,48 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
     if (!daemonLost) await fixture.stop();
   }
   const durationMs = budget.elapsedMs();
-  const t = totals(rows, durationMs);
   const failures = [...distinct.values()];
+  linkOnlyArtifactsThatExist(rows, distinct);
+  const t = totals(rows, durationMs);
+  const floor = checkFloor(rows.map((row) => ({ row, floor: floors.get(row) ?? [] })));
+  const verdict: GateVerdict = t.violations > 0 ? 'violation' : t.errors > 0 ? 'tool-failed' : floor.some((c) => !c.met) ? 'below-floor' : 'passed';
   const details = formatFailures(rows, failures);
   const steered = { inputs: steering.steered, of: inputs };
-  const text = [formatSummaryTable(rows, t, mode, steered), ...(details ? ['', details] : [])].join('\n');
+  const text = [formatSummaryTable(rows, t, mode, steered), formatFloor(floor), ...(details ? ['', details] : [])].join('\n');
   if (o.junitFile) {
     await mkdir(path.dirname(path.resolve(o.junitFile)), { recursive: true });
-    await writeFile(o.junitFile, toJunitXml(rows, durationMs, failures));
+    await writeFile(o.junitFile, toJunitXml(rows, durationMs, failures, floor));
   }
-  return { rows, failures, steered, durationMs, passed: t.violations === 0 && t.errors === 0, violations: t.violations, harnessErrors: t.errors, text };
+  return {
+    rows, failures, steered, durationMs, passed: verdict === 'passed', violations: t.violations, harnessErrors: t.errors, floor, verdict, exitCode: exitCodeOf(verdict), text,
+  };
+}
+
+export function exitCodeOf(verdict: GateVerdict): number {
+  return { passed: GATE_EXIT.passed, violation: GATE_EXIT.violation, 'tool-failed': GATE_EXIT.toolFailed, 'below-floor': GATE_EXIT.belowFloor }[verdict];
+}
+
+/**
+ * A row's first failure may name an artifact the gate deleted since (a later case of a known
+ * signature, or one replaced by its shrunk case): point it at its signature's kept artifact, so
+ * the summary, JUnit and index.html link only folders that hold a case.
+ */
+function linkOnlyArtifactsThatExist(rows: GateRow[], distinct: ReadonlyMap<string, DistinctFailure>): void {
+  const exists = (dir: string | undefined) => dir !== undefined && existsSync(path.join(dir, 'case.json'));
+  for (const f of distinct.values()) {
+    if (!exists(f.artifactDir)) {
+      delete f.artifactDir;
+      delete f.replay;
+    }
+  }
+  for (const r of rows) {
+    const f = r.failure;
+    if (!f || exists(f.artifactDir)) continue;
+    const kept = f.signature !== undefined ? distinct.get(f.signature) : undefined;
+    if (kept?.artifactDir) Object.assign(f, { artifactDir: kept.artifactDir, replay: kept.replay });
+    else {
+      delete f.artifactDir;
+      delete f.replay;
+    }
+  }
 }

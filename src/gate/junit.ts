@@ -3,6 +3,7 @@
 // harness error an <error>.
 import { coverageProperties } from '../harness/coverage.js';
 import { totals, type DistinctFailure, type GateRow } from '../report/gate-results.js';
+import type { FloorCheck } from './floor.js';
 
 /** Escapes text for XML attributes and content; drops characters XML 1.0 cannot carry. */
 export function xmlEscape(text: string): string {
@@ -18,9 +19,14 @@ export function xmlEscape(text: string): string {
 
 const seconds = (ms: number) => (ms / 1000).toFixed(3);
 
-function testcase(r: GateRow, classname: string): string {
+function testcase(r: GateRow, classname: string, unmet: readonly FloorCheck[]): string {
   const open = `    <testcase classname="${xmlEscape(classname)}" name="${xmlEscape(r.name)}" time="${seconds(r.durationMs)}">`;
   const inner: string[] = [properties(r.coverage, '      ', [['violations', r.violations], ['harnessErrors', r.errors.length]])];
+  // Checked too little to pass: a failure of its own kind, so CI shows the row red with the reason.
+  if (unmet.length > 0) {
+    const why = unmet.map((c) => `${c.what} ${c.figure}, needs ${c.min === 1 ? 'at least 1' : `all ${c.min}`}; ${c.raise}`);
+    inner.push(`      <failure message="${xmlEscape(`below the gate's floor: ${why[0]}`)}" type="below-floor">${xmlEscape(why.join('\n'))}</failure>`);
+  }
   for (const e of r.errors) inner.push(`      <error message="${xmlEscape(e.split('\n')[0])}" type="harness-error">${xmlEscape(e)}</error>`);
   if (r.violations > 0) {
     const f = r.failure;
@@ -40,14 +46,15 @@ function properties(c: GateRow['coverage'], indent: string, extra: [string, numb
   return [`${indent}<properties>`, ...lines, `${indent}</properties>`].join('\n');
 }
 
-function testsuite(name: string, rows: readonly GateRow[]): string {
-  const failures = rows.filter((r) => r.violations > 0).length;
+function testsuite(name: string, rows: readonly GateRow[], floor: readonly FloorCheck[]): string {
+  const unmetOf = (r: GateRow) => floor.filter((c) => !c.met && c.row === r.name && c.kind === r.kind);
+  const failures = rows.filter((r) => r.violations > 0 || unmetOf(r).length > 0).length;
   const errors = rows.filter((r) => r.errors.length > 0).length;
   const sum = totals(rows, rows.reduce((n, r) => n + r.durationMs, 0));
   return [
     `  <testsuite name="${xmlEscape(name)}" tests="${rows.length}" failures="${failures}" errors="${errors}" time="${seconds(sum.durationMs)}">`,
     properties(sum.coverage, '    '),
-    ...rows.map((r) => testcase(r, `powercut.${name}`)),
+    ...rows.map((r) => testcase(r, `powercut.${name}`, unmetOf(r))),
     '  </testsuite>',
   ].join('\n');
 }
@@ -72,10 +79,11 @@ function distinctSuite(failures: readonly DistinctFailure[]): string {
   return [`  <testsuite name="distinct-failures" tests="${failures.length}" failures="${failures.length}" errors="0" time="0.000">`, ...cases, '  </testsuite>'].join('\n');
 }
 
-export function toJunitXml(rows: readonly GateRow[], durationMs: number, distinct: readonly DistinctFailure[] = [], name = 'powercut gate'): string {
+export function toJunitXml(rows: readonly GateRow[], durationMs: number, distinct: readonly DistinctFailure[] = [], floor: readonly FloorCheck[] = [], name = 'powercut gate'): string {
   const scenarios = rows.filter((r) => r.kind === 'scenario');
   const suites = rows.filter((r) => r.kind === 'suite');
-  const failures = rows.filter((r) => r.violations > 0).length + distinct.length;
+  const belowFloor = (r: GateRow) => floor.some((c) => !c.met && c.row === r.name && c.kind === r.kind);
+  const failures = rows.filter((r) => r.violations > 0 || belowFloor(r)).length + distinct.length;
   const errors = rows.filter((r) => r.errors.length > 0).length;
   for (const group of [scenarios, suites]) {
     const names = group.map((r) => r.name);
@@ -84,8 +92,8 @@ export function toJunitXml(rows: readonly GateRow[], durationMs: number, distinc
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
     `<testsuites name="${xmlEscape(name)}" tests="${rows.length + distinct.length}" failures="${failures}" errors="${errors}" time="${seconds(durationMs)}">`,
-    testsuite('scenarios', scenarios),
-    testsuite('property-suites', suites),
+    testsuite('scenarios', scenarios, floor),
+    testsuite('property-suites', suites, floor),
     ...(distinct.length > 0 ? [distinctSuite(distinct)] : []),
     '</testsuites>',
     '',

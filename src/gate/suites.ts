@@ -3,6 +3,7 @@
 // second cut during recovery, and the fault suite (faults change the run, so they are cut at random);
 // in random mode the random-cut suites.
 import type { StatePolicy } from '../../fusefs/crash-states.js';
+import { CASES_JUDGED, cutsLandedUnder, FAULTS_FIRED, RECOVERY_CUTS_LANDED, statesUnder, type FloorRequirement } from './floor.js';
 import type { CrashInputOptions } from '../../properties/crash-property.js';
 import type { Target, TargetRef } from '../harness/target.js';
 
@@ -15,6 +16,8 @@ export interface GateSuite {
   options: CrashInputOptions;
   /** Exhaustive suites whose every state's recovery is cut once more. */
   recoveryCuts?: boolean;
+  /** What the suite must reach for the gate to pass (floor.ts). */
+  floor: FloorRequirement[];
 }
 
 /**
@@ -31,20 +34,29 @@ export function gateSuites(
 ): GateSuite[] {
   const t = { ...(ref.driver ? { driver: ref.driver } : { target: target.name }), ...(policies ? { policies } : {}) };
   const parts = target.suites;
+  const used: readonly StatePolicy[] = policies ?? ['lose-unsynced', 'torn'];
+  // The floor: every suite judges a case; crash states (exhaustive) or landed cuts (random) under
+  // each policy used; a recovery cut landed where recoveries are cut; a fault fired where faults are injected.
+  const floors = {
+    states: [CASES_JUDGED, ...used.map(statesUnder)],
+    cuts: [CASES_JUDGED, ...used.map(cutsLandedUnder)],
+    recovery: [CASES_JUDGED, RECOVERY_CUTS_LANDED],
+    faults: [CASES_JUDGED, FAULTS_FIRED],
+  };
   // Read faults need the mount during recovery, so they are cut at random in both modes.
-  const readFaults: GateSuite[] = target.detectsDamage ? [{ name: 'read-faults', options: { ...t, kind: 'read-faults' } }] : [];
+  const readFaults: GateSuite[] = target.detectsDamage ? [{ name: 'read-faults', options: { ...t, kind: 'read-faults' }, floor: floors.faults }] : [];
   const base: GateSuite[] = mode === 'exhaustive'
     ? [
-      ...parts.map((p) => ({ name: p.name, options: { ...t, kind: 'exhaustive' as const, settings: p.settings } })),
-      { name: 'cut-during-recovery', options: { ...t, kind: 'exhaustive' as const }, recoveryCuts: true },
-      { name: 'faults', options: { ...t, kind: 'faults' as const } },
+      ...parts.map((p) => ({ name: p.name, options: { ...t, kind: 'exhaustive' as const, settings: p.settings }, floor: floors.states })),
+      { name: 'cut-during-recovery', options: { ...t, kind: 'exhaustive' as const }, recoveryCuts: true, floor: floors.recovery },
+      { name: 'faults', options: { ...t, kind: 'faults' as const }, floor: floors.faults },
       ...readFaults,
     ]
     : [
-      ...parts.map((p) => ({ name: p.name, options: { ...t, kind: 'general' as const, settings: p.settings } })),
-      ...(policies === undefined || policies.includes('torn') ? [{ name: 'torn-writes', options: { ...t, kind: 'torn' as const } }] : []),
-      { name: 'cut-during-recovery', options: { ...t, kind: 'double-cut' as const } },
-      { name: 'faults', options: { ...t, kind: 'faults' as const } },
+      ...parts.map((p) => ({ name: p.name, options: { ...t, kind: 'general' as const, settings: p.settings }, floor: floors.cuts })),
+      ...(used.includes('torn') ? [{ name: 'torn-writes', options: { ...t, kind: 'torn' as const }, floor: [CASES_JUDGED, cutsLandedUnder('torn')] }] : []),
+      { name: 'cut-during-recovery', options: { ...t, kind: 'double-cut' as const }, floor: floors.recovery },
+      { name: 'faults', options: { ...t, kind: 'faults' as const }, floor: floors.faults },
       ...readFaults,
     ];
   if (variant !== undefined && !target.knownBad[variant]) throw new Error(`invariant: no settings for variant '${variant}' of target ${target.name}`);

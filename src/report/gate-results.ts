@@ -13,6 +13,8 @@ export interface GateRow {
   durationMs: number;
   /** The first violation found, in words, with where to look. */
   failure?: {
+    /** Its distinct failure's signature (the gate links the kept artifact of that signature). */
+    signature?: string;
     messages: string[];
     artifactDir?: string;
     replay?: string;
@@ -34,6 +36,8 @@ export interface DistinctFailure {
   count: number;
   /** The scenarios and suites that found it. */
   foundBy: string[];
+  /** The checks its smallest case violated. */
+  checks: string[];
   /** The smallest failing case's violations, artifact and replay command. */
   messages: string[];
   artifactDir?: string;

@@ -1,0 +1,72 @@
+// The gate's result as one JSON document (pure): `powercut gate --json FILE` writes it, CI reads
+// it, a shard merger joins several. Its shape is docs/gate-result.schema.json, and
+// src/gate/result-json.test.ts validates a real run's file against that schema.
+import type { StateCaps, StatePolicy } from '../../fusefs/crash-states.js';
+import type { Contract } from '../harness/contract.js';
+import { describeContract } from '../harness/contract.js';
+import type { Coverage } from '../harness/coverage.js';
+import type { ExternalDriver } from '../harness/target.js';
+import { rowResult, totals, type GateRow } from '../report/gate-results.js';
+import type { FloorCheck } from './floor.js';
+import type { GateReport } from './gate.js';
+
+/** Bumped when a field changes meaning or goes away (new fields keep it). */
+export const GATE_RESULT_SCHEMA = 'powercut-gate-result/1';
+
+export interface GateResultOptions {
+  target?: string;
+  driver?: ExternalDriver;
+  mode: 'exhaustive' | 'random';
+  variant?: string;
+  settings?: Record<string, unknown>;
+  caps?: Partial<StateCaps>;
+  policies?: StatePolicy[];
+  timeBudgetMs: number;
+  stopOnFirst: boolean;
+  generation: 'steered' | 'plain';
+}
+
+export interface GateResultJson {
+  schema: typeof GATE_RESULT_SCHEMA;
+  seed: number;
+  options: GateResultOptions;
+  verdict: GateReport['verdict'];
+  exitCode: number;
+  durationMs: number;
+  /** The contracts the cases were judged against, in words and as declared, with their case counts. */
+  checkedAgainst: { contract: Contract; description: string; cases: number }[];
+  coverage: Coverage;
+  rows: { name: string; kind: GateRow['kind']; result: string; cases: number; violations: number; errors: string[]; durationMs: number; coverage: Coverage; capsHit: string[]; floor: FloorCheck[] }[];
+  floor: { met: boolean; requirements: FloorCheck[] };
+  failures: { signature: string; count: number; checks: string[]; foundBy: string[]; messages: string[]; artifactDir?: string; replay?: string; seed?: number; path?: string }[];
+  steered: GateReport['steered'];
+}
+
+export function gateResultJson(report: GateReport, seed: number, options: GateResultOptions): GateResultJson {
+  const t = totals(report.rows, report.durationMs);
+  return {
+    schema: GATE_RESULT_SCHEMA,
+    seed,
+    options,
+    verdict: report.verdict,
+    exitCode: report.exitCode,
+    durationMs: report.durationMs,
+    checkedAgainst: Object.entries(t.coverage.contracts).map(([key, cases]) => {
+      const contract = JSON.parse(key) as Contract;
+      return { contract, description: describeContract(contract), cases };
+    }),
+    coverage: t.coverage,
+    rows: report.rows.map((r) => ({
+      name: r.name, kind: r.kind, result: rowResult(r), cases: r.cases, violations: r.violations, errors: r.errors, durationMs: r.durationMs, coverage: r.coverage, capsHit: r.capsHit,
+      floor: report.floor.filter((c) => c.row === r.name && c.kind === r.kind),
+    })),
+    floor: { met: report.floor.every((c) => c.met), requirements: report.floor },
+    failures: report.failures.map((f) => ({
+      signature: f.signature, count: f.count, checks: f.checks, foundBy: f.foundBy, messages: f.messages,
+      ...(f.artifactDir ? { artifactDir: f.artifactDir, replay: f.replay } : {}),
+      ...(f.seed !== undefined ? { seed: f.seed } : {}),
+      ...(f.path !== undefined ? { path: f.path } : {}),
+    })),
+    steered: report.steered,
+  };
+}
