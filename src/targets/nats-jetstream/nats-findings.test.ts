@@ -244,8 +244,11 @@ describe('nats-server 2.9.10 findings, from their committed artifacts (docs/nats
     expect(messages(r.violations, 'monotonic-seqs')).toMatch(/got seq 1 for event id 1000001, but seqs up to 2 were confirmed durable/);
     expect(r.stderr).toMatch(/Restored 0 messages/);
     expect(r.stderr).toMatch(/opened stream POWERCUT \(messages 0, seqs 1\.\.0\)/);
-    // No warning at start-up; only the consumer's later reads of the block log the error.
-    expect(serverComplaints(r.stderr).every((l) => /\[ERR\] Received an error looking up message for consumer: read .*\/msgs\/1\.blk: input\/output error/.test(l))).toBe(true);
+    // No warning at start-up; only the consumer's later reads of the block log the error (at least once:
+    // the drain's reads after the liveness writes), and nothing else is logged.
+    const complaints = serverComplaints(r.stderr);
+    expect(complaints.length, 'the consumer\'s reads of the block log the read error').toBeGreaterThan(0);
+    for (const l of complaints) expect(l).toMatch(/\[ERR\] Received an error looking up message for consumer: read .*\/msgs\/1\.blk: input\/output error/);
     const intact = await recoverStored('10-read-error-block-counts-empty');
     expect(intact.violations).toEqual([]);
     expect(intact.stderr).toMatch(/opened stream POWERCUT \(messages 2, seqs 1\.\.2\)/);
