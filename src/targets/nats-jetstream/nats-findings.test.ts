@@ -80,8 +80,12 @@ async function freshenPending(store: string): Promise<void> {
   }
 }
 
-/** The stored post-crash image of an artifact recovered natively, as replay and exhaustive mode do, keeping the driver's stderr (the server's log). */
-async function recoverStored(name: string): Promise<{ violations: Violation[]; stderr: string; image: string }> {
+/**
+ * The stored post-crash image of an artifact recovered natively, as replay and exhaustive mode do, keeping
+ * the driver's stderr (the server's log). `without`: files of the stream directory removed from the copy
+ * first (a state derived by hand from the artifact's).
+ */
+async function recoverStored(name: string, without: readonly string[] = []): Promise<{ violations: Violation[]; stderr: string; image: string }> {
   const dir = path.join(FINDINGS, name);
   const a = await readArtifact(dir);
   expect(a.case.target).toBe('nats-jetstream');
@@ -94,6 +98,10 @@ async function recoverStored(name: string): Promise<{ violations: Violation[]; s
     // With its empty folders, which a clone lacks (images/<name>.dirs.json lists them).
     const queueDir = path.join(scratch, 'queue');
     expect(await copyStoredImage(dir, imageName, queueDir), image).toBe(true);
+    for (const rel of without) {
+      expect(existsSync(path.join(queueDir, STREAM_DIR, rel)), `${rel} in the stored image`).toBe(true);
+      await rm(path.join(queueDir, STREAM_DIR, rel));
+    }
     await freshenPending(queueDir);
     const spec: DriverSpec = { mode: 'drain', dir: queueDir, settings: a.case.settings, idBase: prior.length * ID_BASE_PER_RUN };
     const run = await runDriver({} as DaemonHandle, natsJetstream.driver, spec, false, mergeTimeouts());
@@ -152,14 +160,28 @@ describe('nats-server 2.9.10 findings, from their committed artifacts (docs/nats
     expect(existsSync(path.join(r.image, 'jetstream', '$G')), 'nothing of the store reached the disk').toBe(false);
   }, 30_000);
 
-  it('2. the stream disappears: its directory reached the disk, its meta.inf did not, and 2.9.10 skips it', async () => {
+  it('2. a stream directory without its meta.inf is skipped at start-up: the artifact loses seq 1 only because its block is not on the disk either, and a stream whose blocks are there is adopted whole when added again', async () => {
     const r = await recoverStored('2-stream-meta-not-fsynced');
     expect(checks(r.violations)).toEqual(['at-least-once', 'monotonic-seqs']);
     expect(r.stderr).toMatch(/\[WRN\]\s+Missing stream metafile for ".*\/streams\/POWERCUT\/meta\.inf"/);
-    // The stream's folders are on the disk (empty: listed in the image's folder list, which a clone needs).
-    expect(JSON.parse(await readFile(`${r.image}.dirs.json`, 'utf8')), 'the stream directory is on the disk').toContain(path.join(STREAM_DIR, 'msgs'));
+    // The stream's folders are on the disk (empty: listed in the image's folder list, which a clone needs),
+    // and no file of the store: neither meta.inf nor the block that held seq 1 (finding 1's loss).
+    const dirs: string[] = JSON.parse(await readFile(`${r.image}.dirs.json`, 'utf8'));
+    expect(dirs, 'the stream directory is on the disk').toContain(path.join(STREAM_DIR, 'msgs'));
+    expect(dirs).toContain(path.join(STREAM_DIR, 'obs'));
     expect(existsSync(path.join(r.image, STREAM_DIR, 'meta.inf'))).toBe(false);
-  }, 30_000);
+    expect(existsSync(path.join(r.image, STREAM_DIR, 'msgs', '1.blk')), 'seq 1\'s block').toBe(false);
+    expect(r.stderr).toMatch(/opened stream POWERCUT \(messages 0, seqs 0\.\.0\)/);
+
+    // The state with the blocks on the disk and no meta.inf (derived by hand: finding 11's image, two
+    // messages fsynced by the driver, without the stream's meta files): the same warning, and the stream
+    // added again adopts its blocks, so nothing is lost.
+    const adopted = await recoverStored('11-consumer-state-no-checksum', ['meta.inf', 'meta.sum']);
+    expect(await size(adopted.image, 'msgs/1.blk'), 'the block holds both records').toBeGreaterThan(2633 + 92);
+    expect(adopted.stderr).toMatch(/\[WRN\]\s+Missing stream metafile for ".*\/streams\/POWERCUT\/meta\.inf"/);
+    expect(adopted.stderr).toMatch(/opened stream POWERCUT \(messages 2, seqs 1\.\.2\)/);
+    expect(adopted.violations).toEqual([]);
+  }, 60_000);
 
   it('3. the consumer\'s state reached the disk ahead of its stream\'s messages: recovered ahead of the stream, it skips the new messages', async () => {
     const r = await recoverStored('3-consumer-ahead-of-stream');
