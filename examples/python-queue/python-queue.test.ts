@@ -78,4 +78,37 @@ describe('examples/python-queue', () => {
     expect(violations).toContain('bounded-replay');
     expect(await mountsLeft(dir)).toEqual([]);
   }, TEST_TIMEOUT_MS);
+
+  describe('--queue jobs: a work queue whose contract differs from a log (ids per session, holes among unconfirmed jobs, any order)', () => {
+    const JOBS = `${DRIVER} --queue jobs`;
+    it('passes driver check once it declares its contract; with the defaults, the oracle names the declaration it lacks', async () => {
+      const dir = await tmp();
+      const declared = await powercut(dir, ['driver', 'check', '--', 'python3', 'examples/python-queue/driver.py', '--queue', 'jobs']);
+      expect(declared.exitCode, declared.stdout + declared.stderr).toBe(0);
+      const defaults = await powercut(dir, ['driver', 'check', '--', 'python3', 'examples/python-queue/driver.py', '--queue', 'jobs', '--declare-defaults']);
+      expect(defaults.exitCode, defaults.stdout + defaults.stderr).toBe(1);
+      // Its restart found no job and numbered from 1 again: no protocol violation, an oracle verdict naming seqScope.
+      expect(defaults.stdout).toMatch(/^oracle on the uncut history: monotonic-seqs: .*declares "seqScope": "session" in its contract/m);
+      expect(defaults.stdout).toMatch(/^the driver follows the protocol, but the oracle failed its uncut history with \d+ violations? /m);
+      expect(await mountsLeft(dir)).toEqual([]);
+    }, 2 * TEST_TIMEOUT_MS);
+
+    it(`the gate passes it as declared, and without the declarations fails only on what they declare (${PASS_BUDGET_S} s each, seed ${SEED})`, async () => {
+      const dir = await tmp();
+      const declared = await powercut(dir, ['gate', '--driver', JOBS, '--time-budget', String(PASS_BUDGET_S), '--seed', String(SEED)]);
+      expect(declared.exitCode, declared.stdout + declared.stderr).toBe(0);
+      expect(declared.stdout).toContain('checked against: at-least-once; bounded replay 1 (out-of-order acks durable); holes allowed among unconfirmed writes; seqs unique per session; delivered in any order');
+      expect(declared.stdout).toMatch(/^floor: met/m);
+      // The same queue judged as a log: the clean restarts, the holes and the order it never promised are what fail,
+      // and each message names the declaration (so the declared run above did meet those cases).
+      const defaults = await powercut(dir, ['gate', '--driver', `${JOBS} --declare-defaults`, '--time-budget', String(PASS_BUDGET_S), '--seed', String(SEED), '--artifacts', path.join(dir, 'arts')]);
+      expect(defaults.exitCode, defaults.stdout + defaults.stderr).toBe(1);
+      const found = [...defaults.stdout.matchAll(/^\d+\. ([a-z-]+), /gm)].map((m) => m[1]);
+      expect(found).toEqual(expect.arrayContaining(['monotonic-seqs', 'order']));
+      for (const check of found) expect(['monotonic-seqs', 'order', 'at-least-once'], defaults.stdout).toContain(check);
+      expect(defaults.stdout).toContain('declares "seqScope": "session"');
+      expect(defaults.stdout).toContain('declares "unconfirmedWrites": "holes"');
+      expect(await mountsLeft(dir)).toEqual([]);
+    }, 3 * TEST_TIMEOUT_MS);
+  });
 });

@@ -26,7 +26,8 @@ export interface Contract {
    * Which unconfirmed writes a cut may lose. 'suffix' (a log): an unconfirmed write is lost only with
    * every later seq of its stream, so a recovered queue holds a gapless prefix. 'holes': requests
    * persisted as they complete (ids assigned on arrival) may lose an unconfirmed seq while a later
-   * one survives; a seq may then be missing only if it was never confirmed durable.
+   * one survives; a seq may then be missing only if it was never confirmed durable, and a recovered
+   * open's durableSeq (the highest seq it holds) claims only the events it then delivers.
    */
   unconfirmedWrites: 'suffix' | 'holes';
   /**

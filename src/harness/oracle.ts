@@ -181,6 +181,9 @@ interface Ledger {
  */
 function ledgerBefore(history: History, upTo: number): Ledger {
   const session = perSession(history);
+  // With holes, a recovered queue's open names the highest seq it holds, not a gapless range: it
+  // claims only the events it then delivers, and seqs below it that no one confirmed may be gone.
+  const holes = historyContract(history).unconfirmedWrites === 'holes';
   let idAt = new Map<number, number>();
   const confirmedSeqs = new Map<number, number>(); // forever: confirmed seq -> its event
   const confirmed = new Map<number, { seq: number; run: number }>();
@@ -195,6 +198,7 @@ function ledgerBefore(history: History, upTo: number): Ledger {
   let durableSeq = 0;
   for (let k = 0; k < upTo; k++) {
     let runDurableSeq = durableSeq;
+    let openClaim = 0; // holes: the highest seq this run's open lines said they hold
     // seqScope session: what the current session confirmed, resolved when it ends (as runDurableSeq at a run's end).
     let sessionDurableSeq = 0;
     let sessionFirstUnacked = 1;
@@ -220,7 +224,9 @@ function ledgerBefore(history: History, upTo: number): Ledger {
         } else {
           // The queue reopened holding exactly seqs <= durableSeq (recovery reports its last seq as durable):
           // what was known above it was lost, and the seqs may be reused by writes whose line a cut swallows.
-          for (const seq of idAt.keys()) if (seq > o.durableSeq) idAt.delete(seq);
+          // With holes, an unconfirmed seq below it may be gone too: only confirmed events stay known.
+          for (const seq of idAt.keys()) if (seq > o.durableSeq || (holes && !confirmedSeqs.has(seq))) idAt.delete(seq);
+          if (holes) openClaim = Math.max(openClaim, o.durableSeq);
         }
         unacked = new Set();
         aboveGap.clear();
@@ -262,7 +268,7 @@ function ledgerBefore(history: History, upTo: number): Ledger {
       if (session) {
         sessionDurableSeq = Math.max(sessionDurableSeq, confirmedSeq(o));
         if (o.t === 'durable' || o.t === 'open') sessionFirstUnacked = Math.max(sessionFirstUnacked, o.durableFirstUnackedSeq);
-      } else runDurableSeq = Math.max(runDurableSeq, confirmedSeq(o));
+      } else if (!(holes && o.t === 'open')) runDurableSeq = Math.max(runDurableSeq, confirmedSeq(o));
     });
     if (session) {
       endSession();
@@ -270,11 +276,11 @@ function ledgerBefore(history: History, upTo: number): Ledger {
     }
     // Resolved at the end of the run: with concurrent writers a 'durable' line can precede the
     // 'written' line of a seq it covers. Confirmed seqs are never reused, so later runs agree.
-    if (runDurableSeq > durableSeq) {
-      confirmedRanges.push([durableSeq + 1, runDurableSeq]);
-      for (const [seq, id] of idAt) if (seq > durableSeq && seq <= runDurableSeq) confirm(seq, id, k);
-    }
-    durableSeq = runDurableSeq;
+    // With holes, the gapless claim of a confirmation starts above what the run's open held (the seqs it hands out).
+    const rangeFrom = Math.max(durableSeq, openClaim);
+    if (runDurableSeq > rangeFrom) confirmedRanges.push([rangeFrom + 1, runDurableSeq]);
+    for (const [seq, id] of idAt) if ((seq > durableSeq && seq <= runDurableSeq) || seq <= openClaim) confirm(seq, id, k);
+    durableSeq = Math.max(runDurableSeq, openClaim);
   }
   return { idAt, confirmed, confirmedRanges, acks, durablyAcked };
 }
@@ -500,23 +506,21 @@ function checkOrder(history: History): Violation[] {
   if (reopened === undefined || !final.outcomes.some((o) => o.t === 'drained')) return out;
   const { unconfirmedWrites, seqScope } = historyContract(history);
   // With seqs of its own, the recovered session's missing seqs cannot be matched to events (acked
-  // ones may rightly be gone): at-least-once judges every confirmed event by id instead.
-  if (seqScope === 'session') return out;
+  // ones may rightly be gone); with holes, any seq no line confirmed may be gone. Either way
+  // at-least-once judges every confirmed event instead.
+  if (seqScope === 'session' || unconfirmedWrites === 'holes') return out;
   const { idAt, acks, confirmed } = ledgerBefore(history, last);
   const r = recovered(final).map((o) => o.seq);
   // Holes are judged over what the recovered queue itself claims, not only between delivered seqs.
   // Its open says every seq in [F, D] is held and unacked (its durableFirstUnackedSeq F is where
   // delivery starts: acks that became durable unseen before the cut legitimately move F up, so the
-  // last confirmed F would be too low). With "unconfirmedWrites": "suffix" (a log), an unconfirmed
-  // event is lost only with every later seq of its stream, so a delivered seq also vouches for every
-  // unacked seq below it. With "holes", only the open's own claim does: a seq never confirmed may be
-  // missing (and a confirmed one missing is at-least-once's). Seqs reused by later runs are judged
-  // by the event the ledger knows there.
+  // last confirmed F would be too low). An unconfirmed event is lost only with every later seq of
+  // its stream (a suffix), so a delivered seq also vouches for every unacked seq below it. Seqs
+  // reused by later runs are judged by the event the ledger knows there.
   const rSeqs = new Set(r);
   const [F, D] = [reopened.durableFirstUnackedSeq, reopened.durableSeq];
-  const suffix = unconfirmedWrites === 'suffix';
-  const from = suffix ? Math.min(F, r[0] ?? Infinity) : F;
-  const to = suffix ? Math.max(D, r[r.length - 1] ?? 0) : D;
+  const from = Math.min(F, r[0] ?? Infinity);
+  const to = Math.max(D, r[r.length - 1] ?? 0);
   const ackedAt = (s: number) => idAt.has(s) && acks.has(idAt.get(s)!);
   const { first: holes, count } = absentSeqs(from, to, (s) => rSeqs.has(s) || ackedAt(s), [...rSeqs, ...idAt.keys()]);
   if (count === 0) return out;
@@ -527,9 +531,9 @@ function checkOrder(history: History): Violation[] {
     ...(claimed.length ? [`its open reported seqs ${F} to ${D} held and unacked (${list(claimed)} among them)`] : []),
     ...(vouched.length ? [`it delivered seq ${r[r.length - 1]}, and under "unconfirmedWrites": "suffix" an unconfirmed write is lost only with every later seq of its stream, so that delivery vouches for seqs ${list(vouched)}`] : []),
   ];
-  // Seqs never confirmed by any line: a queue that persists requests as they complete loses such holes by design.
+  // Seqs no line before confirmed: a queue that persists requests as they complete loses such holes by design.
   const confirmedSeqs = new Set([...confirmed.values()].map((c) => c.seq));
-  const hint = vouched.length > 0 && vouched.every((s) => !confirmedSeqs.has(s))
+  const hint = holes.every((s) => !confirmedSeqs.has(s))
     ? undeclaredHint(history, last, 'unconfirmedWrites', 'a queue that may lose an unconfirmed write while a later one survives (ids assigned on arrival, requests persisted as they complete) declares "unconfirmedWrites": "holes" in its contract')
     : '';
   out.push({
