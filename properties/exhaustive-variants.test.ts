@@ -12,13 +12,13 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { bothModesArb, caughtBug, runCrashSuite, seedFromEnv } from './crash-property.js';
 import { KNOWN_BAD } from '../src/targets/powercut-queue/known-bad.js';
 import { useTempDaemon } from './use-temp-daemon.js';
+import { variantsProvenBy } from './variant-proofs.js';
 
 /** The budget: generated workloads per variant, the same for both modes. */
 const BUDGET_INPUTS = 10;
 const SEED = seedFromEnv().seed;
-/** Variants that need an injected fault (fsync EIO, ENOSPC): the fault suites and scenarios catch them. */
-const NEEDS_FAULTS = new Set(['fsync-error-ignored', 'close-swallows-failure']);
-const VARIANTS = Object.keys(KNOWN_BAD).filter((v) => !NEEDS_FAULTS.has(v));
+/** The variants exhaustive mode proves (KnownBadVariant.provenBy): all but those whose bug needs an injected fault. */
+const VARIANTS = variantsProvenBy('powercut-queue', 'exhaustive');
 const artifactRoot = path.join(os.tmpdir(), `powercut-exhaustive-variant-artifacts-${process.pid}`);
 
 const pairedArb = (variant: string | undefined, settingsOf: string) =>

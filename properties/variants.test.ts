@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { caughtBug, crashInputArb, runCrashSuite, scaledRuns, seedFromEnv, type CrashInputOptions } from './crash-property.js';
 import { KNOWN_BAD } from '../src/targets/powercut-queue/known-bad.js';
 import { useTempDaemon } from './use-temp-daemon.js';
+import { randomSuiteKindOf, variantsProvenBy } from './variant-proofs.js';
 
 /** The budget: generated inputs per variant (fast-check runs). */
 const VARIANT_BUDGET_INPUTS = scaledRuns(40);
@@ -18,31 +19,15 @@ const VARIANT_BUDGET_INPUTS = scaledRuns(40);
 const CUTS_PER_INPUT = 4;
 /** Fixed so the proof is repeatable; POWERCUT_SEED explores others. */
 const SEED = seedFromEnv(20261130).seed;
-/**
- * Proven elsewhere: this project's variants that need one exact crash state or interleaving
- * (exhaustive-variants.test.ts), and the one a background ENOSPC needs (its scenario).
- */
-const PROVEN_ELSEWHERE = new Set(['close-swallows-failure', 'purge-before-checkpoint', 'checkpoint-unlink-before-rename', 'fsync-claims-late-writes']);
-const VARIANTS = Object.keys(KNOWN_BAD).filter((v) => !PROVEN_ELSEWHERE.has(v));
-/**
- * Variants whose bug shows only when an injected fault fires: their inputs come from the fault suite
- * (a fault in every input). In the mixed suite about a third of the inputs carry a fault, too few to
- * catch them within the budget for every seed (seed 202: 5 faults fired in 40 inputs, none caught).
- */
-const NEEDS_FAULTS = new Set(['fsync-error-ignored']);
-/**
- * Variants whose bug shows only in a record torn by write-back (header on disk, data not): their
- * inputs come from the torn suite (every cut torn, aimed at page writes). In the mixed suite about
- * a quarter of the cuts are torn and few of those tear a record's data sectors from its header's;
- * under the sector-prefix rule seed 20261130 tore none that way in 40 inputs (94 cuts).
- */
-const NEEDS_TORN = new Set(['no-crc-on-recovery']);
+/** The variants random cuts prove (KnownBadVariant.provenBy); the others need one exact crash state or interleaving (exhaustive mode) or a scenario. */
+const VARIANTS = variantsProvenBy('powercut-queue', 'random');
 const artifactRoot = path.join(os.tmpdir(), `powercut-variant-artifacts-${process.pid}`);
 
 const optionsFor = (variant: string | undefined, settingsOf: string): CrashInputOptions => ({
   settings: KNOWN_BAD[settingsOf].settings,
   ...(variant !== undefined ? { variant } : {}),
-  kind: NEEDS_FAULTS.has(settingsOf) ? 'faults' : NEEDS_TORN.has(settingsOf) ? 'torn' : 'mixed',
+  // What the variant's bug needs to show decides the suite that draws its inputs (KnownBadVariant.needs).
+  kind: randomSuiteKindOf(KNOWN_BAD[settingsOf]),
   maxCutsPerInput: CUTS_PER_INPUT,
 });
 

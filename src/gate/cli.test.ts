@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import Ajv from 'ajv';
+import { Ajv } from 'ajv';
 import { distPath, REPO_ROOT } from '../harness/dist-path.js';
 import { SCENARIOS } from '../../scenarios/index.js';
 

@@ -3,6 +3,7 @@
 import type fc from 'fast-check';
 import type { TraceEntry } from '../../fusefs/protocol.js';
 import type { Contract } from './contract.js';
+import type { CheckName } from './oracle.js';
 import type { DriverCommand } from './driver-process.js';
 import type { Workload } from './workload.js';
 
@@ -30,11 +31,30 @@ export interface CutTarget {
   path?: string;
 }
 
+/** How a known-bad variant's catch is proven: by which suites (properties/variant-proofs.ts runs each). */
+export type VariantProof =
+  /** Exhaustive mode finds it within a fixed budget of generated workloads. */
+  | 'exhaustive'
+  /** Random cuts find it within a fixed budget (drawn as its `needs` says). */
+  | 'random'
+  /** A scenario exposes it (the scenario names it in `exposes`). */
+  | 'scenario';
+
 export interface KnownBadVariant {
   /** One line: the bug it has. */
   summary: string;
   /** Settings under which its bug is reachable (merged under a test's own settings). */
   settings: TargetSettings;
+  /**
+   * What its bug needs to show, beside a cut: an injected fault (fsync EIO, ENOSPC), or a torn
+   * write-back; random suites then draw only such inputs, and exhaustive mode (which injects no
+   * fault) cannot show a fault's.
+   */
+  needs?: 'fault' | 'torn';
+  /** The suites that prove it is caught: at least one (a test checks every variant of every target). */
+  provenBy: readonly VariantProof[];
+  /** The check its catch must fail, when it is always the same one. */
+  trips?: CheckName;
 }
 
 /** A named slice of the settings space the gate runs as its own suite (e.g. one checkpoint design). */

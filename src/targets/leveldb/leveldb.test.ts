@@ -13,6 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { useTempDaemon } from '../../../properties/use-temp-daemon.js';
 import { distPath } from '../../harness/dist-path.js';
 import { crashInputArb, runCrashSuite, seedFromEnv, type SuiteReport } from '../../../properties/crash-property.js';
+import { variantsProvenBy } from '../../../properties/variant-proofs.js';
 import { KNOWN_BAD } from './known-bad.js';
 import { LEVELDB_MIN_WRITE_BUFFER_BYTES } from './settings.js';
 
@@ -58,13 +59,10 @@ describe('leveldb target', () => {
     expect(c.events['tables compacted away'], 'compactions').toBeGreaterThan(0);
   }, 120_000);
 
-  it.each([
-    ['claims-unsynced-durable', 'at-least-once'],
-    // The LevelDB gaps (docs/leveldb.md), each with the queue's workaround taken out.
-    ['trusts-leveldb-create', 'liveness'],
-    ['trusts-leveldb-log-roll', undefined],
-    ['no-repair', 'liveness'],
-  ] as const)(`exhaustive mode catches %s within ${CATCH_BUDGET_INPUTS} recorded runs`, async (variant, check) => {
+  // The variants exhaustive mode proves (KnownBadVariant.provenBy): the LevelDB gaps (docs/leveldb.md),
+  // each with the queue's workaround taken out, and a queue claiming unsynced batches durable.
+  it.each(variantsProvenBy('leveldb', 'exhaustive'))(`exhaustive mode catches %s within ${CATCH_BUDGET_INPUTS} recorded runs`, async (variant) => {
+    const check = KNOWN_BAD[variant].trips;
     const report = await runCrashSuite(daemon(), crashInputArb({ target: 'leveldb', kind: 'exhaustive', variant, settings: KNOWN_BAD[variant].settings }), {
       numRuns: CATCH_BUDGET_INPUTS, seed: SEED, endOnFailure: true, artifactRoot,
     });
@@ -72,7 +70,6 @@ describe('leveldb target', () => {
       `${((report.firstFailureMs ?? report.durationMs) / 1000).toFixed(1)} s\n${report.summary}`);
     expect(report.error, 'harness error').toBeUndefined();
     expect(caught(report), `${variant} was not caught:\n${report.summary}`).toBe(true);
-    // log-roll loses synced records (at-least-once) or synced acks (bounded-replay), whichever the run had.
     if (check) expect(report.failure!.violations.map((v) => v.check)).toContain(check);
   }, 120_000);
 

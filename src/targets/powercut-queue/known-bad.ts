@@ -1,31 +1,32 @@
-// The built-in queue's known-bad variants: names, the bug each has and where it was seen, and the
-// settings under which it is reachable. The implementations are in variants.ts.
+// The built-in queue's known-bad variants: names, the bug each has and where it was seen, the
+// settings under which it is reachable, what its bug needs to show and which suites prove it is
+// caught (properties/variant-proofs.ts). The implementations are in variants.ts.
 import type { KnownBadVariant } from '../../harness/target.js';
 
 export const KNOWN_BAD: Readonly<Record<string, KnownBadVariant>> = Object.freeze({
   // append-log: an atomic-file checkpoint's directory fsync would persist the new page's entry by accident.
-  'no-dir-fsync-new-page': { summary: 'a new page file is created and fsynced, its directory never (Logstash #7162)', settings: { pageCapacityBytes: 256, checkpointDesign: 'append-log' } },
-  'checkpoint-before-page-sync': { summary: 'the checkpoint is written before the page data it covers is fsynced', settings: { checkpointWrites: 2 } },
+  'no-dir-fsync-new-page': { summary: 'a new page file is created and fsynced, its directory never (Logstash #7162)', settings: { pageCapacityBytes: 256, checkpointDesign: 'append-log' }, provenBy: ['exhaustive', 'random', 'scenario'] },
+  'checkpoint-before-page-sync': { summary: 'the checkpoint is written before the page data it covers is fsynced', settings: { checkpointWrites: 2 }, provenBy: ['exhaustive', 'random', 'scenario'] },
   // Only a torn write-back (the truncation persisting without the new bytes) shows this one.
-  'checkpoint-in-place': { summary: 'checkpoint.head is rewritten in place, no tmp file (Logstash #8218, 0-byte checkpoint)', settings: { checkpointDesign: 'atomic-file', checkpointWrites: 2, checkpointAcks: 1 } },
-  'page-header-not-synced': { summary: "a new page's header is never forced to disk (Logstash #12040)", settings: { pageCapacityBytes: 256 } },
-  'no-crc-on-recovery': { summary: 'recovery accepts records without checking their CRC (torn or zeroed tails)', settings: {} },
-  'checkpoint-before-flush': { summary: 'buffered mode checkpoints records still in memory (NATS #7018)', settings: { pageWriteDesign: 'buffered', checkpointWrites: 2 } },
-  'roll-without-flush': { summary: "buffered mode starts a new page without flushing the old one (NATS #7018, lmb)", settings: { pageWriteDesign: 'buffered', pageCapacityBytes: 256 } },
-  'fsync-error-ignored': { summary: 'fsync EIO is retried and then reported durable (PostgreSQL fsyncgate)', settings: {} },
+  'checkpoint-in-place': { summary: 'checkpoint.head is rewritten in place, no tmp file (Logstash #8218, 0-byte checkpoint)', settings: { checkpointDesign: 'atomic-file', checkpointWrites: 2, checkpointAcks: 1 }, provenBy: ['exhaustive', 'random', 'scenario'] },
+  'page-header-not-synced': { summary: "a new page's header is never forced to disk (Logstash #12040)", settings: { pageCapacityBytes: 256 }, provenBy: ['exhaustive', 'random', 'scenario'] },
+  'no-crc-on-recovery': { summary: 'recovery accepts records without checking their CRC (torn or zeroed tails)', settings: {}, needs: 'torn', provenBy: ['exhaustive', 'random', 'scenario'] },
+  'checkpoint-before-flush': { summary: 'buffered mode checkpoints records still in memory (NATS #7018)', settings: { pageWriteDesign: 'buffered', checkpointWrites: 2 }, provenBy: ['exhaustive', 'random', 'scenario'] },
+  'roll-without-flush': { summary: "buffered mode starts a new page without flushing the old one (NATS #7018, lmb)", settings: { pageWriteDesign: 'buffered', pageCapacityBytes: 256 }, provenBy: ['exhaustive', 'random', 'scenario'] },
+  'fsync-error-ignored': { summary: 'fsync EIO is retried and then reported durable (PostgreSQL fsyncgate)', settings: {}, needs: 'fault', provenBy: ['random', 'scenario'] },
   // The bug a gate run found in this queue: a background checkpoint write hit ENOSPC and close() still resolved.
-  'close-swallows-failure': { summary: 'close() resolves although a background write failed earlier', settings: { checkpointDesign: 'append-log', checkpointWrites: 2, checkpointAcks: 1 } },
+  'close-swallows-failure': { summary: 'close() resolves although a background write failed earlier', settings: { checkpointDesign: 'append-log', checkpointWrites: 2, checkpointAcks: 1 }, needs: 'fault', provenBy: ['scenario'] },
   // This project's own, each needing one exact crash state or interleaving (exhaustive mode's proof).
-  'purge-before-checkpoint': { summary: 'acked pages are deleted, durably, before the checkpoint that stops referencing them', settings: { pageCapacityBytes: 1_024, checkpointAcks: 1 } },
-  'checkpoint-unlink-before-rename': { summary: 'checkpoint.head is removed before tmp is renamed over it (one torn prefix loses both)', settings: { checkpointDesign: 'atomic-file' } },
-  'fsync-claims-late-writes': { summary: 'an fsync is taken to cover records written while it was in flight', settings: { pageWriteDesign: 'sync' } },
+  'purge-before-checkpoint': { summary: 'acked pages are deleted, durably, before the checkpoint that stops referencing them', settings: { pageCapacityBytes: 1_024, checkpointAcks: 1 }, provenBy: ['exhaustive'] },
+  'checkpoint-unlink-before-rename': { summary: 'checkpoint.head is removed before tmp is renamed over it (one torn prefix loses both)', settings: { checkpointDesign: 'atomic-file' }, provenBy: ['exhaustive'] },
+  'fsync-claims-late-writes': { summary: 'an fsync is taken to cover records written while it was in flight', settings: { pageWriteDesign: 'sync' }, provenBy: ['exhaustive'] },
   // Caught only by the exact replay rule: with checkpointAcks 1 a per-run count allowed one replayed ack.
-  'ack-returns-early': { summary: 'ack() resolves before the checkpoint recording the ack is durable', settings: { checkpointAcks: 1 } },
+  'ack-returns-early': { summary: 'ack() resolves before the checkpoint recording the ack is durable', settings: { checkpointAcks: 1 }, provenBy: ['exhaustive', 'random'] },
   // Caught only when an fsync is slow: the held fsync replies of exhaustive mode, or a random cut's grace period.
   // Two bugs in one queue: a gate that lists every distinct failure must show both.
   // (Two bugs that do not hide each other: each crash state shows at most one of them.)
-  'purge-and-ack-early': { summary: 'purge-before-checkpoint and ack-returns-early at once (two distinct failures)', settings: { pageCapacityBytes: 1_024, checkpointAcks: 1 } },
-  'sync-wait-gives-up': { summary: 'a page fsync is waited for a moment, then its records are reported durable anyway', settings: { pageWriteDesign: 'sync' } },
+  'purge-and-ack-early': { summary: 'purge-before-checkpoint and ack-returns-early at once (two distinct failures)', settings: { pageCapacityBytes: 1_024, checkpointAcks: 1 }, provenBy: ['exhaustive', 'random'] },
+  'sync-wait-gives-up': { summary: 'a page fsync is waited for a moment, then its records are reported durable anyway', settings: { pageWriteDesign: 'sync' }, provenBy: ['exhaustive', 'random'] },
 });
 
 export const VARIANT_NAMES: readonly string[] = Object.freeze(Object.keys(KNOWN_BAD));
