@@ -502,6 +502,54 @@ export class FsModel {
     return this.nodes.size;
   }
 
+  /**
+   * Throws, naming the invariant, when the model contradicts itself: a directory entry naming no
+   * inode; a link or subdirectory count that is not the entries'; named bytes that are not the sum
+   * of the named files' sizes; a file whose live bytes are not its durable bytes plus its pending
+   * changes (unless a failed fsync dropped some); changes out of order. The model's property tests
+   * run it after every step, and the daemon after every request when POWERCUT_CHECK_INVARIANTS is set.
+   */
+  assertInvariants(): void {
+    const fail = (what: string): never => {
+      throw new Error(`FsModel invariant broken: ${what}`);
+    };
+    const links = new Map<number, number>();
+    for (const n of this.nodes.values()) {
+      if (n.kind !== 'dir') continue;
+      let subdirs = 0;
+      for (const [name, child] of n.live) {
+        const c = this.nodes.get(child);
+        if (!c) fail(`directory ${n.ino} names '${name}' -> inode ${child}, which does not exist`);
+        links.set(child, (links.get(child) ?? 0) + 1);
+        if (c!.kind === 'dir') subdirs++;
+      }
+      if (subdirs !== n.subdirs) fail(`directory ${n.ino} counts ${n.subdirs} subdirectories but names ${subdirs}`);
+      for (const [name, child] of n.durable) if (!this.nodes.has(child)) fail(`directory ${n.ino}'s durable entry '${name}' names inode ${child}, which does not exist`);
+    }
+    let named = 0;
+    for (const n of this.nodes.values()) {
+      const expected = links.get(n.ino) ?? 0;
+      if (n.nlink !== expected) fail(`inode ${n.ino} has nlink ${n.nlink} but ${expected} live entries name it`);
+      if (n.kind !== 'file') continue;
+      if (n.nlink > 0) named += n.live.size;
+      let seq = 0;
+      for (const p of n.pending) {
+        if (p.seq <= seq || p.seq > this.changeSeq) fail(`file ${n.ino}'s pending changes are out of order (seq ${p.seq} after ${seq}, ${this.changeSeq} changes so far)`);
+        seq = p.seq;
+      }
+      if (!n.dropped && !chosenFile(n.durable, n.pending, { kind: 'all' }).equals(n.live)) {
+        fail(`file ${n.ino}'s live bytes (${n.live.size}) are not its durable bytes (${n.durable.size}) plus its ${n.pending.length} pending changes`);
+      }
+    }
+    if (named !== this.namedBytes) fail(`named bytes are ${this.namedBytes} but the named files hold ${named}`);
+    let seq = 0;
+    for (const op of this.journal) {
+      if (op.changes.length === 0) fail(`a journalled directory operation (seq ${op.seq}) has no change`);
+      if (op.seq <= seq || op.seq > this.changeSeq) fail(`the journal is out of order (seq ${op.seq} after ${seq})`);
+      seq = op.seq;
+    }
+  }
+
   // ---- internals ----
   // The public changing methods never call one another (a recording model records each public call
   // it gets, so a nested one would be recorded twice): they share these private helpers instead.

@@ -93,6 +93,21 @@ export class GrowBuffer {
     return out;
   }
 
+  /** True if both hold the same bytes: shared chunks compare by reference, so a version and a clone of it compare in time proportional to what changed. */
+  equals(other: GrowBuffer): boolean {
+    if (other.sizeBytes !== this.sizeBytes) return false;
+    for (let i = 0; i < this.chunks.length; i++) {
+      const [a, b] = [this.chunks[i], other.chunks[i]];
+      if (a === b) continue;
+      const valid = Math.min(this.sizeBytes - i * CHUNK_BYTES, CHUNK_BYTES); // bytes past the size may differ
+      const [x, y] = [Buffer.alloc(valid), Buffer.alloc(valid)];
+      if (a) a.copy(x, 0, 0, Math.min(a.length, valid));
+      if (b) b.copy(y, 0, 0, Math.min(b.length, valid));
+      if (!x.equals(y)) return false;
+    }
+    return true;
+  }
+
   /** An independent version with the same contents: shares every chunk until either side changes it. */
   clone(): GrowBuffer {
     const g = new GrowBuffer();
