@@ -192,6 +192,7 @@ describe('each variant differs from the correct queue in its one way', () => {
   it('roll-without-flush: the new page starts before the old page is flushed and fsynced', async () => {
     const { good, bad } = await openBoth('roll-without-flush', { checkpointWrites: 0 });
     for (let i = 0; i < 12; i++) await Promise.all([good.q.write(ev(i)), bad.q.write(ev(i))]);
+    for (const s of [good, bad]) expect(s.spy.log.some((l) => l.startsWith('open page.2')), 'the queue rolled to page 2').toBe(true);
     const stepsBeforePage2 = (log: string[]) => log.slice(0, log.findIndex((l) => l.startsWith('open page.2')));
     expect(stepsBeforePage2(good.spy.log)).toEqual(expect.arrayContaining(['write page.1: write records', 'fsync page.1: fsync of page']));
     expect(stepsBeforePage2(bad.spy.log)).not.toContain('write page.1: write records');
