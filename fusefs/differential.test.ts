@@ -3,7 +3,8 @@
 // the same metadata after every call: type, mode, owner, group, link count, size, device number,
 // which paths share an inode, and whether each inode's mtime and ctime changed (not the times
 // themselves). Calls run in two worker processes, one as root and one as an unprivileged user
-// (uid/gid 65534), so permission checks are compared too. No crash: the live view is a correct filesystem.
+// (uid/gid 65534), so permission checks are compared too: the test runs as root, and fails saying so
+// otherwise. No crash: the live view is a correct filesystem.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -13,9 +14,9 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { execa, type ResultPromise } from 'execa';
 import { startDaemon, type DaemonHandle } from '../src/harness/daemon-process.js';
+import { requireRoot } from './testing.js';
 
 const OTHER_ID = 65534; // nobody
-const AS_ROOT = process.getuid?.() === 0;
 const WORKER_TIMEOUT_MS = 20_000;
 /** Between two calls on the same tree, so that "changed" is visible at the mount's 1 ms time resolution. */
 const CALL_GAP_MS = 3;
@@ -105,7 +106,8 @@ const rl = require('readline').createInterface({ input: process.stdin });
 rl.on('line', async (line) => {
   const req = JSON.parse(line);
   let res;
-  if (req.snapshot) res = snapshot(req.snapshot);
+  if (req.whoami) res = process.getuid() + ':' + process.getgid() + ' groups ' + process.getgroups().join(',');
+  else if (req.snapshot) res = snapshot(req.snapshot);
   else if (req.closeServers) { for (const s of servers.splice(0)) s.close(); res = 'ok'; }
   else res = await apply(req.root, req.op);
   process.stdout.write(JSON.stringify(res) + '\n');
@@ -147,13 +149,14 @@ let asRoot: Worker;
 let asOther: Worker;
 
 beforeAll(async () => {
+  requireRoot(`comparing permission checks as another user (a worker started as uid ${OTHER_ID})`);
   work = mkdtempSync(join(tmpdir(), 'powercut-diff-'));
   chmodSync(work, 0o755); // the unprivileged worker must reach both trees and its script
   const script = join(work, 'worker.cjs');
   writeFileSync(script, WORKER, { mode: 0o644 });
   d = await startDaemon({ mountpoint: join(work, 'mnt'), socketPath: join(work, 'ctl.sock') });
   asRoot = new Worker(script, null);
-  asOther = new Worker(script, AS_ROOT ? OTHER_ID : null);
+  asOther = new Worker(script, OTHER_ID);
 });
 afterAll(async () => {
   await asRoot?.stop();
@@ -233,6 +236,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('differential: the mount behaves like an ordinary directory', () => {
   it('gives the same results, contents and metadata for random call sequences, as root and as another user', async () => {
+    expect(await asRoot.call<string>({ whoami: true }), 'the root worker\'s ids').toMatch(/^0:0 groups /);
+    // No group of root's is left to the other worker (spawning with a uid drops the supplementary groups).
+    expect(await asOther.call<string>({ whoami: true }), 'the other worker\'s ids').toMatch(new RegExp(`^${OTHER_ID}:${OTHER_ID} groups (${OTHER_ID})?$`));
     let run = 0;
     await fc.assert(
       fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 25 }), async (ops) => {

@@ -115,6 +115,8 @@ export interface FuseNative {
   Fuse: typeof FuseClass;
   /** True when the patched binding is loaded: caller context and full utimens are available. */
   patched: boolean;
+  /** Why the stock binding is loaded instead (patched is false). */
+  stockReason?: string;
   binding: FuseBinding;
 }
 
@@ -126,12 +128,14 @@ export function loadFuseNative(): FuseNative {
   const require = createRequire(import.meta.url);
   const pkgDir = dirname(require.resolve('fuse-native/package.json'));
   let patched = false;
+  let stockReason: string | undefined;
   try {
     process.env.FUSE_NATIVE_PREBUILD = ensurePatchedBuild(pkgDir);
     patched = true;
   } catch (e) {
     delete process.env.FUSE_NATIVE_PREBUILD;
-    console.error(`powercut fs: using fuse-native's stock binding (${e instanceof Error ? e.message : String(e)}); `
+    stockReason = e instanceof Error ? e.message : String(e);
+    console.error(`powercut fs: using fuse-native's stock binding (${stockReason}); `
       + 'new files belong to the daemon\'s user and utimens cannot set mtime apart from atime');
   }
   const Fuse = require('fuse-native') as typeof FuseClass;
@@ -139,7 +143,7 @@ export function loadFuseNative(): FuseNative {
   // here returns the same module object.
   const pkgRequire = createRequire(join(pkgDir, 'index.js'));
   const binding = (pkgRequire('node-gyp-build') as (dir: string) => FuseBinding)(pkgDir);
-  loaded = { Fuse, patched, binding };
+  loaded = { Fuse, patched, binding, ...(stockReason !== undefined ? { stockReason } : {}) };
   return loaded;
 }
 

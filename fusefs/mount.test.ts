@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { startDaemon, type DaemonHandle } from '../src/harness/daemon-process.js';
 import { DEFAULT_STATE_CAPS } from './crash-states.js';
+import { requireRoot } from './testing.js';
 
 let work: string;
 let d: DaemonHandle;
@@ -260,7 +261,8 @@ fs.writeSync(1,r);`;
     expect([kept.mode & 0o7777, kept.atimeMs, kept.mtimeMs]).toEqual([0o640, 1e12, 2e12]);
   });
 
-  it.runIf(process.getuid?.() === 0)('files another user creates are theirs; the kernel enforces modes; the owner survives an fsync', async () => {
+  it('files another user creates are theirs; the kernel enforces modes; the owner survives an fsync', async () => {
+    requireRoot('a file created by another user (a process started as uid 65534)');
     chmodSync(mnt, 0o777);
     writeFsynced(join(mnt, 'root-only'), 'secret');
     chmodSync(join(mnt, 'root-only'), 0o600);
@@ -301,27 +303,33 @@ fs.writeSync(1,r);`;
   });
 
   it('fifos, sockets and device nodes need a directory fsync like any name; the image writes fifos and devices, skips sockets', async () => {
+    requireRoot('a device node (mknod)');
+    const bind = async (name: string) => {
+      const server = createServer();
+      await new Promise<void>((resolve, reject) => server.once('error', reject).listen(join(mnt, name), resolve));
+      return () => new Promise<void>((resolve) => server.close(() => resolve()));
+    };
     await execa('mkfifo', [join(mnt, 'lost-fifo')]);
+    const closeLost = await bind('lost-sock');
+    await execa('mknod', [join(mnt, 'lost-null'), 'c', '1', '3']);
     await d.client.crash();
-    expect(existsSync(join(mnt, 'lost-fifo'))).toBe(false);
+    await closeLost();
+    for (const name of ['lost-fifo', 'lost-sock', 'lost-null']) expect(existsSync(join(mnt, name)), `${name}, named without a directory fsync`).toBe(false);
     await execa('mkfifo', [join(mnt, 'fifo')]);
-    const server = createServer();
-    await new Promise<void>((resolve, reject) => server.once('error', reject).listen(join(mnt, 'sock'), resolve));
-    const isRoot = process.getuid?.() === 0;
-    if (isRoot) await execa('mknod', [join(mnt, 'null'), 'c', '1', '3']);
+    const close = await bind('sock');
+    await execa('mknod', [join(mnt, 'null'), 'c', '1', '3']);
     fsyncPath(mnt);
     const image = join(work, 'image-special');
     await d.client.image(image);
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await close();
     await d.client.crash();
     expect(lstatSync(join(mnt, 'fifo')).isFIFO()).toBe(true);
+    expect(lstatSync(join(mnt, 'sock')).isSocket()).toBe(true);
     expect(lstatSync(join(image, 'fifo')).isFIFO()).toBe(true);
     expect(existsSync(join(image, 'sock'))).toBe(false);
-    if (isRoot) {
-      const dev = lstatSync(join(mnt, 'null'));
-      expect([dev.isCharacterDevice(), dev.rdev]).toEqual([true, lstatSync('/dev/null').rdev]);
-      expect(lstatSync(join(image, 'null')).rdev).toBe(dev.rdev);
-    }
+    const dev = lstatSync(join(mnt, 'null'));
+    expect([dev.isCharacterDevice(), dev.rdev]).toEqual([true, lstatSync('/dev/null').rdev]);
+    expect(lstatSync(join(image, 'null')).rdev).toBe(dev.rdev);
   });
 
   it('an open file stays readable, writable and fsyncable after its last name is gone', () => {

@@ -21,6 +21,8 @@ import type { ExternalDriver, TargetSettings } from '../src/harness/target.js';
 import { drawArtifactReport } from '../src/report/index.js';
 import { resolveTarget } from '../src/targets/index.js';
 import { cutChoiceArb, cutTargetArb, EXHAUSTIVE_MAX_STEPS, exhaustiveStepArb, faultArb, policiesArb, policyArb, readFaultArb, recoveryCutArb, stepArb, tornStepArb, workloadArb, type CutChoice } from './arbitraries.js';
+// The suites take their seed from where they take the property.
+export { DEFAULT_TEST_SEED, seedFromEnv } from './seed.js';
 
 /** One generated property input. */
 export interface CrashInput {
@@ -404,14 +406,4 @@ export function scaledRuns(base: number): number {
   const scale = Number(process.env.POWERCUT_RUNS ?? '1');
   if (!Number.isFinite(scale) || scale <= 0) throw new Error(`POWERCUT_RUNS must be a positive number (a multiplier of each suite's runs), got ${process.env.POWERCUT_RUNS}`);
   return Math.max(1, Math.round(base * scale));
-}
-
-/** The seed of npm test's suites unless $POWERCUT_SEED names another: a run is repeatable; drawing fresh seeds is the gate's job. */
-export const DEFAULT_TEST_SEED = 20261201;
-
-/** Seed (default `defaultSeed`) and path from $POWERCUT_SEED / $POWERCUT_PATH, to explore another seed or re-run a reported failure. */
-export function seedFromEnv(defaultSeed = DEFAULT_TEST_SEED): { seed: number; path?: string } {
-  const seed = process.env.POWERCUT_SEED;
-  if (seed !== undefined && !/^-?\d+$/.test(seed)) throw new Error(`POWERCUT_SEED must be an integer, got ${seed}`);
-  return { seed: seed !== undefined ? Number(seed) : defaultSeed, ...(process.env.POWERCUT_PATH ? { path: process.env.POWERCUT_PATH } : {}) };
 }

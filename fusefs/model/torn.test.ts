@@ -15,7 +15,7 @@ import type { FsTree, PendingFileOp } from './nodes.js';
 import { Prng } from './prng.js';
 import { Recording, RecordingFsModel, replay } from './recording.js';
 import { hashTree, StateSpace } from './state-space.js';
-import { SECTOR_BYTES, chosenFile, tornFile, type TornStats } from './torn.js';
+import { SECTOR_BYTES, chosenFile, tornFile, type FileChoice, type TornStats } from './torn.js';
 import type { DataOutcome } from '../crash-states.js';
 
 const owner = { uid: 0, gid: 0 };
@@ -114,15 +114,30 @@ function run(h: History): FsModel {
   return m;
 }
 
-/** Per file name: what the rule allows of it, from the model's durable bytes and unsynced changes (a model before the cut). */
-function allowedPerFile(m: FsModel): Map<string, Set<string>> {
-  const out = new Map<string, Set<string>>();
+/** What the rule allows of one file name: whether every image holds it, and the bytes it may hold. */
+interface AllowedFile {
+  mustExist: boolean;
+  images: Set<string>;
+}
+
+/**
+ * Per file name the run created, what the rule allows of it, from a model before the cut: its durable
+ * bytes and unsynced changes, and the root's entries. The histories never unlink or rename, so a
+ * name the durable root holds is in every image; a name only the live root holds (created, the root
+ * not fsynced since) is in an image or not, with the prefix of the directory operations kept.
+ */
+function allowedPerFile(m: FsModel): Map<string, AllowedFile> {
+  const out = new Map<string, AllowedFile>();
+  const root = m.node(ROOT_INO);
+  if (root.kind !== 'dir') throw new Error('the root must be a directory');
   for (const name of FILES) {
-    const f = m.file(m.resolve(`/${name}`));
+    const ino = root.live.get(name) ?? root.durable.get(name);
+    if (ino === undefined) continue; // not created yet
+    const f = m.file(ino);
     const at = moments(f.durable.toBuffer(), f.pending);
     // The reference applies the changes itself: after all of them it must see what programs see.
     if (!f.dropped) expect(at[at.length - 1].equals(f.live.toBuffer())).toBe(true);
-    out.set(name, allowedImages(f.durable.toBuffer(), f.pending));
+    out.set(name, { mustExist: root.durable.has(name), images: allowedImages(f.durable.toBuffer(), f.pending) });
   }
   return out;
 }
@@ -135,10 +150,17 @@ function filesOf(tree: FsTree): Map<string, Buffer> {
   return out;
 }
 
-function expectAllowed(allowed: Map<string, Set<string>>, image: FsTree, what: string): void {
-  for (const [name, data] of filesOf(image)) {
-    if (!allowed.get(name)!.has(digest(data))) throw new Error(`${what}: /${name} = ${data.toString('hex')} is no image the sector-prefix rule allows`);
+function expectAllowed(allowed: Map<string, AllowedFile>, image: FsTree, what: string): void {
+  const files = filesOf(image);
+  for (const [name, a] of allowed) {
+    const data = files.get(name);
+    if (data === undefined) {
+      if (a.mustExist) throw new Error(`${what}: /${name} is missing from the image, though its name was durable`);
+      continue;
+    }
+    if (!a.images.has(digest(data))) throw new Error(`${what}: /${name} = ${data.toString('hex')} is no image the sector-prefix rule allows`);
   }
+  for (const name of files.keys()) if (!allowed.has(name)) throw new Error(`${what}: /${name} is in the image, though the run never created it`);
 }
 
 function recorded(h: History): { recording: Recording; ops: number } {
@@ -226,7 +248,11 @@ describe('torn: each sector a prefix of its changes, the size a prefix of its fi
           for (const name of FILES) {
             const f = before.file(before.resolve(`/${name}`));
             const at = moments(f.durable.toBuffer(), f.pending);
-            const shown = images.map((i) => i.get(name)!);
+            const shown = images.map((i, k) => {
+              const d = i.get(name);
+              if (!d) throw new Error(`/${name} is missing from state ${k} after request ${afterOp}, though its name was durable`);
+              return d;
+            });
             // All kept and none kept: every sector at its longest and at its shortest prefix.
             expect(shown.some((d) => d.equals(at[at.length - 1]))).toBe(true);
             expect(shown.some((d) => d.equals(at[0]))).toBe(true);
@@ -280,16 +306,19 @@ describe('torn: examples of the rule', () => {
   });
 
   it('keeps a truncate in order with the writes of its sectors: never the new bytes over the old ones it cut', () => {
-    // 1024 durable bytes of 7, truncate to 0, then 10 bytes of 9: sector 0 is 7s, zeros, or 9s then zeros.
+    // 1024 durable bytes of 7, truncate to 0, 10 bytes of 9 at 0, then a byte at 600 that lets the
+    // size pass the 9s: below the size, sector 0 is 7s, zeros, or 9s then zeros, never 9s then 7s.
     const durable = new GrowBuffer(Buffer.alloc(1024, 7));
-    const pending: PendingFileOp[] = [{ type: 'truncate', sizeBytes: 0, seq: 1 }, w(0, Buffer.alloc(10, 9), 2)];
-    for (let seed = 0; seed < 300; seed++) {
-      const out = tornFile(durable, pending, new Prng(seed)).toBuffer();
-      if (out.length > 10 && out[0] === 9) expect(out[10]).toBe(0);
-    }
-    for (const choice of [{ kind: 'only', seq: 2 }, { kind: 'except', seq: 1 }] as const) {
-      const out = chosenFile(durable, pending, choice).toBuffer();
-      expect(out.length > 10 && out[0] === 9 && out[10] === 7).toBe(false);
+    const pending: PendingFileOp[] = [{ type: 'truncate', sizeBytes: 0, seq: 1 }, w(0, Buffer.alloc(10, 9), 2), w(600, Buffer.alloc(1, 5), 3)];
+    const choices: FileChoice[] = [{ kind: 'all' }, { kind: 'none' }, ...[1, 2, 3].flatMap((seq) => [{ kind: 'only', seq } as const, { kind: 'except', seq } as const])];
+    const cuts = {
+      random: Array.from({ length: 300 }, (_, seed) => tornFile(durable, pending, new Prng(seed)).toBuffer()),
+      exhaustive: choices.map((c) => chosenFile(durable, pending, c).toBuffer()),
+    };
+    for (const [mode, outs] of Object.entries(cuts)) {
+      const nines = outs.filter((out) => out.length > 10 && out[0] === 9);
+      expect(nines.length, `${mode} cuts that kept the 9s in a file longer than them`).toBeGreaterThan(0);
+      for (const out of nines) expect(out.subarray(10, 512).every((b) => b === 0), `${mode}: sector 0 after the 9s`).toBe(true);
     }
   });
 

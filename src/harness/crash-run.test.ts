@@ -54,8 +54,19 @@ describe('runCase on a real mount', () => {
 
   it('bounds a run that never freezes nor exits, reports it as a hang, and kills the driver', async () => {
     const before = await childPids();
-    const c: CrashCase = { workload, settings, cut: { atOp: 100_000, timing: 'before' }, policy: 'keep-all', seed: 1 };
-    const result = await runCase(daemon(), powercutQueue, c, { writeArtifacts: false, timeouts: { runMs: 1 } });
+    // A driver that says hello, then waits forever without a request to the mount: it can neither
+    // reach its crash point nor finish.
+    const hello = JSON.stringify({ t: 'hello', protocol: 1, target: 'powercut-queue', replayBound: { ackBatchSize: 1, outOfOrderAcksDurable: false } });
+    const stuck = { ...powercutQueue, driver: { file: '/bin/sh', args: ['-c', `echo '${hello}'; exec sleep 1000`] } };
+    const runMs = 1_500;
+    const c: CrashCase = { workload, settings, cut: { atOp: 1, timing: 'before' }, policy: 'keep-all', seed: 1 };
+    const started = Date.now();
+    const result = await runCase(daemon(), stuck, c, { writeArtifacts: false, timeouts: { runMs } });
+    // Both runs (the workload and the final drain) waited out their bound, no longer.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2 * runMs);
+    expect(Date.now() - started).toBeLessThan(2 * runMs + 15_000);
+    expect(result.cuts[0].frozenAt, 'the cut was never reached').toBeNull();
+    expect(result.runs.map((r) => [r.role, r.hung])).toEqual([['workload', true], ['drain', true]]);
     expect(result.violations.map((v) => v.message).join('\n')).toContain('liveness: run 0 (workload) neither reached its crash point nor finished within its time bound');
     expect(await childPids()).toEqual(before);
   }, 60_000);

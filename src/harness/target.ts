@@ -53,8 +53,8 @@ export interface KnownBadVariant {
   needs?: 'fault' | 'torn';
   /** The suites that prove it is caught: at least one (a test checks every variant of every target). */
   provenBy: readonly VariantProof[];
-  /** The check its catch must fail, when it is always the same one. */
-  trips?: CheckName;
+  /** The checks its catch may fail (at least one of them must): what its bug does to the queue. */
+  trips?: readonly CheckName[];
 }
 
 /** A named slice of the settings space the gate runs as its own suite (e.g. one checkpoint design). */

@@ -30,6 +30,7 @@ describe('record framing and CRC', () => {
   test.prop([fc.integer({ min: 0, max: 39 }), fc.integer({ min: 0, max: 255 })])('any single corrupted byte of a record is detected', (index, xor) => {
     fc.pre(xor !== 0);
     const rec = encodeRecord(7, Buffer.alloc(24, 0x61));
+    expect(rec.length, 'the indexes drawn cover the whole record').toBe(40);
     rec[index] ^= xor;
     const scan = scanRecords(rec, 0, 7, { verifyCrc });
     expect(scan.count).toBe(0);

@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { acquireLock, lockFileContent, type LockFs } from './lock.js';
 import { QueueLockedError } from './errors.js';
+import { seedFromEnv } from '../../properties/seed.js';
 
 const DEAD_PID = 999_999;
 
@@ -112,7 +113,8 @@ describe('stale lock takeover', () => {
         const r = await race(s, 3, (fs) => oldAcquire(fs, '/q'));
         return r.winners < 2;
       }),
-      { numRuns: 2_000, seed: 42 },
+      // Seed 42 finds the double win within the budget; POWERCUT_SEED tries another.
+      { numRuns: 2_000, seed: seedFromEnv(42).seed },
     );
     expect(out.failed).toBe(true);
   });

@@ -406,7 +406,7 @@ describe('error paths', () => {
     ops.hold = new Promise<void>((r) => (release = r));
     const closing = q.close();
     // The final checkpoint has flushed the page and waits in its fsync.
-    for (let i = 0; i < 200 && !ops.fsyncs.includes('fsync of page'); i++) await new Promise((r) => setTimeout(r, 5));
+    for (let i = 0; i < 2_000 && !ops.fsyncs.includes('fsync of page'); i++) await new Promise((r) => setTimeout(r, 5));
     expect(ops.fsyncs).toContain('fsync of page');
     const late = q.write(ev(2));
     late.catch(() => undefined);
@@ -457,7 +457,7 @@ describe('error paths', () => {
     ops.failWrite = { match: /append to checkpoint log/, errno: 'ENOSPC' };
     await q.write(ev(1));
     await q.write(ev(2)); // starts a checkpoint in the background; nobody awaits it
-    for (let i = 0; i < 200 && ops.failedWrites === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    for (let i = 0; i < 2_000 && ops.failedWrites === 0; i++) await new Promise((r) => setTimeout(r, 5));
     expect(ops.failedWrites).toBe(1);
     const message = /append to checkpoint log failed on .*checkpoint.log: ENOSPC/;
     await expect(q.close()).rejects.toThrow(message);

@@ -151,8 +151,25 @@ describe('artifact report in Chromium', () => {
     const { page, problems } = await open('screenshot');
     try {
       const box = await page.locator('#cut-section-0 .timeline').boundingBox();
+      const clip = { x: 0, y: 0, width: 1280, height: Math.ceil(box!.y + box!.height + 6) };
+      // What the picture is for: each of them on screen, and within the part the screenshot keeps.
+      const header = page.locator('header h1');
+      expect(await header.textContent()).toBe('FAIL integrity — powercut-queue (variant no-crc-on-recovery)');
+      expect(await page.locator('header .sub').textContent()).toBe('powercut-artifacts/integrity-recovery-cut');
+      const violation = page.locator('#violation-1 .msg');
+      expect(await violation.textContent()).toContain('integrity: run 2 (drain, final): seq 2 (event id 2) has different bytes');
+      const timeline = page.locator('#cut-section-0 .timeline svg.tl-chart');
+      expect(await page.locator('#cut-section-0 .timeline svg.tl-labels text.lane-label').allTextContents()).toEqual(expect.arrayContaining(['directory entries', '/page.1']));
+      expect(await page.locator('#cut-section-0 .timeline #svg-cut-0').count(), 'the power cut on the first timeline').toBe(1);
+      for (const [what, shown] of [['the header', header], ['the violation', violation], ['the first timeline', timeline]] as const) {
+        expect(await shown.isVisible(), `${what} is visible`).toBe(true);
+        const b = (await shown.boundingBox())!;
+        expect(b.y, `${what} starts inside the screenshot`).toBeGreaterThanOrEqual(clip.y);
+        expect(b.y + b.height, `${what} ends inside the screenshot`).toBeLessThanOrEqual(clip.y + clip.height);
+        expect(b.x, `${what} starts inside the screenshot's width`).toBeLessThan(clip.width);
+      }
       const shot = path.join(tmp, 'report-screenshot.png');
-      await page.screenshot({ path: shot, fullPage: true, clip: { x: 0, y: 0, width: 1280, height: Math.ceil(box!.y + box!.height + 6) } });
+      await page.screenshot({ path: shot, fullPage: true, clip });
       expect(existsSync(shot)).toBe(true);
       expect(problems).toEqual([]);
       if (UPDATE_SCREENSHOT) await copyFile(shot, README_SCREENSHOT);

@@ -7,22 +7,23 @@ export const KNOWN_BAD: Readonly<Record<string, KnownBadVariant>> = Object.freez
     summary: 'record batches written with sync: false are reported durable as soon as LevelDB accepts them',
     settings: { syncWrites: false },
     provenBy: ['exhaustive'],
-    trips: 'at-least-once',
+    trips: ['at-least-once'],
   },
   // Found by the gate on the first run (docs/leveldb.md): LevelDB 1.20's own bug, google/leveldb#189.
   'trusts-leveldb-create': {
     summary: "relies on LevelDB 1.20 creating a database durably: its first MANIFEST is never fsynced, and a cut leaves CURRENT naming it empty (unopenable)",
     settings: {},
     provenBy: ['exhaustive'],
-    trips: 'liveness',
+    trips: ['liveness'],
   },
   // Found by the gate (docs/leveldb.md): LevelDB creates a new log file when a batch finds the memtable
   // full and fsyncs only the file, not the directory; needs log rolls (small memtable, large events).
   'trusts-leveldb-log-roll': {
     summary: 'takes a synced batch as durable although LevelDB wrote it to a log file whose directory entry was never fsynced',
     settings: { syncWrites: true, writeBufferSize: 65_536, minEventBytes: 16_384 },
-    // It loses synced records (at-least-once) or synced acks (bounded-replay), whichever the run had.
     provenBy: ['exhaustive'],
+    // It loses synced records (at-least-once) or synced acks (bounded-replay), whichever the run had.
+    trips: ['at-least-once', 'bounded-replay'],
   },
   // Found by the gate (docs/leveldb.md): a torn write-back keeps LevelDB's manifest record naming a
   // new table and loses the table's directory entry; needs memtable flushes.
@@ -30,6 +31,6 @@ export const KNOWN_BAD: Readonly<Record<string, KnownBadVariant>> = Object.freez
     summary: 'gives up when LevelDB will not open after a cut ("Corruption: missing files") instead of running RepairDB',
     settings: { syncWrites: false, writeBufferSize: 65_536 },
     provenBy: ['exhaustive'],
-    trips: 'liveness',
+    trips: ['liveness'],
   },
 });

@@ -131,17 +131,21 @@ describe('each variant differs from the correct queue in its one way', () => {
     let release!: () => void;
     const hold = new Promise<void>((r) => (release = r));
     const done = { good: false, bad: false };
+    const checkpoints: Promise<void>[] = [];
     for (const [k, s] of [['good', good], ['bad', bad]] as const) {
       for (let i = 1; i <= 3; i++) await s.q.write(ev(i));
       s.spy.holdPageFsync = hold;
-      void s.q.checkpoint().then(() => (done[k] = true));
+      checkpoints.push(s.q.checkpoint().then(() => void (done[k] = true)));
     }
-    await new Promise((r) => setTimeout(r, 50));
+    // The variant's checkpoint does not wait for the held page fsync, so it completes (the bound
+    // only stops a regression from hanging); the correct one cannot while the fsync is held.
+    await Promise.race([checkpoints[1], new Promise((r) => setTimeout(r, 10_000).unref())]);
     const count = async (dir: string) => (decodeCheckpoint(await readFile(join(dir, 'checkpoint.head'))) as { elementCount: number }).elementCount;
     expect(done).toEqual({ good: false, bad: true });
     expect(await count(good.dir)).toBe(0);
     expect(await count(bad.dir)).toBe(3);
     release();
+    await Promise.all(checkpoints);
   });
 
   it('purge-before-checkpoint: acked pages are deleted, with a directory fsync, before the checkpoint that stops referencing them', async () => {
@@ -192,6 +196,7 @@ describe('each variant differs from the correct queue in its one way', () => {
   it('roll-without-flush: the new page starts before the old page is flushed and fsynced', async () => {
     const { good, bad } = await openBoth('roll-without-flush', { checkpointWrites: 0 });
     for (let i = 0; i < 12; i++) await Promise.all([good.q.write(ev(i)), bad.q.write(ev(i))]);
+    for (const s of [good, bad]) expect(s.spy.log.some((l) => l.startsWith('open page.2')), 'the queue rolled to page 2').toBe(true);
     const stepsBeforePage2 = (log: string[]) => log.slice(0, log.findIndex((l) => l.startsWith('open page.2')));
     expect(stepsBeforePage2(good.spy.log)).toEqual(expect.arrayContaining(['write page.1: write records', 'fsync page.1: fsync of page']));
     expect(stepsBeforePage2(bad.spy.log)).not.toContain('write page.1: write records');
@@ -249,7 +254,9 @@ describe('each variant differs from the correct queue in its one way', () => {
       let release!: () => void;
       ops.hold = new Promise<void>((r) => (release = r));
       const acked = q.ack([e.seq]).then(() => 'resolved');
-      const early = await Promise.race([acked, new Promise<string>((r) => setTimeout(() => r('pending'), 50))]);
+      // The correct ack cannot resolve while its checkpoint is held (50 ms show it waits); the
+      // variant's resolves at once (10 s only stop a regression from hanging).
+      const early = await Promise.race([acked, new Promise<string>((r) => setTimeout(() => r('pending'), name === 'correct' ? 50 : 10_000).unref())]);
       results[name] = `${early}, durableFirstUnackedSeq ${q.durability().durableFirstUnackedSeq}`;
       ops.hold = null;
       release();
@@ -268,7 +275,9 @@ describe('each variant differs from the correct queue in its one way', () => {
       await s.q.write(ev(1));
     }
     const waits = [good, bad].map((s) => s.q.waitDurable(1).then(() => 'durable'));
-    const states = await Promise.all(waits.map((w) => Promise.race([w, new Promise<string>((r) => setTimeout(() => r('waiting'), 100))])));
+    // The correct wait cannot end while the fsync is held (100 ms show it waits); the variant's gives
+    // up after 1 ms (10 s only stop a regression from hanging).
+    const states = await Promise.all(waits.map((w, i) => Promise.race([w, new Promise<string>((r) => setTimeout(() => r('waiting'), i === 0 ? 100 : 10_000).unref())])));
     expect(states).toEqual(['waiting', 'durable']);
     expect(bad.q.durability().durableSeq).toBe(1);
     release();
@@ -285,7 +294,7 @@ describe('each variant differs from the correct queue in its one way', () => {
       ops.failWrite = { match: /append to checkpoint log/, errno: 'ENOSPC' };
       await q.write(ev(1));
       await q.write(ev(2)); // a background checkpoint, which fails
-      for (let i = 0; i < 200 && ops.failedWrites === 0; i++) await new Promise((r) => setTimeout(r, 5));
+      for (let i = 0; i < 2_000 && ops.failedWrites === 0; i++) await new Promise((r) => setTimeout(r, 5));
       outcomes[name] = await q.close().then(() => 'resolved', (e: Error) => `rejected: ${e.message}`);
     }
     expect(outcomes.correct).toMatch(/^rejected: .*ENOSPC/);
