@@ -5,6 +5,8 @@ export default defineConfig({
     include: ['fusefs/**/*.test.ts', 'src/**/*.test.ts', 'properties/**/*.test.ts', 'scenarios/**/*.test.ts', 'examples/**/*.test.ts'],
     // Spawned daemons and drivers run compiled code: build it first, so no test ever runs a stale dist/.
     globalSetup: ['./vitest.global-setup.ts'],
+    // Every daemon a test starts checks its model's invariants after every request (fusefs/daemon.ts).
+    env: { POWERCUT_CHECK_INVARIANTS: '1' },
     // One seed for every fast-check property (vitest.setup.ts): a run is repeatable, POWERCUT_SEED explores another.
     setupFiles: ['./vitest.setup.ts'],
     // Real-mount tests spawn daemons and drivers; forks keep fuse-native out of worker threads.

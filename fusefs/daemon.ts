@@ -9,6 +9,9 @@ import { listenControl } from './control-server.js';
 import { readTree } from './image-files.js';
 import { FsModel } from './model/fs-model.js';
 
+/** Set to 1, the daemon checks its model's invariants after every request (npm test does). */
+export const CHECK_INVARIANTS_ENV = 'POWERCUT_CHECK_INVARIANTS';
+
 export const DAEMON_USAGE = 'usage: daemon --mountpoint DIR --socket PATH [--image DIR] [--max-data-bytes N] [--max-recording-bytes N]';
 
 /** The limits are the daemon's (DaemonLimits); absent or undefined, its defaults. */
@@ -44,12 +47,15 @@ export function parseDaemonArgs(argv: string[]): DaemonOptions {
   };
 }
 
+/** The exit code of a daemon that stopped because its model broke an invariant. */
+export const INVARIANT_BROKEN_EXIT = 70;
+
 /** Runs the daemon until shutdown or a signal; resolves with the exit code. */
 export async function runDaemon(opts: DaemonOptions): Promise<number> {
   assertFuseAvailable();
   const model = opts.image ? FsModel.fromTree(await readTree(opts.image)) : new FsModel();
   // An absent limit (undefined) takes the daemon's default.
-  const daemon = new PowercutDaemon(opts.mountpoint, model, opts);
+  const daemon = new PowercutDaemon(opts.mountpoint, model, { ...opts, checkInvariants: process.env[CHECK_INVARIANTS_ENV] === '1' });
   await daemon.mount();
   let server;
   try {
@@ -73,6 +79,10 @@ export async function runDaemon(opts: DaemonOptions): Promise<number> {
       );
     };
     daemon.onShutdown = () => stop(0);
+    daemon.onFatal = (message) => {
+      console.error(`powercut daemon: stopping: ${message}`);
+      stop(INVARIANT_BROKEN_EXIT);
+    };
     process.once('SIGTERM', () => stop(0));
     process.once('SIGINT', () => stop(0));
     console.log(JSON.stringify({ event: 'mounted', mountpoint: opts.mountpoint, socket: opts.socket, pid: process.pid }));

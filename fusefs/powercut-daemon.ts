@@ -26,6 +26,11 @@ export interface DaemonLimits {
   maxDataBytes: number;
   /** See DEFAULT_MAX_RECORDING_BYTES. */
   maxRecordingBytes: number;
+  /**
+   * Check the model's invariants (FsModel.assertInvariants) after every request: npm test sets
+   * POWERCUT_CHECK_INVARIANTS. A broken one stops the daemon with a message that names it.
+   */
+  checkInvariants: boolean;
 }
 export class PowercutDaemon {
   private state: FsState;
@@ -42,12 +47,28 @@ export class PowercutDaemon {
   /** Why the last recording ended before its states were asked for (a crash), for the error `states` then gives. */
   private endedRecording: string | null = null;
   onShutdown: () => void = () => {};
+  /** A broken invariant: the daemon must stop, saying which (runDaemon unmounts and exits). */
+  onFatal: (message: string) => void = (message) => {
+    throw new Error(message);
+  };
 
   private readonly maxRecordingBytes: number;
 
   constructor(readonly mountpoint: string, model = new FsModel(), limits: Partial<DaemonLimits> = {}) {
     this.maxRecordingBytes = limits.maxRecordingBytes ?? DEFAULT_MAX_RECORDING_BYTES;
-    this.state = { model, gate: new RequestGate(), faults: new Faults(limits.maxDataBytes ?? DEFAULT_MAX_DATA_BYTES), fsyncHolds: null, handles: new Map(), nextFd: 1, generation: 0 };
+    const check = limits.checkInvariants ? () => this.checkInvariants() : null;
+    this.state = { model, gate: new RequestGate(check), faults: new Faults(limits.maxDataBytes ?? DEFAULT_MAX_DATA_BYTES), fsyncHolds: null, handles: new Map(), nextFd: 1, generation: 0 };
+  }
+
+  private fatal = false;
+  private checkInvariants(): void {
+    if (this.fatal) return;
+    try {
+      this.state.model.assertInvariants();
+    } catch (e) {
+      this.fatal = true;
+      this.onFatal(`after request ${this.state.gate.opCount}: ${e instanceof Error ? e.message : String(e)}`);
+    }
   }
 
   async mount(): Promise<void> {

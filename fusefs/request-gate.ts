@@ -11,6 +11,9 @@ export const MAX_MARKS = 1_000_000;
 
 export class RequestGate {
   readonly trace = new Trace();
+  /** Runs after every request the model applied (the daemon checks the model's invariants there when asked to). */
+  constructor(private readonly afterApply: (() => void) | null = null) {}
+
   /** Confirmation markers in request order: the driver's line n was marked after `afterOp` requests. */
   private markList: Mark[] = [];
   private matcher: CrashPointMatcher | null = null;
@@ -75,6 +78,7 @@ export class RequestGate {
     }
     const result = run(apply);
     entry.result = result < 0 ? result : 0;
+    this.afterApply?.();
     if (isCrashPoint) {
       this.freeze(entry, reply);
       return;

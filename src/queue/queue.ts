@@ -446,7 +446,22 @@ export class Queue implements PersistentQueue {
     return () => this.listeners.delete(listener);
   }
 
+  /**
+   * What the durability the queue reports must satisfy, checked whenever it changes: nothing unwritten
+   * is durable, no ack is durable before the ack itself was made, and no ack is durable for an event
+   * that is not (records are synced before a checkpoint covering their acks).
+   */
+  private assertDurability(): void {
+    const broken = (what: string) => {
+      throw new Error(`queue invariant broken in ${this.dir}: ${what}`);
+    };
+    if (this.durableSeq > this.lastSeq) broken(`durableSeq ${this.durableSeq} > lastSeq ${this.lastSeq}`);
+    if (this.durableFirstUnacked > this.acks.firstUnacked) broken(`durableFirstUnackedSeq ${this.durableFirstUnacked} > first unacked seq ${this.acks.firstUnacked}`);
+    if (this.durableFirstUnacked > this.durableSeq + 1) broken(`durableFirstUnackedSeq ${this.durableFirstUnacked} > durableSeq ${this.durableSeq} + 1`);
+  }
+
   private emit(): void {
+    this.assertDurability();
     const state = this.durability();
     for (const listener of this.listeners) {
       try {

@@ -305,6 +305,12 @@ export async function runExhaustive(daemon: DaemonHandle, target: Target, input:
     const failed = slots.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
 
+    // A state is left out only by the time budget or, when one failure is enough, after the first failing one.
+    groups.forEach((group, g) => {
+      if (results[g] === undefined && !outOfTime && !(!o.allFailures && g > firstFailing)) {
+        throw new Error(`invariant broken: crash state ${describeState(group[0].id)} was neither judged nor left out by the time budget or a first failure`);
+      }
+    });
     // In group order, so the first failure and the counts do not depend on which slot finished first.
     const failures: CaseResult[] = [];
     const signatures = new Set<string>();
