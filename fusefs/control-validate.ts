@@ -1,11 +1,10 @@
 // Validates one control request line into a typed ControlRequest; every problem is an Error naming
 // the field, which the server turns into {"ok":false,"error":...}.
 import { MUTATING_KINDS, POLICIES, type ControlRequest, type CrashPoint, type Fault } from './protocol.js';
-import type { CrashStateId } from './crash-states.js';
+import { STATE_POLICIES, type CrashStateId } from './crash-states.js';
 import { MAX_FSYNC_HOLD_MS } from './fsync-holds.js';
 
 const CMDS = ['status', 'arm', 'disarm', 'wait-frozen', 'crash', 'trace', 'image', 'fault', 'clear-faults', 'reset', 'states', 'load-state', 'state-image', 'shutdown'] as const;
-const STATE_POLICIES = ['lose-unsynced', 'torn'] as const;
 const DATA_KINDS = ['all', 'none', 'only', 'except', 'sectors'] as const;
 const FAULT_TYPES = ['fsync-eio', 'enospc', 'read-eio', 'bitflip'] as const;
 const MAX_WAIT_MS = 10 * 60_000;
@@ -87,12 +86,12 @@ function parseStateId(v: unknown): CrashStateId {
   allowOnly(o, cmd, ['afterOp', 'policy', 'dirPrefix', 'data']);
   const id: CrashStateId = { afterOp: int(o, cmd, 'afterOp', 0), policy: oneOf(o, cmd, 'policy', STATE_POLICIES) };
   if (id.policy === 'lose-unsynced') {
-    if (o.dirPrefix !== undefined || o.data !== undefined) fail(`${cmd}: dirPrefix and data belong to torn states only`);
+    if (o.dirPrefix !== undefined || o.data !== undefined) fail(`${cmd}: dirPrefix and data belong to torn and journaled states only`);
     return id;
   }
   id.dirPrefix = int(o, cmd, 'dirPrefix', 0);
   const d = o.data as Obj;
-  if (typeof d !== 'object' || d === null) fail(`${cmd}: a torn state needs 'data' {kind: ${DATA_KINDS.join('|')}}, got ${JSON.stringify(o.data)}`);
+  if (typeof d !== 'object' || d === null) fail(`${cmd}: a ${id.policy} state needs 'data' {kind: ${DATA_KINDS.join('|')}}, got ${JSON.stringify(o.data)}`);
   const kind = oneOf(d, `${cmd}.data`, 'kind', DATA_KINDS);
   if (kind === 'only' || kind === 'except') {
     allowOnly(d, `${cmd}.data`, ['kind', 'write']);

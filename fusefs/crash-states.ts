@@ -28,16 +28,24 @@ export type DataOutcome =
    */
   | { kind: 'sectors'; seed: number };
 
-/** The crash policies exhaustive mode enumerates states under. */
-export type StatePolicy = 'lose-unsynced' | 'torn';
+/**
+ * The crash policies, named here once (fusefs/model/policies/ holds one module each): those whose
+ * states exhaustive mode enumerates, and keep-all, a clean shutdown (random cuts' baseline).
+ */
+export const STATE_POLICIES = ['lose-unsynced', 'torn', 'journaled'] as const;
+export type StatePolicy = (typeof STATE_POLICIES)[number];
+export const CRASH_POLICIES = [...STATE_POLICIES, 'keep-all'] as const;
+/** The policies the suites and the gate use unless told otherwise (journaled is asked for, and used for a cause's reach). */
+export const DEFAULT_STATE_POLICIES: readonly StatePolicy[] = ['lose-unsynced', 'torn'];
+export type CrashPolicy = (typeof CRASH_POLICIES)[number];
 
 export interface CrashStateId {
   /** Requests 1..afterOp were applied; the power went before request afterOp + 1. */
   afterOp: number;
   policy: StatePolicy;
-  /** torn: how many of the unsynced directory operations persisted (a prefix of their order). */
+  /** torn, journaled: how many of the unsynced directory operations persisted (a prefix of their order). */
   dirPrefix?: number;
-  /** torn: which unsynced writes persisted. */
+  /** torn, journaled: which unsynced writes persisted. */
   data?: DataOutcome;
 }
 
@@ -81,20 +89,3 @@ export interface Mark {
   afterOp: number;
 }
 
-/** What a torn state keeps of the unsynced writes, in words (trace pages say the same). */
-function dataInWords(d: DataOutcome): string {
-  switch (d.kind) {
-    case 'all': return 'all unsynced writes kept';
-    case 'none': return 'no unsynced write kept';
-    case 'only': return `only unsynced write ${d.write} kept, with the earlier writes in its 512-byte sectors; its file at its size just after it`;
-    case 'except': return `unsynced write ${d.write} lost, with the later writes in its 512-byte sectors; the rest kept; its file at its final size, or at its size before write ${d.write} if that was the file's last size change`;
-    case 'sectors': return `sectors drawn from seed ${d.seed}`;
-  }
-}
-
-/** "after request 17, torn: directory operations prefix 2, only unsynced write 4 kept, with ...", for messages and artifacts. */
-export function describeState(id: CrashStateId): string {
-  if (id.policy === 'lose-unsynced') return `after request ${id.afterOp}, lose-unsynced`;
-  const data = id.data ? dataInWords(id.data) : '';
-  return `after request ${id.afterOp}, torn: directory operations prefix ${id.dirPrefix ?? 0}, ${data}`;
-}

@@ -4,6 +4,7 @@ import { rmSync } from 'node:fs';
 import { resolve, relative, isAbsolute } from 'node:path';
 import { FsModel, processOwner } from './model/fs-model.js';
 import { RequestGate } from './request-gate.js';
+import type { CrashPolicy } from './crash-states.js';
 import { DEFAULT_MAX_DATA_BYTES, Faults } from './faults.js';
 import { mountGeneration, ReplaceFailure, replaceGeneration, unmountGeneration, type Mounted } from './mount-generation.js';
 import type { FsState } from './fuse-adapter.js';
@@ -171,7 +172,7 @@ export class PowercutDaemon {
     }
   }
 
-  private async crash(policy: 'lose-unsynced' | 'torn' | 'keep-all', seed: number): Promise<ControlAnswer> {
+  private async crash(policy: CrashPolicy, seed: number): Promise<ControlAnswer> {
     const t0 = performance.now();
     // A power cut ends a recorded run: requests are numbered from 1 again after it, so what follows
     // cannot be replayed as part of the run. (A crash during the recovery of a loaded state, after

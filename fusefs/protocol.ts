@@ -19,8 +19,9 @@ export const MUTATING_KINDS = [
 ] as const;
 export type MutatingKind = (typeof MUTATING_KINDS)[number];
 
-export const POLICIES = ['lose-unsynced', 'torn', 'keep-all'] as const;
-export type CrashPolicy = (typeof POLICIES)[number];
+import type { CrashPolicy } from './crash-states.js';
+
+export { CRASH_POLICIES as POLICIES, type CrashPolicy } from './crash-states.js';
 
 export type CrashTiming = 'before' | 'after';
 

@@ -2,6 +2,7 @@
 // faults. Everything shrinks towards small: fewer steps, smaller events. Target settings come from
 // the target itself (Target.settingsArb).
 import fc from 'fast-check';
+import { DEFAULT_STATE_POLICIES, STATE_POLICIES } from '../fusefs/crash-states.js';
 import type { CrashPolicy, CrashTiming, Fault } from '../fusefs/protocol.js';
 import { RECOVERY_CUT_MAX_OP } from '../src/harness/exhaustive/exhaustive-run.js';
 import { PAYLOAD_HEADER_BYTES } from '../src/harness/payload.js';
@@ -83,11 +84,11 @@ export const tornStepArb: fc.Arbitrary<Step> = fc.oneof(
 );
 
 /**
- * The policies of random cuts: lose-unsynced and torn, restricted to `only` if given, and keep-all
+ * The policies of random cuts: `only`, else the default ones (lose-unsynced and torn), and keep-all
  * (a clean shutdown) as the baseline: it can only catch bugs that lose data without a cut.
  */
 export function policiesArb(only?: readonly CrashPolicy[]): fc.Arbitrary<CrashPolicy> {
-  const chosen = (['lose-unsynced', 'torn'] as const).filter((p) => only === undefined || only.includes(p));
+  const chosen = STATE_POLICIES.filter((p) => (only ?? DEFAULT_STATE_POLICIES).includes(p));
   return fc.oneof(
     ...chosen.map((p) => ({ weight: 2, arbitrary: fc.constant<CrashPolicy>(p) })),
     { weight: 1, arbitrary: fc.constant<CrashPolicy>('keep-all') },

@@ -4,11 +4,10 @@ import { GrowBuffer } from './grow-buffer.js';
 import {
   EEXIST, EFBIG, EINVAL, EISDIR, ENAMETOOLONG, ENOENT, ENOTDIR, ENOTEMPTY, EPERM, FsError,
 } from './errno.js';
-import type { DirNode, FileNode, FsTree, JournalOp, Meta, Node, NodeKind, SpecialKind, SpecialNode, SymlinkNode } from './nodes.js';
-import { Prng } from './prng.js';
-import { chosenFile, tornFile, tornJournalPrefix, type FileChoice, type TornStats } from './torn.js';
-import type { CrashPolicy } from '../protocol.js';
-import type { DataOutcome } from '../crash-states.js';
+import type { DirNode, FileNode, FsTree, JournalOp, Meta, Node, NodeKind, SpecialKind, SpecialNode, SymlinkNode, Unsynced } from './nodes.js';
+import { policyModule, stateEnumerator } from './policies/index.js';
+import { chosenFile, type TornStats } from './torn.js';
+import type { CrashPolicy, CrashStateId } from '../crash-states.js';
 
 export const ROOT_INO = 1;
 const MAX_FILE_BYTES = 2 ** 34; // 16 GiB: beyond this a write is a bug in the workload, not a test
@@ -49,6 +48,11 @@ export function processOwner(): Owner {
 
 export class FsModel {
   private nodes = new Map<number, Node>();
+  /**
+   * For the journaled policy (an ext4-like journal): every change with a seq up to this one is in a
+   * committed journal transaction, so its directory operations persisted whatever the cut.
+   */
+  private committedSeq = 0;
   private nextIno = ROOT_INO + 1;
   /** Unsynced directory operations in the order they happened (for `torn`). */
   private journal: JournalOp[] = [];
@@ -140,7 +144,7 @@ export class FsModel {
     const ino = this.nextIno++;
     const t = this.now();
     const meta = this.newMeta(dir, 0o777, owner, false, t);
-    const node: SymlinkNode = { kind: 'symlink', ino, nlink: 0, ...meta, durableMeta: { ...meta }, metaDirty: false, target };
+    const node: SymlinkNode = { kind: 'symlink', ino, nlink: 0, ...meta, durableMeta: { ...meta }, metaDirty: false, uncommitted: 0, uncommittedSize: 0, target };
     this.nodes.set(ino, node);
     this.setEntries([{ dir, name, ino }], t, ino);
     return ino;
@@ -154,7 +158,7 @@ export class FsModel {
     const t = this.now();
     const meta = this.newMeta(dir, mode, owner, false, t);
     const device = kind === 'chardev' || kind === 'blockdev';
-    const node: SpecialNode = { kind, ino, nlink: 0, ...meta, durableMeta: { ...meta }, metaDirty: false, rdev: device ? rdev : 0 };
+    const node: SpecialNode = { kind, ino, nlink: 0, ...meta, durableMeta: { ...meta }, metaDirty: false, uncommitted: 0, uncommittedSize: 0, rdev: device ? rdev : 0 };
     this.nodes.set(ino, node);
     this.setEntries([{ dir, name, ino }], t, ino);
     return ino;
@@ -217,7 +221,7 @@ export class FsModel {
     if (f.nlink > 0) this.namedBytes += f.live.size - before;
     f.pending.push({ type: 'write', offset, data: kept, seq: ++this.changeSeq });
     f.mtimeMs = f.ctimeMs = this.now();
-    f.metaDirty = true;
+    this.changedInode(f, f.live.size !== before);
     return data.length;
   }
 
@@ -237,10 +241,11 @@ export class FsModel {
     if (sizeBytes < 0) throw new FsError(EINVAL, `truncate to negative size ${sizeBytes}`);
     if (sizeBytes > MAX_FILE_BYTES) throw new FsError(EFBIG, `truncate beyond ${MAX_FILE_BYTES} bytes`);
     if (f.nlink > 0) this.namedBytes += sizeBytes - f.live.size;
+    const sizeChanged = f.live.size !== sizeBytes;
     f.live.resize(sizeBytes);
     f.pending.push({ type: 'truncate', sizeBytes, seq: ++this.changeSeq });
     f.mtimeMs = f.ctimeMs = this.now();
-    f.metaDirty = true;
+    this.changedInode(f, sizeChanged);
   }
 
   // ---- attributes: change only live metadata (permission checks are the kernel's, default_permissions) ----
@@ -249,7 +254,7 @@ export class FsModel {
     const n = this.node(ino);
     n.mode = mode & 0o7777;
     n.ctimeMs = this.now();
-    n.metaDirty = true;
+    this.changedInode(n);
   }
 
   /** `UNCHANGED_ID` keeps that id. Like Linux, clears setuid (and setgid where group-executable) on non-directories. */
@@ -264,7 +269,7 @@ export class FsModel {
       if (n.mode & S_IXGRP) n.mode &= ~S_ISGID;
     }
     n.ctimeMs = this.now();
-    n.metaDirty = true;
+    this.changedInode(n);
   }
 
   utimens(ino: number, atime: TimeSet, mtime: TimeSet): void {
@@ -274,7 +279,7 @@ export class FsModel {
     if (atime !== 'omit') n.atimeMs = atime === 'now' ? t : checkTime(atime);
     if (mtime !== 'omit') n.mtimeMs = mtime === 'now' ? t : checkTime(mtime);
     n.ctimeMs = t;
-    n.metaDirty = true;
+    this.changedInode(n);
   }
 
   // ---- durability ----
@@ -288,12 +293,16 @@ export class FsModel {
    * completes now but covers only the changes made before it started; later ones stay unsynced.
    */
   fsync(ino: number, coversUpTo?: number): void {
-    this.syncNode(this.node(ino), coversUpTo);
+    const n = this.node(ino);
+    this.commitIfNeeded(n, false, coversUpTo ?? this.changeSeq);
+    this.syncNode(n, coversUpTo);
   }
 
   /** fdatasync: the bytes and size of a file (the entries of a directory), not mode, owner or times. */
   fdatasync(ino: number, coversUpTo?: number): void {
-    this.syncContent(this.node(ino), coversUpTo);
+    const n = this.node(ino);
+    this.commitIfNeeded(n, true, coversUpTo ?? this.changeSeq);
+    this.syncContent(n, coversUpTo);
   }
 
   /** How many changes (writes, truncates, directory operations) were made so far: what an fsync starting now covers. */
@@ -311,70 +320,17 @@ export class FsModel {
   }
 
   /**
-   * Power cut: live := durable under `policy`; inodes unreachable from the durable root are gone.
-   * Returns how many writes the torn policy kept only in part.
+   * Power cut: live := durable as `policy` lets a cut leave it (its module in policies/, drawing its
+   * choices from `seed`); inodes unreachable from the durable root are gone. Returns how many writes
+   * it kept only in part.
    */
   crash(policy: CrashPolicy, seed = 0): TornStats {
-    const stats: TornStats = { partialWrites: 0 };
-    if (policy === 'keep-all') {
-      this.journal = [];
-      for (const n of this.nodes.values()) this.syncNode(n);
-    } else if (policy === 'torn') {
-      const prng = new Prng(seed);
-      this.persistJournalPrefix(tornJournalPrefix(this.journal, prng));
-      const inos = this.sortedInos();
-      for (const ino of inos) {
-        const n = this.nodes.get(ino)!;
-        if (n.kind === 'file') n.durable = tornFile(n.durable, n.pending, prng, stats);
-      }
-      // Drawn after every data decision, so a seed tears the data exactly as it did before
-      // attributes were modelled. Each inode keeps or loses its unsynced attributes as a whole.
-      for (const ino of inos) {
-        const n = this.nodes.get(ino)!;
-        if (n.metaDirty && prng.coin()) syncMeta(n);
-      }
-    } else if (policy !== 'lose-unsynced') {
-      throw new Error(`crash: unknown policy '${String(policy)}'`);
-    }
-    this.goBackToDurable();
-    return stats;
+    return policyModule(policy).cut(this, seed);
   }
 
-  /**
-   * A torn power cut with its choices spelled out (exhaustive mode): the first `dirPrefix` unsynced
-   * directory operations persist, and the unsynced file changes (writes and truncates, numbered 1..
-   * across files in the order they happened) persist as `data` says, under the rule of torn.ts (each
-   * sector a prefix of its changes, the size a prefix of its file's changes); unsynced attributes
-   * persist only when every change does.
-   */
-  crashWith(dirPrefix: number, data: DataOutcome): TornStats {
-    const stats: TornStats = { partialWrites: 0 };
-    const { dirOps, fileChanges } = this.unsyncedCounts();
-    if (!Number.isInteger(dirPrefix) || dirPrefix < 0 || dirPrefix > dirOps) throw new Error(`crashWith: dirPrefix ${dirPrefix} is not in 0..${dirOps}`);
-    this.persistJournalPrefix(dirPrefix);
-    const inos = this.sortedInos();
-    if (data.kind === 'sectors') {
-      const prng = new Prng(data.seed);
-      for (const ino of inos) {
-        const n = this.nodes.get(ino)!;
-        if (n.kind === 'file') n.durable = tornFile(n.durable, n.pending, prng, stats);
-      }
-    } else {
-      // Change numbers 1..fileChanges in the order the changes happened; `only` and `except` name one by its seq.
-      let choice: FileChoice = data.kind === 'all' ? { kind: 'all' } : { kind: 'none' };
-      if (data.kind === 'only' || data.kind === 'except') {
-        if (!(Number.isInteger(data.write) && data.write >= 1 && data.write <= fileChanges)) throw new Error(`crashWith: write ${data.write} is not in 1..${fileChanges}`);
-        const seqs = [...this.nodes.values()].flatMap((n) => (n.kind === 'file' ? n.pending.map((op) => op.seq) : [])).sort((a, b) => a - b);
-        choice = { kind: data.kind, seq: seqs[data.write - 1] };
-      }
-      for (const ino of inos) {
-        const n = this.nodes.get(ino)!;
-        if (n.kind === 'file') n.durable = chosenFile(n.durable, n.pending, choice, stats);
-      }
-      if (data.kind === 'all') for (const n of this.nodes.values()) syncMeta(n);
-    }
-    this.goBackToDurable();
-    return stats;
+  /** A power cut into the state `id` names (exhaustive mode): its policy settles this model. */
+  crashInto(id: CrashStateId): TornStats {
+    return stateEnumerator(id.policy).settle(this, id);
   }
 
   /** Where times come from from now on (a replayed model reads recorded times, then the real clock). */
@@ -428,7 +384,10 @@ export class FsModel {
   /** The end of every power cut: live := durable, nothing unsynced left, unreachable inodes gone. */
   private goBackToDurable(): void {
     this.journal = [];
+    this.committedSeq = this.changeSeq;
     for (const n of this.nodes.values()) {
+      n.uncommitted = 0;
+      n.uncommittedSize = 0;
       if (n.metaDirty) {
         Object.assign(n, n.durableMeta);
         n.metaDirty = false;
@@ -550,6 +509,65 @@ export class FsModel {
     }
   }
 
+  // ---- the journal's commits (the journaled policy) ----
+
+  /** An inode changed: its attributes, and for the journal its inode (and its size, if that changed). */
+  private changedInode(n: Node, sizeChanged = false): void {
+    n.metaDirty = true;
+    this.uncommittedChange(n, sizeChanged);
+  }
+
+  private uncommittedChange(n: Node, sizeChanged: boolean): void {
+    if (n.uncommitted === 0) n.uncommitted = Math.max(1, this.changeSeq);
+    if (sizeChanged && n.uncommittedSize === 0) n.uncommittedSize = Math.max(1, this.changeSeq);
+  }
+
+  /**
+   * A completed fsync or fdatasync commits the journal when its inode has a change not yet committed
+   * (ext4: it waits for the transaction that last changed the inode; an fdatasync only for one that
+   * changed its size). The commit covers every change of every inode up to `covers` (what a held
+   * fsync covers: less than the real commit at its end, so no more persists than may).
+   */
+  private commitIfNeeded(n: Node, datasync: boolean, covers: number): void {
+    const oldest = datasync && n.kind !== 'dir' ? n.uncommittedSize : n.uncommitted;
+    if (oldest === 0 || oldest > covers) return;
+    this.committedSeq = Math.max(this.committedSeq, covers);
+    for (const x of this.nodes.values()) {
+      if (x.uncommitted !== 0 && x.uncommitted <= covers) x.uncommitted = 0;
+      if (x.uncommittedSize !== 0 && x.uncommittedSize <= covers) x.uncommittedSize = 0;
+    }
+  }
+
+  // ---- for the crash policies (fusefs/model/policies/) ----
+
+  /** What a power cut now could keep or lose: the unsynced directory operations (the committed ones first) and files. */
+  unsynced(): Unsynced {
+    const inos = this.sortedInos();
+    const files = inos.map((ino) => this.nodes.get(ino)!).filter((n): n is FileNode => n.kind === 'file').map((n) => ({ ino: n.ino, durable: n.durable, pending: n.pending }));
+    let committedDirOps = 0;
+    while (committedDirOps < this.journal.length && this.journal[committedDirOps].seq <= this.committedSeq) committedDirOps++;
+    return {
+      dirOps: this.journal.length,
+      committedDirOps,
+      files,
+      fileChanges: files.reduce((n, f) => n + f.pending.length, 0),
+      metaDirty: inos.filter((ino) => this.nodes.get(ino)!.metaDirty),
+    };
+  }
+
+  /**
+   * Ends a power cut as a policy chose: the first `dirPrefix` unsynced directory operations persist,
+   * each file in `durables` gets that durable version, the unsynced attributes of the inodes in
+   * `keepAttributes` persist; then live := durable, and inodes no durable entry reaches are gone.
+   */
+  settle(dirPrefix: number, durables: ReadonlyMap<number, GrowBuffer>, keepAttributes: ReadonlySet<number> | 'all'): void {
+    if (!Number.isInteger(dirPrefix) || dirPrefix < 0 || dirPrefix > this.journal.length) throw new Error(`settle: dirPrefix ${dirPrefix} is not in 0..${this.journal.length}`);
+    this.persistJournalPrefix(dirPrefix);
+    for (const [ino, durable] of durables) this.file(ino).durable = durable;
+    for (const n of this.nodes.values()) if (keepAttributes === 'all' || keepAttributes.has(n.ino)) syncMeta(n);
+    this.goBackToDurable();
+  }
+
   // ---- internals ----
   // The public changing methods never call one another (a recording model records each public call
   // it gets, so a nested one would be recorded twice): they share these private helpers instead.
@@ -560,7 +578,7 @@ export class FsModel {
     const t = this.now();
     const meta = this.newMeta(dir, mode, owner, false, t);
     const node: FileNode = {
-      kind: 'file', ino, nlink: 0, ...meta, durableMeta: { ...meta }, metaDirty: false,
+      kind: 'file', ino, nlink: 0, ...meta, durableMeta: { ...meta }, metaDirty: false, uncommitted: 0, uncommittedSize: 0,
       live: new GrowBuffer(), durable: new GrowBuffer(), pending: [], dropped: false,
     };
     this.nodes.set(ino, node);
@@ -581,7 +599,7 @@ export class FsModel {
   }
 
   private newDir(ino: number, meta: Meta): DirNode {
-    return { kind: 'dir', ino, nlink: 0, ...meta, durableMeta: { ...meta }, metaDirty: false, live: new Map(), durable: new Map(), subdirs: 0 };
+    return { kind: 'dir', ino, nlink: 0, ...meta, durableMeta: { ...meta }, metaDirty: false, uncommitted: 0, uncommittedSize: 0, live: new Map(), durable: new Map(), subdirs: 0 };
   }
 
   private newMeta(dir: number, mode: number, owner: Owner, isDir: boolean, t: number): Meta {
@@ -680,6 +698,9 @@ export class FsModel {
    * losing a name a new ctime, except `created`, whose attributes at creation are its durable ones.
    */
   private setEntries(changes: { dir: number; name: string; ino: number | null }[], t: number, created = 0): void {
+    const seq = ++this.changeSeq;
+    // A new inode is part of the journal's transaction; its attributes at creation are already durable.
+    if (created !== 0) this.uncommittedChange(this.node(created), false);
     for (const c of changes) {
       const dir = this.node(c.dir) as DirNode;
       const old = dir.live.get(c.name);
@@ -688,7 +709,7 @@ export class FsModel {
         o.nlink--;
         if (o.kind === 'file' && o.nlink === 0) this.namedBytes -= o.live.size;
         o.ctimeMs = t;
-        o.metaDirty = true;
+        this.changedInode(o);
         if (o.kind === 'dir') dir.subdirs--;
       }
       if (c.ino === null) dir.live.delete(c.name);
@@ -699,15 +720,15 @@ export class FsModel {
         if (child.kind === 'file' && child.nlink === 1) this.namedBytes += child.live.size;
         if (c.ino !== created) {
           child.ctimeMs = t;
-          child.metaDirty = true;
+          this.changedInode(child);
         }
         if (child.kind === 'dir') dir.subdirs++;
       }
       dir.mtimeMs = dir.ctimeMs = t;
-      dir.metaDirty = true;
+      this.changedInode(dir);
       if (dir.subdirs < 0 || (old !== undefined && this.node(old).nlink < 0)) throw new Error('invariant: negative link count');
     }
-    this.journal.push({ changes, seq: ++this.changeSeq });
+    this.journal.push({ changes, seq });
   }
 
   /** Drops inodes unreachable from the root and recomputes link and subdirectory counts, and the named files' bytes. */

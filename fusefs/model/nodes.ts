@@ -28,6 +28,13 @@ interface NodeBase extends Meta {
   durableMeta: Meta;
   /** True once a live attribute may differ from `durableMeta` (cheaper than comparing on every write). */
   metaDirty: boolean;
+  /**
+   * For the journaled policy: the seq of this inode's oldest change not yet in a journal commit (0:
+   * none), and of its oldest size change (what makes an fdatasync commit). Changes have seqs
+   * (FsModel's change numbering); an attribute change takes the seq of the change before it.
+   */
+  uncommitted: number;
+  uncommittedSize: number;
 }
 
 export interface FileNode extends NodeBase {
@@ -79,6 +86,27 @@ export interface JournalOp {
   changes: DirChange[];
   /** Its place among all changes (file changes too): an fsync covers the changes made before it started. */
   seq: number;
+}
+
+/** A file's unsynced state, as a crash policy reads it: its durable version and the changes since. */
+export interface UnsyncedFile {
+  ino: number;
+  durable: GrowBuffer;
+  pending: readonly PendingFileOp[];
+}
+
+/** What a power cut could keep or lose (FsModel.unsynced), read by the crash policies. */
+export interface Unsynced {
+  /** Unsynced directory operations, in the order they happened. */
+  dirOps: number;
+  /** How many of the first ones a journal commit (the journaled policy) made durable anyway. */
+  committedDirOps: number;
+  /** Every file, in inode order (a policy draws its choices in that order). */
+  files: UnsyncedFile[];
+  /** Unsynced file changes (writes and truncates) in all. */
+  fileChanges: number;
+  /** Inodes with unsynced attributes, in inode order. */
+  metaDirty: number[];
 }
 
 /** Owner and mode of a tree node; absent fields take the loader's defaults. */

@@ -5,7 +5,8 @@
 // bounded set of data outcomes. Identical images within an interval are one state; the caps bound
 // the rest, breadth first over the run, and what they leave out is counted.
 import { createHash } from 'node:crypto';
-import { DEFAULT_STATE_CAPS, type CrashStateId, type StatePolicy, type CrashStateInfo, type DataOutcome, type StateCaps, type StatesAnswer } from '../crash-states.js';
+import { DEFAULT_STATE_CAPS, STATE_POLICIES, type CrashStateId, type StatePolicy, type CrashStateInfo, type StateCaps, type StatesAnswer } from '../crash-states.js';
+import { stateEnumerator } from './policies/index.js';
 import type { FsModel } from './fs-model.js';
 import type { FsTree } from './nodes.js';
 import { replay, type Recording } from './recording.js';
@@ -31,43 +32,7 @@ export function hashTree(tree: FsTree): string {
   return h.digest('hex');
 }
 
-/**
- * The torn data outcomes of an interval with `changes` unsynced file changes, most telling first:
- * all kept, none kept, then only and except each change in order (`only k`: k's sectors as just
- * after k, the rest durable; `except k`: k's sectors as just before k, the rest whole), then the
- * seeded sector patterns. Each is legal under torn's rule (fusefs/model/torn.ts): between them,
- * every prefix of every sector appears. Their count, and the k-th of them (0-based), so that only
- * the outcomes kept are made.
- */
-function dataOutcomeCount(changes: number, sectorPatterns: number): number {
-  return 2 + 2 * changes + sectorPatterns;
-}
-/**
- * The first `count` cells of a `rows` x `cols` grid, diagonal by diagonal ((0,0), (0,1), (1,0), ...):
- * a cap on torn candidates then keeps both the first data outcomes and the longest directory
- * prefixes, whichever axis is longer.
- */
-export function diagonalCells(rows: number, cols: number, count: number): [row: number, col: number][] {
-  const cells: [number, number][] = [];
-  for (let sum = 0; cells.length < count && sum <= rows + cols - 2; sum++) {
-    for (let row = Math.max(0, sum - cols + 1); row <= Math.min(sum, rows - 1) && cells.length < count; row++) cells.push([row, sum - row]);
-  }
-  return cells;
-}
-
-function dataOutcome(k: number, changes: number, intervalIndex: number): DataOutcome {
-  if (k === 0) return { kind: 'all' };
-  if (k === 1) return { kind: 'none' };
-  const w = k - 2;
-  if (w < 2 * changes) return { kind: w % 2 === 0 ? 'only' : 'except', write: Math.floor(w / 2) + 1 };
-  return { kind: 'sectors', seed: intervalIndex * 1_000 + (w - 2 * changes) + 1 };
-}
-
-function imageOf(model: FsModel, dirPrefix: number | null, data?: DataOutcome): { image: FsModel; partialWrites: number } {
-  const image = model.clone();
-  const stats = dirPrefix === null ? image.crash('lose-unsynced') : image.crashWith(dirPrefix, data!);
-  return { image, partialWrites: stats.partialWrites };
-}
+export { diagonalCells } from './policies/write-back.js';
 
 export class StateSpace {
   /** Persistence points: requests whose calls include an fsync or fdatasync. */
@@ -90,102 +55,96 @@ export class StateSpace {
   }
 
   /**
-   * The distinct states under `policies`, within `caps`, breadth first: every interval's
-   * lose-unsynced state, then the first torn state of every interval, then the second of each, and
-   * so on; a cap (or a time budget cutting the list short) leaves out the deepest states of the
-   * run, never its last intervals. Counted first, then only the states kept are built.
+   * The distinct states under `policies`, within `caps`, breadth first: round by round, each policy's
+   * next state of every interval (so every interval's lose-unsynced state comes first, then the first
+   * torn and journaled state of every interval, then the second of each, and so on); a cap (or a time
+   * budget cutting the list short) leaves out the deepest states of the run, never its last intervals.
+   * Counted first, then only the states kept are built.
    */
   enumerate(policies: readonly StatePolicy[], caps: StateCaps = DEFAULT_STATE_CAPS): StatesAnswer {
     const ends = this.intervalEnds();
+    const enumerators = STATE_POLICIES.filter((p) => policies.includes(p)).map(stateEnumerator);
     const capsHit = new Set<string>();
-    const incomplete = { 'lose-unsynced': new Set<number>(), torn: new Set<number>() };
+    const incomplete = new Map<StatePolicy, Set<number>>(enumerators.map((e) => [e.policy, new Set<number>()]));
     let capped = 0;
-    const lose = policies.includes('lose-unsynced');
-    const torn = policies.includes('torn');
 
-    // 1. What each interval offers: its torn candidates are every data outcome (the whole-run ones,
-    //    all and none kept, first) with every prefix of the directory operations (longest first),
-    //    taken diagonally (diagonalCells).
+    // 1. What each interval offers under each policy.
     let replayed: { model: FsModel; next: number } | undefined;
     const offers = ends.map((afterOp) => {
       replayed = replay(this.recording, afterOp, replayed);
-      const { dirOps, fileChanges } = replayed.model.unsyncedCounts();
-      return { dirOps, fileChanges, tornTotal: torn ? dataOutcomeCount(fileChanges, caps.sectorPatterns) * (dirOps + 1) : 0 };
+      const u = replayed.model.unsynced();
+      return enumerators.map((e) => e.count(u, caps));
     });
 
-    // 2. Which of them fit the caps, taken breadth first.
-    let left = caps.maxStates;
-    const hitMaxStates = (interval: number, policy: StatePolicy, n: number) => {
-      capsHit.add(`maxStates ${caps.maxStates}`);
-      capped += n;
-      incomplete[policy].add(interval);
-    };
-    const takeLose = ends.map((_, i) => {
-      if (!lose) return false;
-      if (left > 0) {
-        left--;
-        return true;
-      }
-      hitMaxStates(i, 'lose-unsynced', 1);
-      return false;
-    });
-    const perInterval = offers.map((o, i) => {
-      const kept = Math.min(o.tornTotal, caps.maxStatesPerInterval);
-      if (o.tornTotal > kept) {
+    // 2. Which of them fit the caps: per interval (maxStatesPerInterval), then breadth first over the run (maxStates).
+    const perInterval = offers.map((counts, i) => counts.map((n, p) => {
+      const e = enumerators[p];
+      const kept = e.capped ? Math.min(n, caps.maxStatesPerInterval) : n;
+      if (n > kept) {
         capsHit.add(`maxStatesPerInterval ${caps.maxStatesPerInterval}`);
-        capped += o.tornTotal - kept;
-        incomplete.torn.add(i);
+        capped += n - kept;
+        incomplete.get(e.policy)!.add(i);
       }
       return kept;
-    });
-    const takeTorn = perInterval.map(() => 0);
-    for (let round = 0; left > 0 && perInterval.some((n) => n > round); round++) {
-      for (let i = 0; i < ends.length && left > 0; i++) {
-        if (round < perInterval[i]) {
-          takeTorn[i]++;
-          left--;
+    }));
+    const take = perInterval.map((counts) => counts.map(() => 0));
+    let left = caps.maxStates;
+    const rounds = Math.max(0, ...perInterval.flat());
+    for (let round = 0; round < rounds && left > 0; round++) {
+      for (let p = 0; p < enumerators.length && left > 0; p++) {
+        for (let i = 0; i < ends.length && left > 0; i++) {
+          if (round < perInterval[i][p]) {
+            take[i][p]++;
+            left--;
+          }
         }
       }
     }
-    perInterval.forEach((n, i) => {
-      if (takeTorn[i] < n) hitMaxStates(i, 'torn', n - takeTorn[i]);
-    });
+    perInterval.forEach((counts, i) => counts.forEach((n, p) => {
+      if (take[i][p] >= n) return;
+      capsHit.add(`maxStates ${caps.maxStates}`);
+      capped += n - take[i][p];
+      incomplete.get(enumerators[p].policy)!.add(i);
+    }));
 
-    // 3. Build and hash what was taken; identical images within an interval are one state.
+    // 3. Build and hash what was taken; identical images within an interval and policy are one
+    //    state (a write-back state equal to the interval's lose-unsynced state is that state).
     replayed = undefined;
-    const loseStates: (CrashStateInfo | undefined)[] = [];
-    const tornStates: CrashStateInfo[][] = [];
+    const built: CrashStateInfo[][][] = ends.map(() => enumerators.map(() => []));
     ends.forEach((afterOp, interval) => {
       replayed = replay(this.recording, afterOp, replayed);
-      const seen = new Set<string>();
-      if (takeLose[interval]) {
-        // A lose-unsynced cut leaves exactly the durable state: no copy of the model to cut.
-        const hash = hashTree(replayed.model.exportTree('durable'));
-        seen.add(hash);
-        loseStates[interval] = { id: { afterOp, policy: 'lose-unsynced' }, interval, hash };
-      }
-      const { dirOps, fileChanges } = offers[interval];
-      tornStates[interval] = [];
-      for (const [d, j] of diagonalCells(dataOutcomeCount(fileChanges, caps.sectorPatterns), dirOps + 1, takeTorn[interval])) {
-        const id: CrashStateId = { afterOp, policy: 'torn', dirPrefix: dirOps - j, data: dataOutcome(d, fileChanges, interval) };
-        const cut = imageOf(replayed.model, id.dirPrefix!, id.data);
-        const hash = hashTree(cut.image.exportTree('durable'));
-        if (seen.has(hash)) continue;
-        seen.add(hash);
-        tornStates[interval].push({ id, interval, hash, ...(cut.partialWrites > 0 ? { partialWrites: cut.partialWrites } : {}) });
-      }
+      const u = replayed.model.unsynced();
+      const loseHashes = new Set<string>();
+      enumerators.forEach((e, p) => {
+        const seen = new Set(loseHashes);
+        for (const id of e.candidates(u, afterOp, interval, caps, take[interval][p])) {
+          // A lose-unsynced cut leaves exactly the durable state: no copy of the model to cut.
+          let stats = { partialWrites: 0 };
+          let tree = replayed!.model.exportTree('durable');
+          if (e.policy !== 'lose-unsynced') {
+            const image = replayed!.model.clone();
+            stats = e.settle(image, id);
+            tree = image.exportTree('durable');
+          }
+          const hash = hashTree(tree);
+          if (seen.has(hash)) continue;
+          seen.add(hash);
+          if (e.policy === 'lose-unsynced') loseHashes.add(hash);
+          built[interval][p].push({ id, interval, hash, ...(stats.partialWrites > 0 ? { partialWrites: stats.partialWrites } : {}) });
+        }
+      });
     });
-    const states: CrashStateInfo[] = loseStates.filter((x): x is CrashStateInfo => x !== undefined);
-    for (let round = 0; tornStates.some((list) => list.length > round); round++) {
-      for (const list of tornStates) if (round < list.length) states.push(list[round]);
+    const states: CrashStateInfo[] = [];
+    for (let round = 0; round < rounds; round++) {
+      for (let p = 0; p < enumerators.length; p++) for (const perPolicy of built) if (round < perPolicy[p].length) states.push(perPolicy[p][round]);
     }
-    const intervalsComplete = ends.filter((_, i) => !incomplete['lose-unsynced'].has(i) && !incomplete.torn.has(i)).length;
+    const intervalsComplete = ends.filter((_, i) => enumerators.every((e) => !incomplete.get(e.policy)!.has(i))).length;
     return {
       intervals: ends.length,
       intervalsComplete,
       states,
       capped: { states: capped, caps: [...capsHit] },
-      incomplete: { 'lose-unsynced': [...incomplete['lose-unsynced']].sort((a, b) => a - b), torn: [...incomplete.torn].sort((a, b) => a - b) },
+      incomplete: Object.fromEntries([...incomplete].map(([p, set]) => [p, [...set].sort((a, b) => a - b)])),
     };
   }
 
@@ -197,6 +156,8 @@ export class StateSpace {
     if (!this.cursor || this.cursor.afterOp > id.afterOp) this.cursor = null;
     const r = replay(this.recording, id.afterOp, this.cursor ?? undefined);
     this.cursor = { ...r, afterOp: id.afterOp };
-    return imageOf(r.model, id.policy === 'lose-unsynced' ? null : (id.dirPrefix ?? 0), id.data ?? { kind: 'none' }).image;
+    const image = r.model.clone();
+    image.crashInto(id);
+    return image;
   }
 }

@@ -195,7 +195,7 @@ describe('torn: each sector a prefix of its changes, the size a prefix of its fi
     );
   });
 
-  it('every exhaustive outcome (crashWith: all, none, only and except each change, sector patterns) is an image the rule allows', () => {
+  it('every exhaustive outcome (all, none, only and except each change, sector patterns) is an image the rule allows', () => {
     fc.assert(
       fc.property(historyArb, (h) => {
         const m = run(h);
@@ -206,8 +206,8 @@ describe('torn: each sector a prefix of its changes, the size a prefix of its fi
         for (let seed = 1; seed <= 8; seed++) outcomes.push({ kind: 'sectors', seed });
         for (const data of outcomes) {
           const cut = m.clone();
-          cut.crashWith(0, data);
-          expectAllowed(allowed, cut.exportTree('durable'), `crashWith(0, ${JSON.stringify(data)})`);
+          cut.crashInto({ afterOp: 0, policy: 'torn', dirPrefix: 0, data });
+          expectAllowed(allowed, cut.exportTree('durable'), `torn state ${JSON.stringify(data)}`);
         }
       }),
       { numRuns: 300 },

@@ -4,7 +4,7 @@ import { randomInt } from 'node:crypto';
 import { parseCommandArgs, parseSettingsOption, usageFail, type Command } from './usage.js';
 import { ARTIFACTS_ENV, defaultArtifactRoot, DEFAULT_ARTIFACTS_DIR } from '../harness/artifacts.js';
 import { assertFuseAvailable } from '../../fusefs/fuse-requirements.js';
-import { DEFAULT_STATE_CAPS, type StateCaps, type StatePolicy } from '../../fusefs/crash-states.js';
+import { DEFAULT_STATE_CAPS, DEFAULT_STATE_POLICIES, STATE_POLICIES, type StateCaps, type StatePolicy } from '../../fusefs/crash-states.js';
 import { writeFile, mkdir } from 'node:fs/promises';
 import { GATE_EXIT, minimumBudgetMs, runGate, scenariosOf } from '../gate/gate.js';
 import { gateResultJson, type GateResultOptions } from '../gate/result-json.js';
@@ -13,7 +13,6 @@ import { DEFAULT_GATE_MODE, GATE_MODES, gateSuites, type GateMode } from '../gat
 import { checkVariant, DEFAULT_TARGET, resolveTarget, TARGET_NAMES } from '../targets/index.js';
 
 export const DEFAULT_TIME_BUDGET_S = 180;
-const GATE_POLICIES = ['lose-unsynced', 'torn', 'all'];
 
 export { GATE_EXIT };
 export const TOOL_FAILED_EXIT = GATE_EXIT.toolFailed;
@@ -40,7 +39,8 @@ requests instead. Needs Linux with FUSE (/dev/fuse, Debian's fuse and libfuse2).
                          exhaustive mode: torn states per persistence interval (default ${DEFAULT_STATE_CAPS.maxStatesPerInterval})
   --sector-patterns N    exhaustive mode: seeded torn sector patterns per interval (default ${DEFAULT_STATE_CAPS.sectorPatterns})
                          (a cap that leaves states out is printed in the summary)
-  --policy P             the crash policies the suites use: lose-unsynced, torn or all (default all)
+  --policy P[,P...]      the crash policies the suites use: ${STATE_POLICIES.join(', ')}, or all of them
+                         (default ${DEFAULT_STATE_POLICIES.join(',')}; journaled: an ext4-like journal, docs/fs.md)
   --generation G         steered (default): most of the suites' inputs are small mutations of inputs
                          whose runs reached the features seen least (a page unlinked, a checkpoint
                          renamed...); plain: every input drawn afresh
@@ -126,9 +126,9 @@ export const run: Command = async (argv) => {
     ...(values['max-states-per-interval'] !== undefined ? { maxStatesPerInterval: integer(values['max-states-per-interval'], 'max-states-per-interval', 1, 100_000) } : {}),
     ...(values['sector-patterns'] !== undefined ? { sectorPatterns: integer(values['sector-patterns'], 'sector-patterns', 0, 1_000) } : {}),
   };
-  const policy = values.policy ?? 'all';
-  if (!GATE_POLICIES.includes(policy)) usageFail(`--policy must be one of ${GATE_POLICIES.join(', ')}, got '${policy}'`, help);
-  const policies = policy === 'all' ? undefined : [policy as StatePolicy];
+  const asked = values.policy === undefined ? undefined : values.policy === 'all' ? [...STATE_POLICIES] : values.policy.split(',').map((p) => p.trim());
+  for (const p of asked ?? []) if (!(STATE_POLICIES as readonly string[]).includes(p)) usageFail(`--policy takes ${STATE_POLICIES.join(', ')} (several with commas) or all, got '${p}'`, help);
+  const policies = asked as StatePolicy[] | undefined;
   const generation = (values.generation ?? 'steered') as 'steered' | 'plain';
   if (generation !== 'steered' && generation !== 'plain') usageFail(`--generation must be steered or plain, got '${generation}'`, help);
   const artifactRoot = values.artifacts !== undefined ? path.resolve(values.artifacts) : defaultArtifactRoot();

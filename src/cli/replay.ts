@@ -7,7 +7,7 @@ import { copyStoredImage, readArtifact, type StoredArtifact } from '../harness/a
 import { HarnessError } from '../harness/harness-error.js';
 import { runExhaustive } from '../harness/exhaustive/exhaustive-run.js';
 import { formatOpenResult, openArtifactReport } from '../report/index.js';
-import { describeState } from '../../fusefs/crash-states.js';
+import { describeState } from '../../fusefs/model/policies/index.js';
 import { replayRecovery, runCase } from '../harness/crash-run.js';
 import { mergeTimeouts } from '../harness/driver-process.js';
 import { recoverImageNatively } from '../harness/exhaustive/recovery-pool.js';

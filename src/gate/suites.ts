@@ -2,7 +2,7 @@
 // every crash state of each generated workload, per part of the target's settings space, plus a
 // second cut during recovery, and the fault suite (faults change the run, so they are cut at random);
 // in random mode the random-cut suites.
-import type { StatePolicy } from '../../fusefs/crash-states.js';
+import { DEFAULT_STATE_POLICIES, type StatePolicy } from '../../fusefs/crash-states.js';
 import { CASES_JUDGED, cutsLandedUnder, FAULTS_FIRED, RECOVERY_CUTS_LANDED, statesUnder, type FloorRequirement } from './floor.js';
 import type { CrashInputOptions } from '../../properties/crash-property.js';
 import type { Target, TargetRef } from '../harness/target.js';
@@ -34,7 +34,7 @@ export function gateSuites(
 ): GateSuite[] {
   const t = { ...(ref.driver ? { driver: ref.driver } : { target: target.name }), ...(policies ? { policies } : {}) };
   const parts = target.suites;
-  const used: readonly StatePolicy[] = policies ?? ['lose-unsynced', 'torn'];
+  const used: readonly StatePolicy[] = policies ?? DEFAULT_STATE_POLICIES;
   // The floor: every suite judges a case; crash states (exhaustive) or landed cuts (random) under
   // each policy used; a recovery cut landed where recoveries are cut; a fault fired where faults are injected.
   const floors = {

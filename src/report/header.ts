@@ -7,7 +7,7 @@ import { describeContract } from '../harness/contract.js';
 import { contractOf } from '../harness/outcome.js';
 import type { ExternalDriver } from '../harness/target.js';
 import type { CrashCase } from '../harness/crash-run.js';
-import { describeState } from '../../fusefs/crash-states.js';
+import { describeState } from '../../fusefs/model/policies/index.js';
 import { esc, plural } from './html.js';
 import type { ReportArtifact } from './types.js';
 

@@ -233,8 +233,8 @@ export function cutView(c: CrashCase, cut: CutRecord, k: number): CutView {
   const policy = state ? state.policy : spec?.policy ?? c.policy;
   const seed = spec?.seed ?? c.seed;
   const policyLabel = state
-    ? policy === 'lose-unsynced' ? 'lose-unsynced: every unsynced change is lost' : `torn: the first ${state.dirPrefix ?? 0} unsynced directory operations kept; ${describeData(state.data)}`
-    : policy === 'torn' ? `torn, seed ${seed}: each unsynced write kept fully, in part or not at all` : policy === 'keep-all' ? 'keep-all: nothing is lost' : 'lose-unsynced: every unsynced change is lost';
+    ? policy === 'lose-unsynced' ? 'lose-unsynced: every unsynced change is lost' : `${policy}: the first ${state.dirPrefix ?? 0} unsynced directory operations kept; ${describeData(state.data)}`
+    : policy === 'torn' || policy === 'journaled' ? `${policy}, seed ${seed}: each unsynced write kept fully, in part or not at all${policy === 'journaled' ? ', directory operations before the last journal commit kept' : ''}` : policy === 'keep-all' ? 'keep-all: nothing is lost' : 'lose-unsynced: every unsynced change is lost';
 
   const applied = (op: number) => {
     const e = byOp.get(op);
@@ -244,11 +244,11 @@ export function cutView(c: CrashCase, cut: CutRecord, k: number): CutView {
   const fateOf = (what: PendingChange['what'], index: number, all: { dataOps: number[] }): Pick<PendingChange, 'fate' | 'because'> => {
     if (policy === 'keep-all') return { fate: 'kept', because: 'keep-all policy' };
     if (policy === 'lose-unsynced') return { fate: 'lost', because: 'not persisted when the power went' };
-    if (!state) return { fate: 'maybe', because: `torn policy, seed ${seed}: may be kept, kept in part or lost` };
+    if (!state) return { fate: 'maybe', because: `${policy} policy, seed ${seed}: may be kept, kept in part or lost` };
     const prefix = state.dirPrefix ?? 0;
-    if (what === 'dir') return index < prefix ? { fate: 'kept', because: `torn: unsynced directory operation ${index + 1}, within the kept prefix of ${prefix}` } : { fate: 'lost', because: `torn: unsynced directory operation ${index + 1}, past the kept prefix of ${prefix}` };
+    if (what === 'dir') return index < prefix ? { fate: 'kept', because: `${policy}: unsynced directory operation ${index + 1}, within the kept prefix of ${prefix}` } : { fate: 'lost', because: `${policy}: unsynced directory operation ${index + 1}, past the kept prefix of ${prefix}` };
     const d = state.data ?? { kind: 'none' as const };
-    if (what === 'meta') return d.kind === 'all' ? { fate: 'kept', because: 'torn: every unsynced change kept' } : { fate: 'lost', because: 'torn: attributes persist only when every change does' };
+    if (what === 'meta') return d.kind === 'all' ? { fate: 'kept', because: `${policy}: every unsynced change kept` } : { fate: 'lost', because: `${policy}: attributes persist only when every change does` };
     const w = index + 1;
     const of = `unsynced write ${w} of ${all.dataOps.length}`;
     switch (d.kind) {

@@ -7,7 +7,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { DEFAULT_STATE_CAPS, describeState, type StatePolicy, type CrashStateInfo, type Mark, type StateCaps, type StatesAnswer } from '../../../fusefs/crash-states.js';
+import { describeState } from '../../../fusefs/model/policies/index.js';
+import { DEFAULT_STATE_CAPS, DEFAULT_STATE_POLICIES, type StatePolicy, type CrashStateInfo, type Mark, type StateCaps, type StatesAnswer } from '../../../fusefs/crash-states.js';
 import type { TraceEntry } from '../../../fusefs/protocol.js';
 import { Prng } from '../../../fusefs/model/prng.js';
 import type { FsyncHoldSchedule } from '../../../fusefs/fsync-holds.js';
@@ -75,7 +76,7 @@ export function defaultFsyncHolds(input: ExhaustiveInput): FsyncHoldSchedule {
 export const DEFAULT_RECOVERY_WORKERS = 2;
 
 export const DEFAULT_EXHAUSTIVE_OPTIONS: Omit<ExhaustiveOptions, 'artifactRoot'> = {
-  policies: ['lose-unsynced', 'torn'],
+  policies: [...DEFAULT_STATE_POLICIES],
   caps: DEFAULT_STATE_CAPS,
   recoveryCuts: false,
   timeouts: {},
@@ -149,10 +150,14 @@ export function stateCase(input: ExhaustiveInput, state: Pick<CrashStateInfo, 'i
   };
 }
 
-/** A second cut during the recovery of a state: seeded by the state's hash, so it replays exactly. */
-function recoveryCutOf(state: Pick<CrashStateInfo, 'hash'>): CutSpec {
+/**
+ * A second cut during the recovery of a state: seeded by the state's hash, so it replays exactly;
+ * under journaled when the state is (what a filesystem loses twice is the same kind of thing), else lose-unsynced.
+ */
+function recoveryCutOf(state: Pick<CrashStateInfo, 'hash' | 'id'>): CutSpec {
   const prng = new Prng(parseInt(state.hash.slice(0, 8), 16) || 1);
-  return { cut: { atOp: 1 + prng.int(RECOVERY_CUT_MAX_OP), timing: prng.coin() ? 'before' : 'after' }, policy: 'lose-unsynced', seed: 0 };
+  const policy = state.id.policy === 'journaled' ? 'journaled' : 'lose-unsynced';
+  return { cut: { atOp: 1 + prng.int(RECOVERY_CUT_MAX_OP), timing: prng.coin() ? 'before' : 'after' }, policy, seed: 0 };
 }
 
 /** A recorded run: the workload's driver run, its request trace and where each line was marked. */
@@ -371,7 +376,7 @@ export async function runExhaustive(daemon: DaemonHandle, target: Target, input:
  * Intervals checked, per policy and in all: an interval counts for a policy when the caps listed all
  * its states under that policy and every one of them was judged (for all: under every policy asked).
  */
-function intervalsChecked(answer: StatesAnswer, judgedOf: ReadonlyMap<string, number>): { all: number; 'lose-unsynced': number; torn: number } {
+function intervalsChecked(answer: StatesAnswer, judgedOf: ReadonlyMap<string, number>): { all: number } & Record<StatePolicy, number> {
   const listed = new Map<string, number>();
   for (const s of answer.states) listed.set(`${s.id.policy} ${s.interval}`, (listed.get(`${s.id.policy} ${s.interval}`) ?? 0) + 1);
   const complete = (policy: StatePolicy, interval: number) => {
@@ -379,7 +384,7 @@ function intervalsChecked(answer: StatesAnswer, judgedOf: ReadonlyMap<string, nu
     return !(answer.incomplete?.[policy] ?? []).includes(interval) && (listed.get(key) ?? 0) > 0 && judgedOf.get(key) === listed.get(key);
   };
   const policies = [...new Set(answer.states.map((s) => s.id.policy))];
-  const out = { all: 0, 'lose-unsynced': 0, torn: 0 };
+  const out = { all: 0, 'lose-unsynced': 0, torn: 0, journaled: 0 };
   for (let i = 0; i < answer.intervals; i++) {
     for (const p of policies) if (complete(p, i)) out[p]++;
     if (policies.length > 0 && policies.every((p) => complete(p, i))) out.all++;

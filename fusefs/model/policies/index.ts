@@ -1,0 +1,30 @@
+// The crash policies by name, one module each (policy.ts): the model, exhaustive mode's states and
+// every message reach a policy through here.
+import { CRASH_POLICIES, STATE_POLICIES, type CrashPolicy, type CrashStateId, type StatePolicy } from '../../crash-states.js';
+import { journaled } from './journaled.js';
+import { keepAll } from './keep-all.js';
+import { loseUnsynced } from './lose-unsynced.js';
+import type { CrashPolicyModule, StateEnumerator } from './policy.js';
+import { torn } from './torn.js';
+
+export type { CrashPolicyModule, StateEnumerator } from './policy.js';
+
+const MODULES: Record<CrashPolicy, CrashPolicyModule> = { 'lose-unsynced': loseUnsynced, torn, journaled, 'keep-all': keepAll };
+for (const name of CRASH_POLICIES) if (MODULES[name]?.name !== name) throw new Error(`invariant: crash policy '${name}' has no module of its name`);
+for (const name of STATE_POLICIES) if (!MODULES[name].states) throw new Error(`invariant: crash policy '${name}' is listed with states but enumerates none`);
+
+/** The module of `name`; the error lists the names. */
+export function policyModule(name: CrashPolicy): CrashPolicyModule {
+  const m = MODULES[name];
+  if (!m) throw new Error(`unknown crash policy '${String(name)}'; the policies are ${CRASH_POLICIES.join(', ')}`);
+  return m;
+}
+
+export function stateEnumerator(name: StatePolicy): StateEnumerator {
+  return policyModule(name).states!;
+}
+
+/** "after request 17, torn: directory operations prefix 2, ...", for messages and artifacts. */
+export function describeState(id: CrashStateId): string {
+  return policyModule(id.policy).describe(id);
+}
