@@ -1,10 +1,10 @@
 // Validates one control request line into a typed ControlRequest; every problem is an Error naming
 // the field, which the server turns into {"ok":false,"error":...}.
 import { MUTATING_KINDS, POLICIES, type ControlRequest, type CrashPoint, type Fault } from './protocol.js';
-import { STATE_POLICIES, type CrashStateId } from './crash-states.js';
+import { STATE_POLICIES, type CrashStateId, type Hypothesis, type ProbeUnit } from './crash-states.js';
 import { MAX_FSYNC_HOLD_MS } from './fsync-holds.js';
 
-const CMDS = ['status', 'arm', 'disarm', 'wait-frozen', 'crash', 'trace', 'image', 'fault', 'clear-faults', 'reset', 'states', 'load-state', 'state-image', 'shutdown'] as const;
+const CMDS = ['status', 'arm', 'disarm', 'wait-frozen', 'crash', 'trace', 'image', 'fault', 'clear-faults', 'reset', 'states', 'load-state', 'state-image', 'units', 'shutdown'] as const;
 const DATA_KINDS = ['all', 'none', 'only', 'except', 'sectors'] as const;
 const FAULT_TYPES = ['fsync-eio', 'enospc', 'read-eio', 'bitflip'] as const;
 const MAX_WAIT_MS = 10 * 60_000;
@@ -106,6 +106,49 @@ function parseStateId(v: unknown): CrashStateId {
   return id;
 }
 
+function parseHypothesis(v: unknown, cmd: string): Hypothesis {
+  const o = v as Obj;
+  if (typeof o !== 'object' || o === null || Array.isArray(o)) fail(`${cmd}: 'hypothesis' must be an object {fsyncAfter: [{afterOp, ino}, ...]}, got ${JSON.stringify(v)}`);
+  allowOnly(o, `${cmd}: hypothesis`, ['fsyncAfter', 'fsyncSkip']);
+  if (!Array.isArray(o.fsyncAfter)) fail(`${cmd}: hypothesis.fsyncAfter must be an array of {afterOp, ino}, got ${JSON.stringify(o.fsyncAfter)}`);
+  if (o.fsyncSkip !== undefined && (!Array.isArray(o.fsyncSkip) || !o.fsyncSkip.every((x) => Number.isInteger(x) && (x as number) >= 1))) fail(`${cmd}: hypothesis.fsyncSkip must be an array of request numbers, got ${JSON.stringify(o.fsyncSkip)}`);
+  return {
+    ...(o.fsyncSkip !== undefined ? { fsyncSkip: o.fsyncSkip as number[] } : {}),
+    fsyncAfter: o.fsyncAfter.map((x: unknown) => {
+      const e = x as Obj;
+      if (typeof e !== 'object' || e === null) fail(`${cmd}: hypothesis.fsyncAfter entries must be {afterOp, ino}, got ${JSON.stringify(x)}`);
+      allowOnly(e, `${cmd}: hypothesis.fsyncAfter`, ['afterOp', 'ino', 'path']);
+      const afterOp = int(e, `${cmd}: hypothesis.fsyncAfter`, 'afterOp', 0);
+      return e.path !== undefined ? { afterOp, path: str(e, `${cmd}: hypothesis.fsyncAfter`, 'path') } : { afterOp, ino: int(e, `${cmd}: hypothesis.fsyncAfter`, 'ino', 1) };
+    }),
+  };
+}
+
+function parseProbe(v: unknown, request: string): ProbeUnit[] {
+  if (!Array.isArray(v)) fail(`${request}: 'probe' must be an array of units {kind: file|dir|meta, ino, ...}, got ${JSON.stringify(v)}`);
+  return v.map((x: unknown): ProbeUnit => {
+    const u = x as Obj;
+    const cmd = `${request}: probe`;
+    if (typeof u !== 'object' || u === null) fail(`${cmd}: a unit must be an object, got ${JSON.stringify(x)}`);
+    const kind = oneOf(u, cmd, 'kind', ['file', 'dir', 'meta'] as const);
+    const ino = int(u, cmd, 'ino', 1);
+    if (kind === 'file') {
+      allowOnly(u, cmd, ['kind', 'ino', 'upTo']);
+      const upTo = optInt(u, cmd, 'upTo', 0);
+      return { kind, ino, ...(upTo !== undefined ? { upTo } : {}) };
+    }
+    if (kind === 'dir') {
+      allowOnly(u, cmd, ['kind', 'ino', 'seqs']);
+      if (u.seqs !== undefined && (!Array.isArray(u.seqs) || !u.seqs.every((s) => Number.isInteger(s)))) fail(`${cmd}: 'seqs' must be an array of change seqs, got ${JSON.stringify(u.seqs)}`);
+      return { kind, ino, ...(u.seqs !== undefined ? { seqs: u.seqs as number[] } : {}) };
+    }
+    allowOnly(u, cmd, ['kind', 'ino']);
+    return { kind, ino };
+  });
+}
+
+const withHypothesis = (o: Obj, cmd: string): { hypothesis?: Hypothesis } => (o.hypothesis !== undefined ? { hypothesis: parseHypothesis(o.hypothesis, cmd) } : {});
+
 /** Parses one JSON line; throws an Error naming what is wrong. */
 export function parseRequest(line: string): ControlRequest {
   let v: unknown;
@@ -134,23 +177,31 @@ export function parseRequest(line: string): ControlRequest {
       return r;
     }
     case 'states': {
-      allowOnly(o, cmd, ['policies', 'maxStates', 'maxStatesPerInterval', 'sectorPatterns']);
+      allowOnly(o, cmd, ['policies', 'maxStates', 'maxStatesPerInterval', 'sectorPatterns', 'hypothesis']);
       if (!Array.isArray(o.policies) || o.policies.length === 0 || !o.policies.every((p) => (STATE_POLICIES as readonly unknown[]).includes(p))) {
         fail(`states: 'policies' must be a non-empty array of ${STATE_POLICIES.join(', ')}, got ${JSON.stringify(o.policies)}`);
       }
       return {
         cmd, policies: o.policies as (typeof STATE_POLICIES)[number][],
         maxStates: int(o, cmd, 'maxStates', 1, 1_000_000), maxStatesPerInterval: int(o, cmd, 'maxStatesPerInterval', 1, 100_000), sectorPatterns: int(o, cmd, 'sectorPatterns', 0, 1_000),
+        ...withHypothesis(o, cmd),
       };
     }
     case 'load-state': {
-      allowOnly(o, cmd, ['state']);
-      return { cmd, state: parseStateId(o.state) };
+      allowOnly(o, cmd, ['state', 'probe', 'hypothesis']);
+      return { cmd, state: parseStateId(o.state), ...(o.probe !== undefined ? { probe: parseProbe(o.probe, cmd) } : {}), ...withHypothesis(o, cmd) };
+    }
+    case 'units': {
+      allowOnly(o, cmd, ['state', 'hypothesis']);
+      return { cmd, state: parseStateId(o.state), ...withHypothesis(o, cmd) };
     }
     case 'state-image': {
-      allowOnly(o, cmd, ['state', 'out', 'replace']);
+      allowOnly(o, cmd, ['state', 'out', 'replace', 'probe', 'hypothesis']);
       if (o.replace !== undefined && typeof o.replace !== 'boolean') fail(`state-image: 'replace' must be true or false, got ${JSON.stringify(o.replace)}`);
-      return { cmd, state: parseStateId(o.state), out: str(o, cmd, 'out'), ...(o.replace ? { replace: true } : {}) };
+      return {
+        cmd, state: parseStateId(o.state), out: str(o, cmd, 'out'), ...(o.replace ? { replace: true } : {}),
+        ...(o.probe !== undefined ? { probe: parseProbe(o.probe, cmd) } : {}), ...withHypothesis(o, cmd),
+      };
     }
     case 'arm':
       return { cmd, ...parseCrashPoint(o) };

@@ -59,6 +59,56 @@ export interface CrashStateInfo {
   partialWrites?: number;
 }
 
+/**
+ * A change a cut lost that a probe image makes durable anyway (the cause search asks "would the
+ * recovery pass had this persisted?"): a file's unsynced changes (all, or its first `upTo`), a
+ * directory's unsynced entry changes (all, or those of the operations with these change seqs), an
+ * inode's unsynced attributes.
+ */
+export type ProbeUnit =
+  | { kind: 'file'; ino: number; upTo?: number }
+  | { kind: 'dir'; ino: number; seqs?: number[] }
+  | { kind: 'meta'; ino: number };
+
+/**
+ * A change to the recorded run, to check a cause over the whole run: an fsync (of a file, or of a
+ * directory for its entries) inserted right after request `afterOp`, as a request of its own (the
+ * later requests and the markers after it move up by one); or the fsyncs of the requests in
+ * `fsyncSkip` left out (they persist nothing: what they made durable stays unsynced).
+ */
+export interface Hypothesis {
+  /** The inode to fsync: by number, or by a path it has right after request afterOp. */
+  fsyncAfter: ({ afterOp: number; ino: number } | { afterOp: number; path: string })[];
+  fsyncSkip?: number[];
+}
+
+/** One unsynced change inside a lost unit: its change seq, the request that made it, and what it was. */
+export interface UnitChange {
+  seq: number;
+  op: number;
+  /** write, truncate; or the directory operation (create, mkdir, rename, unlink, link, ...). */
+  kind: string;
+  /** A write's bytes [offset, offset + length); a truncate's size. */
+  offset?: number;
+  length?: number;
+  /** A directory operation's entries in this directory: name -> what it named (null: removed). */
+  entries?: { name: string; target: string | null }[];
+}
+
+/** What a crash state lost, unit by unit (a file, a directory, an inode's attributes), for the cause search. */
+export interface LostUnit {
+  kind: 'file' | 'dir' | 'meta';
+  ino: number;
+  /** Where it was at the cut (a live name; '/' for the root). */
+  path: string;
+  /** Its changes the state lost, in order (none for attributes). */
+  changes: UnitChange[];
+  /** A directory's unsynced changes the state kept (a torn or journaled prefix of the journal), in order. */
+  kept?: UnitChange[];
+  /** The fsyncs (or fdatasyncs) of it the run made after the cut, with the change seq each covered up to (a held fsync covers only what came before it arrived). */
+  syncedLater: { op: number; covers: number }[];
+}
+
 /** Caps on the enumeration; every one is explicit, reported when hit, and settable. */
 export interface StateCaps {
   /** States per recorded run, all policies together. */

@@ -4,7 +4,7 @@ import { rmSync } from 'node:fs';
 import { resolve, relative, isAbsolute } from 'node:path';
 import { FsModel, processOwner } from './model/fs-model.js';
 import { RequestGate } from './request-gate.js';
-import type { CrashPolicy } from './crash-states.js';
+import type { CrashPolicy, Hypothesis } from './crash-states.js';
 import { DEFAULT_MAX_DATA_BYTES, Faults } from './faults.js';
 import { mountGeneration, ReplaceFailure, replaceGeneration, unmountGeneration, type Mounted } from './mount-generation.js';
 import type { FsState } from './fuse-adapter.js';
@@ -150,19 +150,21 @@ export class PowercutDaemon {
       case 'reset':
         return this.serial(() => this.reset(req.record ?? false, req.fsyncHolds));
       case 'states': {
-        const space = this.closeRecording();
-        const { cmd: _cmd, policies, ...caps } = req;
-        return { ok: true, ...space.enumerate(policies, caps) };
+        const { cmd: _cmd, policies, hypothesis, ...caps } = req;
+        return { ok: true, ...this.space(hypothesis).enumerate(policies, caps) };
       }
       case 'load-state': {
-        const space = this.closeRecording();
-        const model = space.build(req.state);
+        const space = this.space(req.hypothesis);
+        const model = req.probe ? space.buildProbe(req.state, req.probe) : space.build(req.state);
         return this.serial(() => this.swapModel(model));
       }
       case 'state-image': {
-        const tree = this.closeRecording().build(req.state).exportTree('durable');
+        const space = this.space(req.hypothesis);
+        const tree = (req.probe ? space.buildProbe(req.state, req.probe) : space.build(req.state)).exportTree('durable');
         return { ok: true, out: await this.writeImage(tree, req.out, req.replace ?? false) };
       }
+      case 'units':
+        return { ok: true, units: this.space(req.hypothesis).lostUnits(req.state) };
       case 'shutdown':
         return this.serial(async () => {
           await this.unmount();
@@ -225,6 +227,16 @@ export class PowercutDaemon {
   }
 
   /** The recorded run's state space; the first call ends the recording (later changes are recovery's). */
+  /** The recorded run's state space, or the one of a hypothesis about it (kept while the recording is). */
+  private space(hypothesis: Hypothesis | undefined): StateSpace {
+    const space = this.closeRecording();
+    if (!hypothesis || (hypothesis.fsyncAfter.length === 0 && !hypothesis.fsyncSkip?.length)) return space;
+    const key = JSON.stringify(hypothesis);
+    if (this.hypothesisSpaces.key !== key || this.hypothesisSpaces.of !== space) this.hypothesisSpaces = { key, of: space, space: space.withHypothesis(hypothesis) };
+    return this.hypothesisSpaces.space!;
+  }
+  private hypothesisSpaces: { key: string; of: StateSpace | null; space: StateSpace | null } = { key: '', of: null, space: null };
+
   private closeRecording(): StateSpace {
     if (!this.stateSpace) {
       if (!this.recording) {

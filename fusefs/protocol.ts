@@ -3,7 +3,7 @@
 // {"ok":true, ...} or {"ok":false,"error":"..."}. Types here are the contract; the daemon
 // validates every field of every request (malformed input gets an error answer, never a crash).
 
-import type { CrashStateId, StatePolicy, StateCaps } from './crash-states.js';
+import type { CrashPolicy, CrashStateId, Hypothesis, ProbeUnit, StatePolicy, StateCaps } from './crash-states.js';
 import type { FsyncHoldSchedule } from './fsync-holds.js';
 
 /**
@@ -18,8 +18,6 @@ export const MUTATING_KINDS = [
   'rename', 'setattr', 'fsync', 'fsyncdir',
 ] as const;
 export type MutatingKind = (typeof MUTATING_KINDS)[number];
-
-import type { CrashPolicy } from './crash-states.js';
 
 export { CRASH_POLICIES as POLICIES, type CrashPolicy } from './crash-states.js';
 
@@ -71,14 +69,17 @@ export type ControlRequest =
    * seeded schedule (fsync-holds.ts) until the next reset or crash.
    */
   | { cmd: 'reset'; record?: boolean; fsyncHolds?: FsyncHoldSchedule }
-  | ({ cmd: 'states'; policies: StatePolicy[] } & StateCaps)
-  | { cmd: 'load-state'; state: CrashStateId }
+  /** hypothesis (every request on recorded states may carry one): the same run with fsyncs inserted (Hypothesis). */
+  | ({ cmd: 'states'; policies: StatePolicy[]; hypothesis?: Hypothesis } & StateCaps)
+  | { cmd: 'load-state'; state: CrashStateId; probe?: ProbeUnit[]; hypothesis?: Hypothesis }
+  /** What a state of the recorded run lost, unit by unit (the cause search). */
+  | { cmd: 'units'; state: CrashStateId; hypothesis?: Hypothesis }
   /**
    * The image a crash state of the recorded run leaves, written as files under `out` (outside the
    * mount), without touching the mount. replace: whatever `out` holds is removed first (a recovery
    * slot reuses its directories).
    */
-  | { cmd: 'state-image'; state: CrashStateId; out: string; replace?: boolean }
+  | { cmd: 'state-image'; state: CrashStateId; out: string; replace?: boolean; probe?: ProbeUnit[]; hypothesis?: Hypothesis }
   | { cmd: 'shutdown' };
 
 export interface StatusAnswer {

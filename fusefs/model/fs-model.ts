@@ -7,7 +7,7 @@ import {
 import type { DirNode, FileNode, FsTree, JournalOp, Meta, Node, NodeKind, SpecialKind, SpecialNode, SymlinkNode, Unsynced } from './nodes.js';
 import { policyModule, stateEnumerator } from './policies/index.js';
 import { chosenFile, type TornStats } from './torn.js';
-import type { CrashPolicy, CrashStateId } from '../crash-states.js';
+import type { CrashPolicy, CrashStateId, ProbeUnit } from '../crash-states.js';
 
 export const ROOT_INO = 1;
 const MAX_FILE_BYTES = 2 ** 34; // 16 GiB: beyond this a write is a bug in the workload, not a test
@@ -552,7 +552,34 @@ export class FsModel {
       files,
       fileChanges: files.reduce((n, f) => n + f.pending.length, 0),
       metaDirty: inos.filter((ino) => this.nodes.get(ino)!.metaDirty),
+      journal: this.journal,
     };
+  }
+
+  /**
+   * A probe (the cause search): the next settle also persists these units, whatever the policy
+   * chose for them, as if they had been made durable before the cut. Used on a copy of the model.
+   */
+  probe(units: readonly ProbeUnit[]): void {
+    this.probeUnits = units;
+  }
+  private probeUnits: readonly ProbeUnit[] = [];
+
+  /** A live path of `ino` ('/' for the root), or undefined when no live entry names it. */
+  pathOf(ino: number): string | undefined {
+    if (ino === ROOT_INO) return '/';
+    const walk = (dir: number, prefix: string, seen: Set<number>): string | undefined => {
+      const n = this.nodes.get(dir);
+      if (n?.kind !== 'dir' || seen.has(dir)) return undefined;
+      seen.add(dir);
+      for (const [name, child] of n.live) {
+        if (child === ino) return `${prefix}/${name}`;
+        const found = walk(child, `${prefix}/${name}`, seen);
+        if (found) return found;
+      }
+      return undefined;
+    };
+    return walk(ROOT_INO, '', new Set());
   }
 
   /**
@@ -562,10 +589,38 @@ export class FsModel {
    */
   settle(dirPrefix: number, durables: ReadonlyMap<number, GrowBuffer>, keepAttributes: ReadonlySet<number> | 'all'): void {
     if (!Number.isInteger(dirPrefix) || dirPrefix < 0 || dirPrefix > this.journal.length) throw new Error(`settle: dirPrefix ${dirPrefix} is not in 0..${this.journal.length}`);
+    // A probe's files are whole from their durable version on, whatever the policy chose for them.
+    const probed = new Map<number, GrowBuffer>();
+    for (const u of this.probeUnits) {
+      if (u.kind !== 'file') continue;
+      const f = this.file(u.ino);
+      probed.set(u.ino, chosenFile(f.durable, f.pending.slice(0, u.upTo ?? f.pending.length), { kind: 'all' }));
+    }
     this.persistJournalPrefix(dirPrefix);
-    for (const [ino, durable] of durables) this.file(ino).durable = durable;
+    for (const [ino, durable] of [...durables, ...probed]) this.file(ino).durable = durable;
     for (const n of this.nodes.values()) if (keepAttributes === 'all' || keepAttributes.has(n.ino)) syncMeta(n);
+    this.persistProbe(dirPrefix);
     this.goBackToDurable();
+  }
+
+  /** The probe's directory entries and attributes, on top of what the policy kept (see probe). */
+  private persistProbe(dirPrefix: number): void {
+    for (const u of this.probeUnits) {
+      const n = this.node(u.ino);
+      if (u.kind === 'meta') syncMeta(n);
+      else if (u.kind === 'dir') {
+        if (n.kind !== 'dir') throw new Error(`probe: inode ${u.ino} is not a directory`);
+        for (const op of this.journal.slice(dirPrefix)) {
+          if (u.seqs && !u.seqs.includes(op.seq)) continue;
+          for (const c of op.changes) {
+            if (c.dir !== u.ino) continue;
+            if (c.ino === null) n.durable.delete(c.name);
+            else n.durable.set(c.name, c.ino);
+          }
+        }
+      }
+    }
+    this.probeUnits = [];
   }
 
   // ---- internals ----

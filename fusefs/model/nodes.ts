@@ -107,6 +107,8 @@ export interface Unsynced {
   fileChanges: number;
   /** Inodes with unsynced attributes, in inode order. */
   metaDirty: number[];
+  /** The unsynced directory operations themselves, in order. */
+  journal: readonly JournalOp[];
 }
 
 /** Owner and mode of a tree node; absent fields take the loader's defaults. */

@@ -79,8 +79,9 @@ describe('recorded runs', () => {
   it('record every changing method of the model', () => {
     const methods = Object.entries(Object.getOwnPropertyDescriptors(FsModel.prototype)).filter(([k, d]) => k !== 'constructor' && typeof d.value === 'function').map(([k]) => k);
     // A power cut (crash, crashInto, and settle, which the policies call) ends a recording; it is never part of one.
-    const readOnly = ['resolve', 'node', 'file', 'stat', 'readdir', 'readlink', 'read', 'matchesDurable', 'exportTree', 'unsyncedCounts', 'unsynced', 'assertInvariants', 'clone', 'setClock', 'crash', 'crashInto', 'settle'];
-    const internal = (k: string) => ['sortedInos', 'persistJournalPrefix', 'goBackToDurable', 'newDir', 'newMeta', 'syncContent', 'dirAt', 'parent', 'parentForNew', 'entry', 'isAncestor', 'setEntries', 'collect', 'createFile', 'syncNode', 'changedInode', 'uncommittedChange', 'commitIfNeeded'].includes(k);
+    // probe only marks what the next settle persists: a probe image is built off a copy, never recorded.
+    const readOnly = ['resolve', 'node', 'file', 'stat', 'readdir', 'readlink', 'read', 'matchesDurable', 'exportTree', 'unsyncedCounts', 'unsynced', 'pathOf', 'assertInvariants', 'clone', 'setClock', 'crash', 'crashInto', 'settle', 'probe'];
+    const internal = (k: string) => ['sortedInos', 'persistJournalPrefix', 'goBackToDurable', 'newDir', 'newMeta', 'syncContent', 'dirAt', 'parent', 'parentForNew', 'entry', 'isAncestor', 'setEntries', 'collect', 'createFile', 'syncNode', 'changedInode', 'uncommittedChange', 'commitIfNeeded', 'persistProbe'].includes(k);
     expect(methods.filter((k) => !readOnly.includes(k) && !internal(k)).sort()).toEqual([...RECORDED_METHODS].sort());
   });
 
@@ -281,5 +282,41 @@ describe('crash states of a recorded run', () => {
       [300, 'all'], [299, 'all'], [300, 'none'], [298, 'all'], [299, 'none'], [300, 'only'], [297, 'all'], [298, 'none'], [299, 'only'], [300, 'except'],
     ]);
     expect(performance.now() - t0).toBeLessThan(5_000);
+  });
+
+  describe('the cause search\'s probes and hypotheses', () => {
+    // create /p (1), write it (2), fsync it (3), create /q (4): the directory is never fsynced.
+    const steps: Step[] = [{ t: 'create', name: 'a' }, { t: 'write', name: 'a', offset: 0, len: 10, fill: 7 }, { t: 'fsync', name: 'a' }, { t: 'create', name: 'b' }];
+    const space = () => new StateSpace(record(steps).recording, steps.length);
+    const names = (m: FsModel) => m.readdir('/').sort();
+    it('name what a state lost, unit by unit, with the request of each change', () => {
+      const units = space().lostUnits({ afterOp: 4, policy: 'lose-unsynced' });
+      expect(units).toEqual([
+        { kind: 'dir', ino: ROOT_INO, path: '/', changes: [
+          { seq: 1, op: 1, kind: 'create', entries: [{ name: 'a', target: '/a' }] },
+          { seq: 3, op: 4, kind: 'create', entries: [{ name: 'b', target: '/b' }] },
+        ], syncedLater: [] },
+        // The root's new times, never fsynced.
+        { kind: 'meta', ino: ROOT_INO, path: '/', changes: [], syncedLater: [] },
+      ]);
+      // Torn with the first directory operation kept: only /b's entry is lost.
+      expect(space().lostUnits({ afterOp: 4, policy: 'torn', dirPrefix: 1, data: { kind: 'all' } }).map((u) => u.changes.map((c) => c.op))).toEqual([[4]]);
+    });
+    it('build a probe image with lost units made durable: all of a directory\'s entries, or one operation\'s', () => {
+      const id = { afterOp: 4, policy: 'lose-unsynced' as const };
+      expect(names(space().build(id))).toEqual([]);
+      const all = space().buildProbe(id, [{ kind: 'dir', ino: ROOT_INO }]);
+      expect(names(all)).toEqual(['a', 'b']);
+      expect(all.read(all.resolve('/a'), 0, 10)).toEqual(Buffer.alloc(10, 7)); // fsynced: its bytes came with the name
+      expect(names(space().buildProbe(id, [{ kind: 'dir', ino: ROOT_INO, seqs: [1] }]))).toEqual(['a']);
+    });
+    it('insert an fsync after a request as a request of its own, and enumerate the run so changed', () => {
+      const fixed = space().withHypothesis({ fsyncAfter: [{ afterOp: 1, ino: ROOT_INO }] });
+      expect(fixed.opCount).toBe(5);
+      expect(fixed.persistenceOps).toEqual([2, 4]); // the inserted directory fsync, then /a's fsync (request 3 became 4)
+      const last = fixed.enumerate(['lose-unsynced']).states.at(-1)!;
+      expect(last.id.afterOp).toBe(5);
+      expect(names(fixed.build(last.id))).toEqual(['a']);
+    });
   });
 });

@@ -5,11 +5,12 @@
 // bounded set of data outcomes. Identical images within an interval are one state; the caps bound
 // the rest, breadth first over the run, and what they leave out is counted.
 import { createHash } from 'node:crypto';
-import { DEFAULT_STATE_CAPS, STATE_POLICIES, type CrashStateId, type StatePolicy, type CrashStateInfo, type StateCaps, type StatesAnswer } from '../crash-states.js';
+import { DEFAULT_STATE_CAPS, STATE_POLICIES, type CrashStateId, type Hypothesis, type LostUnit, type ProbeUnit, type UnitChange, type StatePolicy, type CrashStateInfo, type StateCaps, type StatesAnswer } from '../crash-states.js';
+import { chosenFile } from './torn.js';
 import { stateEnumerator } from './policies/index.js';
 import type { FsModel } from './fs-model.js';
-import type { FsTree } from './nodes.js';
-import { replay, type Recording } from './recording.js';
+import type { FsTree, JournalOp } from './nodes.js';
+import { Recording, replay } from './recording.js';
 
 /** A canonical hash of an image: names, kinds, modes, owners, contents (not times). */
 export function hashTree(tree: FsTree): string {
@@ -160,4 +161,142 @@ export class StateSpace {
     image.crashInto(id);
     return image;
   }
+
+  /** The image state `id` leaves with the probe's units made durable too (FsModel.probe). */
+  buildProbe(id: CrashStateId, units: readonly ProbeUnit[]): FsModel {
+    const r = this.replayTo(id.afterOp);
+    const image = r.clone();
+    image.probe(units);
+    image.crashInto(id);
+    return image;
+  }
+
+  /**
+   * What state `id` lost, unit by unit: each file whose unsynced changes it did not keep whole, each
+   * directory with unsynced entry changes past its prefix, each inode whose unsynced attributes it
+   * dropped; with the request of each change (for the cause search's words and its second pass).
+   */
+  lostUnits(id: CrashStateId): LostUnit[] {
+    const model = this.replayTo(id.afterOp);
+    const image = model.clone();
+    image.crashInto(id);
+    const kept = image.exportTree('durable');
+    const u = model.unsynced();
+    const opOf = this.opOfSeq();
+    const out: LostUnit[] = [];
+    const pathOf = (ino: number) => model.pathOf(ino) ?? `(inode ${ino}, no longer named)`;
+    const syncedLater = (ino: number) => this.recording.calls
+      .filter((c) => c.op > id.afterOp && (c.method === 'fsync' || c.method === 'fdatasync') && c.args[0] === ino)
+      .map((c) => ({ op: c.op, covers: typeof c.args[1] === 'number' ? c.args[1] : this.changesBefore(c.op) }));
+    for (const f of u.files) {
+      if (f.pending.length === 0) continue;
+      const path = model.pathOf(f.ino);
+      const whole = chosenFile(f.durable, f.pending, { kind: 'all' }).toBuffer();
+      const there = path === undefined ? undefined : fileAt(kept, path);
+      if (there !== undefined && there.equals(whole)) continue;
+      out.push({
+        kind: 'file', ino: f.ino, path: pathOf(f.ino),
+        changes: f.pending.map((p) => (p.type === 'write'
+          ? { seq: p.seq, op: opOf(p.seq), kind: 'write', offset: p.offset, length: p.data.length }
+          : { seq: p.seq, op: opOf(p.seq), kind: 'truncate', length: p.sizeBytes })),
+        syncedLater: syncedLater(f.ino),
+      });
+    }
+    const prefix = id.policy === 'lose-unsynced' ? 0 : (id.dirPrefix ?? 0);
+    const lostOps = u.journal.slice(prefix);
+    const dirs = [...new Set(lostOps.flatMap((op) => op.changes.map((c) => c.dir)))].sort((a, b) => a - b);
+    const ofDir = (ops: readonly JournalOp[], dir: number): UnitChange[] => ops.filter((op) => op.changes.some((c) => c.dir === dir)).map((op) => ({
+      seq: op.seq, op: opOf(op.seq), kind: this.methodOf(opOf(op.seq)),
+      entries: op.changes.filter((c) => c.dir === dir).map((c) => ({ name: c.name, target: c.ino === null ? null : pathOf(c.ino) })),
+    }));
+    for (const dir of dirs) {
+      const kept = ofDir(u.journal.slice(0, prefix), dir);
+      out.push({ kind: 'dir', ino: dir, path: pathOf(dir), changes: ofDir(lostOps, dir), ...(kept.length ? { kept } : {}), syncedLater: syncedLater(dir) });
+    }
+    if (!(id.data?.kind === 'all')) for (const ino of u.metaDirty) out.push({ kind: 'meta', ino, path: pathOf(ino), changes: [], syncedLater: syncedLater(ino) });
+    return out;
+  }
+
+  /** A state space of the same run with the hypothesis's fsyncs inserted (a request each: later requests move up) and skipped ones left out. */
+  withHypothesis(h: Hypothesis): StateSpace {
+    // A path names the inode it had right after its request, in this run.
+    const pending = [...h.fsyncAfter].sort((a, b) => a.afterOp - b.afterOp).map((x) => ({
+      afterOp: x.afterOp,
+      ino: 'ino' in x ? x.ino : this.replayTo(x.afterOp).resolve(x.path),
+    }));
+    const derived = new Recording(this.recording.owner, this.recording.maxBytes);
+    derived.startTime = this.recording.startTime;
+    let added = 0;
+    // An fsync inserted after request N comes right after N's calls, before any later request's.
+    const emitUpTo = (op: number) => {
+      while (pending.length > 0 && pending[0].afterOp < op) {
+        const x = pending.shift()!;
+        derived.calls.push({ op: x.afterOp + added + 1, method: 'fsync', args: [x.ino], times: [] });
+        added++;
+      }
+    };
+    const skip = new Set(h.fsyncSkip ?? []);
+    for (const c of this.recording.calls) {
+      emitUpTo(c.op);
+      if (skip.has(c.op) && (c.method === 'fsync' || c.method === 'fdatasync')) continue;
+      derived.calls.push({ ...c, op: c.op + added });
+    }
+    emitUpTo(Infinity);
+    derived.close();
+    return new StateSpace(derived, this.opCount + added);
+  }
+
+  private replayTo(afterOp: number): FsModel {
+    if (!Number.isInteger(afterOp) || afterOp < 0 || afterOp > this.opCount) throw new Error(`afterOp ${afterOp} is not in 0..${this.opCount} (the requests of the recorded run)`);
+    if (!this.cursor || this.cursor.afterOp > afterOp) this.cursor = null;
+    const r = replay(this.recording, afterOp, this.cursor ?? undefined);
+    this.cursor = { ...r, afterOp };
+    return r.model;
+  }
+
+  /** The request that made each change (by change seq): replaying the run and watching the model's change count. */
+  private opOfSeq(): (seq: number) => number {
+    const ops = this.changeIndex().opOfSeq;
+    return (seq) => ops[seq] ?? 0;
+  }
+
+  /** How many changes the run had made before request `op`'s calls (what an fsync at op, not held, covers). */
+  private changesBefore(op: number): number {
+    const { countAfterOp } = this.changeIndex();
+    let n = 0;
+    for (const [o, count] of countAfterOp) if (o < op) n = count;
+    return n;
+  }
+
+  private changeIndex(): { opOfSeq: number[]; countAfterOp: [number, number][] } {
+    if (!this.index) {
+      const opOfSeq: number[] = [];
+      const countAfterOp: [number, number][] = [];
+      const calls = this.recording.calls;
+      let replayed: { model: FsModel; next: number } | undefined;
+      for (let i = 0; i < calls.length; i++) {
+        const op = calls[i].op;
+        if (i + 1 < calls.length && calls[i + 1].op === op) continue;
+        const before = replayed?.model.changeCount ?? 0;
+        replayed = replay(this.recording, op, replayed);
+        for (let s = before + 1; s <= replayed.model.changeCount; s++) opOfSeq[s] = op;
+        countAfterOp.push([op, replayed.model.changeCount]);
+      }
+      this.index = { opOfSeq, countAfterOp };
+    }
+    return this.index;
+  }
+  private index: { opOfSeq: number[]; countAfterOp: [number, number][] } | undefined;
+
+  /** The model method the first call of request `op` ran (for naming a directory operation). */
+  private methodOf(op: number): string {
+    return this.recording.calls.find((c) => c.op === op)?.method ?? 'change';
+  }
+}
+
+/** A file's bytes at `path` of an image tree, or undefined when no such file. */
+function fileAt(tree: FsTree, path: string): Buffer | undefined {
+  let t: FsTree | undefined = tree;
+  for (const name of path.split('/').filter((x) => x)) t = t?.type === 'dir' ? t.entries.get(name) : undefined;
+  return t?.type === 'file' ? t.data : undefined;
 }

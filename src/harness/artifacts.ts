@@ -10,11 +10,13 @@
 //   images/NAME.dirs.json     every folder of image NAME: git keeps no empty folder, and an empty
 //                             folder (a stream's msgs/, a whole empty disk) is part of a crash state
 //   stderr/run-K.txt          driver diagnostics, when there were any
+//   cause.json                why it failed (exhaustive mode): the cause search's finding, its probes, proof and reach
 //   replay.sh                 the one command that replays it, from any checkout
 import { cp, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import type { Cause } from './cause/cause.js';
 import type { CaseResult, CrashCase, CutRecord } from './crash-run.js';
 import type { HarnessError } from './harness-error.js';
 import type { RunRecord, Violation } from './oracle.js';
@@ -41,7 +43,12 @@ export interface StoredArtifact {
   stderr: string[];
   /** Set when the artifact records a failure of the tool, not a violation. */
   harnessError?: string;
+  /** Why it failed, when a cause search ran (cause.json). */
+  cause?: Cause;
 }
+
+/** The file of an artifact that holds its cause. */
+export const CAUSE_FILE = 'cause.json';
 
 /** How a user replays an artifact folder: `powercut replay DIR`. */
 export function replayCommand(dir: string): string {
@@ -88,6 +95,7 @@ async function startArtifact(root: string, targetName: string, c: CrashCase, wha
 export async function writeArtifact(root: string, targetName: string, result: CaseResult, imagesDir?: string): Promise<string> {
   const dir = await startArtifact(root, targetName, result.case, result.violations[0]?.check ?? 'none');
   await writeFile(path.join(dir, 'violations.json'), json(result.violations));
+  if (result.cause) await writeFile(path.join(dir, CAUSE_FILE), json(result.cause));
   await writeFile(path.join(dir, 'violations.txt'), result.violations.map((v) => v.message).join('\n') + '\n');
   for (const [k, run] of result.runs.entries()) {
     const meta = { exitCode: run.exitCode, killed: run.killed, hung: run.hung, failedRequests: run.failedRequests };
@@ -205,5 +213,7 @@ export async function readArtifact(dir: string): Promise<StoredArtifact> {
   }));
   const errorFile = path.join(dir, 'harness-error.txt');
   const harnessError = existsSync(errorFile) ? await readFile(errorFile, 'utf8') : undefined;
-  return { dir, case: c, runs, cuts, violations, stderr, ...(harnessError !== undefined ? { harnessError } : {}) };
+  const causeFile = path.join(dir, CAUSE_FILE);
+  const cause = existsSync(causeFile) ? (await readJson(causeFile)) as Cause : undefined;
+  return { dir, case: c, runs, cuts, violations, stderr, ...(harnessError !== undefined ? { harnessError } : {}), ...(cause ? { cause } : {}) };
 }

@@ -4,7 +4,7 @@ import { connect, type Socket } from 'node:net';
 import type {
   ControlAnswer, ControlRequest, CrashPoint, CrashPolicy, Fault, StatusAnswer, TraceEntry,
 } from '../../fusefs/protocol.js';
-import type { CrashStateId, StatePolicy, Mark, StateCaps, StatesAnswer } from '../../fusefs/crash-states.js';
+import type { CrashStateId, Hypothesis, LostUnit, ProbeUnit, StatePolicy, Mark, StateCaps, StatesAnswer } from '../../fusefs/crash-states.js';
 import type { FsyncHoldSchedule } from '../../fusefs/fsync-holds.js';
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
@@ -110,16 +110,24 @@ export class ControlClient {
     return { trace: a.trace as TraceEntry[], marks: (a.marks as Mark[] | undefined) ?? [] };
   }
   /** The distinct crash states of the recorded run (since the last `reset` with record), under the policies, within the caps. */
-  async states(policies: StatePolicy[], caps: StateCaps): Promise<StatesAnswer> {
-    return (await this.ok({ cmd: 'states', policies, ...caps }, CRASH_TIMEOUT_MS)) as unknown as StatesAnswer;
+  async states(policies: StatePolicy[], caps: StateCaps, hypothesis?: Hypothesis): Promise<StatesAnswer> {
+    return (await this.ok({ cmd: 'states', policies, ...caps, ...(hypothesis ? { hypothesis } : {}) }, CRASH_TIMEOUT_MS)) as unknown as StatesAnswer;
   }
-  /** Writes the image crash state `id` leaves under `out` (outside the mount; `replace`: emptied first); the mount is not touched. */
-  async stateImage(id: CrashStateId, out: string, replace = false): Promise<void> {
-    await this.ok({ cmd: 'state-image', state: id, out, ...(replace ? { replace } : {}) }, CRASH_TIMEOUT_MS);
+  /**
+   * Writes the image crash state `id` leaves under `out` (outside the mount; `replace`: emptied
+   * first); the mount is not touched. `probe`: with those lost units made durable too; `hypothesis`:
+   * the state of the run with those fsyncs inserted.
+   */
+  async stateImage(id: CrashStateId, out: string, replace = false, extra: { probe?: ProbeUnit[]; hypothesis?: Hypothesis } = {}): Promise<void> {
+    await this.ok({ cmd: 'state-image', state: id, out, ...(replace ? { replace } : {}), ...extra }, CRASH_TIMEOUT_MS);
   }
-  /** Mounts the crash state `id` of the recorded run, ready for recovery (nothing held, fresh trace). */
-  async loadState(id: CrashStateId): Promise<void> {
-    await this.ok({ cmd: 'load-state', state: id }, CRASH_TIMEOUT_MS);
+  /** Mounts the crash state `id` of the recorded run (or of a hypothesis about it), ready for recovery (nothing held, fresh trace). */
+  async loadState(id: CrashStateId, extra: { probe?: ProbeUnit[]; hypothesis?: Hypothesis } = {}): Promise<void> {
+    await this.ok({ cmd: 'load-state', state: id, ...extra }, CRASH_TIMEOUT_MS);
+  }
+  /** What crash state `id` lost, unit by unit. */
+  async units(id: CrashStateId, hypothesis?: Hypothesis): Promise<LostUnit[]> {
+    return (await this.ok({ cmd: 'units', state: id, ...(hypothesis ? { hypothesis } : {}) }, CRASH_TIMEOUT_MS)).units as LostUnit[];
   }
   async shutdown(): Promise<void> {
     await this.ok({ cmd: 'shutdown' }, CRASH_TIMEOUT_MS);

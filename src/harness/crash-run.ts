@@ -17,6 +17,7 @@ import type { DaemonHandle } from './daemon-process.js';
 import { mergeTimeouts, runDriver, type DriverTimeouts } from './driver-process.js';
 import type { DriverSpec } from './driver-spec.js';
 import { asHarnessError, HarnessError } from './harness-error.js';
+import type { Cause } from './cause/cause.js';
 import { judge, type History, type RunRecord, type Violation } from './oracle.js';
 import { workloadKey, type Workload } from './workload.js';
 
@@ -91,6 +92,8 @@ export interface CaseResult {
   durationMs: number;
   /** stderr of each driver run (diagnostics; empty normally). */
   stderr: string[];
+  /** Why it failed (exhaustive mode, when asked: the cause search). */
+  cause?: Cause;
 }
 
 /** Event ids of run K start above K * ID_BASE_PER_RUN: unique across the runs of a case. */

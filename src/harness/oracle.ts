@@ -42,6 +42,17 @@ export interface Violation {
   ids?: number[];
   /** A run hung: reported under liveness, but never proof that a known-bad variant was caught. */
   hang?: true;
+  /** The line whose promise the violation broke (1-based, of run `run`): a confirmation, or an ack's. */
+  promise?: { run: number; line: number };
+}
+
+/** The first line of runs [0, upTo) that confirmed `seq` durable (or, with `id`, in the session that knew it by that seq). */
+function confirmingLine(history: History, upTo: number, seq: number, run?: number): { run: number; line: number } | undefined {
+  for (let k = run ?? 0; k < (run === undefined ? upTo : run + 1); k++) {
+    const i = history.runs[k].outcomes.findIndex((o) => confirmedSeq(o) >= seq);
+    if (i >= 0) return { run: k, line: i + 1 };
+  }
+  return undefined;
 }
 
 const MAX_LISTED = 12;
@@ -308,9 +319,12 @@ function checkAtLeastOnce(history: History): Violation[] {
     if (known.length === 0) return [];
     const ids = known.map(([, id]) => id!).sort((a, b) => a - b);
     const runs = [...new Set(ids.map((id) => confirmed.get(id)!.run))].sort((a, b) => a - b);
+    const first = confirmed.get(ids[0])!;
+    const promise = confirmingLine(history, last, first.seq, first.run);
     return [{
       check: 'at-least-once',
       ids: ids.slice(0, MAX_SEQS_KEPT),
+      ...(promise ? { promise } : {}),
       message: `at-least-once: event ids ${list(ids)} (seqs ${list(ids.map((id) => confirmed.get(id)!.seq))} of their sessions) were confirmed durable ` +
         `(in ${runs.map((k) => runName(history, k)).join(', ')}) and never acked, but were not delivered after recovery ` +
         `(expected every unacked event confirmed durable in the final drain)${faultNote(history)}`,
@@ -332,10 +346,12 @@ function checkAtLeastOnce(history: History): Violation[] {
   const gapless = unknownCount > 0
     ? ` (${unknownCount} of them no line named: under "seqScope": "forever" seqs are gapless, so every seq up to a confirmed durableSeq holds an event the driver wrote)`
     : '';
+  const promise = confirmingLine(history, last, seqs[0]);
   return [{
     check: 'at-least-once',
     seqs,
     ids: missing.flatMap(([, id]) => (id === undefined ? [] : [id])),
+    ...(promise ? { promise } : {}),
     message: `at-least-once: seqs ${list(seqs, count)}${idsOf(missing.slice(0, MAX_LISTED).map(([, id]) => id))} were confirmed durable ` +
       `(durableSeq reached ${c.durableSeq} in ${runName(history, c.durableSeqRun)}) and never acked, ` +
       `but were not delivered after recovery (expected every unacked event confirmed up to seq ${c.durableSeq} in the final drain)${gapless}${faultNote(history)}`,
@@ -394,9 +410,17 @@ function checkBoundedReplay(history: History): Violation[] {
     // By seq: a correct queue confirms acks only below its durableSeq, and durable seqs are never reused.
     const durablyAcked = session ? [] : deliveries.map((o) => o.seq).filter((s) => s < c.firstUnacked);
     if (durablyAcked.length > 0) {
+      // The first line that confirmed a first unacked seq above the lowest one delivered again.
+      const lowest = Math.min(...durablyAcked);
+      let promise: { run: number; line: number } | undefined;
+      for (let k = 0; k < j && !promise; k++) {
+        const i = history.runs[k].outcomes.findIndex((o) => (o.t === 'durable' || o.t === 'open') && o.durableFirstUnackedSeq > lowest);
+        if (i >= 0) promise = { run: k, line: i + 1 };
+      }
       out.push({
         check: 'bounded-replay',
         seqs: durablyAcked,
+        ...(promise ? { promise } : {}),
         message: `bounded-replay: ${runName(history, j)} delivered seqs ${list(durablyAcked)} again after a power cut although their acks were ` +
           `confirmed durable (durableFirstUnackedSeq reached ${c.firstUnacked} in ${runName(history, c.firstUnackedRun)}; ` +
           `expected no seq below it)`,
@@ -413,6 +437,7 @@ function checkBoundedReplay(history: History): Violation[] {
         check: 'bounded-replay',
         seqs: [o.seq],
         ids: [o.id!],
+        promise: { run: rec.run, line: rec.ackedLine! },
         message: `bounded-replay: ${runName(history, j)} delivered seq ${o.seq} (event id ${o.id}) again after a power cut, although ` +
           `the queue had promised its ack: ${verdict.why} (expected it never to come back)`,
       });

@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describeState } from '../../../fusefs/model/policies/index.js';
-import { DEFAULT_STATE_CAPS, DEFAULT_STATE_POLICIES, type StatePolicy, type CrashStateInfo, type Mark, type StateCaps, type StatesAnswer } from '../../../fusefs/crash-states.js';
+import { DEFAULT_STATE_CAPS, DEFAULT_STATE_POLICIES, type Hypothesis, type ProbeUnit, type StatePolicy, type CrashStateInfo, type Mark, type StateCaps, type StatesAnswer } from '../../../fusefs/crash-states.js';
 import type { TraceEntry } from '../../../fusefs/protocol.js';
 import { Prng } from '../../../fusefs/model/prng.js';
 import type { FsyncHoldSchedule } from '../../../fusefs/fsync-holds.js';
@@ -24,7 +24,11 @@ import { failureSignature } from '../failure-signature.js';
 import { asHarnessError, HarnessError } from '../harness-error.js';
 import { judge, type RunRecord, type Violation } from '../oracle.js';
 import { contractOf, helloOf } from '../outcome.js';
-import { RecoveryPool, type Prepared, type RecoverOn, type Recovery } from './recovery-pool.js';
+import { RecoveryPool, type RecoverOn } from './recovery-pool.js';
+import { explainState, type ExplainOptions, type RunVerdicts } from './explain.js';
+import { recoverAndJudge, truncateAtCut, type Recorded } from './judge-states.js';
+
+export { truncateAtCut } from './judge-states.js';
 
 export interface ExhaustiveOptions {
   artifactRoot: string;
@@ -55,6 +59,8 @@ export interface ExhaustiveOptions {
    * both ways (a self-check of the fast path; a disagreement is a harness error naming the state).
    */
   verifyOnMount: boolean;
+  /** Search the cause of each failure it keeps (explain.ts), while the recorded run is still in the daemon. */
+  explain?: ExplainOptions;
   /**
    * The recorded run's slow fsyncs (fsync-holds.ts): undefined draws a schedule from the input,
    * null records with fsyncs completing at once. A confirmation that does not wait for its fsync
@@ -117,19 +123,6 @@ export interface ExhaustiveResult {
 /** A recovery cut lands at one of the first requests of a recovery (20 to 35 of them for the built-in queue). */
 export const RECOVERY_CUT_MAX_OP = 30;
 
-/** The workload's confirmations as of a power cut after request `afterOp`: every line marked by then. */
-export function truncateAtCut(workload: RunRecord, marks: readonly Mark[], trace: readonly TraceEntry[], afterOp: number): RunRecord {
-  const lastLine = marks.filter((m) => m.afterOp <= afterOp).reduce((n, m) => Math.max(n, m.n), 0);
-  return {
-    role: 'workload',
-    outcomes: workload.outcomes.slice(0, lastLine),
-    exitCode: null,
-    killed: true,
-    hung: false,
-    failedRequests: failedRequests(trace.filter((e) => e.op <= afterOp)),
-  };
-}
-
 /** What exhaustive mode checks: one workload of a target, its settings and variant (a crash case without its cut). */
 export type ExhaustiveInput = Pick<CrashCase, 'target' | 'driver' | 'workload' | 'settings' | 'variant'>;
 
@@ -160,13 +153,6 @@ function recoveryCutOf(state: Pick<CrashStateInfo, 'hash' | 'id'>): CutSpec {
   return { cut: { atOp: 1 + prng.int(RECOVERY_CUT_MAX_OP), timing: prng.coin() ? 'before' : 'after' }, policy, seed: 0 };
 }
 
-/** A recorded run: the workload's driver run, its request trace and where each line was marked. */
-interface Recorded {
-  run: DriverRun;
-  trace: TraceEntry[];
-  marks: Mark[];
-}
-
 /** Records the workload once on a fresh recording filesystem; the driver marks every line it prints. */
 async function record(daemon: DaemonHandle, target: Target, input: ExhaustiveInput, holds: FsyncHoldSchedule | null, drivers: DriverWorkers): Promise<Recorded> {
   await daemon.client.reset(true, holds ?? undefined);
@@ -188,15 +174,6 @@ async function record(daemon: DaemonHandle, target: Target, input: ExhaustiveInp
     throw new HarnessError(`the driver printed ${lines} lines but left ${marks.length} markers in the request trace; a marking driver stats <mark>/<N> right after printing its Nth line (docs/driver-protocol.md)`);
   }
   return { run, trace, marks };
-}
-
-/** The checks a set of violations names, for comparing verdicts. */
-const checksOf = (vs: readonly Violation[]) => [...new Set(vs.map((v) => v.check))].sort().join(',');
-
-/** One hash group's outcome: its recovery and each of its states' violations. */
-interface GroupResult {
-  recovery: Recovery;
-  verdicts: { state: CrashStateInfo; runs: RunRecord[]; violations: Violation[] }[];
 }
 
 export async function runExhaustive(daemon: DaemonHandle, target: Target, input: ExhaustiveInput, partial: Partial<ExhaustiveOptions>): Promise<ExhaustiveResult> {
@@ -239,76 +216,14 @@ export async function runExhaustive(daemon: DaemonHandle, target: Target, input:
     coverage.intervals = answer.intervals;
     coverage.statesCapped = answer.capped.states;
 
-    // One recovery per distinct image; every state with that image is judged with its own confirmations.
-    const byHash = new Map<string, CrashStateInfo[]>();
-    for (const s of answer.states) byHash.set(s.hash, [...(byHash.get(s.hash) ?? []), s]);
-    const groups = [...byHash.values()];
-    const results: (GroupResult | undefined)[] = [];
-    let next = 0;
-    /** The earliest group with a failure: later groups need not be started unless every failure is wanted. */
-    let firstFailing = Infinity;
-    let outOfTime = false;
-    /** A slot failed: the others take nothing more (the error is thrown once every slot has stopped). */
-    let aborted = false;
-    /** The next group to recover, with its state being put in place already (natively: its image written). */
-    const take = (slot: number): { g: number; prepared: Promise<Prepared> } | undefined => {
-      const g = next;
-      if (aborted || g >= groups.length || g > firstFailing) return undefined;
-      // Past the deadline the lose-unsynced states still in hand (they come first) are finished: a
-      // second of overrun, for a whole run covered once.
-      if (Date.now() > o.deadlineMs && !groups[g].some((x) => x.id.policy === 'lose-unsynced')) {
-        outOfTime = true;
-        return undefined;
-      }
-      next++;
-      const prepared = pool!.prepare(slot, groups[g][0], caseOf(groups[g][0]));
-      prepared.catch(() => undefined); // awaited below, or dropped when the run stops early
-      return { g, prepared };
+    const ctx = { daemon, target, o, pool, timings, coverage, caseOf, onHarnessError: (state: CrashStateInfo) => { current ??= state; } };
+    const { groups, results, outOfTime, firstFailing } = await recoverAndJudge(ctx, answer, recorded, { allFailures: o.allFailures, deadlineMs: o.deadlineMs });
+    // What the run's own judgement said: a cause's proof is compared with it.
+    const verdicts: RunVerdicts = {
+      intervals: answer.intervals,
+      failingIntervals: new Set(results.flatMap((r) => r?.verdicts.filter((v) => v.violations.length > 0).map((v) => v.state.interval) ?? [])).size,
+      signatureOf: (state, violations) => failureSignature(failureResult(caseOf(state), recorded, [], [], violations)),
     };
-    const recoverGroup = async (slot: number, g: number, prepared: Prepared): Promise<void> => {
-      const recovery = await pool!.recover(slot, prepared);
-      timings.loadMs += recovery.placeMs;
-      timings.recoverMs += recovery.recoverMs;
-      timings.recoveries++;
-      const started = performance.now();
-      const verdicts = groups[g].map((state) => {
-        const runs = [truncateAtCut(recorded.run.record, recorded.marks, recorded.trace, state.id.afterOp), ...recovery.runs];
-        const violations = judge({ target: target.name, faultsInjected: false, runs });
-        o.onState?.(state, violations);
-        return { state, runs, violations };
-      });
-      timings.judgeMs += performance.now() - started;
-      if (o.verifyOnMount && recovery.on === 'native') {
-        const mount = await pool!.recoverOnMount(prepared);
-        for (const v of verdicts) {
-          const onMount = judge({ target: target.name, faultsInjected: false, runs: [v.runs[0], ...mount.runs] });
-          const [a, b] = [checksOf(v.violations), checksOf(onMount)];
-          if (a !== b) throw new HarnessError(`the native recovery of crash state ${describeState(v.state.id)} failed [${a || 'nothing'}] but its recovery on the mount failed [${b || 'nothing'}]: the two ways must agree (a bug of powercut)`);
-        }
-        coverage.statesVerifiedOnMount += verdicts.length;
-      }
-      results[g] = { recovery, verdicts };
-      if (!o.allFailures && verdicts.some((v) => v.violations.length > 0)) firstFailing = Math.min(firstFailing, g);
-    };
-    const work = async (slot: number): Promise<void> => {
-      // Each slot prepares its next state while its driver recovers the current one.
-      for (let job = take(slot); job !== undefined; ) {
-        const g = job.g;
-        try {
-          const prepared = await job.prepared;
-          job = take(slot);
-          await recoverGroup(slot, g, prepared);
-        } catch (err) {
-          aborted = true;
-          current ??= groups[g][0]; // the state a harness error names: the first slot's to fail
-          await job?.prepared.catch(() => undefined); // the next state's preparation ends before the pool stops
-          throw err;
-        }
-      }
-    };
-    const slots = await Promise.allSettled(Array.from({ length: pool.size }, (_, slot) => work(slot)));
-    const failed = slots.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failed) throw failed.reason;
 
     // A state is left out only by the time budget or, when one failure is enough, after the first failing one.
     groups.forEach((group, g) => {
@@ -347,6 +262,7 @@ export async function runExhaustive(daemon: DaemonHandle, target: Target, input:
         if (signatures.has(signature)) continue;
         signatures.add(signature);
         current = state;
+        if (o.explain) failure.cause = await explainState(ctx, recorded, { state, violations }, o.explain, verdicts);
         failures.push(await saveFailure(daemon, target.name, o, failure));
       }
     }

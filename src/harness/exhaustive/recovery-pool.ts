@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { cp, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { CrashStateInfo } from '../../../fusefs/crash-states.js';
+import type { CrashStateInfo, Hypothesis, ProbeUnit } from '../../../fusefs/crash-states.js';
 import { recoverWithCut, specFor, type CrashCase } from '../crash-run.js';
 import type { DaemonHandle } from '../daemon-process.js';
 import type { DriverSpec } from '../driver-spec.js';
@@ -58,6 +58,14 @@ export interface Prepared {
   c: CrashCase;
   dir?: string;
   placeMs: number;
+  /** A probe's units made durable too, or a hypothesis about the run (the cause search): what the state's image is built with. */
+  extras: ImageExtras;
+}
+
+/** What a state's image is built with besides the state (control-client stateImage). */
+export interface ImageExtras {
+  probe?: ProbeUnit[];
+  hypothesis?: Hypothesis;
 }
 
 interface Slot {
@@ -96,15 +104,15 @@ export class RecoveryPool {
    * (the daemon can do that while the slot's driver still recovers the previous one); on the
    * mount, nothing yet (the mount holds one state at a time: recover() loads it).
    */
-  async prepare(slot: number, state: CrashStateInfo, c: CrashCase): Promise<Prepared> {
+  async prepare(slot: number, state: CrashStateInfo, c: CrashCase, extras: ImageExtras = {}): Promise<Prepared> {
     const started = performance.now();
-    if (c.recoveryCut || this.on === 'mount') return { state, c, placeMs: 0 };
+    if (c.recoveryCut || this.on === 'mount') return { state, c, placeMs: 0, extras };
     const s = await this.slot(slot);
     // Two directories a slot, in turn: one is written while the other is recovered, and the daemon
     // empties the one it writes (no removal on this process's path).
     const dir = path.join(s.dir, String(s.images++ % 2));
-    await this.daemon.client.stateImage(state.id, dir, true);
-    return { state, c, dir, placeMs: performance.now() - started };
+    await this.daemon.client.stateImage(state.id, dir, true, extras);
+    return { state, c, dir, placeMs: performance.now() - started, extras };
   }
 
   /** Recovers a prepared state in its slot, as the drain run of its case (a recovery cut makes it a mount recovery). */
@@ -112,13 +120,13 @@ export class RecoveryPool {
     const started = performance.now();
     const done = (r: Omit<Recovery, 'placeMs' | 'recoverMs'>, placedAt: number): Recovery => ({ ...r, placeMs: p.placeMs + placedAt - started, recoverMs: performance.now() - placedAt });
     if (p.c.recoveryCut) {
-      await this.daemon.client.loadState(p.state.id);
+      await this.daemon.client.loadState(p.state.id, p.extras);
       const placed = performance.now();
       const r = await recoverWithCut(this.daemon, this.target, p.c, this.timeouts);
       return done({ runs: r.runs, stderr: r.stderr, landed: r.landed, on: 'mount' }, placed);
     }
     if (p.dir === undefined) {
-      await this.daemon.client.loadState(p.state.id);
+      await this.daemon.client.loadState(p.state.id, p.extras);
       const placed = performance.now();
       const run = await this.drain(slot, specFor(this.daemon.mountpoint, p.c, 'drain', 1));
       return done({ runs: [run.record], stderr: [run.stderr], landed: false, on: 'mount' }, placed);
@@ -134,7 +142,7 @@ export class RecoveryPool {
   recoverOnMount(p: Prepared): Promise<Recovery> {
     const run = this.mountLane.then(async () => {
       const started = performance.now();
-      await this.daemon.client.loadState(p.state.id);
+      await this.daemon.client.loadState(p.state.id, p.extras);
       const placed = performance.now();
       const spec = specFor(this.daemon.mountpoint, p.c, 'drain', 1);
       const r = this.serves ? await this.drivers.get(this.target.driver, 'mount').run(spec) : await runDriver(this.daemon, this.target.driver, spec, false, this.timeouts);

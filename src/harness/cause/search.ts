@@ -1,0 +1,240 @@
+// The cause of a failing crash state, by probing (docs/design.md, "Why it failed"). What the cut
+// lost decomposes into units (a file's unsynced changes, a directory's unsynced entries, an inode's
+// attributes); a probe recovers the state with some of them made durable anyway and judges it.
+// Delta debugging finds a 1-minimal set of units whose persistence makes the recovery pass the
+// checks the state failed, then the one change inside the unit that matters; what that change had
+// to come before (the confirmation it broke, or the next persistence point the recovery relied on)
+// makes it a fix in the program's terms. When persisting what was lost cannot help, the disk held a
+// legal state and recovery mishandled it, or a persistence point came too early: probes tell which.
+// Bounded by probes and time; a cause not isolated within the bound is reported as such.
+import type { CrashStateId, CrashStateInfo, Hypothesis, LostUnit, Mark, ProbeUnit, UnitChange } from '../../../fusefs/crash-states.js';
+import type { TraceEntry } from '../../../fusefs/protocol.js';
+import type { Outcome } from '../outcome.js';
+import type { RunRecord, Violation } from '../oracle.js';
+import { pathPattern } from '../path-pattern.js';
+import { BudgetSpent, ddmin, smallestPrefix } from './ddmin.js';
+import { changedPath, changeInWords, DEFAULT_SEARCH_BOUND, persistenceKey, persistenceTitle, type Cause, type SearchBound } from './cause.js';
+
+/** One probe: a state of the recorded run (or of a hypothesis about it), with units made durable; judged against the state's confirmations. */
+export interface ProbeRequest {
+  state: CrashStateId;
+  persist?: ProbeUnit[];
+  hypothesis?: Hypothesis;
+}
+export type ProbeFn = (req: ProbeRequest) => Promise<Violation[]>;
+
+/** A failing state and what the recorded run says around it. */
+export interface FailingState {
+  state: CrashStateInfo;
+  violations: Violation[];
+  /** What it lost (the daemon's `units`). */
+  units: LostUnit[];
+  /** The recorded run: its requests, where each line was marked, the workload's lines. */
+  trace: readonly TraceEntry[];
+  marks: readonly Mark[];
+  workload: RunRecord;
+}
+
+/** A line the program printed, in words: `line 12 of run 0 ("waited" seq 5)`. */
+export function lineInWords(workload: RunRecord, run: number, line: number): string {
+  const o: Outcome | undefined = run === 0 ? workload.outcomes[line - 1] : undefined;
+  if (!o) return `line ${line} of run ${run}`;
+  const what = o.t === 'waited' ? ` seq ${o.seq}` : o.t === 'durable' || o.t === 'open' ? ` durableSeq ${o.durableSeq}, first unacked ${o.durableFirstUnackedSeq}` : o.t === 'acked' ? ` seqs ${o.seqs.join(', ')}` : '';
+  return `line ${line} of run ${run} ("${o.t}"${what})`;
+}
+
+const persistUnit = (u: LostUnit, change?: { upTo?: number; seqs?: number[] }): ProbeUnit =>
+  u.kind === 'file' ? { kind: 'file', ino: u.ino, ...(change?.upTo !== undefined ? { upTo: change.upTo } : {}) }
+    : u.kind === 'dir' ? { kind: 'dir', ino: u.ino, ...(change?.seqs ? { seqs: change.seqs } : {}) }
+      : { kind: 'meta', ino: u.ino };
+
+function unitInWords(u: LostUnit): string {
+  return u.kind === 'dir' ? `the entries of directory ${u.path}` : u.kind === 'file' ? `the data of ${u.path}` : `the attributes of ${u.path}`;
+}
+
+/** Searches the cause of one failing state within `bound`; never throws for the bound (the cause then says it was reached). */
+export async function searchCause(f: FailingState, probe: ProbeFn, bound: SearchBound = DEFAULT_SEARCH_BOUND): Promise<Cause> {
+  const started = Date.now();
+  let probes = 0;
+  const targets = new Set(f.violations.filter((v) => !v.hang).map((v) => v.check));
+  const evidence: string[] = [];
+  const passes = async (req: ProbeRequest): Promise<boolean> => {
+    if (probes >= bound.maxProbes) throw new BudgetSpent(`${bound.maxProbes} probes`);
+    if (Date.now() - started > bound.maxMs) throw new BudgetSpent(`${bound.maxMs / 1000} s`);
+    probes++;
+    return !(await probe(req)).some((v) => !v.hang && targets.has(v.check));
+  };
+  const id = f.state.id;
+  const done = (c: Omit<Cause, 'search' | 'evidence'>, boundReached = false): Cause => ({
+    ...c, evidence, search: { probes, ms: Date.now() - started, bound, boundReached },
+  });
+  try {
+    const units = f.units;
+    if (units.length > 0 && (await passes({ state: id, persist: units.map((u) => persistUnit(u)) }))) {
+      evidence.push(`with every lost unit made durable (${units.length}: ${units.map(unitInWords).join('; ')}) the recovery passes`);
+      const torn = await tornWrite(f, passes, evidence);
+      if (torn) return done(torn);
+      const minimal = await ddmin(units, (s) => passes({ state: id, persist: s.map((u) => persistUnit(u)) }));
+      // A directory's entry first: a new file needs its name before its bytes matter.
+      minimal.sort((a, b) => (a.kind === 'dir' ? 0 : 1) - (b.kind === 'dir' ? 0 : 1));
+      const unit = minimal[0];
+      const others = minimal.slice(1);
+      evidence.push(`a 1-minimal set of lost units whose persistence makes it pass: ${minimal.map(unitInWords).join('; ')}`);
+      const change = await theChange(unit, others, id, passes);
+      evidence.push(`the change inside ${unitInWords(unit)} that matters: ${changeInWords(unit, change)}`);
+      const nonAtomic = await nonAtomicUpdate(f, unit, change, passes, evidence);
+      if (nonAtomic) return done(nonAtomic);
+      return done(persistenceCause(f, unit, change, others));
+    }
+    evidence.push(units.length === 0 ? 'the cut lost nothing: the state is every change the program made' : 'even with every lost unit made durable the recovery fails');
+    const early = await earlyPersistence(f, passes, evidence);
+    if (early) return done(early);
+    return done({
+      kind: 'recovery-fails-on-legal-disk',
+      key: `recovery-fails-on-legal-disk ${[...targets].sort().join(',')}`,
+      title: `recovery fails on a disk holding every change the program made (${[...targets].sort().join(', ')})`,
+      fix: `recover the disk a process crash leaves after request ${id.afterOp}: ${f.violations.find((v) => !v.hang)?.message.split(' [target')[0] ?? ''}`,
+    });
+  } catch (err) {
+    if (!(err instanceof BudgetSpent)) throw err;
+    evidence.push(err.message);
+    return done({ kind: 'not-isolated', key: 'not-isolated', title: 'cause not isolated within the search bound', fix: `not isolated within the search bound (${err.what}); what the probes showed is listed` }, true);
+  }
+}
+
+/** The one change inside `unit` that the recovery needs (with the other units of the minimal set kept durable). */
+async function theChange(unit: LostUnit, others: LostUnit[], id: CrashStateId, passes: (r: ProbeRequest) => Promise<boolean>): Promise<UnitChange> {
+  const rest = others.map((u) => persistUnit(u));
+  if (unit.changes.length <= 1) return unit.changes[0] ?? { seq: 0, op: 0, kind: 'attributes' };
+  if (unit.kind === 'file') {
+    // A sector holds a prefix of its writes: the first k changes, the smallest k that works.
+    const k = await smallestPrefix(unit.changes.length, (n) => passes({ state: id, persist: [persistUnit(unit, { upTo: n }), ...rest] }));
+    return unit.changes[k - 1];
+  }
+  const ops = await ddmin(unit.changes, (s) => passes({ state: id, persist: [persistUnit(unit, { seqs: s.map((c) => c.seq) }), ...rest] }));
+  return ops[0];
+}
+
+/** The requests in the recorded trace that made something durable (fsync, fdatasync, directory fsync). */
+function persistencePoints(trace: readonly TraceEntry[]): TraceEntry[] {
+  return trace.filter((e) => (e.kind === 'fsync' || e.kind === 'fsyncdir') && e.result === 0);
+}
+
+const syncInWords = (e: TraceEntry) => `the ${e.kind === 'fsyncdir' ? 'directory fsync' : e.datasync ? 'fdatasync' : 'fsync'} of ${e.path} at request ${e.op}`;
+
+/** The confirmation the failure broke, if a line of the recorded run made the promise. */
+function brokenPromise(f: FailingState): { line: number; words: string; markedAfter: number } | undefined {
+  const v = f.violations.find((x) => x.promise?.run === 0);
+  if (!v?.promise) return undefined;
+  const mark = f.marks.find((m) => m.n === v.promise!.line);
+  return { line: v.promise.line, words: lineInWords(f.workload, 0, v.promise.line), markedAfter: mark?.afterOp ?? 0 };
+}
+
+/** A missing fsync of the unit after its change, or a confirmation that did not wait for the fsync the program did make. */
+function persistenceCause(f: FailingState, unit: LostUnit, change: UnitChange, others: LostUnit[]): Omit<Cause, 'search' | 'evidence'> {
+  const promise = brokenPromise(f);
+  const also = others.length ? ` (and ${others.map(unitInWords).join('; ')})` : '';
+  const covering = unit.syncedLater.find((s) => s.covers >= change.seq);
+  const sync = covering ? f.trace.find((e) => e.op === covering.op) : undefined;
+  if (promise && covering && sync && promise.markedAfter < covering.op) {
+    const key = `early-confirmation ${pathPattern(unit.path)} ${f.workload.outcomes[promise.line - 1]?.t ?? 'line'}`;
+    return {
+      kind: 'early-confirmation', key, title: `confirmation ("${f.workload.outcomes[promise.line - 1]?.t}") before the fsync of ${pathPattern(unit.path)} completed`,
+      fix: `wait for ${syncInWords(sync)} to complete before ${promise.words}: it makes ${changeInWords(unit, change)} durable, and the line was printed before it did${also}`,
+      unit: { kind: unit.kind, ino: unit.ino, path: unit.path }, change, before: promise.words,
+      step: { kind: 'wait', line: promise.line, untilOp: covering.op },
+    };
+  }
+  const kind = unit.kind === 'dir' ? 'missing-dir-fsync' as const : 'missing-fsync' as const;
+  const before = promise?.words ?? nextRelied(f, unit, change);
+  const subject = unit.kind === 'dir' ? `the directory ${unit.path}` : unit.path;
+  const after = unit.kind === 'dir' ? `${changeInWords(unit, change)}` : changeInWords(unit, change);
+  return {
+    kind, key: persistenceKey(kind, unit, change), title: persistenceTitle(kind, unit, change),
+    fix: `fsync ${subject} after ${after}, before ${before}${also}`,
+    unit: { kind: unit.kind, ino: unit.ino, path: unit.path }, change, before,
+    step: { kind: 'fsync-after', afterOp: change.op, ino: unit.ino, path: unit.path, dir: unit.kind === 'dir' },
+  };
+}
+
+/** What relied on a lost change, when no line did: the next persistence point of something else the state kept. */
+function nextRelied(f: FailingState, unit: LostUnit, change: UnitChange): string {
+  const own = unit.kind === 'dir' ? changedPath(unit, change) : unit.path;
+  const next = persistencePoints(f.trace).find((e) => e.op > change.op && e.op <= f.state.id.afterOp && e.path !== own && e.path !== unit.path);
+  return next ? syncInWords(next) : `the power cut (after request ${f.state.id.afterOp})`;
+}
+
+/**
+ * A torn write recovery mishandles: in a state that kept a file's changes in part, the recovery
+ * passes both with all of them and with none of them, so only the partial one fails.
+ */
+async function tornWrite(f: FailingState, passes: (r: ProbeRequest) => Promise<boolean>, evidence: string[]): Promise<Omit<Cause, 'search' | 'evidence'> | undefined> {
+  const data = f.state.id.data;
+  if (f.state.id.policy === 'lose-unsynced' || !data || data.kind === 'all' || data.kind === 'none') return undefined;
+  for (const unit of f.units.filter((u) => u.kind === 'file').slice(0, 4)) {
+    if (!(await passes({ state: f.state.id, persist: [persistUnit(unit)] }))) continue;
+    if (!(await passes({ state: f.state.id, persist: [persistUnit(unit, { upTo: 0 })] }))) continue;
+    const first = Math.min(...unit.changes.map((c) => c.offset ?? c.length ?? 0));
+    const last = Math.max(...unit.changes.map((c) => (c.offset ?? 0) + (c.kind === 'write' ? (c.length ?? 0) : 0)));
+    evidence.push(`the recovery passes with ${unitInWords(unit)} kept whole and with it not kept at all: only the part this state kept fails`);
+    const integrity = f.violations.some((v) => v.check === 'integrity');
+    const inPlace = unit.changes.some((c) => c.kind === 'write' && (c.offset ?? 0) === 0);
+    const range = `bytes ${first}-${last - 1}`;
+    return {
+      kind: 'torn-write',
+      key: `torn-write ${pathPattern(unit.path)} ${integrity ? 'accepted' : 'unrecoverable'}`,
+      title: integrity ? `recovery accepts a partially persisted write of ${pathPattern(unit.path)} as valid` : `a torn write of ${pathPattern(unit.path)} leaves it unrecoverable`,
+      fix: integrity
+        ? `make recovery reject the partially persisted write of ${unit.path} (${range}, ${unit.changes.map((c) => `request ${c.op}`).join(', ')}): check each record (a checksum) and stop at the first that fails`
+        : `${unit.path} (${range}, ${unit.changes.map((c) => `request ${c.op}`).join(', ')}) torn by the cut: recovery found ${inPlace ? 'neither the old nor the new version (an overwrite in place); write the new version to a new file and rename it over the old one' : 'a partial record it cannot get past; make recovery drop the torn tail'}`,
+      unit: { kind: unit.kind, ino: unit.ino, path: unit.path },
+    };
+  }
+  return undefined;
+}
+
+/**
+ * Two directory operations with an unrecoverable state between them: a torn or journaled state kept
+ * the first and lost the second, and keeping neither (the prefix before the first) passes too.
+ */
+async function nonAtomicUpdate(f: FailingState, unit: LostUnit, change: UnitChange, passes: (r: ProbeRequest) => Promise<boolean>, evidence: string[]): Promise<Omit<Cause, 'search' | 'evidence'> | undefined> {
+  const id = f.state.id;
+  const first = unit.kept?.[unit.kept.length - 1];
+  if (unit.kind !== 'dir' || id.policy === 'lose-unsynced' || !first || (id.dirPrefix ?? 0) === 0) return undefined;
+  if (unit.changes[0]?.seq !== change.seq) return undefined;
+  if (!(await passes({ state: { ...id, dirPrefix: (id.dirPrefix ?? 0) - 1 } }))) return undefined;
+  evidence.push(`the state with one directory operation fewer (before ${changeInWords(unit, first)}) passes, and with ${changeInWords(unit, change)} too: only the state between them fails`);
+  return {
+    kind: 'non-atomic-update',
+    key: `non-atomic-update ${pathPattern(unit.path)} ${first.kind} ${pathPattern(changedPath(unit, first))} ${change.kind} ${pathPattern(changedPath(unit, change))}`,
+    title: `${first.kind} of ${pathPattern(changedPath(unit, first))} then ${change.kind} of ${pathPattern(changedPath(unit, change))}: unrecoverable between them`,
+    fix: `${changeInWords(unit, first)} and ${changeInWords(unit, change)} leave ${unit.path} unrecoverable between them, and a cut may keep the first alone: no fsync removes that state; make the change one operation (rename the new version over the old one)`,
+    unit: { kind: unit.kind, ino: unit.ino, path: unit.path }, change,
+  };
+}
+
+/**
+ * A persistence point that came too early: with one of the last ones before the cut left out (what
+ * it made durable still unsynced), the recovery passes. Tried only where the state's choices do not
+ * depend on how many changes are unsynced (lose-unsynced, or all or none kept).
+ */
+async function earlyPersistence(f: FailingState, passes: (r: ProbeRequest) => Promise<boolean>, evidence: string[]): Promise<Omit<Cause, 'search' | 'evidence'> | undefined> {
+  const id = f.state.id;
+  if (id.policy !== 'lose-unsynced' && !(id.data?.kind === 'all' || id.data?.kind === 'none')) return undefined;
+  const points = persistencePoints(f.trace);
+  const recent = points.filter((e) => e.op <= id.afterOp).reverse().slice(0, 6);
+  for (const p of recent) {
+    if (!(await passes({ state: id, hypothesis: { fsyncAfter: [], fsyncSkip: [p.op] } }))) continue;
+    const next = points.find((e) => e.op > p.op && e.path !== p.path);
+    evidence.push(`with ${syncInWords(p)} left out, the state recovers`);
+    const after = next ? ` only after ${next.path} is (${syncInWords(next)})` : ' later';
+    return {
+      kind: 'early-persistence',
+      key: `early-persistence ${p.kind} ${pathPattern(p.path)} before ${next ? pathPattern(next.path) : 'end'}`,
+      title: `${pathPattern(p.path)} made durable before ${next ? pathPattern(next.path) : 'what must come first'}`,
+      fix: `${syncInWords(p)} made ${p.path}'s changes durable too early: the state before it recovers, the state after it does not; make them durable${after}`,
+      before: next ? syncInWords(next) : undefined,
+    };
+  }
+  return undefined;
+}

@@ -1,0 +1,134 @@
+// Explaining a failing crash state while its recorded run is still in the daemon: the cause search
+// (cause/search.ts) probes hypothetical images of the state in the recovery pool; the proof applies
+// the cause's fix to the recorded run and judges every state of it again; the reach re-checks the
+// run under the journaled model (an ext4-like journal) for a state that fails by the same cause.
+import type { CrashStateInfo, Hypothesis, StateCaps } from '../../../fusefs/crash-states.js';
+import { describeState } from '../../../fusefs/model/policies/index.js';
+import { reachWords, type Cause, type CauseProof, type CauseReach, type SearchBound } from '../cause/cause.js';
+import { searchCause, type ProbeFn } from '../cause/search.js';
+import { judge, type Violation } from '../oracle.js';
+import { pathPattern } from '../path-pattern.js';
+import type { TraceEntry } from '../../../fusefs/protocol.js';
+import { recoverAndJudge, truncateAtCut, type JudgeContext, type Recorded } from './judge-states.js';
+
+export interface ExplainOptions {
+  /** The cause search's bound (probes, time). */
+  bound: SearchBound;
+  /** Whether to prove a cause over the whole run and check its reach (the gate: once per new cause). */
+  prove: (cause: Cause) => boolean;
+  /** Time each of the proof and the reach may take; what they leave out is said. */
+  proofMs: number;
+  /** Caps of the proof's and the reach's enumerations. */
+  caps: StateCaps;
+}
+
+/** What the run's own judgement said, to compare a proof with: intervals, and those with a failing state. */
+export interface RunVerdicts {
+  intervals: number;
+  failingIntervals: number;
+  /** A failing state's case as the failure signature needs it (its cut place and policy). */
+  signatureOf: (state: CrashStateInfo, violations: Violation[]) => string;
+}
+
+/** The cause of one failing state, and, when `prove` says so, its proof and its reach. */
+export async function explainState(ctx: JudgeContext, recorded: Recorded, failing: { state: CrashStateInfo; violations: Violation[] }, o: ExplainOptions, run: RunVerdicts): Promise<Cause> {
+  const units = await ctx.daemon.client.units(failing.state.id);
+  const probe: ProbeFn = async (req) => {
+    // The failing state's hash seeds its recovery cut, if any: a probe recovers the same way.
+    const state = { id: req.state, interval: failing.state.interval, hash: failing.state.hash };
+    const prepared = await ctx.pool.prepare(0, state, ctx.caseOf(state), { ...(req.persist ? { probe: req.persist } : {}), ...(req.hypothesis ? { hypothesis: req.hypothesis } : {}) });
+    const recovery = await ctx.pool.recover(0, prepared);
+    return judge({ target: ctx.target.name, faultsInjected: false, runs: [truncateAtCut(recorded.run.record, recorded.marks, recorded.trace, req.state.afterOp), ...recovery.runs] });
+  };
+  const cause = await searchCause({ state: failing.state, violations: failing.violations, units, trace: recorded.trace, marks: recorded.marks, workload: recorded.run.record }, probe, o.bound);
+  if (!o.prove(cause)) return cause;
+  const proof = await proveFix(ctx, recorded, cause, o, run);
+  const reach = await reachOf(ctx, recorded, failing, cause, probe, o);
+  return { ...cause, ...(proof ? { proof } : {}), reach };
+}
+
+/**
+ * The run with the cause's fix applied, judged over every state again (bounded like the gate's
+ * enumeration): an fsync inserted after a request (a request of its own; the requests and markers
+ * after it move up by one), or a confirmation line printed only once the fsync it needed completed.
+ */
+async function proveFix(ctx: JudgeContext, recorded: Recorded, cause: Cause, o: ExplainOptions, run: RunVerdicts): Promise<CauseProof | undefined> {
+  const step = cause.step;
+  if (!step) return undefined;
+  const started = Date.now();
+  let hypothesis: Hypothesis | undefined;
+  let fixed: Recorded;
+  let words: string;
+  if (step.kind === 'fsync-after') {
+    // The fix is the program's: after every request like this one (its kind, its path pattern), not only this one.
+    const like = recorded.trace.find((e) => e.op === step.afterOp);
+    const same = (e: TraceEntry) => like !== undefined && e.result === 0 && e.kind === like.kind && pathPattern(e.path) === pathPattern(like.path) && pathPattern(e.path2 ?? '') === pathPattern(like.path2 ?? '');
+    const after = like ? recorded.trace.filter(same).map((e) => e.op) : [step.afterOp];
+    hypothesis = { fsyncAfter: after.map((op) => (step.dir ? { afterOp: op, ino: step.ino } : { afterOp: op, path: recorded.trace.find((e) => e.op === op)!.path })) };
+    const kind = step.dir ? 'fsyncdir' as const : 'fsync' as const;
+    const shift = (op: number) => op + after.filter((x) => x < op).length;
+    fixed = {
+      run: recorded.run,
+      trace: [
+        ...recorded.trace.map((e) => ({ ...e, op: shift(e.op) })),
+        ...after.map((x, k) => ({ op: x + k + 1, kind, path: step.dir ? step.path : recorded.trace.find((e) => e.op === x)!.path, state: 'applied' as const, result: 0 })),
+      ].sort((a, b) => a.op - b.op),
+      // Each fsync comes right after its request: before every line marked after it.
+      marks: recorded.marks.map((m) => ({ ...m, afterOp: m.afterOp + after.filter((x) => x <= m.afterOp).length })),
+    };
+    const of = step.dir ? `the directory ${step.path}` : (like ? `the file, ${pathPattern(like.path)},` : step.path);
+    words = `an fsync of ${of} after ${after.length === 1 ? `request ${after[0]}` : `every ${like?.kind} of ${pathPattern(like?.path ?? '')} (requests ${after.join(', ')})`}`;
+  } else {
+    // The program waits at that line: it, and every line it prints after it, comes once the fsync completed.
+    fixed = { ...recorded, marks: recorded.marks.map((m) => (m.n >= step.line ? { ...m, afterOp: Math.max(m.afterOp, step.untilOp) } : m)) };
+    words = `line ${step.line} printed only after request ${step.untilOp} completed`;
+  }
+  const answer = await ctx.daemon.client.states(ctx.o.policies, o.caps, hypothesis);
+  const judged = await recoverAndJudge(ctx, answer, fixed, { allFailures: true, deadlineMs: Date.now() + o.proofMs, ...(hypothesis ? { hypothesis } : {}) });
+  const failingIntervals = new Set<number>();
+  const stillFailing = new Set<string>();
+  let states = 0;
+  for (const r of judged.results) {
+    for (const v of r?.verdicts ?? []) {
+      states++;
+      if (v.violations.length === 0) continue;
+      failingIntervals.add(v.state.interval);
+      stillFailing.add(run.signatureOf(v.state, v.violations));
+    }
+  }
+  return {
+    step: words, intervalsBefore: run.intervals, failingBefore: run.failingIntervals, intervalsAfter: answer.intervals, failingAfter: failingIntervals.size,
+    states, capped: judged.outOfTime || answer.capped.states > 0, stillFailing: [...stillFailing], ms: Date.now() - started,
+  };
+}
+
+/**
+ * Whether the cause bites a journaling filesystem in its default mode: a state of the journaled
+ * model (which may hold more states than ext4 can, never fewer) that fails the same checks and,
+ * for a persistence cause, passes once the cause's unit is made durable. None: it cannot bite ext4.
+ */
+async function reachOf(ctx: JudgeContext, recorded: Recorded, failing: { state: CrashStateInfo; violations: Violation[] }, cause: Cause, probe: ProbeFn, o: ExplainOptions): Promise<CauseReach> {
+  const started = Date.now();
+  const reach = (journaled: boolean, why: string, statesChecked: number): CauseReach => ({ journaled, words: reachWords(journaled), why, statesChecked, ms: Date.now() - started });
+  if (failing.state.id.policy === 'journaled') return reach(true, `the failing state is a journaled one (${describeState(failing.state.id)})`, 0);
+  const checks = new Set(failing.violations.filter((v) => !v.hang).map((v) => v.check));
+  const answer = await ctx.daemon.client.states(['journaled'], o.caps);
+  const judged = await recoverAndJudge(ctx, answer, recorded, { allFailures: true, deadlineMs: Date.now() + o.proofMs });
+  let statesChecked = 0;
+  let tried = 0;
+  for (const r of judged.results) {
+    for (const v of r?.verdicts ?? []) {
+      statesChecked++;
+      if (!v.violations.some((x) => !x.hang && checks.has(x.check))) continue;
+      const u = cause.unit;
+      if (!u || u.kind === 'meta') return reach(true, `journaled state ${describeState(v.state.id)} fails the same checks`, statesChecked);
+      // A persistence cause: the journaled state must fail for want of the same unit (a few are probed).
+      if (tried >= 4) continue;
+      tried++;
+      const fixedThere = await probe({ state: v.state.id, persist: [{ kind: u.kind, ino: u.ino }] });
+      if (!fixedThere.some((x) => !x.hang && checks.has(x.check))) return reach(true, `journaled state ${describeState(v.state.id)} fails the same checks and passes once ${u.path} is durable`, statesChecked);
+    }
+  }
+  const capped = judged.outOfTime || answer.capped.states > 0 ? ` (within the caps: ${answer.capped.states} left out${judged.outOfTime ? ', and the time bound' : ''})` : '';
+  return reach(false, `none of the ${statesChecked} journaled states of the run fails by it${capped}`, statesChecked);
+}

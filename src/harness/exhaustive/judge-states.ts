@@ -1,0 +1,142 @@
+// Recovering and judging crash states (exhaustive mode and the cause search's proofs): one
+// recovery per distinct image, in the pool's slots, each state judged against the confirmations
+// the recorded run made before its cut.
+import type { CrashStateInfo, Hypothesis, Mark, StatesAnswer } from '../../../fusefs/crash-states.js';
+import { describeState } from '../../../fusefs/model/policies/index.js';
+import type { TraceEntry } from '../../../fusefs/protocol.js';
+import type { Coverage } from '../coverage.js';
+import { failedRequests, type CrashCase } from '../crash-run.js';
+import type { DaemonHandle } from '../daemon-process.js';
+import type { DriverRun } from '../driver-process.js';
+import { HarnessError } from '../harness-error.js';
+import { judge, type RunRecord, type Violation } from '../oracle.js';
+import type { Target } from '../target.js';
+import type { ExhaustiveOptions, StateTimings } from './exhaustive-run.js';
+import type { Prepared, RecoverOn, Recovery, RecoveryPool } from './recovery-pool.js';
+
+/** The workload's confirmations as of a power cut after request `afterOp`: every line marked by then. */
+export function truncateAtCut(workload: RunRecord, marks: readonly Mark[], trace: readonly TraceEntry[], afterOp: number): RunRecord {
+  const lastLine = marks.filter((m) => m.afterOp <= afterOp).reduce((n, m) => Math.max(n, m.n), 0);
+  return {
+    role: 'workload',
+    outcomes: workload.outcomes.slice(0, lastLine),
+    exitCode: null,
+    killed: true,
+    hung: false,
+    failedRequests: failedRequests(trace.filter((e) => e.op <= afterOp)),
+  };
+}
+
+/** A recorded run: the workload's driver run, its request trace and where each line was marked. */
+export interface Recorded {
+  run: DriverRun;
+  trace: TraceEntry[];
+  marks: Mark[];
+}
+
+/** The checks a set of violations names, for comparing verdicts. */
+const checksOf = (vs: readonly Violation[]) => [...new Set(vs.map((v) => v.check))].sort().join(',');
+
+/** One hash group's outcome: its recovery and each of its states' violations. */
+export interface GroupResult {
+  recovery: Recovery;
+  verdicts: { state: CrashStateInfo; runs: RunRecord[]; violations: Violation[] }[];
+}
+
+/** What recovering and judging states needs of the run around them. */
+export interface JudgeContext {
+  daemon: DaemonHandle;
+  target: Target;
+  o: ExhaustiveOptions;
+  pool: RecoveryPool;
+  timings: StateTimings;
+  coverage: Coverage;
+  caseOf: (state: Pick<CrashStateInfo, 'id' | 'hash'>, on?: RecoverOn) => CrashCase;
+  /** The state a harness error names (the first slot's to fail). */
+  onHarnessError: (state: CrashStateInfo) => void;
+}
+
+/**
+ * Recovers every state of `answer` (one recovery per distinct image, in the pool's slots) and
+ * judges each against the confirmations `recorded` made before its cut; stops at the first failing
+ * group unless every failure is wanted, and past the deadline once the lose-unsynced states are done.
+ * With `hypothesis`, the states and images are those of the run with it applied (a cause's proof).
+ */
+export async function recoverAndJudge(ctx: JudgeContext, answer: StatesAnswer, recorded: Recorded, run: { allFailures: boolean; deadlineMs: number; hypothesis?: Hypothesis }):
+  Promise<{ groups: CrashStateInfo[][]; results: (GroupResult | undefined)[]; outOfTime: boolean; firstFailing: number }> {
+  const { daemon, target, o, pool, timings, coverage } = ctx;
+  const caseOf = ctx.caseOf;
+  const extras = run.hypothesis ? { hypothesis: run.hypothesis } : {};
+  // One recovery per distinct image; every state with that image is judged with its own confirmations.
+  const byHash = new Map<string, CrashStateInfo[]>();
+  for (const s of answer.states) byHash.set(s.hash, [...(byHash.get(s.hash) ?? []), s]);
+  const groups = [...byHash.values()];
+  const results: (GroupResult | undefined)[] = [];
+  let next = 0;
+  /** The earliest group with a failure: later groups need not be started unless every failure is wanted. */
+  let firstFailing = Infinity;
+  let outOfTime = false;
+  /** A slot failed: the others take nothing more (the error is thrown once every slot has stopped). */
+  let aborted = false;
+  /** The next group to recover, with its state being put in place already (natively: its image written). */
+  const take = (slot: number): { g: number; prepared: Promise<Prepared> } | undefined => {
+    const g = next;
+    if (aborted || g >= groups.length || g > firstFailing) return undefined;
+    // Past the deadline the lose-unsynced states still in hand (they come first) are finished: a
+    // second of overrun, for a whole run covered once.
+    if (Date.now() > run.deadlineMs && !groups[g].some((x) => x.id.policy === 'lose-unsynced')) {
+      outOfTime = true;
+      return undefined;
+    }
+    next++;
+    const prepared = pool.prepare(slot, groups[g][0], caseOf(groups[g][0]), extras);
+    prepared.catch(() => undefined); // awaited below, or dropped when the run stops early
+    return { g, prepared };
+  };
+  const recoverGroup = async (slot: number, g: number, prepared: Prepared): Promise<void> => {
+    const recovery = await pool.recover(slot, prepared);
+    timings.loadMs += recovery.placeMs;
+    timings.recoverMs += recovery.recoverMs;
+    timings.recoveries++;
+    const started = performance.now();
+    const verdicts = groups[g].map((state) => {
+      const runs = [truncateAtCut(recorded.run.record, recorded.marks, recorded.trace, state.id.afterOp), ...recovery.runs];
+      const violations = judge({ target: target.name, faultsInjected: false, runs });
+      o.onState?.(state, violations);
+      return { state, runs, violations };
+    });
+    timings.judgeMs += performance.now() - started;
+    if (o.verifyOnMount && recovery.on === 'native') {
+      const mount = await pool.recoverOnMount(prepared);
+      for (const v of verdicts) {
+        const onMount = judge({ target: target.name, faultsInjected: false, runs: [v.runs[0], ...mount.runs] });
+        const [a, b] = [checksOf(v.violations), checksOf(onMount)];
+        if (a !== b) throw new HarnessError(`the native recovery of crash state ${describeState(v.state.id)} failed [${a || 'nothing'}] but its recovery on the mount failed [${b || 'nothing'}]: the two ways must agree (a bug of powercut)`);
+      }
+      coverage.statesVerifiedOnMount += verdicts.length;
+    }
+    results[g] = { recovery, verdicts };
+    if (!run.allFailures && verdicts.some((v) => v.violations.length > 0)) firstFailing = Math.min(firstFailing, g);
+  };
+  const work = async (slot: number): Promise<void> => {
+    // Each slot prepares its next state while its driver recovers the current one.
+    for (let job = take(slot); job !== undefined; ) {
+      const g = job.g;
+      try {
+        const prepared = await job.prepared;
+        job = take(slot);
+        await recoverGroup(slot, g, prepared);
+      } catch (err) {
+        aborted = true;
+        ctx.onHarnessError(groups[g][0]); // the state a harness error names: the first slot's to fail
+        await job?.prepared.catch(() => undefined); // the next state's preparation ends before the pool stops
+        throw err;
+      }
+    }
+  };
+  const slots = await Promise.allSettled(Array.from({ length: pool.size }, (_, slot) => work(slot)));
+  const failed = slots.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  return { groups, results, outOfTime, firstFailing };
+}
+
