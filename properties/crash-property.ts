@@ -12,6 +12,7 @@ import { addCoverage, emptyCoverage, formatCoverage, type Coverage } from '../sr
 import { countRequests, crashPointAt, runCase, type CaseResult, type CrashCase, type CutSpec } from '../src/harness/crash-run.js';
 import type { DaemonHandle } from '../src/harness/daemon-process.js';
 import { runExhaustive, type ExhaustiveOptions, type ExhaustiveResult } from '../src/harness/exhaustive/exhaustive-run.js';
+import { causeOfCase } from '../src/harness/cause/of-case.js';
 import { failureSignature } from '../src/harness/failure-signature.js';
 import { mergeTimeouts } from '../src/harness/driver-process.js';
 import { DriverWorkers } from '../src/harness/driver-workers.js';
@@ -205,6 +206,8 @@ export interface SuiteOptions {
   allFailures?: boolean;
   /** Only a failure with this signature counts (the others pass): shrinks one distinct failure without drifting to another. */
   signature?: string;
+  /** Only a failure of this cause (its key) counts: shrinks one cause without drifting to another. */
+  causeKey?: string;
   /** Stop shrinking this long after the first failure (inputs then pass untried); the smallest failure so far is kept. */
   shrinkTimeLimitMs?: number;
 }
@@ -307,7 +310,7 @@ export async function runCrashSuite(daemon: DaemonHandle, arb: fc.Arbitrary<Cras
     if (o.shrinkTimeLimitMs !== undefined && firstFailureMs !== undefined && Date.now() - started - firstFailureMs > o.shrinkTimeLimitMs) return;
     let verdict: InputVerdict;
     try {
-      const allFailures = (o.allFailures ?? false) || o.signature !== undefined;
+      const allFailures = (o.allFailures ?? false) || o.signature !== undefined || o.causeKey !== undefined;
       verdict = input.exhaustive ? await checkExhaustive(daemon, input, artifactRoot, exhaustiveOptions, allFailures) : await checkRandom(daemon, input, artifactRoot, allFailures);
     } catch (err) {
       harnessError = err instanceof HarnessError ? err : new HarnessError(err instanceof Error ? (err.stack ?? err.message) : String(err));
@@ -316,7 +319,8 @@ export async function runCrashSuite(daemon: DaemonHandle, arb: fc.Arbitrary<Cras
     addCoverage(coverage, verdict.coverage);
     for (const cap of verdict.capsHit ?? []) capsHit.add(cap);
     if (firstFailureMs === undefined) tried.push({ input, features: verdict.coverage.features });
-    const failure = o.signature === undefined ? verdict.failures[0] : verdict.failures.find((f) => failureSignature(f) === o.signature);
+    const failure = o.causeKey !== undefined ? verdict.failures.find((f) => causeOfCase(f).key === o.causeKey)
+      : o.signature !== undefined ? verdict.failures.find((f) => failureSignature(f) === o.signature) : verdict.failures[0];
     const others = verdict.failures.filter((f) => f !== failure);
     if (!failure) {
       for (const f of others) await removeArtifact(f);

@@ -6,7 +6,7 @@ import { ARTIFACTS_ENV, defaultArtifactRoot, DEFAULT_ARTIFACTS_DIR } from '../ha
 import { assertFuseAvailable } from '../../fusefs/fuse-requirements.js';
 import { DEFAULT_STATE_CAPS, DEFAULT_STATE_POLICIES, STATE_POLICIES, type StateCaps, type StatePolicy } from '../../fusefs/crash-states.js';
 import { writeFile, mkdir } from 'node:fs/promises';
-import { GATE_EXIT, minimumBudgetMs, runGate, scenariosOf } from '../gate/gate.js';
+import { GATE_EXIT, GROUP_BYS, minimumBudgetMs, runGate, scenariosOf, type GroupBy } from '../gate/gate.js';
 import { gateResultJson, type GateResultOptions } from '../gate/result-json.js';
 import { writeGateReport } from '../report/index.js';
 import { DEFAULT_GATE_MODE, GATE_MODES, gateSuites, type GateMode } from '../gate/suites.js';
@@ -44,6 +44,10 @@ requests instead. Needs Linux with FUSE (/dev/fuse, Debian's fuse and libfuse2).
   --generation G         steered (default): most of the suites' inputs are small mutations of inputs
                          whose runs reached the features seen least (a page unlinked, a checkpoint
                          renamed...); plain: every input drawn afresh
+  --group-by G           cause (default): distinct failures are causes, each the step the program
+                         missed (a cause search in exhaustive mode), with its fix, its proof over the
+                         recorded run and its reach on ext4 (docs/gate.md); signature: the check,
+                         policy and request at the cut, as before causes
   --stop-on-first        each suite stops at its first failure, unshrunk (a quick local loop); by
                          default the gate explores the whole budget, shrinks each new failure and
                          lists every distinct failure (check, policy, request at the cut) with its
@@ -96,6 +100,7 @@ export const run: Command = async (argv) => {
         'sector-patterns': { type: 'string' },
         policy: { type: 'string' },
         generation: { type: 'string' },
+        'group-by': { type: 'string' },
         'stop-on-first': { type: 'boolean' },
         junit: { type: 'string' },
         report: { type: 'string' },
@@ -131,6 +136,8 @@ export const run: Command = async (argv) => {
   const policies = asked as StatePolicy[] | undefined;
   const generation = (values.generation ?? 'steered') as 'steered' | 'plain';
   if (generation !== 'steered' && generation !== 'plain') usageFail(`--generation must be steered or plain, got '${generation}'`, help);
+  const groupBy = (values['group-by'] ?? 'cause') as GroupBy;
+  if (!GROUP_BYS.includes(groupBy)) usageFail(`--group-by must be ${GROUP_BYS.join(' or ')}, got '${values['group-by']}'`, help);
   const artifactRoot = values.artifacts !== undefined ? path.resolve(values.artifacts) : defaultArtifactRoot();
   assertFuseAvailable();
 
@@ -156,6 +163,7 @@ export const run: Command = async (argv) => {
     timeBudgetMs: budgetS * 1000,
     stopOnFirst: values['stop-on-first'] === true,
     generation,
+    groupBy,
   };
   const report = await runGate({
     ...options,

@@ -5,10 +5,14 @@ import { existsSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DEFAULT_STATE_CAPS, type StatePolicy, type StateCaps } from '../../fusefs/crash-states.js';
-import { replayCommand } from '../harness/artifacts.js';
+import { replayCommand, writeCause } from '../harness/artifacts.js';
+import { explainRandomCut } from '../harness/exhaustive/exhaustive-run.js';
 import type { CaseResult } from '../harness/crash-run.js';
 import { mergeTimeouts } from '../harness/driver-process.js';
 import { DriverWorkers } from '../harness/driver-workers.js';
+import { DEFAULT_SEARCH_BOUND, type SearchBound } from '../harness/cause/cause.js';
+import { causeOfCase } from '../harness/cause/of-case.js';
+import type { ExplainOptions } from '../harness/exhaustive/explain.js';
 import { failureSignature } from '../harness/failure-signature.js';
 import { addCoverage } from '../harness/coverage.js';
 import { startTempDaemon, type TempDaemon } from '../harness/daemon-process.js';
@@ -22,7 +26,7 @@ import { toJunitXml } from './junit.js';
 import { ProgressReporter, type ProgressOutput } from './progress.js';
 import { newRow, totals, type DistinctFailure, type GateRow } from '../report/gate-results.js';
 import { runScenario } from './scenario-run.js';
-import { formatFailures, formatSummaryTable } from './summary.js';
+import { formatCauseCosts, formatFailures, formatSummaryTable } from './summary.js';
 import { Steering } from './steering.js';
 import { DEFAULT_GATE_MODE, gateSuites, roundSeed, type GateMode } from './suites.js';
 
@@ -45,6 +49,8 @@ export interface GateOptions {
   stopOnFirst?: boolean;
   /** 'steered' (default): most inputs mutate one that reached a rare feature (steering.ts); 'plain': every input fresh. */
   generation?: 'steered' | 'plain';
+  /** 'cause' (default): distinct failures are causes (cause search in exhaustive mode); 'signature': check, policy and request at the cut. */
+  groupBy?: GroupBy;
   /** Failure artifacts go under this folder. */
   artifactRoot: string;
   junitFile?: string;
@@ -77,6 +83,14 @@ export interface GateReport {
   text: string;
 }
 
+export type GroupBy = 'cause' | 'signature';
+export const GROUP_BYS: readonly GroupBy[] = ['cause', 'signature'];
+
+/** The cause search in the gate: its bound per failure, and the proof's and the reach's, once per new cause. */
+export const GATE_SEARCH_BOUND: SearchBound = DEFAULT_SEARCH_BOUND;
+export const GATE_PROOF_MS = 10_000;
+export const GATE_PROOF_CAPS: StateCaps = { maxStates: 300, maxStatesPerInterval: 8, sectorPatterns: 1 };
+
 /** A round gives each remaining suite this long at most, so all of them get turns within the budget. */
 export const MAX_ROUND_SLICE_MS = 30_000;
 /** Below this much budget no new round starts (an input takes up to a few seconds). */
@@ -106,28 +120,68 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
   /** What each row must reach (floor.ts), beside it. */
   const floors = new Map<GateRow, readonly FloorRequirement[]>();
   const distinct = new Map<string, DistinctFailure>();
+  const groupBy = o.groupBy ?? 'cause';
+  const keyOf = (r: CaseResult) => (groupBy === 'cause' ? causeOfCase(r).key : failureSignature(r));
   let shrinkingMs = 0;
   let inputs = 0;
   const steering = new Steering(roundSeed(o.seed, -1, -1));
-  /** Counts a failing case under its signature; a new one is kept (with its artifact), a known one only counted. */
+  /** Counts a failing case under its cause (or signature); a new one is kept (with its artifact), a known one only counted. */
   const found = async (row: GateRow, result: CaseResult, shrunk?: { failure: CaseResult; seed?: number; path?: string }): Promise<void> => {
+    const key = keyOf(result);
     const signature = failureSignature(result);
-    const known = distinct.get(signature);
+    const known = distinct.get(key);
     if (known) {
       known.count++;
+      const s = known.signatures.find((x) => x.signature === signature);
+      if (s) s.count++;
+      else known.signatures.push({ signature, count: 1 });
       if (!known.foundBy.includes(row.name)) known.foundBy.push(row.name);
       if (result.artifactDir) await rm(result.artifactDir, { recursive: true, force: true });
       return;
     }
     const kept = shrunk?.failure ?? result;
     if (kept !== result && result.artifactDir) await rm(result.artifactDir, { recursive: true, force: true });
-    distinct.set(signature, {
-      signature, count: 1, foundBy: [row.name], checks: [...new Set(kept.violations.map((v) => v.check))], messages: kept.violations.map((v) => v.message),
+    // A random cut shrunk by its signature keeps the cause its first case was explained with.
+    if (!kept.cause && result.cause) {
+      kept.cause = result.cause;
+      if (kept.artifactDir) await writeCause(kept.artifactDir, result.cause);
+    }
+    const cause = causeOfCase(kept);
+    distinct.set(key, {
+      key, title: groupBy === 'cause' ? cause.title : signature, count: 1, signatures: [{ signature, count: 1 }], cause,
+      foundBy: [row.name], checks: [...new Set(kept.violations.map((v) => v.check))], messages: kept.violations.map((v) => v.message),
       ...(kept.artifactDir ? { artifactDir: kept.artifactDir, replay: replayCommand(kept.artifactDir) } : {}),
       ...(shrunk?.seed !== undefined ? { seed: shrunk.seed, ...(shrunk.path !== undefined ? { path: shrunk.path } : {}) } : {}),
     });
-    progress.log(`new distinct failure (${distinct.size}): ${signature}, found by ${row.name}`);
+    progress.log(`new distinct failure (${distinct.size}): ${groupBy === 'cause' ? `${cause.title} (${signature})` : signature}, found by ${row.name}`);
   };
+  /**
+   * A random cut's cause (scenarios, random mode): its run recorded again and the state of its cut
+   * explained, unless its signature's cause is known already. Written into its artifact.
+   */
+  /** Explains a failure found without its cause. False if the tool failed doing so: the row says why and the daemon is restarted. */
+  const withCause = async (row: GateRow, result: CaseResult): Promise<boolean> => {
+    if (groupBy !== 'cause' || result.cause || result.case.state) return true;
+    const signature = failureSignature(result);
+    const known = [...distinct.values()].find((f) => f.signatures.some((x) => x.signature === signature));
+    try {
+      const cause = known?.cause ?? await explainRandomCut(fixture.daemon, target, result.case, result.violations, explain(false)!, drivers);
+      if (!cause) return true;
+      result.cause = cause;
+      if (result.artifactDir) await writeCause(result.artifactDir, cause);
+      return true;
+    } catch (err) {
+      row.errors.push(`explaining the failure failed (the failure stands, without its cause): ${err instanceof Error ? err.message : String(err)}`);
+      progress.log(`${row.name}: ERROR ${row.errors[row.errors.length - 1]}`);
+      return false;
+    }
+  };
+  /** Causes whose proof and reach were computed in this run's detection (once each; the shrunk case is proven again). */
+  const proving = new Set<string>();
+  const explain = (always: boolean): ExplainOptions | undefined => (groupBy !== 'cause' ? undefined : {
+    bound: GATE_SEARCH_BOUND, proofMs: GATE_PROOF_MS, caps: GATE_PROOF_CAPS,
+    prove: (c) => always || (c.kind !== 'not-isolated' && !distinct.has(c.key) && !proving.has(c.key) && Boolean(proving.add(c.key))),
+  });
   /** Serving drivers kept alive for the whole run: a driver process start costs tens of milliseconds. */
   const drivers = new DriverWorkers(mergeTimeouts());
   let phase = 'starting the filesystem daemon';
@@ -157,8 +211,9 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
       const { row, result, error } = await runScenario(fixture.daemon, sc, o.variant, o.artifactRoot);
       rows.push(row);
       floors.set(row, SCENARIO_FLOOR);
-      if (row.failure && result) row.failure.signature = failureSignature(result);
-      if (error && !(await restartDaemon(row))) break;
+      const explained = error || !result || result.violations.length === 0 || await withCause(row, result);
+      if (row.failure && result) row.failure.key = keyOf(result);
+      if ((error || !explained) && !(await restartDaemon(row))) break;
       if (result && result.violations.length > 0 && !o.stopOnFirst) await found(row, result);
       const verdict = error ? `ERROR (the tool failed; daemon restarted) ${error.message.split('\n')[0]}` : row.violations > 0 ? `FAIL (${row.failure?.messages[0] ?? ''})` : 'pass';
       progress.log(`scenario ${sc.name}: ${verdict} [${(row.durationMs / 1000).toFixed(1)} s]`);
@@ -169,9 +224,13 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
     }));
     rows.push(...suites.map((s) => s.row));
     for (const s of suites) floors.set(s.row, s.suite.floor);
-    const exhaustiveOptions = (deadlineMs: number, recoveryCuts: boolean) => ({
-      recoveryCuts, deadlineMs, driverWorkers: drivers, ...(o.policies ? { policies: o.policies } : {}), ...(o.caps ? { caps: { ...DEFAULT_STATE_CAPS, ...o.caps } } : {}),
-    });
+    const exhaustiveOptions = (deadlineMs: number, recoveryCuts: boolean, shrinking = false) => {
+      const e = explain(shrinking);
+      return {
+        recoveryCuts, deadlineMs, driverWorkers: drivers, ...(o.policies ? { policies: o.policies } : {}), ...(o.caps ? { caps: { ...DEFAULT_STATE_CAPS, ...o.caps } } : {}),
+        ...(e ? { explain: e } : {}),
+      };
+    };
     rounds: for (let round = 0; !daemonLost; round++) {
       const active = suites.filter((s) => !s.done);
       if (active.length === 0 || budget.leftMs() < MIN_SLICE_MS) break;
@@ -183,7 +242,9 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
         // An equal share of what is left, at least one input's worth: short budgets still reach every suite in turn.
         const sliceMs = Math.max(MIN_SLICE_MS, Math.min(MAX_ROUND_SLICE_MS, budget.leftMs() / active.length));
         phase = `suite ${s.suite.name}, round ${round + 1}`;
-        const turnEndsMs = Date.now() + sliceMs;
+        // Each suite that judged no case yet keeps a slice of the budget: one slow input never starves the floor of the others.
+        const reserveMs = MIN_SLICE_MS * suites.filter((x) => x !== s && !x.done && x.row.cases === 0).length;
+        const turnEndsMs = Date.now() + Math.max(MIN_SLICE_MS, Math.min(sliceMs, budget.leftMs() - reserveMs));
         // One input per fast-check run, each run to completion: fast-check's own time limit abandons a
         // running property, whose crash case would then race the next one on the shared daemon.
         while (!s.done && Date.now() < turnEndsMs && budget.leftMs() >= MIN_SLICE_MS) {
@@ -214,9 +275,12 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
             continue;
           }
           if (!report.failure) continue;
+          for (const f of [report.failure, ...report.otherFailures]) {
+            if (!(await withCause(s.row, f)) && !(await restartDaemon(s.row))) break rounds;
+          }
           s.row.violations += 1 + report.otherFailures.length;
           s.row.failure ??= {
-            signature: failureSignature(report.failure),
+            key: keyOf(report.failure),
             messages: report.failure.violations.map((v) => v.message),
             seed: report.seed,
             ...(report.path !== undefined ? { path: report.path } : {}),
@@ -228,15 +292,16 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
             continue;
           }
           for (const failure of [report.failure, ...report.otherFailures]) {
-            const signature = failureSignature(failure);
+            const key = keyOf(failure);
             let shrunk: { failure: CaseResult; seed?: number; path?: string } | undefined;
             const shrinkMs = Math.min(MAX_SHRINK_MS, o.timeBudgetMs / 4 - shrinkingMs, budget.leftMs() / 4);
-            if (!distinct.has(signature) && shrinkMs >= MIN_SLICE_MS) {
-              // A new failure: shrink it (bounded), keeping its signature, so its artifact is small.
-              phase = `shrinking ${signature}`;
+            if (!distinct.has(key) && shrinkMs >= MIN_SLICE_MS) {
+              // A new failure: shrink it (bounded), keeping its cause (or signature), so its artifact is small.
+              phase = `shrinking ${key}`;
               const small = await runCrashSuite(fixture.daemon, arb, {
-                numRuns: 1, seed, signature, artifactRoot: o.artifactRoot, shrinkTimeLimitMs: shrinkMs,
-                exhaustive: exhaustiveOptions(Infinity, s.suite.recoveryCuts ?? false),
+                // Exhaustive mode explains every case it keeps, so it can shrink by cause; a random cut by its signature.
+                numRuns: 1, seed, ...(groupBy === 'cause' && mode === 'exhaustive' ? { causeKey: key } : { signature: failureSignature(failure) }), artifactRoot: o.artifactRoot, shrinkTimeLimitMs: shrinkMs,
+                exhaustive: exhaustiveOptions(Infinity, s.suite.recoveryCuts ?? false, true),
               });
               s.row.durationMs += small.durationMs;
               shrinkingMs += small.durationMs;
@@ -265,7 +330,7 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
   const verdict: GateVerdict = t.violations > 0 ? 'violation' : t.errors > 0 ? 'tool-failed' : floor.some((c) => !c.met) ? 'below-floor' : 'passed';
   const details = formatFailures(rows, failures);
   const steered = { inputs: steering.steered, of: inputs };
-  const text = [formatSummaryTable(rows, t, mode, steered), formatFloor(floor), ...(details ? ['', details] : [])].join('\n');
+  const text = [formatSummaryTable(rows, t, mode, steered), formatFloor(floor), ...[formatCauseCosts(failures)].filter((x) => x), ...(details ? ['', details] : [])].join('\n');
   if (o.junitFile) {
     await mkdir(path.dirname(path.resolve(o.junitFile)), { recursive: true });
     await writeFile(o.junitFile, toJunitXml(rows, durationMs, failures, floor));
@@ -295,7 +360,7 @@ function linkOnlyArtifactsThatExist(rows: GateRow[], distinct: ReadonlyMap<strin
   for (const r of rows) {
     const f = r.failure;
     if (!f || exists(f.artifactDir)) continue;
-    const kept = f.signature !== undefined ? distinct.get(f.signature) : undefined;
+    const kept = f.key !== undefined ? distinct.get(f.key) : undefined;
     if (kept?.artifactDir) Object.assign(f, { artifactDir: kept.artifactDir, replay: kept.replay });
     else {
       delete f.artifactDir;

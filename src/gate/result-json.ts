@@ -6,7 +6,8 @@ import type { Contract } from '../harness/contract.js';
 import { describeContract } from '../harness/contract.js';
 import type { Coverage } from '../harness/coverage.js';
 import type { ExternalDriver } from '../harness/target.js';
-import { rowResult, totals, type GateRow } from '../report/gate-results.js';
+import type { Cause } from '../harness/cause/cause.js';
+import { rowResult, totals, type DistinctFailure, type GateRow } from '../report/gate-results.js';
 import type { FloorCheck } from './floor.js';
 import type { GateReport } from './gate.js';
 
@@ -24,6 +25,7 @@ export interface GateResultOptions {
   timeBudgetMs: number;
   stopOnFirst: boolean;
   generation: 'steered' | 'plain';
+  groupBy: 'cause' | 'signature';
 }
 
 export interface GateResultJson {
@@ -38,7 +40,7 @@ export interface GateResultJson {
   coverage: Coverage;
   rows: { name: string; kind: GateRow['kind']; result: string; cases: number; violations: number; errors: string[]; durationMs: number; coverage: Coverage; capsHit: string[]; floor: FloorCheck[] }[];
   floor: { met: boolean; requirements: FloorCheck[] };
-  failures: { signature: string; count: number; checks: string[]; foundBy: string[]; messages: string[]; artifactDir?: string; replay?: string; seed?: number; path?: string }[];
+  failures: (Omit<DistinctFailure, 'cause'> & { cause?: Cause })[];
   steered: GateReport['steered'];
 }
 
@@ -62,7 +64,9 @@ export function gateResultJson(report: GateReport, seed: number, options: GateRe
     })),
     floor: { met: report.floor.every((c) => c.met), requirements: report.floor },
     failures: report.failures.map((f) => ({
-      signature: f.signature, count: f.count, checks: f.checks, foundBy: f.foundBy, messages: f.messages,
+      key: f.key, title: f.title, count: f.count, signatures: f.signatures, checks: f.checks, foundBy: f.foundBy, messages: f.messages,
+      // The cause only when it is what groups the failure (with --group-by signature, a signature's kept case may have another).
+      ...(f.cause && f.cause.key === f.key ? { cause: f.cause } : {}),
       ...(f.artifactDir ? { artifactDir: f.artifactDir, replay: f.replay } : {}),
       ...(f.seed !== undefined ? { seed: f.seed } : {}),
       ...(f.path !== undefined ? { path: f.path } : {}),

@@ -1,5 +1,6 @@
 // The summary printed at the end of a gate run (pure): one line per scenario and suite, totals,
 // what was covered, then each failure with its violation, artifact and replay command.
+import { causeFacts } from '../harness/cause/cause.js';
 import { formatContracts, formatCoverage, formatFeatures } from '../harness/coverage.js';
 import { capsNote, perMinute, resultOf, rowResult, type DistinctFailure, type GateRow, type GateTotals } from '../report/gate-results.js';
 import { formatDuration } from './budget.js';
@@ -37,9 +38,16 @@ export function formatSummaryTable(rows: readonly GateRow[], t: GateTotals, mode
 export function formatFailures(rows: readonly GateRow[], failures: readonly DistinctFailure[] = []): string {
   const out: string[] = [];
   if (failures.length > 0) {
-    out.push(`distinct failures: ${failures.length}`);
+    const signatures = new Set(failures.flatMap((f) => f.signatures.map((s) => s.signature))).size;
+    const cases = failures.reduce((n, f) => n + f.count, 0);
+    out.push(`distinct failures: ${failures.length}${failures.some((f) => f.cause && f.key === f.cause.key) ? ` causes (${cases} failing cases, ${signatures} signatures)` : ''}`);
     failures.forEach((f, i) => {
-      out.push(`${i + 1}. ${f.signature}: ${f.count} failing case${f.count === 1 ? '' : 's'}, found by ${f.foundBy.join(', ')}`);
+      const sigs = f.signatures.length > 1 || f.signatures[0]?.signature !== f.title ? ` (${f.signatures.length} signature${f.signatures.length === 1 ? '' : 's'})` : '';
+      out.push(`${i + 1}. ${f.title}: ${f.count} failing case${f.count === 1 ? '' : 's'}${sigs}, found by ${f.foundBy.join(', ')}`);
+      if (f.cause && f.key === f.cause.key) {
+        for (const c of causeFacts(f.cause).slice(1)) out.push(`     ${`${c.label}:`.padEnd(8)} ${c.text}`);
+        if (sigs) out.push(`     signatures: ${f.signatures.map((s) => `${s.signature} (${s.count})`).join('; ')}`);
+      }
       out.push(...f.messages.map((m) => `     ${m}`));
       if (f.seed !== undefined) out.push(`     fast-check seed ${f.seed}, path "${f.path ?? ''}"`);
       if (f.artifactDir) out.push(`     artifact: ${f.artifactDir}`);
@@ -60,4 +68,16 @@ export function formatFailures(rows: readonly GateRow[], failures: readonly Dist
     }
   }
   return out.join('\n');
+}
+
+/** What explaining the distinct failures cost: the cause searches, the proofs and the reach checks of the kept cases. */
+export function formatCauseCosts(failures: readonly DistinctFailure[]): string {
+  const causes = failures.map((f) => f.cause).filter((c): c is NonNullable<typeof c> => c !== undefined && c.search.probes > 0);
+  if (causes.length === 0) return '';
+  const sum = (f: (c: (typeof causes)[number]) => number) => causes.reduce((n, c) => n + f(c), 0);
+  const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+  const proofs = causes.filter((c) => c.proof);
+  const reaches = causes.filter((c) => c.reach);
+  return `explaining: ${causes.length} cause search${causes.length === 1 ? '' : 'es'}, ${sum((c) => c.search.probes)} probes in ${s(sum((c) => c.search.ms))}; ` +
+    `${proofs.length} proof${proofs.length === 1 ? '' : 's'} in ${s(sum((c) => c.proof?.ms ?? 0))}; ${reaches.length} reach check${reaches.length === 1 ? '' : 's'} in ${s(sum((c) => c.reach?.ms ?? 0))}`;
 }

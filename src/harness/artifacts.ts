@@ -118,6 +118,11 @@ export async function writeArtifact(root: string, targetName: string, result: Ca
   return dir;
 }
 
+/** Adds (or replaces) an artifact's cause.json: a cause found after the artifact was written (a random cut's, or `powercut explain`'s). */
+export async function writeCause(dir: string, cause: Cause): Promise<void> {
+  await writeFile(path.join(dir, CAUSE_FILE), json(cause));
+}
+
 const FOLDER_LIST_SUFFIX = '.dirs.json';
 
 /** Folders under `dir`, relative to it, parents first. */

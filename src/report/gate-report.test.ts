@@ -37,8 +37,8 @@ describe('gate report', () => {
   it('lists every distinct failure with its count, the rows that found it and its artifact', () => {
     const failing = row('append-log/sync', { violations: 5, failure: { messages: ['liveness: first'], artifactDir: '/r/a1' } });
     const input = { ...report([failing]), failures: [
-      { signature: 'liveness, torn, before fsync of /page.*', count: 4, foundBy: ['append-log/sync', 'atomic-file/sync'], checks: ['liveness'], messages: ['liveness: <page> missing'], artifactDir: '/r/a1', replay: 'powercut replay /r/a1', seed: 3, path: '0:1' },
-      { signature: 'bounded-replay, lose-unsynced, before fsync of /checkpoint.log', count: 1, foundBy: ['append-log/sync'], checks: ['bounded-replay'], messages: ['bounded-replay: acked'], artifactDir: '/r/a2' },
+      { key: 'liveness, torn, before fsync of /page.*', title: 'liveness, torn, before fsync of /page.*', signatures: [{ signature: 'liveness, torn, before fsync of /page.*', count: 4 }], count: 4, foundBy: ['append-log/sync', 'atomic-file/sync'], checks: ['liveness'], messages: ['liveness: <page> missing'], artifactDir: '/r/a1', replay: 'powercut replay /r/a1', seed: 3, path: '0:1' },
+      { key: 'bounded-replay, lose-unsynced, before fsync of /checkpoint.log', title: 'bounded-replay, lose-unsynced, before fsync of /checkpoint.log', signatures: [{ signature: 'bounded-replay, lose-unsynced, before fsync of /checkpoint.log', count: 1 }], count: 1, foundBy: ['append-log/sync'], checks: ['bounded-replay'], messages: ['bounded-replay: acked'], artifactDir: '/r/a2' },
     ] };
     const html = renderGateReport(input, { reportDir: '/r' });
     expect(html).toContain('<h2>Distinct failures (2)</h2>');

@@ -2,6 +2,7 @@
 // cuts per minute, and a link to the report of each failing case.
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { causeFacts } from '../harness/cause/cause.js';
 import { formatCoverage, policiesInOrder } from '../harness/coverage.js';
 import { capsNote, perMinute, resultOf, rowResult, totals, type DistinctFailure, type GateResult, type GateRow } from './gate-results.js';
 import { CSS, SCRIPT } from './assets.js';
@@ -107,7 +108,9 @@ export function renderGateReport(report: GateReportInput, options: GateReportOpt
 
   const distinct = report.failures ?? [];
   const distinctHtml = distinct.length
-    ? `<h2>Distinct failures (${distinct.length})</h2>${distinct.map((f, i) => `<div class="violation"><h3>${i + 1}. ${esc(f.signature)}</h3><p class="note">${num(f.count)} failing case${f.count === 1 ? '' : 's'}, found by ${esc(f.foundBy.join(', '))}</p>${f.messages.map((m) => `<p class="msg">${esc(m)}</p>`).join('')}${
+    ? `<h2>Distinct failures (${distinct.length})</h2>${distinct.map((f, i) => `<div class="violation"><h3>${i + 1}. ${esc(f.title)}</h3><p class="note">${num(f.count)} failing case${f.count === 1 ? '' : 's'}, found by ${esc(f.foundBy.join(', '))}</p>${
+        f.cause && f.cause.key === f.key ? `<dl class="case">${causeFacts(f.cause).slice(1).map((c) => `<dt>${esc(c.label)}</dt><dd>${esc(c.text)}</dd>`).join('')}<dt>signatures</dt><dd>${esc(f.signatures.map((s) => `${s.signature} (${s.count})`).join('; '))}</dd></dl>` : ''
+      }${f.messages.map((m) => `<p class="msg">${esc(m)}</p>`).join('')}${
         f.seed !== undefined ? `<p class="note">fast-check seed ${esc(f.seed)}, path "${esc(f.path ?? '')}"</p>` : ''
       }${f.artifactDir ? `<p>artifact: <code>${esc(f.artifactDir)}</code> — ${link(f.artifactDir)}</p>` : ''}${f.replay ? `<p>replay: <code>${esc(f.replay)}</code></p>` : ''}</div>`).join('')}`
     : '';

@@ -1,5 +1,6 @@
 // The results of a gate run, as the text summary (src/gate) and the HTML report both show them: one
 // row per scenario or suite, with what it checked and found, the totals and the verdicts.
+import type { Cause } from '../harness/cause/cause.js';
 import { addCoverage, emptyCoverage, TIME_BUDGET_CAP, type Coverage } from '../harness/coverage.js';
 
 export interface GateRow {
@@ -13,8 +14,8 @@ export interface GateRow {
   durationMs: number;
   /** The first violation found, in words, with where to look. */
   failure?: {
-    /** Its distinct failure's signature (the gate links the kept artifact of that signature). */
-    signature?: string;
+    /** Its distinct failure's key (the gate links the kept artifact of that cause or signature). */
+    key?: string;
     messages: string[];
     artifactDir?: string;
     replay?: string;
@@ -28,12 +29,21 @@ export interface GateRow {
   capsHit: string[];
 }
 
-/** One distinct failure of a gate run (failure-signature.ts): how often it was found, where, and its smallest artifact. */
+/**
+ * One distinct failure of a gate run: by default one cause (its key, cause/cause.ts), else one
+ * signature (failure-signature.ts); how often it was found, where, and its smallest artifact.
+ */
 export interface DistinctFailure {
-  /** Check, policy and the request at the cut, e.g. "at-least-once, torn, after write of /*.log". */
-  signature: string;
-  /** Failing cases with this signature. */
+  /** What groups its cases: the cause's key, or the signature (--group-by signature). */
+  key: string;
+  /** Its heading: the cause's title ("missing fsync of directory / after create of /page.*"), or the signature. */
+  title: string;
+  /** Failing cases it stands for. */
   count: number;
+  /** The signatures (check, policy, request at the cut) its cases showed, with how many each. */
+  signatures: { signature: string; count: number }[];
+  /** Why it failed: the cause of its kept (smallest) case, with its fix, proof and reach. */
+  cause?: Cause;
   /** The scenarios and suites that found it. */
   foundBy: string[];
   /** The checks its smallest case violated. */

@@ -35,7 +35,7 @@ export interface SearchBound {
   maxProbes: number;
   maxMs: number;
 }
-export const DEFAULT_SEARCH_BOUND: SearchBound = { maxProbes: 60, maxMs: 20_000 };
+export const DEFAULT_SEARCH_BOUND: SearchBound = { maxProbes: 100, maxMs: 20_000 };
 
 /** The proof of a fix over the whole recording: the run's states re-enumerated with the step added, and judged. */
 export interface CauseProof {
@@ -129,4 +129,24 @@ export function persistenceTitle(kind: CauseKind, unit: Pick<LostUnit, 'kind' | 
 /** The reach of a cause, in the words the summary and the report use. */
 export function reachWords(journaled: boolean): string {
   return journaled ? 'also under the journaled model, as on ext4' : "only on a filesystem as strict as POSIX allows (not on ext4's default mode)";
+}
+
+/** "with an fsync of / after request 1: 0 of 317 intervals fail (was 41 of 316)", with what was left out. */
+export function proofInWords(p: CauseProof): string {
+  const still = p.stillFailing.length ? `; still failing: ${p.stillFailing.join('; ')}` : '';
+  const capped = p.capped ? ` (within the caps and ${(p.ms / 1000).toFixed(1)} s: ${p.states} states judged)` : ` (${p.states} states judged in ${(p.ms / 1000).toFixed(1)} s)`;
+  return `with ${p.step}: ${p.failingAfter} of ${p.intervalsAfter} intervals fail (was ${p.failingBefore} of ${p.intervalsBefore})${capped}${still}`;
+}
+
+/** A cause as labelled lines, in the order a reader wants them: the fix, its proof, its reach, what the search took. */
+export function causeFacts(c: Cause): { label: string; text: string }[] {
+  const out = [{ label: 'cause', text: c.title }, { label: 'fix', text: c.fix }];
+  if (c.proof) out.push({ label: 'proof', text: proofInWords(c.proof) });
+  else if (c.step) out.push({ label: 'proof', text: 'not computed (the gate proves each cause once, on its first case)' });
+  else if (c.kind !== 'not-isolated') out.push({ label: 'proof', text: 'none in the recording: the fix is in recovery or in the order of the program\'s steps (replay the artifact with the fixed code)' });
+  if (c.reach) out.push({ label: 'reach', text: `${c.reach.words}: ${c.reach.why}` });
+  if (c.search.probes > 0 || c.search.boundReached) {
+    out.push({ label: 'search', text: `${c.search.probes} probes, ${(c.search.ms / 1000).toFixed(1)} s (bound ${c.search.bound.maxProbes} probes, ${c.search.bound.maxMs / 1000} s${c.search.boundReached ? ': reached' : ''})` });
+  }
+  return out;
 }

@@ -20,6 +20,8 @@ export interface ProbeRequest {
   state: CrashStateId;
   persist?: ProbeUnit[];
   hypothesis?: Hypothesis;
+  /** Judge against the lines marked by this request (default: the state's own cut): a later state with the failing state's confirmations. */
+  linesAsOf?: number;
 }
 export type ProbeFn = (req: ProbeRequest) => Promise<Violation[]>;
 
@@ -69,12 +71,16 @@ export async function searchCause(f: FailingState, probe: ProbeFn, bound: Search
     ...c, evidence, search: { probes, ms: Date.now() - started, bound, boundReached },
   });
   try {
-    const units = f.units;
-    if (units.length > 0 && (await passes({ state: id, persist: units.map((u) => persistUnit(u)) }))) {
+    // A replayed ack cannot be fixed by a deletion becoming durable (it only destroys the evidence): no removal is a candidate then.
+    const removals = targets.has('bounded-replay');
+    const units = f.units
+      .map((u) => (removals && u.kind === 'dir' ? { ...u, changes: u.changes.filter((c) => !c.entries?.every((e) => e.target === null)) } : u))
+      .filter((u) => u.kind !== 'dir' || u.changes.length > 0);
+    if (units.length > 0 && (await passes({ state: id, persist: units.map((u) => persistUnit(u, u.kind === 'dir' && removals ? { seqs: u.changes.map((c) => c.seq) } : undefined)) }))) {
       evidence.push(`with every lost unit made durable (${units.length}: ${units.map(unitInWords).join('; ')}) the recovery passes`);
       const torn = await tornWrite(f, passes, evidence);
       if (torn) return done(torn);
-      const minimal = await ddmin(units, (s) => passes({ state: id, persist: s.map((u) => persistUnit(u)) }));
+      const minimal = await ddmin(units, (s) => passes({ state: id, persist: s.map((u) => persistUnit(u, u.kind === 'dir' && removals ? { seqs: u.changes.map((c) => c.seq) } : undefined)) }));
       // A directory's entry first: a new file needs its name before its bytes matter.
       minimal.sort((a, b) => (a.kind === 'dir' ? 0 : 1) - (b.kind === 'dir' ? 0 : 1));
       const unit = minimal[0];
@@ -84,9 +90,19 @@ export async function searchCause(f: FailingState, probe: ProbeFn, bound: Search
       evidence.push(`the change inside ${unitInWords(unit)} that matters: ${changeInWords(unit, change)}`);
       const nonAtomic = await nonAtomicUpdate(f, unit, change, passes, evidence);
       if (nonAtomic) return done(nonAtomic);
+      const covered = unit.syncedLater.find((s) => s.covers >= change.seq);
+      if (covered && !brokenPromise(f)) {
+        // The program does make it durable, at request covered.op: no confirmation broke, so the state between
+        // the change and that fsync fails because of something already durable in it.
+        evidence.push(`the run does make ${changeInWords(unit, change)} durable, at request ${covered.op}: the failing state lies between`);
+        const early = await earlyPersistence(f, passes, evidence);
+        if (early) return done(early);
+      }
       return done(persistenceCause(f, unit, change, others));
     }
     evidence.push(units.length === 0 ? 'the cut lost nothing: the state is every change the program made' : 'even with every lost unit made durable the recovery fails');
+    const waited = await confirmedTooSoon(f, passes, evidence);
+    if (waited) return done(waited);
     const early = await earlyPersistence(f, passes, evidence);
     if (early) return done(early);
     return done({
@@ -111,7 +127,16 @@ async function theChange(unit: LostUnit, others: LostUnit[], id: CrashStateId, p
     const k = await smallestPrefix(unit.changes.length, (n) => passes({ state: id, persist: [persistUnit(unit, { upTo: n }), ...rest] }));
     return unit.changes[k - 1];
   }
-  const ops = await ddmin(unit.changes, (s) => passes({ state: id, persist: [persistUnit(unit, { seqs: s.map((c) => c.seq) }), ...rest] }));
+  // A directory may hold hundreds of unsynced operations, most of one kind on one kind of name (a
+  // lock file made again and again): first the kinds that matter (operation and name pattern), then
+  // the operations of the first of them.
+  const kindOf = (c: UnitChange) => `${c.kind} ${pathPattern(changedPath(unit, c))}`;
+  const kinds = [...new Set(unit.changes.map(kindOf))];
+  const ofKinds = (ks: readonly string[]) => unit.changes.filter((c) => ks.includes(kindOf(c)));
+  const needed = kinds.length === 1 ? kinds : await ddmin(kinds, (ks) => passes({ state: id, persist: [persistUnit(unit, { seqs: ofKinds(ks).map((c) => c.seq) }), ...rest] }));
+  const alsoNeeded = ofKinds(needed.slice(1)).map((c) => c.seq);
+  const candidates = ofKinds(needed.slice(0, 1));
+  const ops = candidates.length === 1 ? candidates : await ddmin(candidates, (s) => passes({ state: id, persist: [persistUnit(unit, { seqs: [...s.map((c) => c.seq), ...alsoNeeded] }), ...rest] }));
   return ops[0];
 }
 
@@ -119,6 +144,8 @@ async function theChange(unit: LostUnit, others: LostUnit[], id: CrashStateId, p
 function persistencePoints(trace: readonly TraceEntry[]): TraceEntry[] {
   return trace.filter((e) => (e.kind === 'fsync' || e.kind === 'fsyncdir') && e.result === 0);
 }
+
+const parentOf = (p: string) => p.slice(0, p.lastIndexOf('/')) || '/';
 
 const syncInWords = (e: TraceEntry) => `the ${e.kind === 'fsyncdir' ? 'directory fsync' : e.datasync ? 'fdatasync' : 'fsync'} of ${e.path} at request ${e.op}`;
 
@@ -162,6 +189,31 @@ function nextRelied(f: FailingState, unit: LostUnit, change: UnitChange): string
   const own = unit.kind === 'dir' ? changedPath(unit, change) : unit.path;
   const next = persistencePoints(f.trace).find((e) => e.op > change.op && e.op <= f.state.id.afterOp && e.path !== own && e.path !== unit.path);
   return next ? syncInWords(next) : `the power cut (after request ${f.state.id.afterOp})`;
+}
+
+/**
+ * A confirmation printed before what makes it true happened at all (an ack confirmed before the
+ * checkpoint recording it was written): the state just after one of the next persistence points,
+ * judged against the same lines, passes. Then the line came too soon.
+ */
+async function confirmedTooSoon(f: FailingState, passes: (r: ProbeRequest) => Promise<boolean>, evidence: string[]): Promise<Omit<Cause, 'search' | 'evidence'> | undefined> {
+  const promise = brokenPromise(f);
+  if (!promise) return undefined;
+  const id = f.state.id;
+  for (const p of persistencePoints(f.trace).filter((e) => e.op > id.afterOp).slice(0, 6)) {
+    if (!(await passes({ state: { afterOp: p.op, policy: 'lose-unsynced' }, linesAsOf: id.afterOp }))) continue;
+    evidence.push(`the state just after ${syncInWords(p)}, judged against the same lines, passes: ${promise.words} came before it`);
+    const line = f.workload.outcomes[promise.line - 1]?.t ?? 'line';
+    return {
+      kind: 'early-confirmation',
+      key: `early-confirmation ${pathPattern(p.path)} ${line}`,
+      title: `confirmation ("${line}") before the ${p.kind === 'fsyncdir' ? 'directory fsync' : 'fsync'} of ${pathPattern(p.path)} completed`,
+      fix: `wait for ${syncInWords(p)} to complete before ${promise.words}: the line promised what only that request made durable`,
+      before: promise.words,
+      step: { kind: 'wait', line: promise.line, untilOp: p.op },
+    };
+  }
+  return undefined;
 }
 
 /**
@@ -225,15 +277,20 @@ async function earlyPersistence(f: FailingState, passes: (r: ProbeRequest) => Pr
   const recent = points.filter((e) => e.op <= id.afterOp).reverse().slice(0, 6);
   for (const p of recent) {
     if (!(await passes({ state: id, hypothesis: { fsyncAfter: [], fsyncSkip: [p.op] } }))) continue;
-    const next = points.find((e) => e.op > p.op && e.path !== p.path);
+    const next = points.filter((e) => e.op > p.op).slice(0, 2);
+    // What it made durable: the changes to its path since that path's previous persistence point.
+    const previous = points.filter((e) => e.op < p.op && e.path === p.path).at(-1)?.op ?? 0;
+    const made = f.trace.filter((e) => e.op > previous && e.op < p.op && e.result === 0 && e.kind !== 'fsync' && e.kind !== 'fsyncdir' && (p.kind === 'fsyncdir' ? parentOf(e.path) === p.path : e.path === p.path));
+    const what = made.length === 0 ? `${p.path}'s changes` : `${made[0].kind} ${made[0].path} (request ${made[0].op})${made.length > 1 ? ` and ${made.length - 1} more` : ''}`;
+    const kinds = [...new Set(made.map((e) => `${e.kind} ${pathPattern(e.path)}`))].join(', ') || pathPattern(p.path);
     evidence.push(`with ${syncInWords(p)} left out, the state recovers`);
-    const after = next ? ` only after ${next.path} is (${syncInWords(next)})` : ' later';
+    const after = next.length ? ` only once what depends on their absence is (the next persistence points: ${next.map(syncInWords).join(', ')})` : ' later';
     return {
       kind: 'early-persistence',
-      key: `early-persistence ${p.kind} ${pathPattern(p.path)} before ${next ? pathPattern(next.path) : 'end'}`,
-      title: `${pathPattern(p.path)} made durable before ${next ? pathPattern(next.path) : 'what must come first'}`,
-      fix: `${syncInWords(p)} made ${p.path}'s changes durable too early: the state before it recovers, the state after it does not; make them durable${after}`,
-      before: next ? syncInWords(next) : undefined,
+      key: `early-persistence ${kinds}`,
+      title: `${kinds} made durable too early`,
+      fix: `${syncInWords(p)} made ${what} durable too early: the state just before it recovers, the state after it does not; make that durable${after}`,
+      before: next[0] ? syncInWords(next[0]) : undefined,
     };
   }
   return undefined;

@@ -25,6 +25,9 @@ import { asHarnessError, HarnessError } from '../harness-error.js';
 import { judge, type RunRecord, type Violation } from '../oracle.js';
 import { contractOf, helloOf } from '../outcome.js';
 import { RecoveryPool, type RecoverOn } from './recovery-pool.js';
+import { pathMatcher } from '../../../fusefs/crash-point.js';
+import type { CrashPoint } from '../../../fusefs/protocol.js';
+import type { Cause } from '../cause/cause.js';
 import { explainState, type ExplainOptions, type RunVerdicts } from './explain.js';
 import { recoverAndJudge, truncateAtCut, type Recorded } from './judge-states.js';
 
@@ -61,6 +64,11 @@ export interface ExhaustiveOptions {
   verifyOnMount: boolean;
   /** Search the cause of each failure it keeps (explain.ts), while the recorded run is still in the daemon. */
   explain?: ExplainOptions;
+  /**
+   * Judge only the state a random cut at this crash point would leave under lose-unsynced (the cause
+   * search of a random cut: its run recorded again, the cut found in the recording).
+   */
+  onlyCut?: CrashPoint;
   /**
    * The recorded run's slow fsyncs (fsync-holds.ts): undefined draws a schedule from the input,
    * null records with fsyncs completing at once. A confirmation that does not wait for its fsync
@@ -199,7 +207,8 @@ export async function runExhaustive(daemon: DaemonHandle, target: Target, input:
     pool = new RecoveryPool(daemon, target, serves, o.recoveryCuts ? 'mount' : o.recoverOn, o.workers, timeouts, drivers);
     // Enumerated first: it ends the recording, so a drain below does not become part of the recorded run.
     t = performance.now();
-    const answer = await daemon.client.states(o.policies, o.caps);
+    const enumerated = await daemon.client.states(o.policies, o.caps);
+    const answer = o.onlyCut ? stateAtCut(enumerated, recorded.trace, o.onlyCut) : enumerated;
     timings.enumerateMs = performance.now() - t;
     if (recorded.run.record.hung || recorded.run.record.exitCode !== 0) {
       // The uncut workload hung or failed by itself: no power cut needed to judge that; recover what the mount holds.
@@ -218,10 +227,11 @@ export async function runExhaustive(daemon: DaemonHandle, target: Target, input:
 
     const ctx = { daemon, target, o, pool, timings, coverage, caseOf, onHarnessError: (state: CrashStateInfo) => { current ??= state; } };
     const { groups, results, outOfTime, firstFailing } = await recoverAndJudge(ctx, answer, recorded, { allFailures: o.allFailures, deadlineMs: o.deadlineMs });
-    // What the run's own judgement said: a cause's proof is compared with it.
+    // What the run's own judgement said: a cause's proof is compared with it (judged in full first when only one state was).
     const verdicts: RunVerdicts = {
-      intervals: answer.intervals,
-      failingIntervals: new Set(results.flatMap((r) => r?.verdicts.filter((v) => v.violations.length > 0).map((v) => v.state.interval) ?? [])).size,
+      intervals: enumerated.intervals,
+      failingIntervals: o.onlyCut ? undefined : new Set(results.flatMap((r) => r?.verdicts.filter((v) => v.violations.length > 0).map((v) => v.state.interval) ?? [])).size,
+      answer: enumerated,
       signatureOf: (state, violations) => failureSignature(failureResult(caseOf(state), recorded, [], [], violations)),
     };
 
@@ -286,6 +296,33 @@ export async function runExhaustive(daemon: DaemonHandle, target: Target, input:
     await pool?.stop();
     if (!o.driverWorkers) await drivers.stop();
   }
+}
+
+/** The one state of `answer`'s run a random cut at `point` leaves under lose-unsynced (its interval found in the trace). */
+function stateAtCut(answer: StatesAnswer, trace: readonly TraceEntry[], point: CrashPoint): StatesAnswer {
+  const matches = point.path === undefined ? () => true : pathMatcher(point.path);
+  const hits = trace.filter((e) => (point.kind === undefined || e.kind === point.kind) && matches(e.path));
+  const at = hits[point.atOp - 1];
+  if (!at) return { ...answer, states: [], capped: { states: 0, caps: [] } };
+  const afterOp = point.timing === 'before' ? at.op - 1 : at.op;
+  // The interval holding that cut: the first whose end is at or after it.
+  const lose = answer.states.filter((s) => s.id.policy === 'lose-unsynced').sort((a, b) => a.id.afterOp - b.id.afterOp);
+  const interval = lose.find((s) => s.id.afterOp >= afterOp)?.interval ?? 0;
+  return { ...answer, states: [{ id: { afterOp, policy: 'lose-unsynced' }, interval, hash: `cut-${afterOp}` }], capped: { states: 0, caps: [] } };
+}
+
+/**
+ * The cause of a random cut's failure (the gate, for scenarios and random mode): its workload
+ * recorded again without slow fsyncs, the state its cut leaves under lose-unsynced judged and, when
+ * it fails the same checks, explained. Undefined when the case cannot be (a fault, a second cut) or
+ * the state does not fail the same way (another interleaving, or only a torn outcome shows it).
+ */
+export async function explainRandomCut(daemon: DaemonHandle, target: Target, c: CrashCase, failed: readonly Violation[], explain: ExplainOptions, driverWorkers: DriverWorkers): Promise<Cause | undefined> {
+  if (!c.cut || c.recoveryCut || c.faults?.length || c.recoveryFaults?.length || c.recoverySettings) return undefined;
+  const input: ExhaustiveInput = { ...(c.target !== undefined ? { target: c.target } : {}), ...(c.driver ? { driver: c.driver } : {}), workload: c.workload, settings: c.settings, ...(c.variant !== undefined ? { variant: c.variant } : {}) };
+  const r = await runExhaustive(daemon, target, input, { onlyCut: c.cut, explain, writeArtifacts: false, allFailures: true, fsyncHolds: null, driverWorkers, policies: ['lose-unsynced'] });
+  const checks = new Set(failed.filter((v) => !v.hang).map((v) => v.check));
+  return r.failures.find((f) => f.violations.some((v) => !v.hang && checks.has(v.check)))?.cause;
 }
 
 /**

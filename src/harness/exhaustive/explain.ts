@@ -2,7 +2,7 @@
 // (cause/search.ts) probes hypothetical images of the state in the recovery pool; the proof applies
 // the cause's fix to the recorded run and judges every state of it again; the reach re-checks the
 // run under the journaled model (an ext4-like journal) for a state that fails by the same cause.
-import type { CrashStateInfo, Hypothesis, StateCaps } from '../../../fusefs/crash-states.js';
+import type { CrashStateInfo, Hypothesis, StateCaps, StatesAnswer } from '../../../fusefs/crash-states.js';
 import { describeState } from '../../../fusefs/model/policies/index.js';
 import { reachWords, type Cause, type CauseProof, type CauseReach, type SearchBound } from '../cause/cause.js';
 import { searchCause, type ProbeFn } from '../cause/search.js';
@@ -25,21 +25,43 @@ export interface ExplainOptions {
 /** What the run's own judgement said, to compare a proof with: intervals, and those with a failing state. */
 export interface RunVerdicts {
   intervals: number;
-  failingIntervals: number;
+  /** Undefined when the run judged one state only: the proof then judges the run without its fix first. */
+  failingIntervals?: number;
+  answer: StatesAnswer;
   /** A failing state's case as the failure signature needs it (its cut place and policy). */
   signatureOf: (state: CrashStateInfo, violations: Violation[]) => string;
 }
 
 /** The cause of one failing state, and, when `prove` says so, its proof and its reach. */
-export async function explainState(ctx: JudgeContext, recorded: Recorded, failing: { state: CrashStateInfo; violations: Violation[] }, o: ExplainOptions, run: RunVerdicts): Promise<Cause> {
+export async function explainState(judging: JudgeContext, recorded: Recorded, failing: { state: CrashStateInfo; violations: Violation[] }, o: ExplainOptions, run: RunVerdicts): Promise<Cause> {
+  // Probes, the proof and the reach recover without a second cut: the lost units are those of the first.
+  const ctx: JudgeContext = judging.o.recoveryCuts ? {
+    ...judging,
+    o: { ...judging.o, recoveryCuts: false },
+    caseOf: (s, on) => {
+      const { recoveryCut: _cut, ...c } = judging.caseOf(s, on);
+      return c;
+    },
+  } : judging;
   const units = await ctx.daemon.client.units(failing.state.id);
   const probe: ProbeFn = async (req) => {
     // The failing state's hash seeds its recovery cut, if any: a probe recovers the same way.
     const state = { id: req.state, interval: failing.state.interval, hash: failing.state.hash };
     const prepared = await ctx.pool.prepare(0, state, ctx.caseOf(state), { ...(req.persist ? { probe: req.persist } : {}), ...(req.hypothesis ? { hypothesis: req.hypothesis } : {}) });
     const recovery = await ctx.pool.recover(0, prepared);
-    return judge({ target: ctx.target.name, faultsInjected: false, runs: [truncateAtCut(recorded.run.record, recorded.marks, recorded.trace, req.state.afterOp), ...recovery.runs] });
+    return judge({ target: ctx.target.name, faultsInjected: false, runs: [truncateAtCut(recorded.run.record, recorded.marks, recorded.trace, req.linesAsOf ?? req.state.afterOp), ...recovery.runs] });
   };
+  if (judging.o.recoveryCuts) {
+    // Cut during its recovery: only a failure the state shows without that second cut has its cause in what the first one lost.
+    const checks = new Set(failing.violations.filter((v) => !v.hang).map((v) => v.check));
+    if (!(await probe({ state: failing.state.id })).some((v) => !v.hang && checks.has(v.check))) {
+      return {
+        kind: 'not-isolated', key: 'not-isolated second-cut', title: 'cause not isolated: the failure needs the cut during recovery',
+        fix: 'not isolated: recovered without its second cut (during recovery) the state passes, so the failure lies in what the recovery itself did before that cut; the recovery runs\' own units are not probed',
+        evidence: ['without the cut during its recovery, the state recovers'], search: { probes: 1, ms: 0, bound: o.bound, boundReached: false },
+      };
+    }
+  }
   const cause = await searchCause({ state: failing.state, violations: failing.violations, units, trace: recorded.trace, marks: recorded.marks, workload: recorded.run.record }, probe, o.bound);
   if (!o.prove(cause)) return cause;
   const proof = await proveFix(ctx, recorded, cause, o, run);
@@ -83,6 +105,7 @@ async function proveFix(ctx: JudgeContext, recorded: Recorded, cause: Cause, o: 
     fixed = { ...recorded, marks: recorded.marks.map((m) => (m.n >= step.line ? { ...m, afterOp: Math.max(m.afterOp, step.untilOp) } : m)) };
     words = `line ${step.line} printed only after request ${step.untilOp} completed`;
   }
+  const failingBefore = run.failingIntervals ?? failingIntervalsOf(await recoverAndJudge(ctx, run.answer, recorded, { allFailures: true, deadlineMs: Date.now() + o.proofMs }));
   const answer = await ctx.daemon.client.states(ctx.o.policies, o.caps, hypothesis);
   const judged = await recoverAndJudge(ctx, answer, fixed, { allFailures: true, deadlineMs: Date.now() + o.proofMs, ...(hypothesis ? { hypothesis } : {}) });
   const failingIntervals = new Set<number>();
@@ -97,9 +120,14 @@ async function proveFix(ctx: JudgeContext, recorded: Recorded, cause: Cause, o: 
     }
   }
   return {
-    step: words, intervalsBefore: run.intervals, failingBefore: run.failingIntervals, intervalsAfter: answer.intervals, failingAfter: failingIntervals.size,
+    step: words, intervalsBefore: run.intervals, failingBefore, intervalsAfter: answer.intervals, failingAfter: failingIntervals.size,
     states, capped: judged.outOfTime || answer.capped.states > 0, stillFailing: [...stillFailing], ms: Date.now() - started,
   };
+}
+
+/** The intervals with a failing state, of a judged run. */
+function failingIntervalsOf(judged: Awaited<ReturnType<typeof recoverAndJudge>>): number {
+  return new Set(judged.results.flatMap((r) => r?.verdicts.filter((v) => v.violations.length > 0).map((v) => v.state.interval) ?? [])).size;
 }
 
 /**

@@ -14,6 +14,9 @@ import type { Target } from '../target.js';
 import type { ExhaustiveOptions, StateTimings } from './exhaustive-run.js';
 import type { Prepared, RecoverOn, Recovery, RecoveryPool } from './recovery-pool.js';
 
+/** How long past its deadline a run goes on finishing its lose-unsynced states (a slow recovery, with a cut in it, can take a second a state). */
+export const MAX_OVERRUN_MS = 2_000;
+
 /** The workload's confirmations as of a power cut after request `afterOp`: every line marked by then. */
 export function truncateAtCut(workload: RunRecord, marks: readonly Mark[], trace: readonly TraceEntry[], afterOp: number): RunRecord {
   const lastLine = marks.filter((m) => m.afterOp <= afterOp).reduce((n, m) => Math.max(n, m.n), 0);
@@ -83,8 +86,9 @@ export async function recoverAndJudge(ctx: JudgeContext, answer: StatesAnswer, r
     const g = next;
     if (aborted || g >= groups.length || g > firstFailing) return undefined;
     // Past the deadline the lose-unsynced states still in hand (they come first) are finished: a
-    // second of overrun, for a whole run covered once.
-    if (Date.now() > run.deadlineMs && !groups[g].some((x) => x.id.policy === 'lose-unsynced')) {
+    // second of overrun, for a whole run covered once, but never more than MAX_OVERRUN_MS.
+    const now = Date.now();
+    if (now > run.deadlineMs && (now > run.deadlineMs + MAX_OVERRUN_MS || !groups[g].some((x) => x.id.policy === 'lose-unsynced'))) {
       outOfTime = true;
       return undefined;
     }

@@ -1,0 +1,52 @@
+// The cause of any failing case (pure): the cause search's, when exhaustive mode ran one; else what
+// the case itself says. An injected fault that fired and that the queue did not report is the cause
+// (a swallowed error); damage read at recovery that the queue trusted is; a random cut keeps no
+// recording to probe, so its cause is not searched, and it groups by its signature alone.
+import type { CaseResult } from '../crash-run.js';
+import { errnoName } from '../../../fusefs/model/errno.js';
+import { failureSignature } from '../failure-signature.js';
+import { pathPattern } from '../path-pattern.js';
+import type { Cause } from './cause.js';
+
+const NO_SEARCH = { probes: 0, ms: 0, bound: { maxProbes: 0, maxMs: 0 }, boundReached: false };
+
+export function causeOfCase(result: CaseResult): Cause {
+  if (result.cause) return result.cause;
+  const checks = new Set(result.violations.filter((v) => !v.hang).map((v) => v.check));
+  const failed = result.runs.flatMap((r, k) => r.failedRequests.map((f) => ({ ...f, run: k })));
+  if ((result.case.faults?.length ?? 0) > 0 && failed.length > 0) {
+    const f = failed[0];
+    const errno = errnoName(-f.result);
+    const lie = result.violations.find((v) => v.check === 'at-least-once' && v.promise);
+    const confirmed = lie?.promise ? `, and line ${lie.promise.line} of run ${lie.promise.run} confirmed as durable what it never persisted` : '';
+    return {
+      kind: 'swallowed-error',
+      key: `swallowed-error ${f.kind} ${pathPattern(f.path)} ${errno}`,
+      title: `an injected ${f.kind} ${errno} on ${pathPattern(f.path)} the queue did not report`,
+      fix: `when request ${f.op} (${f.kind} of ${f.path}) fails with ${errno}, fail that call and every later one, and never confirm what it did not persist${checks.has('fail-loudly') ? ' (the queue reported no error at all)' : ''}${confirmed}`,
+      evidence: [`run ${f.run}: the filesystem failed request ${f.op} (${f.kind} ${f.path}: ${errno}) as the injected fault asked`],
+      search: NO_SEARCH,
+    };
+  }
+  const damage = result.case.recoveryFaults?.[0];
+  if (damage && 'path' in damage && 'offset' in damage) {
+    const check = [...checks].sort().join(',');
+    return {
+      kind: 'damaged-data-trusted',
+      key: `damaged-data-trusted ${damage.type} ${pathPattern(damage.path)} ${check}`,
+      title: `a ${damage.type} of ${pathPattern(damage.path)} read at recovery, not reported (${check})`,
+      fix: `when recovery reads damaged bytes of ${damage.path} (${damage.type} at offset ${damage.offset}), report the damage instead of ${checks.has('integrity') ? 'delivering them' : 'dropping or skipping durable records silently'}`,
+      evidence: [`the disk the recoveries read was damaged by ${JSON.stringify(damage)}`],
+      search: NO_SEARCH,
+    };
+  }
+  const signature = failureSignature(result);
+  return {
+    kind: 'not-isolated',
+    key: `not-searched ${signature}`,
+    title: signature,
+    fix: 'not searched: a random cut keeps no recording to probe; exhaustive mode (the gate\'s default) names the cause of a failure like this',
+    evidence: [],
+    search: NO_SEARCH,
+  };
+}
