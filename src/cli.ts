@@ -17,8 +17,10 @@ const commands: Record<string, { summary: string; load: () => Promise<CommandMod
   queue: { summary: 'inspect or repair a queue directory', load: () => import('./cli/queue.js') },
   scenario: { summary: 'list or run named crash scenarios', load: () => import('./cli/scenario.js') },
   replay: { summary: 're-run a failure artifact exactly', load: () => import('./cli/replay.js') },
+  explain: { summary: 'say why a failure artifact failed: the missed step, its fix, proof and reach', load: () => import('./cli/explain.js') },
   driver: { summary: 'check that a driver for your own queue follows the driver protocol', load: () => import('./cli/driver.js') },
   gate: { summary: 'the durability gate: scenarios, then property suites for a time budget', load: () => import('./cli/gate.js') },
+  merge: { summary: "join the --json results of a gate sharded over CI jobs into one", load: () => import('./cli/merge.js') },
 };
 
 const topHelp = `usage: powercut <command> [options]

@@ -5,10 +5,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { copyStoredImage, readArtifact, type StoredArtifact } from '../harness/artifacts.js';
 import { HarnessError } from '../harness/harness-error.js';
-import { runExhaustive } from '../harness/exhaustive/exhaustive-run.js';
+import { explainCase, runExhaustive } from '../harness/exhaustive/exhaustive-run.js';
 import { formatOpenResult, openArtifactReport } from '../report/index.js';
 import { describeState } from '../../fusefs/model/policies/index.js';
-import { replayRecovery, runCase } from '../harness/crash-run.js';
+import type { Cause } from '../harness/cause/cause.js';
+import { causeOfCase } from '../harness/cause/of-case.js';
+import { replayRecovery, runCase, type CaseResult } from '../harness/crash-run.js';
+import { EXPLAIN_BOUNDS } from '../harness/exhaustive/explain.js';
 import { mergeTimeouts } from '../harness/driver-process.js';
 import { recoverImageNatively } from '../harness/exhaustive/recovery-pool.js';
 import { startDaemon } from '../harness/daemon-process.js';
@@ -88,7 +91,8 @@ function traceExcerpt(a: StoredArtifact, k: number, maxBefore: number): string {
   return [`  ... ${from} earlier requests (full trace: ${path.join(a.dir, `trace-cut-${k}.txt`)})`, ...lines.slice(from, at + 5)].join('\n');
 }
 
-async function withDaemon<T>(imageDir: string | undefined, f: (d: Awaited<ReturnType<typeof startDaemon>>) => Promise<T>): Promise<T> {
+/** A fresh daemon on a temporary mount (on a copy of `imageDir` if given), stopped and removed after `f`. */
+export async function withReplayDaemon<T>(imageDir: string | undefined, f: (d: Awaited<ReturnType<typeof startDaemon>>) => Promise<T>): Promise<T> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'powercut-replay-'));
   try {
     const daemon = await startDaemon({ mountpoint: path.join(dir, 'mnt'), socketPath: path.join(dir, 'control.sock'), ...(imageDir ? { imageDir } : {}) });
@@ -100,6 +104,20 @@ async function withDaemon<T>(imageDir: string | undefined, f: (d: Awaited<Return
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** Whether the artifact's cause still holds: the recorded state explained again (a fault's cause read off the re-run). */
+async function causeNow(artifact: StoredArtifact, was: Cause, target: Target, rerun: { violations: Violation[] } & Partial<Pick<CaseResult, 'case' | 'runs' | 'cuts'>>): Promise<string> {
+  let now: Cause | undefined;
+  try {
+    now = rerun.case && rerun.runs && rerun.cuts && (artifact.case.faults?.length || artifact.case.recoveryFaults?.length)
+      ? causeOfCase({ case: rerun.case, runs: rerun.runs, cuts: rerun.cuts, violations: rerun.violations })
+      : await withReplayDaemon(undefined, (d) => explainCase(d, target, artifact.case, rerun.violations, { ...EXPLAIN_BOUNDS, prove: () => false }));
+  } catch (err) {
+    return `  could not check the cause (the tool failed): ${err instanceof HarnessError ? err.message : String(err)}`;
+  }
+  if (!now) return `  the cause recorded (${was.title}): not checked, the recorded state does not fail the same way when recorded again`;
+  return now.key === was.key ? `  the cause still holds: ${was.title}\n  fix: ${now.fix}` : `  the cause has changed: it was ${was.title}, it is now ${now.title}\n  fix: ${now.fix}`;
 }
 
 const indent = (vs: readonly Violation[]) => vs.map((v) => `  ${v.message}`).join('\n');
@@ -166,7 +184,7 @@ export const run: Command = async (argv) => {
       const verdicts: Record<string, string> = {};
       // A state checked natively (on a copy of its image, off the mount) is recovered both ways: they must agree.
       const ways: [string, () => Promise<{ violations: Violation[] }>][] = [
-        ['on the mount', () => withDaemon(image, (d) => replayRecovery(d, target, artifact.case, prior))],
+        ['on the mount', () => withReplayDaemon(image, (d) => replayRecovery(d, target, artifact.case, prior))],
         ...(artifact.case.recoveredOn === 'native' ? [['natively', () => recoverImageNatively(target, artifact.case, image, prior, mergeTimeouts())] as [string, () => Promise<{ violations: Violation[] }>]] : []),
       ];
       for (const [way, recover] of ways) {
@@ -190,9 +208,9 @@ export const run: Command = async (argv) => {
   // 2. The full re-run with the current code: its verdict is the exit status. A crash state's case
   //    records the workload again and checks every state (the requests, and so the states, may differ now).
   console.log(`\nre-running the whole case on a fresh mount${artifact.case.state ? ' (recording the workload again and checking every crash state)' : ''}...`);
-  let rerun: { violations: Violation[] };
+  let rerun: { violations: Violation[] } & Partial<Pick<CaseResult, 'case' | 'runs' | 'cuts'>>;
   try {
-    rerun = await withDaemon(undefined, async (d) => {
+    rerun = await withReplayDaemon(undefined, async (d) => {
       if (!artifact.case.state) return runCase(d, target, artifact.case, { writeArtifacts: false, captureImages: false });
       const c = artifact.case;
       const r = await runExhaustive(d, target, c, {
@@ -213,6 +231,7 @@ export const run: Command = async (argv) => {
   if (reproduced) {
     console.log(`REPRODUCED by the full re-run:\n${indent(rerun.violations)}`);
     if (notRecurred.length) console.log(`  (recorded checks that did not fail this time: ${notRecurred.join(', ')})`);
+    if (artifact.cause) console.log(await causeNow(artifact, artifact.cause, target, rerun));
     return REPLAY_EXIT.reproduced;
   }
   console.log(`DIFFERENT violation in the full re-run:\n${indent(rerun.violations)}`);

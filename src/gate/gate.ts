@@ -6,13 +6,13 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DEFAULT_STATE_CAPS, type StatePolicy, type StateCaps } from '../../fusefs/crash-states.js';
 import { replayCommand, writeCause } from '../harness/artifacts.js';
-import { explainRandomCut } from '../harness/exhaustive/exhaustive-run.js';
+import { explainCase } from '../harness/exhaustive/exhaustive-run.js';
 import type { CaseResult } from '../harness/crash-run.js';
 import { mergeTimeouts } from '../harness/driver-process.js';
 import { DriverWorkers } from '../harness/driver-workers.js';
 import { DEFAULT_SEARCH_BOUND, type SearchBound } from '../harness/cause/cause.js';
 import { causeOfCase } from '../harness/cause/of-case.js';
-import type { ExplainOptions } from '../harness/exhaustive/explain.js';
+import { EXPLAIN_BOUNDS, type ExplainOptions } from '../harness/exhaustive/explain.js';
 import { failureSignature } from '../harness/failure-signature.js';
 import { addCoverage } from '../harness/coverage.js';
 import { startTempDaemon, type TempDaemon } from '../harness/daemon-process.js';
@@ -21,12 +21,12 @@ import { crashInputArb, mutantInputArb, runCrashSuite } from '../../properties/c
 import type { ExternalDriver, TargetRef } from '../harness/target.js';
 import { DEFAULT_TARGET, resolveTarget } from '../targets/index.js';
 import { Budget } from './budget.js';
-import { checkFloor, formatFloor, SCENARIO_FLOOR, type FloorCheck, type FloorRequirement } from './floor.js';
+import { checkFloor, SCENARIO_FLOOR, type FloorCheck, type FloorRequirement } from './floor.js';
 import { toJunitXml } from './junit.js';
 import { ProgressReporter, type ProgressOutput } from './progress.js';
 import { newRow, totals, type DistinctFailure, type GateRow } from '../report/gate-results.js';
 import { runScenario } from './scenario-run.js';
-import { formatCauseCosts, formatFailures, formatSummaryTable } from './summary.js';
+import { formatGateText } from './summary.js';
 import { Steering } from './steering.js';
 import { DEFAULT_GATE_MODE, gateSuites, roundSeed, type GateMode } from './suites.js';
 
@@ -85,11 +85,6 @@ export interface GateReport {
 
 export type GroupBy = 'cause' | 'signature';
 export const GROUP_BYS: readonly GroupBy[] = ['cause', 'signature'];
-
-/** The cause search in the gate: its bound per failure, and the proof's and the reach's, once per new cause. */
-export const GATE_SEARCH_BOUND: SearchBound = DEFAULT_SEARCH_BOUND;
-export const GATE_PROOF_MS = 10_000;
-export const GATE_PROOF_CAPS: StateCaps = { maxStates: 300, maxStatesPerInterval: 8, sectorPatterns: 1 };
 
 /** A round gives each remaining suite this long at most, so all of them get turns within the budget. */
 export const MAX_ROUND_SLICE_MS = 30_000;
@@ -165,7 +160,7 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
     const signature = failureSignature(result);
     const known = [...distinct.values()].find((f) => f.signatures.some((x) => x.signature === signature));
     try {
-      const cause = known?.cause ?? await explainRandomCut(fixture.daemon, target, result.case, result.violations, explain(false)!, drivers);
+      const cause = known?.cause ?? await explainCase(fixture.daemon, target, result.case, result.violations, explain(false)!, drivers);
       if (!cause) return true;
       result.cause = cause;
       if (result.artifactDir) await writeCause(result.artifactDir, cause);
@@ -179,7 +174,7 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
   /** Causes whose proof and reach were computed in this run's detection (once each; the shrunk case is proven again). */
   const proving = new Set<string>();
   const explain = (always: boolean): ExplainOptions | undefined => (groupBy !== 'cause' ? undefined : {
-    bound: GATE_SEARCH_BOUND, proofMs: GATE_PROOF_MS, caps: GATE_PROOF_CAPS,
+    ...EXPLAIN_BOUNDS,
     prove: (c) => always || (c.kind !== 'not-isolated' && !distinct.has(c.key) && !proving.has(c.key) && Boolean(proving.add(c.key))),
   });
   /** Serving drivers kept alive for the whole run: a driver process start costs tens of milliseconds. */
@@ -328,9 +323,8 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
   const t = totals(rows, durationMs);
   const floor = checkFloor(rows.map((row) => ({ row, floor: floors.get(row) ?? [] })));
   const verdict: GateVerdict = t.violations > 0 ? 'violation' : t.errors > 0 ? 'tool-failed' : floor.some((c) => !c.met) ? 'below-floor' : 'passed';
-  const details = formatFailures(rows, failures);
   const steered = { inputs: steering.steered, of: inputs };
-  const text = [formatSummaryTable(rows, t, mode, steered), formatFloor(floor), ...[formatCauseCosts(failures)].filter((x) => x), ...(details ? ['', details] : [])].join('\n');
+  const text = formatGateText(rows, failures, floor, mode, steered, durationMs);
   if (o.junitFile) {
     await mkdir(path.dirname(path.resolve(o.junitFile)), { recursive: true });
     await writeFile(o.junitFile, toJunitXml(rows, durationMs, failures, floor));

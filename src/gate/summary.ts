@@ -2,7 +2,8 @@
 // what was covered, then each failure with its violation, artifact and replay command.
 import { causeFacts } from '../harness/cause/cause.js';
 import { formatContracts, formatCoverage, formatFeatures } from '../harness/coverage.js';
-import { capsNote, perMinute, resultOf, rowResult, type DistinctFailure, type GateRow, type GateTotals } from '../report/gate-results.js';
+import { capsNote, perMinute, resultOf, rowResult, totals, type DistinctFailure, type GateRow, type GateTotals } from '../report/gate-results.js';
+import { formatFloor, type FloorCheck } from './floor.js';
 import { formatDuration } from './budget.js';
 import type { GateMode } from './suites.js';
 
@@ -68,6 +69,12 @@ export function formatFailures(rows: readonly GateRow[], failures: readonly Dist
     }
   }
   return out.join('\n');
+}
+
+/** The whole text a gate run (or a merge of its shards) prints at its end: table, floor, what explaining cost, failures. */
+export function formatGateText(rows: readonly GateRow[], failures: readonly DistinctFailure[], floor: readonly FloorCheck[], mode: GateMode, steered: { inputs: number; of: number }, durationMs: number): string {
+  const details = formatFailures(rows, failures);
+  return [formatSummaryTable(rows, totals(rows, durationMs), mode, steered), formatFloor(floor), ...[formatCauseCosts(failures)].filter((x) => x), ...(details ? ['', details] : [])].join('\n');
 }
 
 /** What explaining the distinct failures cost: the cause searches, the proofs and the reach checks of the kept cases. */

@@ -3,6 +3,9 @@
 // (numbers become *), e.g. "at-least-once, torn, after write of /*.log". Pure.
 import type { TraceEntry } from '../../fusefs/protocol.js';
 import type { CaseResult } from './crash-run.js';
+
+/** What a signature is read from: a judged case, or an artifact of one. */
+export type FailedCase = Pick<CaseResult, 'case' | 'runs' | 'cuts' | 'violations'>;
 import { errnoName } from '../../fusefs/model/errno.js';
 import { pathPattern } from './path-pattern.js';
 
@@ -11,7 +14,7 @@ function request(e: TraceEntry | undefined): string {
 }
 
 /** Where the (first) power cut of a judged case fell, in words that do not depend on request numbers. */
-export function cutPlace(result: CaseResult): string {
+export function cutPlace(result: FailedCase): string {
   const first = result.cuts[0];
   if (first === undefined) return 'no cut';
   const at = (op: number) => first.trace.find((e) => e.op === op);
@@ -27,7 +30,7 @@ export function cutPlace(result: CaseResult): string {
  * The faults that fired in a case, in words: what they failed is lost under every policy (keep-all
  * included), so a signature must not read as if the power cut lost it.
  */
-function faultsFired(result: CaseResult): string {
+function faultsFired(result: FailedCase): string {
   const fired = [...new Set(result.runs.flatMap((r) => r.failedRequests.map((f) => `${f.kind} ${errnoName(-f.result)}`)))];
   return fired.length ? ` after injected ${fired.join(', ')}` : '';
 }
@@ -36,7 +39,7 @@ function faultsFired(result: CaseResult): string {
  * The signature of a failing case: its first violation that is not a hang (a hang is never the
  * finding when something else failed), its policy (with the faults that fired), and where its cut fell.
  */
-export function failureSignature(result: CaseResult): string {
+export function failureSignature(result: FailedCase): string {
   const v = result.violations.find((x) => !x.hang) ?? result.violations[0];
   if (v === undefined) throw new Error('invariant: failureSignature of a case that did not fail');
   const policy = result.case.state?.policy ?? result.case.policy;

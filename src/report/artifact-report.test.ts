@@ -327,6 +327,42 @@ describe('artifact report: evidence of the violated check', () => {
     expect(html).toMatch(/<g class="req k-unlink[^"]*\brole-removed\b[^"]*" data-ref="c0-op6"/);
   });
 
+  it('opens with the cause, its fix, proof and reach, and marks the lost change instead of an fsync that completed', () => {
+    // The fsync of the file completed (request 4); the file's directory entry (create, request 1) was never made durable.
+    const a = lateClaimArtifact({}, 5);
+    a.cuts[0].trace = trace(
+      req('create', '/page.2'),
+      req('write', '/page.2', { offset: 0, length: 120 }),
+      req('rename', '/cp.tmp', { path2: '/checkpoint' }),
+      req('fsync', '/page.2'),
+      req('write', '/checkpoint', { offset: 0, length: 8 }),
+    );
+    a.cuts[0].frozenAt = 6;
+    a.case.cut = { atOp: 6, timing: 'after' };
+    a.cuts[0].marks = [{ n: 1, afterOp: 0 }, { n: 2, afterOp: 0 }, { n: 3, afterOp: 1 }, { n: 4, afterOp: 2 }, { n: 5, afterOp: 4 }];
+    a.cause = {
+      kind: 'missing-dir-fsync', key: 'missing-dir-fsync / create /page.*', title: 'missing fsync of directory / after create of /page.*',
+      fix: 'fsync the directory / after create /page.2 (request 1), before line 5 of run 0 claimed seq 1 durable',
+      unit: { kind: 'dir', ino: 1, path: '/' }, change: { seq: 1, op: 1, kind: 'create', entries: [{ name: 'page.2', target: 'file' }] },
+      step: { kind: 'fsync-after', afterOp: 1, ino: 1, path: '/', dir: true },
+      evidence: ['with the directory / durable the state recovers and passes'],
+      search: { probes: 3, ms: 120, bound: { maxProbes: 100, maxMs: 20_000 }, boundReached: false },
+      proof: { step: 'an fsync of / after request 1', intervalsBefore: 6, failingBefore: 3, intervalsAfter: 7, failingAfter: 0, states: 9, capped: false, stillFailing: [], ms: 400 },
+      reach: { journaled: true, words: 'also under the journaled model, as on ext4', why: 'a journaled state shows it', statesChecked: 4, ms: 50 },
+    };
+    const html = renderArtifactReport(a);
+    expect(html.indexOf('<section id="cause"><h2>Why it failed</h2>')).toBeGreaterThan(0);
+    expect(html.indexOf('id="cause"')).toBeLessThan(html.indexOf('<section id="case">'));
+    expect(html).toContain('<dt>cause</dt><dd>missing fsync of directory / after create of /page.*</dd>');
+    expect(html).toContain('<dt>fix</dt><dd>fsync the directory / after create /page.2 (request 1), before line 5 of run 0 claimed seq 1 durable</dd>');
+    expect(html).toContain('<dt>proof</dt><dd>with an fsync of / after request 1: 0 of 7 intervals fail (was 3 of 6)');
+    expect(html).toContain('<dt>reach</dt><dd>also under the journaled model, as on ext4: a journaled state shows it</dd>');
+    expect(html).toMatch(/<g class="req k-create[^"]*\brole-cause\b[^"]*" data-ref="c0-op1"/);
+    expect(html).toContain('request 1 create /page.2: create /page.2 (request 1), lost at the cut; the fix: fsync the directory /');
+    expect(html).not.toMatch(/role-persist\b[^"]*" data-ref/);
+    expect(html).not.toContain('should have made it durable</span>');
+  });
+
   it('highlights failed requests for fail-loudly and the error line for liveness', () => {
     const a = lateClaimArtifact();
     a.cuts[0].trace[2] = { ...a.cuts[0].trace[2], result: -5 };

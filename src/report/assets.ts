@@ -24,7 +24,7 @@ dl.case dd { margin: 0; word-break: break-word; }
 .harness-error { background: #fffbeb; border-left: 4px solid #d97706; padding: 8px 14px; white-space: pre-wrap; }
 .badge-inline { display: inline-block; min-width: 18px; padding: 0 5px; border-radius: 9px; background: #111827; color: #fff; font-size: 11px; text-align: center; font-weight: 600; }
 .role { display: inline-block; font-size: 11px; padding: 0 6px; border-radius: 3px; background: #e5e7eb; margin-right: 4px; }
-.role-claim .role, .role.role-claim { background: #dcfce7; } .role.role-persist { background: #bbf7d0; } .role.role-unsynced, .role.role-lost, .role.role-removed, .role.role-failed, .role.role-error { background: #fecaca; }
+.role-claim .role, .role.role-claim { background: #dcfce7; } .role.role-persist { background: #bbf7d0; } .role.role-cause { background: #fca5a5; font-weight: 600; } .role.role-unsynced, .role.role-lost, .role.role-removed, .role.role-failed, .role.role-error { background: #fecaca; }
 .timeline { display: flex; border: 1px solid var(--line); border-radius: 6px; margin: 8px 0; background: #fff; }
 .tl-labels { flex: none; border-right: 1px solid var(--line); }
 .tl-scroll { overflow-x: auto; flex: 1; }

@@ -4,13 +4,15 @@
 // Every item names a request of a cut or a line of a run, so the timeline and the log can mark it.
 import type { TraceEntry } from '../../fusefs/protocol.js';
 import type { Outcome } from '../harness/outcome.js';
+import { changedPath, changeInWords, type Cause } from '../harness/cause/cause.js';
 import { list } from './html.js';
 import { lastPersistBefore, unsyncedAfter, type CutView } from './trace-model.js';
 import type { ReportArtifact } from './types.js';
 
-export type Role = 'claim' | 'persist' | 'unsynced' | 'lost' | 'cut' | 'removed' | 'failed' | 'error' | 'event' | 'drain';
+export type Role = 'cause' | 'claim' | 'persist' | 'unsynced' | 'lost' | 'cut' | 'removed' | 'failed' | 'error' | 'event' | 'drain';
 
 export const ROLE_NAMES: Record<Role, string> = {
+  cause: 'the cause: never made durable',
   claim: 'claim',
   persist: 'should have made it durable',
   unsynced: 'not persisted at the claim',
@@ -106,6 +108,7 @@ export function buildEvidence(a: ReportArtifact, views: CutView[]): Evidence[][]
   const finalRun = a.runs.length > views.length ? a.runs.length - 1 : -1;
   const marks = views.map((v) => new Map(v.marks.map((m) => [m.n, m.afterOp])));
   const markOf = (h: LineHit | undefined) => (h && h.run < views.length ? marks[h.run].get(h.line) : undefined);
+  const causeAt = a.cause ? causeRequest(a.cause, views) : undefined;
 
   const lines = (runs: number[], pred: (o: Outcome) => boolean, from?: LineHit): LineHit[] => {
     const hits: LineHit[] = [];
@@ -131,7 +134,16 @@ export function buildEvidence(a: ReportArtifact, views: CutView[]): Evidence[][]
       items.push({ n: next++, violation: vi, ref, role, text });
     };
     const addLine = (h: LineHit, role: Role, text: string) => add({ kind: 'line', run: h.run, line: h.line }, role, `line ${h.line} of run ${h.run} (${describeLine(h.o)}): ${text}`);
-    const addOp = (cut: number, e: TraceEntry, role: Role, text: string) => add({ kind: 'op', cut, op: e.op }, role, `${describeRequest(e)}: ${text}`);
+    const addOp = (cut: number, e: TraceEntry, role: Role, text: string) => {
+      // With the cause known, the request that matters is the lost change, not the last persistence request before a claim.
+      if (role === 'persist' && causeAt) return;
+      add({ kind: 'op', cut, op: e.op }, role, `${describeRequest(e)}: ${text}`);
+    };
+    if (causeAt) {
+      const { view, entry, cause } = causeAt;
+      const what = cause.unit && cause.change ? changeInWords(cause.unit, cause.change) : 'this request';
+      add({ kind: 'op', cut: view.index, op: entry.op }, 'cause', `${describeRequest(entry)}: ${cause.step?.kind === 'wait' ? `the fsync line ${cause.step.line} did not wait for` : `${what}, lost at the cut`}; the fix: ${cause.fix}`);
+    }
 
     /** Requests of the event's write(): from its write-intent line up to its written line (or the claim, or the cut). */
     const eventWrites = (intent: LineHit | undefined, end: LineHit | undefined, claimAt?: number): { cut: number; ops: TraceEntry[] } | undefined => {
@@ -270,6 +282,24 @@ export function buildEvidence(a: ReportArtifact, views: CutView[]): Evidence[][]
     out.push(items);
   });
   return out;
+}
+
+/**
+ * The request of the recorded run the cause is about: the lost change (the create whose directory
+ * was never fsynced, the write never fsynced), or the fsync a confirmation did not wait for. Found
+ * by request number when the recording is the artifact's own, else by its kind and path (a cause
+ * found on a run recorded again).
+ */
+function causeRequest(cause: Cause, views: CutView[]): { view: CutView; entry: TraceEntry; cause: Cause } | undefined {
+  const view = views[0];
+  if (!view) return undefined;
+  const want = cause.step?.kind === 'wait' ? { op: cause.step.untilOp, kind: 'fsync', path: cause.unit?.path }
+    : cause.unit && cause.change ? { op: cause.change.op, kind: cause.change.kind, path: changedPath(cause.unit, cause.change) } : undefined;
+  if (!want) return undefined;
+  const fits = (e: TraceEntry) => e.kind === want.kind && (want.path === undefined || e.path === want.path || e.path2 === want.path);
+  const byOp = view.byOp.get(want.op);
+  const entry = byOp && fits(byOp) ? byOp : [...view.trace].reverse().find((e) => e.op <= view.boundary && fits(e));
+  return entry ? { view, entry, cause } : undefined;
 }
 
 /** Trace paths a message names (as the tail of a host path, e.g. "/tmp/x/mnt/page.1" names "/page.1"). */

@@ -3,6 +3,7 @@
 // A case names a registered target (`--target`, by default the built-in queue), optionally with one
 // of its known-bad variants, or an external driver (`--driver 'CMD'`): a command the tool knows
 // nothing else of, so its report names the command and never a built-in target or "the correct queue".
+import { causeFacts, type Cause } from '../harness/cause/cause.js';
 import { describeContract } from '../harness/contract.js';
 import { contractOf } from '../harness/outcome.js';
 import type { ExternalDriver } from '../harness/target.js';
@@ -109,6 +110,13 @@ export function caseFacts(a: ReportArtifact, subject: Subject = subjectOf(a.case
   return facts;
 }
 
+/** Why it failed, first: the cause, the fix, its proof and reach, then what the search saw. */
+export function renderCause(c: Cause): string {
+  const facts = causeFacts(c).map((f) => ({ label: f.label, value: f.text }));
+  const evidence = c.evidence.length ? `<details><summary>what the cause search saw (${plural(c.evidence.length, 'finding')})</summary><ul>${c.evidence.map((e) => `<li>${esc(e)}</li>`).join('')}</ul></details>` : '';
+  return `<section id="cause"><h2>Why it failed</h2>${renderFacts(facts)}${evidence}</section>`;
+}
+
 export function renderFacts(facts: readonly Fact[]): string {
   return `<dl class="case">${facts.map((f) => `<dt>${esc(f.label)}</dt><dd>${f.code ? `<code>${esc(f.value)}</code>` : esc(f.value)}</dd>`).join('')}</dl>`;
 }
@@ -130,6 +138,7 @@ export function reportHeader(a: ReportArtifact): ReportHeader {
 <h1>${verdict} ${esc(headline)} — ${subject.html}</h1>
 ${a.dir ? `<p class="sub">${esc(a.dir)}</p>` : ''}
 </header>
+${a.cause ? renderCause(a.cause) : ''}
 <section id="case"><h2>The case</h2>${renderFacts(caseFacts(a, subject))}</section>`;
   return { title: `powercut: ${headline} — ${subject.text}`, html };
 }

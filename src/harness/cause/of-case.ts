@@ -4,13 +4,13 @@
 // recording to probe, so its cause is not searched, and it groups by its signature alone.
 import type { CaseResult } from '../crash-run.js';
 import { errnoName } from '../../../fusefs/model/errno.js';
-import { failureSignature } from '../failure-signature.js';
+import { failureSignature, type FailedCase } from '../failure-signature.js';
 import { pathPattern } from '../path-pattern.js';
 import type { Cause } from './cause.js';
 
 const NO_SEARCH = { probes: 0, ms: 0, bound: { maxProbes: 0, maxMs: 0 }, boundReached: false };
 
-export function causeOfCase(result: CaseResult): Cause {
+export function causeOfCase(result: FailedCase & Pick<CaseResult, 'cause'>): Cause {
   if (result.cause) return result.cause;
   const checks = new Set(result.violations.filter((v) => !v.hang).map((v) => v.check));
   const failed = result.runs.flatMap((r, k) => r.failedRequests.map((f) => ({ ...f, run: k })));

@@ -90,11 +90,10 @@ export async function searchCause(f: FailingState, probe: ProbeFn, bound: Search
       evidence.push(`the change inside ${unitInWords(unit)} that matters: ${changeInWords(unit, change)}`);
       const nonAtomic = await nonAtomicUpdate(f, unit, change, passes, evidence);
       if (nonAtomic) return done(nonAtomic);
-      const covered = unit.syncedLater.find((s) => s.covers >= change.seq);
-      if (covered && !brokenPromise(f)) {
-        // The program does make it durable, at request covered.op: no confirmation broke, so the state between
-        // the change and that fsync fails because of something already durable in it.
-        evidence.push(`the run does make ${changeInWords(unit, change)} durable, at request ${covered.op}: the failing state lies between`);
+      if (!brokenPromise(f) && !reliedOn(f, unit, change)) {
+        // Nothing after the change relied on it (no confirmation, no later persistence point or kept
+        // write): what relied on it was made durable before it was even made. An order to fix, not a fsync to add.
+        evidence.push(`nothing the program did after ${changeInWords(unit, change)} relied on it: the failing state relies on something made durable before it`);
         const early = await earlyPersistence(f, passes, evidence);
         if (early) return done(early);
       }
@@ -105,10 +104,13 @@ export async function searchCause(f: FailingState, probe: ProbeFn, bound: Search
     if (waited) return done(waited);
     const early = await earlyPersistence(f, passes, evidence);
     if (early) return done(early);
+    // The last change before the state: what the program did that a process crash right after already cannot survive.
+    const last = [...f.trace].reverse().find((e) => e.op <= id.afterOp && e.result === 0 && e.kind !== 'fsync' && e.kind !== 'fsyncdir' && (e.kind === 'write' || e.kind === 'truncate' || DIR_OPS.has(e.kind)));
+    const lastWords = last ? ` after ${last.kind} of ${pathPattern(last.path)}` : '';
     return done({
       kind: 'recovery-fails-on-legal-disk',
-      key: `recovery-fails-on-legal-disk ${[...targets].sort().join(',')}`,
-      title: `recovery fails on a disk holding every change the program made (${[...targets].sort().join(', ')})`,
+      key: `recovery-fails-on-legal-disk ${[...targets].sort().join(',')}${lastWords}`,
+      title: `recovery fails on a disk holding every change the program made${lastWords} (${[...targets].sort().join(', ')})`,
       fix: `recover the disk a process crash leaves after request ${id.afterOp}: ${f.violations.find((v) => !v.hang)?.message.split(' [target')[0] ?? ''}`,
     });
   } catch (err) {
@@ -184,11 +186,24 @@ function persistenceCause(f: FailingState, unit: LostUnit, change: UnitChange, o
   };
 }
 
-/** What relied on a lost change, when no line did: the next persistence point of something else the state kept. */
+const DIR_OPS = new Set(['create', 'mkdir', 'mknod', 'symlink', 'link', 'unlink', 'rmdir', 'rename']);
+
+/**
+ * What relied on a lost change, when no line did: the first request after it, up to the cut, that
+ * the state kept and that is about something else: a persistence point, or a write (or directory
+ * operation) the state kept, which a write-back may persist at any moment.
+ */
+function reliedOn(f: FailingState, unit: LostUnit, change: UnitChange): TraceEntry | undefined {
+  const own = new Set([unit.path, unit.kind === 'dir' ? changedPath(unit, change) : unit.path]);
+  const lost = new Set(f.units.flatMap((u) => u.changes.map((c) => c.op)));
+  return f.trace.find((e) => e.op > change.op && e.op <= f.state.id.afterOp && e.result === 0 && !own.has(e.path) && !lost.has(e.op)
+    && (e.kind === 'fsync' || e.kind === 'fsyncdir' || e.kind === 'write' || e.kind === 'truncate' || DIR_OPS.has(e.kind)));
+}
+
 function nextRelied(f: FailingState, unit: LostUnit, change: UnitChange): string {
-  const own = unit.kind === 'dir' ? changedPath(unit, change) : unit.path;
-  const next = persistencePoints(f.trace).find((e) => e.op > change.op && e.op <= f.state.id.afterOp && e.path !== own && e.path !== unit.path);
-  return next ? syncInWords(next) : `the power cut (after request ${f.state.id.afterOp})`;
+  const next = reliedOn(f, unit, change);
+  if (!next) return `the power cut (after request ${f.state.id.afterOp})`;
+  return next.kind === 'fsync' || next.kind === 'fsyncdir' ? syncInWords(next) : `the ${next.kind} of ${next.path} at request ${next.op}`;
 }
 
 /**
@@ -267,12 +282,16 @@ async function nonAtomicUpdate(f: FailingState, unit: LostUnit, change: UnitChan
 
 /**
  * A persistence point that came too early: with one of the last ones before the cut left out (what
- * it made durable still unsynced), the recovery passes. Tried only where the state's choices do not
- * depend on how many changes are unsynced (lose-unsynced, or all or none kept).
+ * it made durable still unsynced), the recovery passes. Probed where the state's choices do not
+ * depend on how many changes are unsynced (lose-unsynced, or all or none kept), else on the same cut under lose-unsynced.
  */
 async function earlyPersistence(f: FailingState, passes: (r: ProbeRequest) => Promise<boolean>, evidence: string[]): Promise<Omit<Cause, 'search' | 'evidence'> | undefined> {
-  const id = f.state.id;
-  if (id.policy !== 'lose-unsynced' && !(id.data?.kind === 'all' || id.data?.kind === 'none')) return undefined;
+  let id = f.state.id;
+  if (id.policy !== 'lose-unsynced' && !(id.data?.kind === 'all' || id.data?.kind === 'none')) {
+    // A torn state's choices shift when a persistence point is left out: ask of the same cut under lose-unsynced, if it fails too.
+    id = { afterOp: id.afterOp, policy: 'lose-unsynced' };
+    if (await passes({ state: id })) return undefined;
+  }
   const points = persistencePoints(f.trace);
   const recent = points.filter((e) => e.op <= id.afterOp).reverse().slice(0, 6);
   for (const p of recent) {
@@ -280,7 +299,10 @@ async function earlyPersistence(f: FailingState, passes: (r: ProbeRequest) => Pr
     const next = points.filter((e) => e.op > p.op).slice(0, 2);
     // What it made durable: the changes to its path since that path's previous persistence point.
     const previous = points.filter((e) => e.op < p.op && e.path === p.path).at(-1)?.op ?? 0;
-    const made = f.trace.filter((e) => e.op > previous && e.op < p.op && e.result === 0 && e.kind !== 'fsync' && e.kind !== 'fsyncdir' && (p.kind === 'fsyncdir' ? parentOf(e.path) === p.path : e.path === p.path));
+    // A directory fsync makes its entries durable; a file's fsync its data and size.
+    const made = f.trace.filter((e) => e.op > previous && e.op < p.op && e.result === 0 && (p.kind === 'fsyncdir'
+      ? DIR_OPS.has(e.kind) && (parentOf(e.path) === p.path || (e.path2 !== undefined && parentOf(e.path2) === p.path))
+      : (e.kind === 'write' || e.kind === 'truncate') && e.path === p.path));
     const what = made.length === 0 ? `${p.path}'s changes` : `${made[0].kind} ${made[0].path} (request ${made[0].op})${made.length > 1 ? ` and ${made.length - 1} more` : ''}`;
     const kinds = [...new Set(made.map((e) => `${e.kind} ${pathPattern(e.path)}`))].join(', ') || pathPattern(p.path);
     evidence.push(`with ${syncInWords(p)} left out, the state recovers`);

@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describeState } from '../../../fusefs/model/policies/index.js';
-import { DEFAULT_STATE_CAPS, DEFAULT_STATE_POLICIES, type Hypothesis, type ProbeUnit, type StatePolicy, type CrashStateInfo, type Mark, type StateCaps, type StatesAnswer } from '../../../fusefs/crash-states.js';
+import { DEFAULT_STATE_CAPS, DEFAULT_STATE_POLICIES, type Hypothesis, type ProbeUnit, type StatePolicy, type CrashStateInfo, type CrashStateId, type Mark, type StateCaps, type StatesAnswer } from '../../../fusefs/crash-states.js';
 import type { TraceEntry } from '../../../fusefs/protocol.js';
 import { Prng } from '../../../fusefs/model/prng.js';
 import type { FsyncHoldSchedule } from '../../../fusefs/fsync-holds.js';
@@ -69,6 +69,8 @@ export interface ExhaustiveOptions {
    * search of a random cut: its run recorded again, the cut found in the recording).
    */
   onlyCut?: CrashPoint;
+  /** Judge only this state of the recorded run (`powercut explain` of a crash state's artifact). */
+  onlyState?: CrashStateId;
   /**
    * The recorded run's slow fsyncs (fsync-holds.ts): undefined draws a schedule from the input,
    * null records with fsyncs completing at once. A confirmation that does not wait for its fsync
@@ -208,7 +210,7 @@ export async function runExhaustive(daemon: DaemonHandle, target: Target, input:
     // Enumerated first: it ends the recording, so a drain below does not become part of the recorded run.
     t = performance.now();
     const enumerated = await daemon.client.states(o.policies, o.caps);
-    const answer = o.onlyCut ? stateAtCut(enumerated, recorded.trace, o.onlyCut) : enumerated;
+    const answer = o.onlyCut ? stateAtCut(enumerated, recorded.trace, o.onlyCut) : o.onlyState ? onlyStateOf(enumerated, o.onlyState) : enumerated;
     timings.enumerateMs = performance.now() - t;
     if (recorded.run.record.hung || recorded.run.record.exitCode !== 0) {
       // The uncut workload hung or failed by itself: no power cut needed to judge that; recover what the mount holds.
@@ -230,7 +232,7 @@ export async function runExhaustive(daemon: DaemonHandle, target: Target, input:
     // What the run's own judgement said: a cause's proof is compared with it (judged in full first when only one state was).
     const verdicts: RunVerdicts = {
       intervals: enumerated.intervals,
-      failingIntervals: o.onlyCut ? undefined : new Set(results.flatMap((r) => r?.verdicts.filter((v) => v.violations.length > 0).map((v) => v.state.interval) ?? [])).size,
+      failingIntervals: o.onlyCut || o.onlyState ? undefined : new Set(results.flatMap((r) => r?.verdicts.filter((v) => v.violations.length > 0).map((v) => v.state.interval) ?? [])).size,
       answer: enumerated,
       signatureOf: (state, violations) => failureSignature(failureResult(caseOf(state), recorded, [], [], violations)),
     };
@@ -311,16 +313,30 @@ function stateAtCut(answer: StatesAnswer, trace: readonly TraceEntry[], point: C
   return { ...answer, states: [{ id: { afterOp, policy: 'lose-unsynced' }, interval, hash: `cut-${afterOp}` }], capped: { states: 0, caps: [] } };
 }
 
+/** The one state of the recorded run with this id, if the recording still has it. */
+function onlyStateOf(answer: StatesAnswer, id: CrashStateId): StatesAnswer {
+  const same = (s: { id: CrashStateId }) => JSON.stringify(stateIdKey(s.id)) === JSON.stringify(stateIdKey(id));
+  return { ...answer, states: answer.states.filter(same), capped: { states: 0, caps: [] } };
+}
+
+const stateIdKey = (id: CrashStateId) => [id.afterOp, id.policy, id.dirPrefix ?? null, id.data ?? null];
+
 /**
- * The cause of a random cut's failure (the gate, for scenarios and random mode): its workload
- * recorded again without slow fsyncs, the state its cut leaves under lose-unsynced judged and, when
- * it fails the same checks, explained. Undefined when the case cannot be (a fault, a second cut) or
- * the state does not fail the same way (another interleaving, or only a torn outcome shows it).
+ * The cause of a failing case found without one (the gate's scenarios and random cuts, `powercut
+ * explain`): its workload recorded again and the one state it names judged and, when that state
+ * fails the same checks, explained. A random cut's state is the one its cut leaves under
+ * lose-unsynced (recorded without slow fsyncs); a crash state's is the same state of the new
+ * recording (with the case's fsync holds and caps). Undefined when the case cannot be (a fault, a
+ * second cut, settings changed after the cut), when the recording no longer has that state, or when
+ * it does not fail the same way (another interleaving, or only a torn outcome shows it).
  */
-export async function explainRandomCut(daemon: DaemonHandle, target: Target, c: CrashCase, failed: readonly Violation[], explain: ExplainOptions, driverWorkers: DriverWorkers): Promise<Cause | undefined> {
-  if (!c.cut || c.recoveryCut || c.faults?.length || c.recoveryFaults?.length || c.recoverySettings) return undefined;
+export async function explainCase(daemon: DaemonHandle, target: Target, c: CrashCase, failed: readonly Violation[], explain: ExplainOptions, driverWorkers?: DriverWorkers): Promise<Cause | undefined> {
+  if (!(c.cut || c.state) || c.faults?.length || c.recoveryFaults?.length || c.recoverySettings || (c.cut && c.recoveryCut)) return undefined;
   const input: ExhaustiveInput = { ...(c.target !== undefined ? { target: c.target } : {}), ...(c.driver ? { driver: c.driver } : {}), workload: c.workload, settings: c.settings, ...(c.variant !== undefined ? { variant: c.variant } : {}) };
-  const r = await runExhaustive(daemon, target, input, { onlyCut: c.cut, explain, writeArtifacts: false, allFailures: true, fsyncHolds: null, driverWorkers, policies: ['lose-unsynced'] });
+  const only: Partial<ExhaustiveOptions> = c.state
+    ? { onlyState: c.state, fsyncHolds: c.fsyncHolds ?? null, policies: [c.state.policy], recoveryCuts: c.recoveryCut !== undefined, ...(c.stateCaps ? { caps: c.stateCaps } : {}) }
+    : { onlyCut: c.cut!, fsyncHolds: null, policies: ['lose-unsynced'] };
+  const r = await runExhaustive(daemon, target, input, { ...only, explain, writeArtifacts: false, allFailures: true, ...(driverWorkers ? { driverWorkers } : {}) });
   const checks = new Set(failed.filter((v) => !v.hang).map((v) => v.check));
   return r.failures.find((f) => f.violations.some((v) => !v.hang && checks.has(v.check)))?.cause;
 }

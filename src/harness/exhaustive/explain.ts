@@ -4,7 +4,7 @@
 // run under the journaled model (an ext4-like journal) for a state that fails by the same cause.
 import type { CrashStateInfo, Hypothesis, StateCaps, StatesAnswer } from '../../../fusefs/crash-states.js';
 import { describeState } from '../../../fusefs/model/policies/index.js';
-import { reachWords, type Cause, type CauseProof, type CauseReach, type SearchBound } from '../cause/cause.js';
+import { DEFAULT_SEARCH_BOUND, reachWords, type Cause, type CauseProof, type CauseReach, type SearchBound } from '../cause/cause.js';
 import { searchCause, type ProbeFn } from '../cause/search.js';
 import { judge, type Violation } from '../oracle.js';
 import { pathPattern } from '../path-pattern.js';
@@ -21,6 +21,13 @@ export interface ExplainOptions {
   /** Caps of the proof's and the reach's enumerations. */
   caps: StateCaps;
 }
+
+/** The bounds the gate and `powercut explain` search, prove and reach within. */
+export const EXPLAIN_BOUNDS: Omit<ExplainOptions, 'prove'> = {
+  bound: DEFAULT_SEARCH_BOUND,
+  proofMs: 10_000,
+  caps: { maxStates: 300, maxStatesPerInterval: 8, sectorPatterns: 1 },
+};
 
 /** What the run's own judgement said, to compare a proof with: intervals, and those with a failing state. */
 export interface RunVerdicts {

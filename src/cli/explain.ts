@@ -1,0 +1,118 @@
+// `powercut explain DIR`: why a failure artifact failed, in a terminal: the cause, the fix, its proof
+// over the whole recorded run and its reach (ext4's default mode or only a strict POSIX disk). The
+// artifact's cause.json when it has one; else (or with --again) the case is recorded again on a
+// fresh mount, its state explained, and cause.json written into the artifact.
+import path from 'node:path';
+import { readArtifact, writeCause, type StoredArtifact } from '../harness/artifacts.js';
+import { causeFacts, type Cause } from '../harness/cause/cause.js';
+import { causeOfCase } from '../harness/cause/of-case.js';
+import { explainCase } from '../harness/exhaustive/exhaustive-run.js';
+import { EXPLAIN_BOUNDS } from '../harness/exhaustive/explain.js';
+import { HarnessError } from '../harness/harness-error.js';
+import type { Target } from '../harness/target.js';
+import { checkVariant, resolveTarget, targetName } from '../targets/index.js';
+import { withReplayDaemon } from './replay.js';
+import { parseCommandArgs, usageFail, type Command } from './usage.js';
+
+export const EXPLAIN_EXIT = { explained: 0, notIsolated: 1, usage: 2, noLongerFails: 3, toolFailed: 4 } as const;
+export const TOOL_FAILED_EXIT = EXPLAIN_EXIT.toolFailed;
+
+export const help = `usage: powercut explain DIR [--again] [--max-probes N] [--max-seconds S]
+
+Says why the failure stored in the artifact folder DIR happened: the step the program missed (which
+fsync, of what, after which request, before which confirmation) or what its recovery mishandled, the
+fix in the program's terms, the proof (the recorded run re-checked with that step added) and the
+reach (whether it bites a journaling filesystem like ext4 in its default mode, or only a disk as
+strict as POSIX allows). The gate stores this in the artifact (cause.json); when it is absent, the
+case is recorded again on a fresh mount and its crash state searched, and cause.json is written.
+
+options:
+  --again           search again even if the artifact has a cause (after changing the code)
+  --max-probes N    the search's bound: hypothetical images recovered (default ${EXPLAIN_BOUNDS.bound.maxProbes})
+  --max-seconds S   the search's bound in seconds (default ${EXPLAIN_BOUNDS.bound.maxMs / 1000})
+  -h, --help        this text
+
+exit status:
+  ${EXPLAIN_EXIT.explained}  a cause was named
+  ${EXPLAIN_EXIT.notIsolated}  no cause was isolated within the bound (said why)
+  ${EXPLAIN_EXIT.usage}  usage error or unreadable artifact
+  ${EXPLAIN_EXIT.noLongerFails}  recorded again, the case no longer fails the same way (fixed, or another interleaving)
+  ${EXPLAIN_EXIT.toolFailed}  the tool itself failed (harness error)`;
+
+/** A cause as the terminal shows it: its heading, then one labelled line per fact, then the search's evidence. */
+export function formatCause(c: Cause): string {
+  const facts = causeFacts(c);
+  const width = Math.max(...facts.map((f) => f.label.length)) + 1;
+  return [
+    ...facts.map((f) => `${`${f.label}:`.padEnd(width)} ${f.text}`),
+    ...(c.evidence.length ? ['evidence:', ...c.evidence.map((e) => `  - ${e}`)] : []),
+  ].join('\n');
+}
+
+const positiveNumber = (name: string, v: string | undefined, fallback: number): number => {
+  if (v === undefined) return fallback;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) usageFail(`--${name} must be a number > 0, got ${v}`, help);
+  return n;
+};
+
+/** The cause of a stored case: a fault's or damage's from the case itself, else by recording it again. */
+async function searchArtifact(artifact: StoredArtifact, target: Target, bound: typeof EXPLAIN_BOUNDS.bound): Promise<Cause | undefined> {
+  const c = artifact.case;
+  if (c.faults?.length || c.recoveryFaults?.length) {
+    return causeOfCase(artifact);
+  }
+  return withReplayDaemon(undefined, (d) => explainCase(d, target, c, artifact.violations, { ...EXPLAIN_BOUNDS, bound, prove: () => true }));
+}
+
+export const run: Command = async (argv) => {
+  const parsed = parseCommandArgs({ args: argv, allowPositionals: true, options: { again: { type: 'boolean' }, 'max-probes': { type: 'string' }, 'max-seconds': { type: 'string' }, help: { type: 'boolean', short: 'h' } } }, help);
+  if (parsed.values.help) {
+    console.log(help);
+    return 0;
+  }
+  if (parsed.positionals.length !== 1) usageFail('explain needs exactly one artifact folder', help);
+  const bound = {
+    maxProbes: Math.round(positiveNumber('max-probes', parsed.values['max-probes'], EXPLAIN_BOUNDS.bound.maxProbes)),
+    maxMs: positiveNumber('max-seconds', parsed.values['max-seconds'], EXPLAIN_BOUNDS.bound.maxMs / 1000) * 1000,
+  };
+  const dir = path.resolve(parsed.positionals[0]);
+  let artifact: StoredArtifact;
+  try {
+    artifact = await readArtifact(dir);
+  } catch (err) {
+    usageFail((err as Error).message, help);
+  }
+  if (artifact.harnessError !== undefined || artifact.violations.length === 0) usageFail(`${dir} records ${artifact.harnessError !== undefined ? 'a harness error (the tool failed, not the queue)' : 'no violation'}: there is no failure to explain`, help);
+  console.log(`artifact ${dir}\n${targetName(artifact.case)}${artifact.case.variant ? ` (variant ${artifact.case.variant})` : ''}: ${artifact.violations.map((v) => v.check).join(', ')}\n`);
+
+  let cause = parsed.values.again ? undefined : artifact.cause;
+  if (cause) console.log('(the cause stored with the artifact, cause.json; --again searches anew)');
+  else {
+    let target: Target;
+    try {
+      target = resolveTarget(artifact.case, artifact.case.settings);
+      if (artifact.case.variant !== undefined) checkVariant(target, artifact.case.variant);
+    } catch (err) {
+      usageFail(`${path.join(dir, 'case.json')}: ${(err as Error).message}`, help);
+    }
+    target.checkEnvironment?.();
+    console.log(`searching the cause: recording the case again on a fresh mount (bound ${bound.maxProbes} probes, ${bound.maxMs / 1000} s)...`);
+    try {
+      cause = await searchArtifact(artifact, target, bound);
+    } catch (err) {
+      console.log(`TOOL FAILED while explaining (not a verdict on the queue): ${err instanceof HarnessError ? err.message : String(err)}`);
+      return EXPLAIN_EXIT.toolFailed;
+    }
+    if (!cause) {
+      console.log(artifact.case.recoveryCut || artifact.case.recoverySettings
+        ? 'not explained: a case with a second cut during recovery, or settings changed after the cut, is not searched; replay it to see it fail'
+        : 'recorded again, the crash state no longer fails the same checks (fixed, or it needs another interleaving): nothing to explain; powercut replay tells more');
+      return EXPLAIN_EXIT.noLongerFails;
+    }
+    await writeCause(dir, cause);
+    console.log(`(written to ${path.join(dir, 'cause.json')})`);
+  }
+  console.log(`\n${formatCause(cause)}`);
+  return cause.kind === 'not-isolated' ? EXPLAIN_EXIT.notIsolated : EXPLAIN_EXIT.explained;
+};
