@@ -2,7 +2,9 @@
 // injected fault, on a fixed budget of generated workloads: those from real bug history and this
 // project's own three, whose bugs need one exact crash state (purge-before-checkpoint), one torn
 // prefix (checkpoint-unlink-before-rename) or one interleaving of writers, an in-flight fsync and
-// acks (fsync-claims-late-writes). The correct queue passes the same workloads in both modes.
+// acks (fsync-claims-late-writes). Each catch is explained as the gate explains it, and the causes
+// named must be those the variant declares (KnownBadVariant.causes), its main one with a fix whose
+// proof removes failures. The correct queue passes the same workloads in both modes.
 // How much sooner exhaustive mode catches them than random cuts is measured by npm run bench:crash.
 import fc from 'fast-check';
 import { rm } from 'node:fs/promises';
@@ -10,9 +12,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bothModesArb, caughtBug, runCrashSuite, seedFromEnv } from './crash-property.js';
+import type { Cause } from '../src/harness/cause/cause.js';
 import { KNOWN_BAD } from '../src/targets/powercut-queue/known-bad.js';
 import { useTempDaemon } from './use-temp-daemon.js';
-import { variantsProvenBy } from './variant-proofs.js';
+import { causeProblems, explainOnce, variantsProvenBy } from './variant-proofs.js';
 
 /** The budget: generated workloads per variant, the same for both modes. */
 const BUDGET_INPUTS = 10;
@@ -26,17 +29,27 @@ const pairedArb = (variant: string | undefined, settingsOf: string) =>
 const modeOf = (mode: 'exhaustive' | 'random', arb: ReturnType<typeof pairedArb>) => arb.map((p) => p[mode]);
 
 const daemon = useTempDaemon('exhaustive-variants');
+const causeCosts = (causes: readonly Cause[]) => {
+  const s = (f: (c: Cause) => number) => `${(causes.reduce((n, c) => n + f(c), 0) / 1000).toFixed(1)} s`;
+  return `search ${s((c) => c.search.ms)}, proofs ${s((c) => c.proof?.ms ?? 0)}, reach ${s((c) => c.reach?.ms ?? 0)}`;
+};
 afterAll(async () => {
   await rm(artifactRoot, { recursive: true, force: true });
 });
 
-describe(`exhaustive mode catches every variant within ${BUDGET_INPUTS} workloads`, () => {
+describe(`exhaustive mode catches every variant within ${BUDGET_INPUTS} workloads, and names the cause it declares`, () => {
   it.each(VARIANTS)('%s', async (variant) => {
-    const report = await runCrashSuite(daemon(), modeOf('exhaustive', pairedArb(variant, variant)), { numRuns: BUDGET_INPUTS, seed: SEED, endOnFailure: true, artifactRoot });
+    // As the gate runs it: every distinct failure of the first failing workload kept and explained.
+    const report = await runCrashSuite(daemon(), modeOf('exhaustive', pairedArb(variant, variant)), { numRuns: BUDGET_INPUTS, seed: SEED, endOnFailure: true, allFailures: true, artifactRoot, exhaustive: { explain: explainOnce() } });
+    const failures = report.failure ? [report.failure, ...report.otherFailures] : [];
+    const causes = failures.map((f) => f.cause).filter((c): c is NonNullable<typeof c> => c !== undefined);
     console.log(`[exhaustive, variant ${variant}] caught: ${caughtBug(report)}, after ${report.casesToFirstFailure ?? report.cases} crash states, ` +
-      `${((report.firstFailureMs ?? report.durationMs) / 1000).toFixed(1)} s\n${report.summary}`);
+      `${((report.firstFailureMs ?? report.durationMs) / 1000).toFixed(1)} s; causes: ${[...new Set(causes.map((c) => c.key))].join('; ')} ` +
+      `(explaining: ${causeCosts(causes)})\n${report.summary}`);
     expect(report.error, 'harness error').toBeUndefined();
     expect(caughtBug(report), `${variant} was not caught:\n${report.summary}`).toBe(true);
+    expect(causes, 'every kept failure explained').toHaveLength(failures.length);
+    expect(causeProblems(variant, KNOWN_BAD[variant], causes)).toEqual([]);
   }, 600_000);
 });
 

@@ -1,7 +1,9 @@
 // Which suite proves which known-bad variant is caught, read from each variant's own data
 // (KnownBadVariant.needs and provenBy): the proving tests take their lists from here, and
 // variant-proofs.test.ts checks that every variant of every target is proven by one.
-import type { KnownBadVariant, VariantProof } from '../src/harness/target.js';
+import { proofInWords, type Cause } from '../src/harness/cause/cause.js';
+import { EXPLAIN_BOUNDS, type ExplainOptions } from '../src/harness/exhaustive/explain.js';
+import { isExpectedCause, type KnownBadVariant, type VariantProof } from '../src/harness/target.js';
 import type { SuiteKind } from './crash-property.js';
 import { findTarget } from '../src/targets/index.js';
 
@@ -23,3 +25,31 @@ export const PROOF_TESTS: Readonly<Record<string, Partial<Record<Exclude<Variant
   'powercut-queue': { exhaustive: 'properties/exhaustive-variants.test.ts', random: 'properties/variants.test.ts' },
   leveldb: { exhaustive: 'src/targets/leveldb/leveldb.test.ts' },
 };
+
+/** Proof and reach of a cause in a proving test: shorter than the gate's, which `npm test` could not afford for every variant. */
+const TEST_PROOF_MS = 4_000;
+
+/** The gate's cause search, as a proving test runs it: each cause proven once, on its first case. */
+export function explainOnce(): ExplainOptions {
+  const proven = new Set<string>();
+  return { ...EXPLAIN_BOUNDS, proofMs: TEST_PROOF_MS, prove: (c) => c.kind !== 'not-isolated' && !proven.has(c.key) && Boolean(proven.add(c.key)) };
+}
+
+/**
+ * What is wrong with the causes named for a variant's failures, in words (none: as it declares):
+ * a cause it does not declare, its main cause missing, or the main cause's fix not removing the
+ * failures it was proven on.
+ */
+export function causeProblems(variant: string, v: KnownBadVariant, named: readonly Cause[]): string[] {
+  const problems: string[] = [];
+  const declared = v.causes.map((e) => `${e.kind} ${e.path}`).join('; ');
+  for (const c of named) {
+    if (!v.causes.some((e) => isExpectedCause(c, e))) problems.push(`${variant}: named "${c.key}" (${c.fix}), which it does not declare (declared: ${declared})`);
+  }
+  const main = named.filter((c) => isExpectedCause(c, v.causes[0]));
+  if (main.length === 0) problems.push(`${variant}: its main cause (${v.causes[0].kind} ${v.causes[0].path}) was not named; named: ${named.map((c) => c.key).join('; ') || 'none'}`);
+  for (const c of main) {
+    if (c.proof && c.proof.failingAfter >= c.proof.failingBefore) problems.push(`${variant}: the fix of its main cause did not remove failures: ${c.fix}; proof: ${proofInWords(c.proof)}`);
+  }
+  return problems;
+}

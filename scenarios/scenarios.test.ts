@@ -7,6 +7,9 @@ import { useTempDaemon } from '../properties/use-temp-daemon.js';
 import { caseOf, defineScenario, findScenario, SCENARIOS } from './index.js';
 import { tripsAsPromised } from '../src/gate/scenario-run.js';
 import { resolveTarget } from '../src/targets/index.js';
+import { causeOfCase } from '../src/harness/cause/of-case.js';
+import { explainCase } from '../src/harness/exhaustive/exhaustive-run.js';
+import { causeProblems, explainOnce } from '../properties/variant-proofs.js';
 
 const daemon = useTempDaemon('scenarios');
 
@@ -40,9 +43,20 @@ describe.each(SCENARIOS.map((s) => [s.name, s] as const))('%s', (_name, scenario
     expectCutsReached(r);
     expect(r.verdict, describeViolations(r)).toBe('pass');
   }, 60_000);
-  it(`fails ${scenario.trips} with ${scenario.exposes}`, async () => {
-    const r = await run(caseOf(scenario, scenario.exposes));
+  it(`fails ${scenario.trips} with ${scenario.exposes}, for a cause the variant declares`, async () => {
+    const c = caseOf(scenario, scenario.exposes);
+    const r = await run(c);
     expectCutsReached(r);
     expect(tripsAsPromised(scenario, r), `the variant did not trip ${scenario.trips}: ${describeViolations(r)}`).toBe(true);
-  }, 60_000);
+    // As the gate explains a scenario's failure: a fault's cause from the case, a cut's by recording it again.
+    const target = resolveTarget(c);
+    const cause = c.faults?.length ? causeOfCase(r) : await explainCase(daemon(), target, c, r.violations, explainOnce());
+    if (c.recoveryCut) {
+      // A second cut during recovery is not searched: the gate groups it by its signature.
+      expect(cause).toBeUndefined();
+      return;
+    }
+    expect(cause, 'the failure was not explained').toBeDefined();
+    expect(causeProblems(scenario.exposes, target.knownBad[scenario.exposes], [cause!]).filter((p) => !p.includes('main cause'))).toEqual([]);
+  }, 90_000);
 });

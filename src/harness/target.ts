@@ -2,6 +2,7 @@
 // work on this interface only; what is specific to one queue lives with its target.
 import type fc from 'fast-check';
 import type { TraceEntry } from '../../fusefs/protocol.js';
+import type { Cause, CauseKind } from './cause/cause.js';
 import type { Contract } from './contract.js';
 import type { CheckName } from './oracle.js';
 import type { DriverCommand } from './driver-process.js';
@@ -55,6 +56,24 @@ export interface KnownBadVariant {
   provenBy: readonly VariantProof[];
   /** The checks its catch may fail (at least one of them must): what its bug does to the queue. */
   trips?: readonly CheckName[];
+  /**
+   * Why it fails, as the gate must say (cause/cause.ts): the first is the cause its bug is, named
+   * for its catch with a fix whose proof holds; the others are the same mistake seen from other
+   * crash states (a second place it sits, the process-crash state it also breaks). No other cause
+   * may be named for it (properties/variant-causes.test.ts).
+   */
+  causes: readonly [ExpectedCause, ...ExpectedCause[]];
+}
+
+/** A cause as a variant declares it: its kind, and a path pattern its key names ('/page.*'). */
+export interface ExpectedCause {
+  kind: CauseKind;
+  path: string;
+}
+
+/** Whether a cause found is the one declared: the same kind, and its key names the pattern. */
+export function isExpectedCause(c: Pick<Cause, 'kind' | 'key'>, e: ExpectedCause): boolean {
+  return c.kind === e.kind && c.key.split(' ').includes(e.path);
 }
 
 /** A named slice of the settings space the gate runs as its own suite (e.g. one checkpoint design). */

@@ -5,6 +5,7 @@
 import type { TraceEntry } from '../../fusefs/protocol.js';
 import type { Outcome } from '../harness/outcome.js';
 import { changedPath, changeInWords, type Cause } from '../harness/cause/cause.js';
+import { pathsNamedIn } from '../harness/path-pattern.js';
 import { list } from './html.js';
 import { lastPersistBefore, unsyncedAfter, type CutView } from './trace-model.js';
 import type { ReportArtifact } from './types.js';
@@ -304,18 +305,7 @@ function causeRequest(cause: Cause, views: CutView[]): { view: CutView; entry: T
 
 /** Trace paths a message names (as the tail of a host path, e.g. "/tmp/x/mnt/page.1" names "/page.1"). */
 function mentionedPaths(message: string, view: CutView): string[] {
-  const paths = new Set<string>();
-  for (const e of view.trace) for (const p of [e.path, e.path2]) if (p && p !== '/') paths.add(p);
-  return [...paths].filter((p) => {
-    let from = 0;
-    for (;;) {
-      const i = message.indexOf(p, from);
-      if (i < 0) return false;
-      const next = message[i + p.length];
-      if (next === undefined || !/[\w.-]/.test(next)) return true;
-      from = i + 1;
-    }
-  });
+  return pathsNamedIn(message, view.trace.flatMap((e) => (e.path2 !== undefined ? [e.path, e.path2] : [e.path])));
 }
 
 /** Evidence by the request or line it marks. */

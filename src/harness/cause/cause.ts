@@ -85,6 +85,8 @@ export interface Cause {
   before?: string;
   /** The fix as a change to the recorded run (persistence causes): what the proof applies. */
   step?: FixStep;
+  /** The other units the state needed made durable with the first (a 1-minimal set of several): fsyncs the proof adds too. */
+  alsoSteps?: FixStep[];
   /** The evidence, in words (what the probes showed). */
   evidence: string[];
   /** What the search took, against its bound. */

@@ -11,7 +11,7 @@ import type { CrashStateId, CrashStateInfo, Hypothesis, LostUnit, Mark, ProbeUni
 import type { TraceEntry } from '../../../fusefs/protocol.js';
 import type { Outcome } from '../outcome.js';
 import type { RunRecord, Violation } from '../oracle.js';
-import { pathPattern } from '../path-pattern.js';
+import { parentOf, pathPattern, pathsNamedIn } from '../path-pattern.js';
 import { BudgetSpent, ddmin, smallestPrefix } from './ddmin.js';
 import { changedPath, changeInWords, DEFAULT_SEARCH_BOUND, persistenceKey, persistenceTitle, type Cause, type SearchBound } from './cause.js';
 
@@ -81,8 +81,11 @@ export async function searchCause(f: FailingState, probe: ProbeFn, bound: Search
       const torn = await tornWrite(f, passes, evidence);
       if (torn) return done(torn);
       const minimal = await ddmin(units, (s) => passes({ state: id, persist: s.map((u) => persistUnit(u, u.kind === 'dir' && removals ? { seqs: u.changes.map((c) => c.seq) } : undefined)) }));
-      // A directory's entry first: a new file needs its name before its bytes matter.
-      minimal.sort((a, b) => (a.kind === 'dir' ? 0 : 1) - (b.kind === 'dir' ? 0 : 1));
+      // Data the program never fsynced at all first (the step it skipped outright), then a directory's
+      // entries (a new file needs its name before its bytes matter), then the rest.
+      const neverSynced = (u: LostUnit) => u.kind === 'file' && !u.syncedLater.some((x) => x.covers >= (u.changes.at(-1)?.seq ?? 0));
+      const rank = (u: LostUnit) => (neverSynced(u) ? 0 : u.kind === 'dir' ? 1 : 2);
+      minimal.sort((a, b) => rank(a) - rank(b));
       const unit = minimal[0];
       const others = minimal.slice(1);
       evidence.push(`a 1-minimal set of lost units whose persistence makes it pass: ${minimal.map(unitInWords).join('; ')}`);
@@ -104,13 +107,14 @@ export async function searchCause(f: FailingState, probe: ProbeFn, bound: Search
     if (waited) return done(waited);
     const early = await earlyPersistence(f, passes, evidence);
     if (early) return done(early);
-    // The last change before the state: what the program did that a process crash right after already cannot survive.
-    const last = [...f.trace].reverse().find((e) => e.op <= id.afterOp && e.result === 0 && e.kind !== 'fsync' && e.kind !== 'fsyncdir' && (e.kind === 'write' || e.kind === 'truncate' || DIR_OPS.has(e.kind)));
-    const lastWords = last ? ` after ${last.kind} of ${pathPattern(last.path)}` : '';
+    // What recovery choked on: the first file of the run its error names.
+    const failed = f.violations.find((v) => !v.hang)?.message ?? '';
+    const named = pathsNamedIn(failed, f.trace.flatMap((e) => (e.path2 !== undefined ? [e.path, e.path2] : [e.path])))[0];
+    const checks = [...targets].sort();
     return done({
       kind: 'recovery-fails-on-legal-disk',
-      key: `recovery-fails-on-legal-disk ${[...targets].sort().join(',')}${lastWords}`,
-      title: `recovery fails on a disk holding every change the program made${lastWords} (${[...targets].sort().join(', ')})`,
+      key: `recovery-fails-on-legal-disk ${checks.join(',')}${named ? ` ${pathPattern(named)}` : ''}`,
+      title: `recovery fails on a disk holding every change the program made (${checks.join(', ')}${named ? `, at ${pathPattern(named)}` : ''})`,
       fix: `recover the disk a process crash leaves after request ${id.afterOp}: ${f.violations.find((v) => !v.hang)?.message.split(' [target')[0] ?? ''}`,
     });
   } catch (err) {
@@ -147,8 +151,6 @@ function persistencePoints(trace: readonly TraceEntry[]): TraceEntry[] {
   return trace.filter((e) => (e.kind === 'fsync' || e.kind === 'fsyncdir') && e.result === 0);
 }
 
-const parentOf = (p: string) => p.slice(0, p.lastIndexOf('/')) || '/';
-
 const syncInWords = (e: TraceEntry) => `the ${e.kind === 'fsyncdir' ? 'directory fsync' : e.datasync ? 'fdatasync' : 'fsync'} of ${e.path} at request ${e.op}`;
 
 /** The confirmation the failure broke, if a line of the recorded run made the promise. */
@@ -183,6 +185,8 @@ function persistenceCause(f: FailingState, unit: LostUnit, change: UnitChange, o
     fix: `fsync ${subject} after ${after}, before ${before}${also}`,
     unit: { kind: unit.kind, ino: unit.ino, path: unit.path }, change, before,
     step: { kind: 'fsync-after', afterOp: change.op, ino: unit.ino, path: unit.path, dir: unit.kind === 'dir' },
+    // Each other unit made durable after its last lost change (attributes follow their file's or directory's fsync).
+    ...(others.length ? { alsoSteps: others.filter((u) => u.kind !== 'meta' && u.changes.length > 0).map((u) => ({ kind: 'fsync-after' as const, afterOp: u.changes.at(-1)!.op, ino: u.ino, path: u.path, dir: u.kind === 'dir' })) } : {}),
   };
 }
 
@@ -215,7 +219,9 @@ async function confirmedTooSoon(f: FailingState, passes: (r: ProbeRequest) => Pr
   const promise = brokenPromise(f);
   if (!promise) return undefined;
   const id = f.state.id;
-  for (const p of persistencePoints(f.trace).filter((e) => e.op > id.afterOp).slice(0, 6)) {
+  // A replayed ack's evidence is destroyed, not fixed, by a deletion made durable: no directory fsync counts then.
+  const removals = f.violations.some((v) => v.check === 'bounded-replay');
+  for (const p of persistencePoints(f.trace).filter((e) => e.op > id.afterOp && !(removals && e.kind === 'fsyncdir')).slice(0, 6)) {
     if (!(await passes({ state: { afterOp: p.op, policy: 'lose-unsynced' }, linesAsOf: id.afterOp }))) continue;
     evidence.push(`the state just after ${syncInWords(p)}, judged against the same lines, passes: ${promise.words} came before it`);
     const line = f.workload.outcomes[promise.line - 1]?.t ?? 'line';

@@ -29,9 +29,8 @@ import { pathMatcher } from '../../../fusefs/crash-point.js';
 import type { CrashPoint } from '../../../fusefs/protocol.js';
 import type { Cause } from '../cause/cause.js';
 import { explainState, type ExplainOptions, type RunVerdicts } from './explain.js';
-import { recoverAndJudge, truncateAtCut, type Recorded } from './judge-states.js';
+import { recoverAndJudge, type Recorded } from './judge-states.js';
 
-export { truncateAtCut } from './judge-states.js';
 
 export interface ExhaustiveOptions {
   artifactRoot: string;
@@ -65,10 +64,10 @@ export interface ExhaustiveOptions {
   /** Search the cause of each failure it keeps (explain.ts), while the recorded run is still in the daemon. */
   explain?: ExplainOptions;
   /**
-   * Judge only the state a random cut at this crash point would leave under lose-unsynced (the cause
-   * search of a random cut: its run recorded again, the cut found in the recording).
+   * Judge only the states a random cut at this crash point leaves under this policy (lose-unsynced or
+   * torn; the cause search of a random cut: its run recorded again, the cut found in the recording).
    */
-  onlyCut?: CrashPoint;
+  onlyCut?: { point: CrashPoint; policy: StatePolicy };
   /** Judge only this state of the recorded run (`powercut explain` of a crash state's artifact). */
   onlyState?: CrashStateId;
   /**
@@ -210,7 +209,7 @@ export async function runExhaustive(daemon: DaemonHandle, target: Target, input:
     // Enumerated first: it ends the recording, so a drain below does not become part of the recorded run.
     t = performance.now();
     const enumerated = await daemon.client.states(o.policies, o.caps);
-    const answer = o.onlyCut ? stateAtCut(enumerated, recorded.trace, o.onlyCut) : o.onlyState ? onlyStateOf(enumerated, o.onlyState) : enumerated;
+    const answer = o.onlyCut ? stateAtCut(enumerated, recorded.trace, o.onlyCut.point, o.onlyCut.policy) : o.onlyState ? onlyStateOf(enumerated, o.onlyState) : enumerated;
     timings.enumerateMs = performance.now() - t;
     if (recorded.run.record.hung || recorded.run.record.exitCode !== 0) {
       // The uncut workload hung or failed by itself: no power cut needed to judge that; recover what the mount holds.
@@ -300,8 +299,12 @@ export async function runExhaustive(daemon: DaemonHandle, target: Target, input:
   }
 }
 
-/** The one state of `answer`'s run a random cut at `point` leaves under lose-unsynced (its interval found in the trace). */
-function stateAtCut(answer: StatesAnswer, trace: readonly TraceEntry[], point: CrashPoint): StatesAnswer {
+/**
+ * The states of `answer`'s run a random cut at `point` leaves: under lose-unsynced the one state of
+ * that cut; under torn the torn states of its persistence interval (a cut mid-interval keeps fewer
+ * writes than the interval's end, so this may show more than the cut could: the search names what one of them lost).
+ */
+function stateAtCut(answer: StatesAnswer, trace: readonly TraceEntry[], point: CrashPoint, policy: StatePolicy): StatesAnswer {
   const matches = point.path === undefined ? () => true : pathMatcher(point.path);
   const hits = trace.filter((e) => (point.kind === undefined || e.kind === point.kind) && matches(e.path));
   const at = hits[point.atOp - 1];
@@ -310,13 +313,18 @@ function stateAtCut(answer: StatesAnswer, trace: readonly TraceEntry[], point: C
   // The interval holding that cut: the first whose end is at or after it.
   const lose = answer.states.filter((s) => s.id.policy === 'lose-unsynced').sort((a, b) => a.id.afterOp - b.id.afterOp);
   const interval = lose.find((s) => s.id.afterOp >= afterOp)?.interval ?? 0;
-  return { ...answer, states: [{ id: { afterOp, policy: 'lose-unsynced' }, interval, hash: `cut-${afterOp}` }], capped: { states: 0, caps: [] } };
+  const states = policy === 'torn' ? answer.states.filter((s) => s.id.policy === 'torn' && s.interval === interval)
+    : [{ id: { afterOp, policy: 'lose-unsynced' as const }, interval, hash: `cut-${afterOp}` }];
+  return { ...answer, states, capped: { states: 0, caps: [] } };
 }
 
-/** The one state of the recorded run with this id, if the recording still has it. */
+/** The state of the recorded run with this id: as enumerated, or (a state the enumeration's caps or intervals did not list) as asked. */
 function onlyStateOf(answer: StatesAnswer, id: CrashStateId): StatesAnswer {
   const same = (s: { id: CrashStateId }) => JSON.stringify(stateIdKey(s.id)) === JSON.stringify(stateIdKey(id));
-  return { ...answer, states: answer.states.filter(same), capped: { states: 0, caps: [] } };
+  const listed = answer.states.filter(same);
+  const lose = answer.states.filter((s) => s.id.policy === 'lose-unsynced').sort((a, b) => a.id.afterOp - b.id.afterOp);
+  const interval = lose.find((s) => s.id.afterOp >= id.afterOp)?.interval ?? Math.max(0, answer.intervals - 1);
+  return { ...answer, states: listed.length ? listed : [{ id, interval, hash: `asked-${id.afterOp}` }], capped: { states: 0, caps: [] } };
 }
 
 const stateIdKey = (id: CrashStateId) => [id.afterOp, id.policy, id.dirPrefix ?? null, id.data ?? null];
@@ -335,7 +343,7 @@ export async function explainCase(daemon: DaemonHandle, target: Target, c: Crash
   const input: ExhaustiveInput = { ...(c.target !== undefined ? { target: c.target } : {}), ...(c.driver ? { driver: c.driver } : {}), workload: c.workload, settings: c.settings, ...(c.variant !== undefined ? { variant: c.variant } : {}) };
   const only: Partial<ExhaustiveOptions> = c.state
     ? { onlyState: c.state, fsyncHolds: c.fsyncHolds ?? null, policies: [c.state.policy], recoveryCuts: c.recoveryCut !== undefined, ...(c.stateCaps ? { caps: c.stateCaps } : {}) }
-    : { onlyCut: c.cut!, fsyncHolds: null, policies: ['lose-unsynced'] };
+    : { onlyCut: { point: c.cut!, policy: c.policy === 'torn' ? 'torn' : 'lose-unsynced' }, fsyncHolds: null, policies: c.policy === 'torn' ? ['lose-unsynced', 'torn'] : ['lose-unsynced'] };
   const r = await runExhaustive(daemon, target, input, { ...only, explain, writeArtifacts: false, allFailures: true, ...(driverWorkers ? { driverWorkers } : {}) });
   const checks = new Set(failed.filter((v) => !v.hang).map((v) => v.check));
   return r.failures.find((f) => f.violations.some((v) => !v.hang && checks.has(v.check)))?.cause;

@@ -4,10 +4,10 @@
 // run under the journaled model (an ext4-like journal) for a state that fails by the same cause.
 import type { CrashStateInfo, Hypothesis, StateCaps, StatesAnswer } from '../../../fusefs/crash-states.js';
 import { describeState } from '../../../fusefs/model/policies/index.js';
-import { DEFAULT_SEARCH_BOUND, reachWords, type Cause, type CauseProof, type CauseReach, type SearchBound } from '../cause/cause.js';
+import { DEFAULT_SEARCH_BOUND, reachWords, type Cause, type CauseProof, type CauseReach, type FixStep, type SearchBound } from '../cause/cause.js';
 import { searchCause, type ProbeFn } from '../cause/search.js';
 import { judge, type Violation } from '../oracle.js';
-import { pathPattern } from '../path-pattern.js';
+import { parentOf, pathPattern } from '../path-pattern.js';
 import type { TraceEntry } from '../../../fusefs/protocol.js';
 import { recoverAndJudge, truncateAtCut, type JudgeContext, type Recorded } from './judge-states.js';
 
@@ -56,7 +56,7 @@ export async function explainState(judging: JudgeContext, recorded: Recorded, fa
     const state = { id: req.state, interval: failing.state.interval, hash: failing.state.hash };
     const prepared = await ctx.pool.prepare(0, state, ctx.caseOf(state), { ...(req.persist ? { probe: req.persist } : {}), ...(req.hypothesis ? { hypothesis: req.hypothesis } : {}) });
     const recovery = await ctx.pool.recover(0, prepared);
-    return judge({ target: ctx.target.name, faultsInjected: false, runs: [truncateAtCut(recorded.run.record, recorded.marks, recorded.trace, req.linesAsOf ?? req.state.afterOp), ...recovery.runs] });
+    return judge({ target: ctx.target.name, faultsInjected: false, runs: [truncateAtCut(recorded, req.linesAsOf ?? req.state.afterOp), ...recovery.runs] });
   };
   if (judging.o.recoveryCuts) {
     // Cut during its recovery: only a failure the state shows without that second cut has its cause in what the first one lost.
@@ -89,28 +89,62 @@ async function proveFix(ctx: JudgeContext, recorded: Recorded, cause: Cause, o: 
   let fixed: Recorded;
   let words: string;
   if (step.kind === 'fsync-after') {
-    // The fix is the program's: after every request like this one (its kind, its path pattern), not only this one.
-    const like = recorded.trace.find((e) => e.op === step.afterOp);
-    const same = (e: TraceEntry) => like !== undefined && e.result === 0 && e.kind === like.kind && pathPattern(e.path) === pathPattern(like.path) && pathPattern(e.path2 ?? '') === pathPattern(like.path2 ?? '');
-    const after = like ? recorded.trace.filter(same).map((e) => e.op) : [step.afterOp];
-    hypothesis = { fsyncAfter: after.map((op) => (step.dir ? { afterOp: op, ino: step.ino } : { afterOp: op, path: recorded.trace.find((e) => e.op === op)!.path })) };
-    const kind = step.dir ? 'fsyncdir' as const : 'fsync' as const;
-    const shift = (op: number) => op + after.filter((x) => x < op).length;
+    // The fix is the program's: after every request like this one (its kind, its path pattern), not
+    // only this one; and the same for each other unit the cause needed made durable with it.
+    const steps = [step, ...(cause.alsoSteps ?? [])].filter((x): x is Extract<FixStep, { kind: 'fsync-after' }> => x.kind === 'fsync-after');
+    const inserted: { after: number; path: string; dir: boolean }[] = [];
+    const described: string[] = [];
+    for (const st of steps) {
+      const like = recorded.trace.find((e) => e.op === st.afterOp);
+      const same = (e: TraceEntry) => like !== undefined && e.result === 0 && e.kind === like.kind && pathPattern(e.path) === pathPattern(like.path) && pathPattern(e.path2 ?? '') === pathPattern(like.path2 ?? '');
+      const after = like ? recorded.trace.filter(same).map((e) => e.op) : [st.afterOp];
+      // What to fsync after each such request, by the path it has then: the file, or the directory holding the changed entry.
+      const toDest = like?.path2 !== undefined && parentOf(like.path2) === st.path;
+      const target = (op: number) => {
+        const e = recorded.trace.find((x) => x.op === op);
+        if (!e) return st.path;
+        return st.dir ? parentOf(toDest && e.path2 !== undefined ? e.path2 : e.path) : e.path;
+      };
+      for (const op of after) {
+        const path = target(op);
+        if (!inserted.some((x) => x.after === op && x.path === path)) inserted.push({ after: op, dir: st.dir, path });
+      }
+      const of = st.dir ? `the directory ${st.path}` : (like ? `the file, ${pathPattern(like.path)},` : st.path);
+      described.push(`${of} after ${after.length === 1 ? `request ${after[0]}` : `every ${like?.kind} of ${pathPattern(like?.path ?? '')} (requests ${after.join(', ')})`}`);
+    }
+    inserted.sort((a, b) => a.after - b.after);
+    hypothesis = { fsyncAfter: inserted.map((x) => ({ afterOp: x.after, path: x.path })) };
+    const before = (op: number, inclusive: boolean) => inserted.filter((x) => (inclusive ? x.after <= op : x.after < op)).length;
     fixed = {
       run: recorded.run,
       trace: [
-        ...recorded.trace.map((e) => ({ ...e, op: shift(e.op) })),
-        ...after.map((x, k) => ({ op: x + k + 1, kind, path: step.dir ? step.path : recorded.trace.find((e) => e.op === x)!.path, state: 'applied' as const, result: 0 })),
+        ...recorded.trace.map((e) => ({ ...e, op: e.op + before(e.op, false) })),
+        ...inserted.map((x, k) => ({ op: x.after + k + 1, kind: x.dir ? 'fsyncdir' as const : 'fsync' as const, path: x.path, state: 'applied' as const, result: 0 })),
       ].sort((a, b) => a.op - b.op),
       // Each fsync comes right after its request: before every line marked after it.
-      marks: recorded.marks.map((m) => ({ ...m, afterOp: m.afterOp + after.filter((x) => x <= m.afterOp).length })),
+      marks: recorded.marks.map((m) => ({ ...m, afterOp: m.afterOp + before(m.afterOp, true) })),
     };
-    const of = step.dir ? `the directory ${step.path}` : (like ? `the file, ${pathPattern(like.path)},` : step.path);
-    words = `an fsync of ${of} after ${after.length === 1 ? `request ${after[0]}` : `every ${like?.kind} of ${pathPattern(like?.path ?? '')} (requests ${after.join(', ')})`}`;
+    words = `an fsync of ${described[0]}${described.length > 1 ? `, and of ${described.slice(1).join('; ')}` : ''}`;
   } else {
-    // The program waits at that line: it, and every line it prints after it, comes once the fsync completed.
-    fixed = { ...recorded, marks: recorded.marks.map((m) => (m.n >= step.line ? { ...m, afterOp: Math.max(m.afterOp, step.untilOp) } : m)) };
-    words = `line ${step.line} printed only after request ${step.untilOp} completed`;
+    // The program waits at that line, and at every later line of its kind for the next fsync like
+    // that one (of a path of the same pattern) to complete: those lines are withheld from the states
+    // cut before. Only confirmations are: the program's other lines, and the requests they follow, stay
+    // where the recording has them (a write's intent held back past its write would make its bytes on disk look like nobody's).
+    const kind = recorded.run.record.outcomes[step.line - 1]?.t;
+    const sync = recorded.trace.find((e) => e.op === step.untilOp);
+    const syncs = recorded.trace.filter((e) => sync !== undefined && e.kind === sync.kind && e.result === 0 && pathPattern(e.path) === pathPattern(sync.path)).map((e) => e.op);
+    // A confirmation printed after the line (a "durable" report of the same acks) cannot come before the wait ends either.
+    const confirms = (t: string | undefined) => t === 'durable' || t === 'waited' || t === 'acked';
+    const withheld = new Map<number, number>([[step.line, step.untilOp]]);
+    for (const m of recorded.marks) {
+      const t = recorded.run.record.outcomes[m.n - 1]?.t;
+      if (m.n <= step.line || !confirms(t)) continue;
+      const until = Math.max(step.untilOp, t === kind ? (syncs.find((op) => op > m.afterOp) ?? 0) : 0);
+      if (until > m.afterOp) withheld.set(m.n, until);
+    }
+    const moved = withheld.size - 1;
+    fixed = { ...recorded, withheld };
+    words = `line ${step.line} printed only after request ${step.untilOp} completed${moved ? `, and each later confirmation after it (a "${kind}" line after the next ${sync?.kind ?? 'fsync'} of ${pathPattern(sync?.path ?? '')}; ${moved} moved)` : ''}`;
   }
   const failingBefore = run.failingIntervals ?? failingIntervalsOf(await recoverAndJudge(ctx, run.answer, recorded, { allFailures: true, deadlineMs: Date.now() + o.proofMs }));
   const answer = await ctx.daemon.client.states(ctx.o.policies, o.caps, hypothesis);

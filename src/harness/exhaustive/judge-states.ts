@@ -18,15 +18,16 @@ import type { Prepared, RecoverOn, Recovery, RecoveryPool } from './recovery-poo
 export const MAX_OVERRUN_MS = 2_000;
 
 /** The workload's confirmations as of a power cut after request `afterOp`: every line marked by then. */
-export function truncateAtCut(workload: RunRecord, marks: readonly Mark[], trace: readonly TraceEntry[], afterOp: number): RunRecord {
-  const lastLine = marks.filter((m) => m.afterOp <= afterOp).reduce((n, m) => Math.max(n, m.n), 0);
+export function truncateAtCut(recorded: Recorded, afterOp: number): RunRecord {
+  const lastLine = recorded.marks.filter((m) => m.afterOp <= afterOp).reduce((n, m) => Math.max(n, m.n), 0);
+  const withheld = recorded.withheld;
   return {
     role: 'workload',
-    outcomes: workload.outcomes.slice(0, lastLine),
+    outcomes: recorded.run.record.outcomes.slice(0, lastLine).filter((_, i) => !withheld || (withheld.get(i + 1) ?? 0) <= afterOp),
     exitCode: null,
     killed: true,
     hung: false,
-    failedRequests: failedRequests(trace.filter((e) => e.op <= afterOp)),
+    failedRequests: failedRequests(recorded.trace.filter((e) => e.op <= afterOp)),
   };
 }
 
@@ -35,6 +36,12 @@ export interface Recorded {
   run: DriverRun;
   trace: TraceEntry[];
   marks: Mark[];
+  /**
+   * A hypothesis about the program (a fix's proof): confirmation lines it would print only once this
+   * request completed, by line number. Withheld from every state cut before it; the other lines and
+   * the requests they follow stay where the recording has them.
+   */
+  withheld?: ReadonlyMap<number, number>;
 }
 
 /** The checks a set of violations names, for comparing verdicts. */
@@ -104,7 +111,7 @@ export async function recoverAndJudge(ctx: JudgeContext, answer: StatesAnswer, r
     timings.recoveries++;
     const started = performance.now();
     const verdicts = groups[g].map((state) => {
-      const runs = [truncateAtCut(recorded.run.record, recorded.marks, recorded.trace, state.id.afterOp), ...recovery.runs];
+      const runs = [truncateAtCut(recorded, state.id.afterOp), ...recovery.runs];
       const violations = judge({ target: target.name, faultsInjected: false, runs });
       o.onState?.(state, violations);
       return { state, runs, violations };

@@ -8,6 +8,7 @@ export const KNOWN_BAD: Readonly<Record<string, KnownBadVariant>> = Object.freez
     settings: { syncWrites: false },
     provenBy: ['exhaustive'],
     trips: ['at-least-once'],
+    causes: [{ kind: 'missing-fsync', path: '/*.log' }],
   },
   // Found by the gate on the first run (docs/leveldb.md): LevelDB 1.20's own bug, google/leveldb#189.
   'trusts-leveldb-create': {
@@ -15,6 +16,7 @@ export const KNOWN_BAD: Readonly<Record<string, KnownBadVariant>> = Object.freez
     settings: {},
     provenBy: ['exhaustive'],
     trips: ['liveness'],
+    causes: [{ kind: 'missing-fsync', path: '/MANIFEST-*' }],
   },
   // Found by the gate (docs/leveldb.md): LevelDB creates a new log file when a batch finds the memtable
   // full and fsyncs only the file, not the directory; needs log rolls (small memtable, large events).
@@ -24,6 +26,7 @@ export const KNOWN_BAD: Readonly<Record<string, KnownBadVariant>> = Object.freez
     provenBy: ['exhaustive'],
     // It loses synced records (at-least-once) or synced acks (bounded-replay), whichever the run had.
     trips: ['at-least-once', 'bounded-replay'],
+    causes: [{ kind: 'missing-dir-fsync', path: '/*.log' }],
   },
   // Found by the gate (docs/leveldb.md): a torn write-back keeps LevelDB's manifest record naming a
   // new table and loses the table's directory entry; needs memtable flushes.
@@ -32,5 +35,6 @@ export const KNOWN_BAD: Readonly<Record<string, KnownBadVariant>> = Object.freez
     settings: { syncWrites: false, writeBufferSize: 65_536 },
     provenBy: ['exhaustive'],
     trips: ['liveness'],
+    causes: [{ kind: 'missing-dir-fsync', path: '/*.ldb' }],
   },
 });
