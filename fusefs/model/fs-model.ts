@@ -591,7 +591,10 @@ export class FsModel {
     if (!Number.isInteger(dirPrefix) || dirPrefix < 0 || dirPrefix > this.journal.length) throw new Error(`settle: dirPrefix ${dirPrefix} is not in 0..${this.journal.length}`);
     // A probe's files are whole from their durable version on, whatever the policy chose for them.
     const probed = new Map<number, GrowBuffer>();
-    for (const u of this.probeUnits) {
+    // A unit whose inode this state does not have yet (a state before its create) has nothing to persist.
+    const present = this.probeUnits.filter((u) => this.nodes.has(u.ino));
+    this.probeUnits = present;
+    for (const u of present) {
       if (u.kind !== 'file') continue;
       const f = this.file(u.ino);
       probed.set(u.ino, chosenFile(f.durable, f.pending.slice(0, u.upTo ?? f.pending.length), { kind: 'all' }));

@@ -63,6 +63,12 @@ export interface KnownBadVariant {
    * may be named for it (properties/variant-causes.test.ts).
    */
   causes: readonly [ExpectedCause, ...ExpectedCause[]];
+  /**
+   * false when no step added to the recording removes its failures (its bug is the order of the
+   * program's steps: records confirmed before they are written); the proof then only says which
+   * failures remain. By default the main cause's fix must remove failures.
+   */
+  fixInRecording?: false;
 }
 
 /** A cause as a variant declares it: its kind, and a path pattern its key names ('/page.*'). */

@@ -1,7 +1,8 @@
-// The cause of any failing case (pure): the cause search's, when exhaustive mode ran one; else what
-// the case itself says. An injected fault that fired and that the queue did not report is the cause
-// (a swallowed error); damage read at recovery that the queue trusted is; a random cut keeps no
-// recording to probe, so its cause is not searched, and it groups by its signature alone.
+// The cause of any failing case (pure): the cause search's, when one ran; else what the case itself
+// says. An injected fault that fired and that the queue did not report is the cause (a swallowed
+// error); a write that failed part-way and was reported, yet left the disk unrecoverable, is a torn
+// write; damage read at recovery that the queue trusted is named; anything else (a case the search
+// could not take) groups by its signature alone.
 import type { CaseResult } from '../crash-run.js';
 import { errnoName } from '../../../fusefs/model/errno.js';
 import { failureSignature, type FailedCase } from '../failure-signature.js';
@@ -17,6 +18,19 @@ export function causeOfCase(result: FailedCase & Pick<CaseResult, 'cause'>): Cau
   if ((result.case.faults?.length ?? 0) > 0 && failed.length > 0) {
     const f = failed[0];
     const errno = errnoName(-f.result);
+    // The queue reported the failure and confirmed nothing after it, yet cannot recover: the write
+    // that failed part-way was an overwrite in place, and the disk holds neither version.
+    const reported = !checks.has('fail-loudly') && !result.violations.some((v) => v.promise);
+    if (reported && f.kind === 'write') {
+      return {
+        kind: 'torn-write',
+        key: `torn-write ${pathPattern(f.path)} unrecoverable`,
+        title: `a torn write of ${pathPattern(f.path)} leaves it unrecoverable`,
+        fix: `request ${f.op} (write of ${f.path}) failed with ${errno} part-way, and the queue reported it, but recovery found neither the old nor the new version (an overwrite in place); write the new version to a new file and rename it over the old one`,
+        evidence: [`run ${f.run}: the filesystem failed request ${f.op} (write ${f.path}: ${errno}) as the injected fault asked; the queue reported it and confirmed nothing after it`],
+        search: NO_SEARCH,
+      };
+    }
     const lie = result.violations.find((v) => v.check === 'at-least-once' && v.promise);
     const confirmed = lie?.promise ? `, and line ${lie.promise.line} of run ${lie.promise.run} confirmed as durable what it never persisted` : '';
     return {
@@ -45,7 +59,7 @@ export function causeOfCase(result: FailedCase & Pick<CaseResult, 'cause'>): Cau
     kind: 'not-isolated',
     key: `not-searched ${signature}`,
     title: signature,
-    fix: 'not searched: a random cut keeps no recording to probe; exhaustive mode (the gate\'s default) names the cause of a failure like this',
+    fix: 'not searched: the case could not be recorded again with its crash state (a second cut during recovery, settings changed after the cut, or the state no longer fails the same way); it groups by its signature',
     evidence: [],
     search: NO_SEARCH,
   };

@@ -4,8 +4,9 @@
 // Delta debugging finds a 1-minimal set of units whose persistence makes the recovery pass the
 // checks the state failed, then the one change inside the unit that matters; what that change had
 // to come before (the confirmation it broke, or the next persistence point the recovery relied on)
-// makes it a fix in the program's terms. When persisting what was lost cannot help, the disk held a
-// legal state and recovery mishandled it, or a persistence point came too early: probes tell which.
+// makes it a fix in the program's terms. When persisting what was lost cannot help, a confirmation
+// came too soon (a later state passes), or the disk held a legal state and recovery mishandled it; a
+// lost change nothing later relied on means a persistence point came too early. Probes tell which.
 // Bounded by probes and time; a cause not isolated within the bound is reported as such.
 import type { CrashStateId, CrashStateInfo, Hypothesis, LostUnit, Mark, ProbeUnit, UnitChange } from '../../../fusefs/crash-states.js';
 import type { TraceEntry } from '../../../fusefs/protocol.js';
@@ -105,8 +106,7 @@ export async function searchCause(f: FailingState, probe: ProbeFn, bound: Search
     evidence.push(units.length === 0 ? 'the cut lost nothing: the state is every change the program made' : 'even with every lost unit made durable the recovery fails');
     const waited = await confirmedTooSoon(f, passes, evidence);
     if (waited) return done(waited);
-    const early = await earlyPersistence(f, passes, evidence);
-    if (early) return done(early);
+    // No persistence point is to blame here: a process crash, which keeps every change, fails as well.
     // What recovery choked on: the first file of the run its error names.
     const failed = f.violations.find((v) => !v.hang)?.message ?? '';
     const named = pathsNamedIn(failed, f.trace.flatMap((e) => (e.path2 !== undefined ? [e.path, e.path2] : [e.path])))[0];
@@ -162,7 +162,10 @@ function brokenPromise(f: FailingState): { line: number; words: string; markedAf
 }
 
 /** A missing fsync of the unit after its change, or a confirmation that did not wait for the fsync the program did make. */
-function persistenceCause(f: FailingState, unit: LostUnit, change: UnitChange, others: LostUnit[]): Omit<Cause, 'search' | 'evidence'> {
+function persistenceCause(f: FailingState, lost: LostUnit, change: UnitChange, others: LostUnit[]): Omit<Cause, 'search' | 'evidence'> {
+  // A file no longer named at the cut (renamed over, unlinked) is named by the path its change was made to.
+  const at = f.trace.find((e) => e.op === change.op);
+  const unit = lost.kind === 'file' && !lost.path.startsWith('/') && at ? { ...lost, path: at.path } : lost;
   const promise = brokenPromise(f);
   const also = others.length ? ` (and ${others.map(unitInWords).join('; ')})` : '';
   const covering = unit.syncedLater.find((s) => s.covers >= change.seq);

@@ -70,6 +70,8 @@ export interface ExhaustiveOptions {
   onlyCut?: { point: CrashPoint; policy: StatePolicy };
   /** Judge only this state of the recorded run (`powercut explain` of a crash state's artifact). */
   onlyState?: CrashStateId;
+  /** Keep (and explain) only the first failing state whose violations this accepts (the one a cause search is after). */
+  firstFailureThat?: (violations: readonly Violation[]) => boolean;
   /**
    * The recorded run's slow fsyncs (fsync-holds.ts): undefined draws a schedule from the input,
    * null records with fsyncs completing at once. A confirmation that does not wait for its fsync
@@ -248,10 +250,11 @@ export async function runExhaustive(daemon: DaemonHandle, target: Target, input:
     const judgedOf = new Map<string, number>(); // `${policy} ${interval}` -> states judged
     let judged = 0;
     let statesBeforeFailure: number | undefined;
+    const enough = () => (!o.allFailures || o.firstFailureThat !== undefined) && failures.length > 0;
     for (const r of results) {
-      if (r === undefined || (!o.allFailures && failures.length > 0)) break;
+      if (r === undefined || enough()) break;
       for (const { state, runs, violations } of r.verdicts) {
-        if (!o.allFailures && failures.length > 0) break;
+        if (enough()) break;
         coverage.cases++;
         coverage.states++;
         policyCoverage(coverage, state.id.policy).states++;
@@ -263,7 +266,7 @@ export async function runExhaustive(daemon: DaemonHandle, target: Target, input:
         }
         const key = `${state.id.policy} ${state.interval}`;
         judgedOf.set(key, (judgedOf.get(key) ?? 0) + 1);
-        if (violations.length === 0) {
+        if (violations.length === 0 || (o.firstFailureThat && !o.firstFailureThat(violations))) {
           judged++;
           continue;
         }
@@ -318,13 +321,20 @@ function stateAtCut(answer: StatesAnswer, trace: readonly TraceEntry[], point: C
   return { ...answer, states, capped: { states: 0, caps: [] } };
 }
 
-/** The state of the recorded run with this id: as enumerated, or (a state the enumeration's caps or intervals did not list) as asked. */
+/**
+ * The state of the recorded run with this id: as enumerated; else a lose-unsynced state as asked
+ * (any cut is one); else, a torn or journaled id the recording does not have, that policy's states
+ * of the interval it falls in (its counts of unsynced changes may differ in this recording).
+ */
 function onlyStateOf(answer: StatesAnswer, id: CrashStateId): StatesAnswer {
   const same = (s: { id: CrashStateId }) => JSON.stringify(stateIdKey(s.id)) === JSON.stringify(stateIdKey(id));
   const listed = answer.states.filter(same);
   const lose = answer.states.filter((s) => s.id.policy === 'lose-unsynced').sort((a, b) => a.id.afterOp - b.id.afterOp);
   const interval = lose.find((s) => s.id.afterOp >= id.afterOp)?.interval ?? Math.max(0, answer.intervals - 1);
-  return { ...answer, states: listed.length ? listed : [{ id, interval, hash: `asked-${id.afterOp}` }], capped: { states: 0, caps: [] } };
+  const states = listed.length ? listed
+    : id.policy === 'lose-unsynced' ? [{ id, interval, hash: `asked-${id.afterOp}` }]
+      : answer.states.filter((s) => s.id.policy === id.policy && s.interval === interval);
+  return { ...answer, states, capped: { states: 0, caps: [] } };
 }
 
 const stateIdKey = (id: CrashStateId) => [id.afterOp, id.policy, id.dirPrefix ?? null, id.data ?? null];
@@ -341,12 +351,22 @@ const stateIdKey = (id: CrashStateId) => [id.afterOp, id.policy, id.dirPrefix ??
 export async function explainCase(daemon: DaemonHandle, target: Target, c: CrashCase, failed: readonly Violation[], explain: ExplainOptions, driverWorkers?: DriverWorkers): Promise<Cause | undefined> {
   if (!(c.cut || c.state) || c.faults?.length || c.recoveryFaults?.length || c.recoverySettings || (c.cut && c.recoveryCut)) return undefined;
   const input: ExhaustiveInput = { ...(c.target !== undefined ? { target: c.target } : {}), ...(c.driver ? { driver: c.driver } : {}), workload: c.workload, settings: c.settings, ...(c.variant !== undefined ? { variant: c.variant } : {}) };
-  const only: Partial<ExhaustiveOptions> = c.state
-    ? { onlyState: c.state, fsyncHolds: c.fsyncHolds ?? null, policies: [c.state.policy], recoveryCuts: c.recoveryCut !== undefined, ...(c.stateCaps ? { caps: c.stateCaps } : {}) }
-    : { onlyCut: { point: c.cut!, policy: c.policy === 'torn' ? 'torn' : 'lose-unsynced' }, fsyncHolds: null, policies: c.policy === 'torn' ? ['lose-unsynced', 'torn'] : ['lose-unsynced'] };
-  const r = await runExhaustive(daemon, target, input, { ...only, explain, writeArtifacts: false, allFailures: true, ...(driverWorkers ? { driverWorkers } : {}) });
   const checks = new Set(failed.filter((v) => !v.hang).map((v) => v.check));
-  return r.failures.find((f) => f.violations.some((v) => !v.hang && checks.has(v.check)))?.cause;
+  const same = (vs: readonly Violation[]) => vs.some((v) => !v.hang && checks.has(v.check));
+  const common: Partial<ExhaustiveOptions> = { explain, writeArtifacts: false, allFailures: true, firstFailureThat: same, ...(driverWorkers ? { driverWorkers } : {}) };
+  if (c.cut) {
+    const r = await runExhaustive(daemon, target, input, { ...common, onlyCut: { point: c.cut, policy: c.policy === 'torn' ? 'torn' : 'lose-unsynced' }, fsyncHolds: null, policies: c.policy === 'torn' ? ['lose-unsynced', 'torn'] : ['lose-unsynced'] });
+    return r.failure?.cause;
+  }
+  const state: Partial<ExhaustiveOptions> = { fsyncHolds: c.fsyncHolds ?? null, policies: [c.state!.policy], recoveryCuts: c.recoveryCut !== undefined, ...(c.stateCaps ? { caps: c.stateCaps } : {}) };
+  const exact = await runExhaustive(daemon, target, input, { ...common, ...state, onlyState: c.state! });
+  if (exact.failure) return exact.failure.cause;
+  // A concurrent run may record another interleaving, where that state is gone or passes: the first
+  // state of the new recording, under the same policy, that fails the same checks stands for it.
+  const any = await runExhaustive(daemon, target, input, { ...common, ...state });
+  const stand = any.failure;
+  if (!stand?.cause) return undefined;
+  return { ...stand.cause, evidence: [`recorded again, ${describeState(c.state!)} no longer failed the same checks; explained on ${describeState(stand.case.state!)}, the first state of the new recording that does`, ...stand.cause.evidence] };
 }
 
 /**

@@ -8,7 +8,8 @@ export const KNOWN_BAD: Readonly<Record<string, KnownBadVariant>> = Object.freez
     settings: { syncWrites: false },
     provenBy: ['exhaustive'],
     trips: ['at-least-once'],
-    causes: [{ kind: 'missing-fsync', path: '/*.log' }],
+    // Its claim comes before LevelDB's own fdatasync of the log; a torn tail of the log, LevelDB's recovery keeps.
+    causes: [{ kind: 'early-confirmation', path: '/*.log' }, { kind: 'missing-fsync', path: '/*.log' }, { kind: 'torn-write', path: '/*.log' }],
   },
   // Found by the gate on the first run (docs/leveldb.md): LevelDB 1.20's own bug, google/leveldb#189.
   'trusts-leveldb-create': {
@@ -26,7 +27,8 @@ export const KNOWN_BAD: Readonly<Record<string, KnownBadVariant>> = Object.freez
     provenBy: ['exhaustive'],
     // It loses synced records (at-least-once) or synced acks (bounded-replay), whichever the run had.
     trips: ['at-least-once', 'bounded-replay'],
-    causes: [{ kind: 'missing-dir-fsync', path: '/*.log' }],
+    // The batch is confirmed before the directory fsync (at LevelDB's next manifest write) that makes the new log's name durable.
+    causes: [{ kind: 'early-confirmation', path: '/' }, { kind: 'missing-dir-fsync', path: '/*.log' }, { kind: 'torn-write', path: '/*.log' }],
   },
   // Found by the gate (docs/leveldb.md): a torn write-back keeps LevelDB's manifest record naming a
   // new table and loses the table's directory entry; needs memtable flushes.

@@ -13,7 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { useTempDaemon } from '../../../properties/use-temp-daemon.js';
 import { distPath } from '../../harness/dist-path.js';
 import { crashInputArb, runCrashSuite, seedFromEnv, type SuiteReport } from '../../../properties/crash-property.js';
-import { variantsProvenBy } from '../../../properties/variant-proofs.js';
+import { causeProblems, explainOnce, variantsProvenBy } from '../../../properties/variant-proofs.js';
 import { KNOWN_BAD } from './known-bad.js';
 import { LEVELDB_MIN_WRITE_BUFFER_BYTES } from './settings.js';
 
@@ -61,17 +61,19 @@ describe('leveldb target', () => {
 
   // The variants exhaustive mode proves (KnownBadVariant.provenBy): the LevelDB gaps (docs/leveldb.md),
   // each with the queue's workaround taken out, and a queue claiming unsynced batches durable.
-  it.each(variantsProvenBy('leveldb', 'exhaustive'))(`exhaustive mode catches %s within ${CATCH_BUDGET_INPUTS} recorded runs`, async (variant) => {
+  it.each(variantsProvenBy('leveldb', 'exhaustive'))(`exhaustive mode catches %s within ${CATCH_BUDGET_INPUTS} recorded runs, naming the cause it declares`, async (variant) => {
     const checks = KNOWN_BAD[variant].trips ?? [];
     const report = await runCrashSuite(daemon(), crashInputArb({ target: 'leveldb', kind: 'exhaustive', variant, settings: KNOWN_BAD[variant].settings }), {
-      numRuns: CATCH_BUDGET_INPUTS, seed: SEED, endOnFailure: true, artifactRoot,
+      numRuns: CATCH_BUDGET_INPUTS, seed: SEED, endOnFailure: true, allFailures: true, artifactRoot, exhaustive: { explain: explainOnce() },
     });
+    const causes = [report.failure, ...report.otherFailures].flatMap((f) => (f?.cause ? [f.cause] : []));
     console.log(`[leveldb, variant ${variant}] caught: ${caught(report)} after ${report.casesToFirstFailure ?? report.cases} crash states, ` +
-      `${((report.firstFailureMs ?? report.durationMs) / 1000).toFixed(1)} s\n${report.summary}`);
+      `${((report.firstFailureMs ?? report.durationMs) / 1000).toFixed(1)} s; causes: ${[...new Set(causes.map((c) => c.key))].join('; ')}\n${report.summary}`);
     expect(report.error, 'harness error').toBeUndefined();
     expect(caught(report), `${variant} was not caught:\n${report.summary}`).toBe(true);
     const found = report.failure!.violations.map((v) => v.check);
     expect(found.some((c) => checks.includes(c)), `${variant} tripped ${found.join(', ')}, expected one of ${checks.join(', ')}`).toBe(true);
+    expect(causeProblems(variant, KNOWN_BAD[variant], causes)).toEqual([]);
   }, 120_000);
 
   it('powercut gate --target leveldb fails on claims-unsynced-durable, and its artifact replays the violation', async () => {
