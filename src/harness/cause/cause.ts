@@ -123,7 +123,6 @@ export function persistenceTitle(kind: CauseKind, unit: Pick<LostUnit, 'kind' | 
   switch (kind) {
     case 'missing-dir-fsync': return `missing fsync of directory ${pathPattern(unit.path)}${what}`;
     case 'missing-fsync': return `missing fsync of ${pathPattern(unit.path)}${c ? ` after its ${c.kind}` : ''}`;
-    case 'early-confirmation': return `confirmation before the fsync of ${pathPattern(unit.path)} completed${what}`;
     default: return `${kind} ${pathPattern(unit.path)}${what}`;
   }
 }

@@ -173,7 +173,7 @@ function persistenceCause(f: FailingState, lost: LostUnit, change: UnitChange, o
   if (promise && covering && sync && promise.markedAfter < covering.op) {
     const key = `early-confirmation ${pathPattern(unit.path)} ${f.workload.outcomes[promise.line - 1]?.t ?? 'line'}`;
     return {
-      kind: 'early-confirmation', key, title: `confirmation ("${f.workload.outcomes[promise.line - 1]?.t}") before the fsync of ${pathPattern(unit.path)} completed`,
+      kind: 'early-confirmation', key, title: `confirmation ("${f.workload.outcomes[promise.line - 1]?.t}") before the ${unit.kind === 'dir' ? 'directory fsync' : 'fsync'} of ${pathPattern(unit.path)} completed`,
       fix: `wait for ${syncInWords(sync)} to complete before ${promise.words}: it makes ${changeInWords(unit, change)} durable, and the line was printed before it did${also}`,
       unit: { kind: unit.kind, ino: unit.ino, path: unit.path }, change, before: promise.words,
       step: { kind: 'wait', line: promise.line, untilOp: covering.op },
