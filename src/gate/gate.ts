@@ -10,7 +10,6 @@ import { explainCase } from '../harness/exhaustive/exhaustive-run.js';
 import type { CaseResult } from '../harness/crash-run.js';
 import { mergeTimeouts } from '../harness/driver-process.js';
 import { DriverWorkers } from '../harness/driver-workers.js';
-import { DEFAULT_SEARCH_BOUND, type SearchBound } from '../harness/cause/cause.js';
 import { causeOfCase } from '../harness/cause/of-case.js';
 import { EXPLAIN_BOUNDS, type ExplainOptions } from '../harness/exhaustive/explain.js';
 import { failureSignature } from '../harness/failure-signature.js';

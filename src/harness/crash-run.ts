@@ -16,7 +16,7 @@ import { contractOf } from './outcome.js';
 import type { DaemonHandle } from './daemon-process.js';
 import { mergeTimeouts, runDriver, type DriverTimeouts } from './driver-process.js';
 import type { DriverSpec } from './driver-spec.js';
-import { asHarnessError, HarnessError } from './harness-error.js';
+import { asHarnessError } from './harness-error.js';
 import type { Cause } from './cause/cause.js';
 import { judge, type History, type RunRecord, type Violation } from './oracle.js';
 import { workloadKey, type Workload } from './workload.js';

@@ -4,7 +4,8 @@
 // and size persist on fsync/fdatasync of the file, attributes on fsync only, directory entries on
 // fsync of their directory, and a failed fsync dooms what it should have saved.
 import path from 'node:path';
-import type { DataOutcome, Mark } from '../../fusefs/crash-states.js';
+import type { Mark } from '../../fusefs/crash-states.js';
+import { dataInWords } from '../../fusefs/model/policies/write-back.js';
 import type { CrashTiming, MutatingKind, TraceEntry } from '../../fusefs/protocol.js';
 import type { CrashCase, CutRecord } from '../harness/crash-run.js';
 
@@ -233,7 +234,7 @@ export function cutView(c: CrashCase, cut: CutRecord, k: number): CutView {
   const policy = state ? state.policy : spec?.policy ?? c.policy;
   const seed = spec?.seed ?? c.seed;
   const policyLabel = state
-    ? policy === 'lose-unsynced' ? 'lose-unsynced: every unsynced change is lost' : `${policy}: the first ${state.dirPrefix ?? 0} unsynced directory operations kept; ${describeData(state.data)}`
+    ? policy === 'lose-unsynced' ? 'lose-unsynced: every unsynced change is lost' : `${policy}: the first ${state.dirPrefix ?? 0} unsynced directory operations kept; ${state.data ? dataInWords(state.data) : 'no unsynced write kept'}`
     : policy === 'torn' || policy === 'journaled' ? `${policy}, seed ${seed}: each unsynced write kept fully, in part or not at all${policy === 'journaled' ? ', directory operations before the last journal commit kept' : ''}` : policy === 'keep-all' ? 'keep-all: nothing is lost' : 'lose-unsynced: every unsynced change is lost';
 
   const applied = (op: number) => {
@@ -264,17 +265,6 @@ export function cutView(c: CrashCase, cut: CutRecord, k: number): CutView {
     index: k, trace, byOp, maxOp, boundary, recordedBeyond: state !== undefined && maxOp > boundary, frozenAt: cut.frozenAt, timing, cutLabel, policyLabel,
     marks: cut.marks ?? [], applied, atCut, liveSizes: model.liveSizes(), removedNames: model.removed,
   };
-}
-
-function describeData(d: DataOutcome | undefined): string {
-  if (!d) return 'no unsynced write kept';
-  switch (d.kind) {
-    case 'all': return 'every unsynced write kept';
-    case 'none': return 'no unsynced write kept';
-    case 'only': return `only unsynced write ${d.write} kept, with the earlier writes in its 512-byte sectors; its file at its size just after it`;
-    case 'except': return `unsynced write ${d.write} lost, with the later writes in its 512-byte sectors; the rest kept; its file at its final size, or at its size before write ${d.write} if that was the file's last size change`;
-    case 'sectors': return `unsynced writes torn by sectors drawn from seed ${d.seed}`;
-  }
 }
 
 /** Changes not persisted right after request `afterOp` (e.g. when a confirmation was printed). */

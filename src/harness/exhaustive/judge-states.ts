@@ -74,7 +74,7 @@ export interface JudgeContext {
  */
 export async function recoverAndJudge(ctx: JudgeContext, answer: StatesAnswer, recorded: Recorded, run: { allFailures: boolean; deadlineMs: number; hypothesis?: Hypothesis }):
   Promise<{ groups: CrashStateInfo[][]; results: (GroupResult | undefined)[]; outOfTime: boolean; firstFailing: number }> {
-  const { daemon, target, o, pool, timings, coverage } = ctx;
+  const { target, o, pool, timings, coverage } = ctx;
   const caseOf = ctx.caseOf;
   const extras = run.hypothesis ? { hypothesis: run.hypothesis } : {};
   // One recovery per distinct image; every state with that image is judged with its own confirmations.

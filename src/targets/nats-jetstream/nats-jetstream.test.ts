@@ -3,7 +3,6 @@
 // of NATS is sound; exhaustive mode finds the first durability finding of nats-server 2.9.10 in its
 // default configuration within a fixed small budget (docs/nats.md); and a server that will not start
 // is the queue's liveness failure, naming the server's log, never a harness error.
-import fc from 'fast-check';
 import { execa } from 'execa';
 import { rm } from 'node:fs/promises';
 import os from 'node:os';

@@ -15,7 +15,7 @@
 // - close = a clean stop of the server (SIGTERM).
 import { open as openFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { createInbox, type Msg, type NatsConnection } from '@nats-io/transport-node';
+import { createInbox, type NatsConnection } from '@nats-io/transport-node';
 import {
   AckPolicy,
   DeliverPolicy,
