@@ -10,8 +10,8 @@ import { explainCase } from '../harness/exhaustive/exhaustive-run.js';
 import { EXPLAIN_BOUNDS } from '../harness/exhaustive/explain.js';
 import { HarnessError } from '../harness/harness-error.js';
 import type { Target } from '../harness/target.js';
-import { checkVariant, resolveTarget, targetName } from '../targets/index.js';
-import { withReplayDaemon } from './replay.js';
+import { targetName } from '../targets/index.js';
+import { artifactTarget, withReplayDaemon } from './replay.js';
 import { parseCommandArgs, usageFail, type Command } from './usage.js';
 
 export const EXPLAIN_EXIT = { explained: 0, notIsolated: 1, usage: 2, noLongerFails: 3, toolFailed: 4 } as const;
@@ -89,14 +89,7 @@ export const run: Command = async (argv) => {
   let cause = parsed.values.again ? undefined : artifact.cause;
   if (cause) console.log('(the cause stored with the artifact, cause.json; --again searches anew)');
   else {
-    let target: Target;
-    try {
-      target = resolveTarget(artifact.case, artifact.case.settings);
-      if (artifact.case.variant !== undefined) checkVariant(target, artifact.case.variant);
-    } catch (err) {
-      usageFail(`${path.join(dir, 'case.json')}: ${(err as Error).message}`, help);
-    }
-    target.checkEnvironment?.();
+    const target = artifactTarget(artifact, dir, help);
     console.log(`searching the cause: recording the case again on a fresh mount (bound ${bound.maxProbes} probes, ${bound.maxMs / 1000} s)...`);
     try {
       cause = await searchArtifact(artifact, target, bound);

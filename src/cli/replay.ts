@@ -91,6 +91,19 @@ function traceExcerpt(a: StoredArtifact, k: number, maxBefore: number): string {
   return [`  ... ${from} earlier requests (full trace: ${path.join(a.dir, `trace-cut-${k}.txt`)})`, ...lines.slice(from, at + 5)].join('\n');
 }
 
+/** The target an artifact's case names, checked (a usage error naming case.json if it is unknown) and its environment too. */
+export function artifactTarget(artifact: StoredArtifact, dir: string, help: string): Target {
+  let target: Target;
+  try {
+    target = resolveTarget(artifact.case, artifact.case.settings);
+    if (artifact.case.variant !== undefined) checkVariant(target, artifact.case.variant);
+  } catch (err) {
+    usageFail(`${path.join(dir, 'case.json')}: ${(err as Error).message}`, help);
+  }
+  target.checkEnvironment?.();
+  return target;
+}
+
 /** A fresh daemon on a temporary mount (on a copy of `imageDir` if given), stopped and removed after `f`. */
 export async function withReplayDaemon<T>(imageDir: string | undefined, f: (d: Awaited<ReturnType<typeof startDaemon>>) => Promise<T>): Promise<T> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'powercut-replay-'));
@@ -142,14 +155,7 @@ export const run: Command = async (argv) => {
     if (!artifact.case.driver) usageFail(`--driver: ${dir} is an artifact of target ${targetName(artifact.case)}, not of an external driver`, help);
     artifact.case.driver = { command: parsed.values.driver, cwd: process.cwd() };
   }
-  let target: Target;
-  try {
-    target = resolveTarget(artifact.case, artifact.case.settings);
-    if (artifact.case.variant !== undefined) checkVariant(target, artifact.case.variant);
-  } catch (err) {
-    usageFail(`${path.join(dir, 'case.json')}: ${(err as Error).message}`, help);
-  }
-  target.checkEnvironment?.();
+  const target = artifactTarget(artifact, dir, help);
 
   if (parsed.values.open) {
     try {

@@ -61,7 +61,7 @@ describe('powercut gate', () => {
     // ack-returns-early: an ack confirmed before its checkpoint was durable; purge-before-checkpoint: a page's deletion made durable too early.
     expect(listed.map((m) => m[2]), r.stdout).toEqual(expect.arrayContaining([expect.stringMatching(/^confirmation \("acked"\) before the/), expect.stringMatching(/^unlink \/page\.\* made durable too early$/)]));
     expect(listed).toHaveLength(2);
-    expect(r.stdout).toMatch(/^ {5}fix: {5}wait for the directory fsync of \/ at request \d+ to complete before line \d+ of run 0 \("acked"/m);
+    expect(r.stdout).toMatch(/^ {5}fix: {5}wait for the fsync of \/checkpoint\S* at request \d+ to complete before line \d+ of run 0 \("acked"/m);
     expect([...r.stdout.matchAll(/^ {5}signatures: (.+)$/gm)].flatMap((m) => m[1].split('; ')).every((s) => s.includes('lose-unsynced')), '--policy lose-unsynced: no torn state').toBe(true);
     expect(r.stdout).toMatch(new RegExp(`^distinct failures: ${listed.length} causes \\(`, 'm'));
     // One artifact per distinct failure: repeats are counted, their artifacts not kept.
@@ -78,6 +78,25 @@ describe('powercut gate', () => {
     expect(named.length).toBeGreaterThan(listed.length);
     for (const a of named) expect(existsSync(path.join(a, 'case.json')), a).toBe(true);
     expect(await mountsLeft('powercut-gate-')).toEqual([]);
+
+    // Why it failed, in a terminal: the stored cause; without cause.json, the case recorded again and searched.
+    const one = path.join(dir, 'arts', artifacts[0]);
+    const stored = JSON.parse(await readFile(path.join(one, 'cause.json'), 'utf8'));
+    const explained = await powercut(['explain', one]);
+    expect(explained.exitCode, explained.stdout + explained.stderr).toBe(0);
+    expect(explained.stdout).toContain(`cause:  ${stored.title}`);
+    expect(explained.stdout).toMatch(/^fix: {4}\S/m);
+    expect(explained.stdout).toMatch(/^proof: {2}with .*: \d+ of \d+ intervals fail/m);
+    expect(explained.stdout).toMatch(/^reach: {2}(also under the journaled model|only on a filesystem as strict as POSIX allows)/m);
+    await rm(path.join(one, 'cause.json'));
+    const searched = await powercut(['explain', one]);
+    expect(searched.exitCode, searched.stdout + searched.stderr).toBe(0);
+    expect(searched.stdout).toContain('recording the case again on a fresh mount');
+    expect(JSON.parse(await readFile(path.join(one, 'cause.json'), 'utf8')).key).toBe(stored.key);
+    const replayed = await powercut(['replay', one]);
+    expect(replayed.exitCode, replayed.stdout).toBe(1);
+    expect(replayed.stdout).toContain(`the cause still holds: ${stored.title}`);
+    expect((await powercut(['explain', path.join(dir, 'nope')])).exitCode).toBe(2);
 
     // Sharded over a CI matrix: a second job's result (here the same run under another seed, which found
     // only the first cause) merges with it by cause into one summary, JSON, JUnit file and page.

@@ -109,6 +109,16 @@ describe('searchCause', () => {
     expect(c.fix).toBe('recover the disk a process crash leaves after request 5: liveness: the queue did not open after the power cut: queue damaged where synced: /dev/shm/slot-0/page.2 at offset 24');
   });
 
+  it('names a removal too early when recovery fails at a file the program had just removed, even after a process crash', async () => {
+    const { probe } = probeBy(() => false);
+    const gone: Violation = { check: 'liveness', message: 'liveness: queue damaged where synced: /dev/shm/slot-0/page.1 at offset 0: page is missing but checkpoint references it' };
+    const trace = [...pageTrace, req(6, 'unlink', '/page.1')];
+    const c = await searchCause(failing({ violations: [gone], trace, state: { id: { afterOp: 6, policy: 'lose-unsynced' }, interval: 2, hash: 'x' } }), probe);
+    expect(c.kind).toBe('early-persistence');
+    expect(c.key).toBe('early-persistence unlink /page.*');
+    expect(c.fix).toMatch(/^unlink \/page\.1 \(request 6\) comes before what stops depending on it: a process crash right after it already leaves a disk recovery cannot open/);
+  });
+
   it('names a persistence point too early when nothing after the lost change relied on it', async () => {
     // The unlink of /page.1 was made durable (fsyncdir, request 3) before the checkpoint that stops naming it was written (4).
     const trace = [req(1, 'write', '/checkpoint'), req(2, 'unlink', '/page.1'), req(3, 'fsyncdir', '/'), req(4, 'write', '/checkpoint', { offset: 48 })];

@@ -111,6 +111,19 @@ export async function searchCause(f: FailingState, probe: ProbeFn, bound: Search
     const failed = f.violations.find((v) => !v.hang)?.message ?? '';
     const named = pathsNamedIn(failed, f.trace.flatMap((e) => (e.path2 !== undefined ? [e.path, e.path2] : [e.path])))[0];
     const checks = [...targets].sort();
+    // The file it chokes on was removed just before (a page deleted while a checkpoint still names
+    // it): the removal came before what stops depending on the file, which a process crash already shows.
+    const last = named ? [...f.trace].reverse().find((e) => e.op <= id.afterOp && e.result === 0 && (e.path === named || e.path2 === named) && e.kind !== 'fsync') : undefined;
+    if (last && named && (last.kind === 'unlink' || last.kind === 'rmdir' || last.kind === 'truncate' || (last.kind === 'rename' && last.path === named))) {
+      evidence.push(`${last.kind} ${named} (request ${last.op}) is the last request on the file recovery fails at, and a process crash right after it fails already`);
+      const kinds = `${last.kind} ${pathPattern(named)}`;
+      return done({
+        kind: 'early-persistence',
+        key: `early-persistence ${kinds}`,
+        title: `${kinds} made durable too early`,
+        fix: `${last.kind} ${named} (request ${last.op}) comes before what stops depending on it: a process crash right after it already leaves a disk recovery cannot open; do it only once nothing durable refers to ${named} (${failed.split(' [target')[0]})`,
+      });
+    }
     return done({
       kind: 'recovery-fails-on-legal-disk',
       key: `recovery-fails-on-legal-disk ${checks.join(',')}${named ? ` ${pathPattern(named)}` : ''}`,
