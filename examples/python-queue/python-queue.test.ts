@@ -101,7 +101,7 @@ describe('examples/python-queue', () => {
       expect(declared.stdout).toMatch(/^floor: met/m);
       // The same queue judged as a log: the clean restarts, the holes and the order it never promised are what fail,
       // and each message names the declaration (so the declared run above did meet those cases).
-      const defaults = await powercut(dir, ['gate', '--driver', `${JOBS} --declare-defaults`, '--time-budget', String(PASS_BUDGET_S), '--seed', String(SEED), '--artifacts', path.join(dir, 'arts')]);
+      const defaults = await powercut(dir, ['gate', '--driver', `${JOBS} --declare-defaults`, '--time-budget', String(PASS_BUDGET_S), '--seed', String(SEED), '--group-by', 'signature', '--artifacts', path.join(dir, 'arts')]);
       expect(defaults.exitCode, defaults.stdout + defaults.stderr).toBe(1);
       const found = [...defaults.stdout.matchAll(/^\d+\. ([a-z-]+), /gm)].map((m) => m[1]);
       expect(found).toEqual(expect.arrayContaining(['monotonic-seqs', 'order']));
