@@ -50,7 +50,7 @@ describe.each(SCENARIOS.map((s) => [s.name, s] as const))('%s', (_name, scenario
     expect(tripsAsPromised(scenario, r), `the variant did not trip ${scenario.trips}: ${describeViolations(r)}`).toBe(true);
     // As the gate explains a scenario's failure: a fault's cause from the case, a cut's by recording it again.
     const target = resolveTarget(c);
-    const cause = c.faults?.length ? causeOfCase(r) : await explainCase(daemon(), target, c, r.violations, explainOnce());
+    const cause = r.runs.some((x) => x.failedRequests.length > 0) ? causeOfCase(r) : await explainCase(daemon(), target, r, explainOnce());
     if (c.recoveryCut) {
       // A second cut during recovery is not searched: the gate groups it by its signature.
       expect(cause).toBeUndefined();

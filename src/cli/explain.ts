@@ -59,10 +59,9 @@ const positiveNumber = (name: string, v: string | undefined, fallback: number): 
 /** The cause of a stored case: a fault's or damage's from the case itself, else by recording it again. */
 async function searchArtifact(artifact: StoredArtifact, target: Target, bound: typeof EXPLAIN_BOUNDS.bound): Promise<Cause | undefined> {
   const c = artifact.case;
-  if (c.faults?.length || c.recoveryFaults?.length) {
-    return causeOfCase(artifact);
-  }
-  return withReplayDaemon(undefined, (d) => explainCase(d, target, c, artifact.violations, { ...EXPLAIN_BOUNDS, bound, prove: () => true }));
+  // A fault that fired, or damage read at recovery, is the cause as the case records it.
+  if (c.recoveryFaults?.length || artifact.runs.some((r) => r.failedRequests.length > 0)) return causeOfCase(artifact);
+  return withReplayDaemon(undefined, (d) => explainCase(d, target, artifact, { ...EXPLAIN_BOUNDS, bound, prove: () => true }));
 }
 
 export const run: Command = async (argv) => {

@@ -123,9 +123,9 @@ export async function withReplayDaemon<T>(imageDir: string | undefined, f: (d: A
 async function causeNow(artifact: StoredArtifact, was: Cause, target: Target, rerun: { violations: Violation[] } & Partial<Pick<CaseResult, 'case' | 'runs' | 'cuts'>>): Promise<string> {
   let now: Cause | undefined;
   try {
-    now = rerun.case && rerun.runs && rerun.cuts && (artifact.case.faults?.length || artifact.case.recoveryFaults?.length)
+    now = rerun.case && rerun.runs && rerun.cuts && (artifact.case.recoveryFaults?.length || rerun.runs.some((r) => r.failedRequests.length > 0))
       ? causeOfCase({ case: rerun.case, runs: rerun.runs, cuts: rerun.cuts, violations: rerun.violations })
-      : await withReplayDaemon(undefined, (d) => explainCase(d, target, artifact.case, rerun.violations, { ...EXPLAIN_BOUNDS, prove: () => false }));
+      : await withReplayDaemon(undefined, (d) => explainCase(d, target, { case: artifact.case, violations: rerun.violations, runs: rerun.runs ?? artifact.runs }, { ...EXPLAIN_BOUNDS, prove: () => false }));
   } catch (err) {
     return `  could not check the cause (the tool failed): ${err instanceof HarnessError ? err.message : String(err)}`;
   }

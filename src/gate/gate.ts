@@ -159,7 +159,7 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
     const signature = failureSignature(result);
     const known = [...distinct.values()].find((f) => f.signatures.some((x) => x.signature === signature));
     try {
-      const cause = known?.cause ?? await explainCase(fixture.daemon, target, result.case, result.violations, explain(false)!, drivers);
+      const cause = known?.cause ?? await explainCase(fixture.daemon, target, result, explain(false)!, drivers);
       if (!cause) return true;
       result.cause = cause;
       if (result.artifactDir) await writeCause(result.artifactDir, cause);

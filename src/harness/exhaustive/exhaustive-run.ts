@@ -135,7 +135,7 @@ export interface ExhaustiveResult {
 export const RECOVERY_CUT_MAX_OP = 30;
 
 /** What exhaustive mode checks: one workload of a target, its settings and variant (a crash case without its cut). */
-export type ExhaustiveInput = Pick<CrashCase, 'target' | 'driver' | 'workload' | 'settings' | 'variant'>;
+export type ExhaustiveInput = Pick<CrashCase, 'target' | 'driver' | 'workload' | 'settings' | 'variant' | 'recoverySettings'>;
 
 /** The crash case a state is, for artifacts and replay; `on` says where its recovery ran. */
 export function stateCase(input: ExhaustiveInput, state: Pick<CrashStateInfo, 'id' | 'hash'>, recoveryCuts: boolean, caps: StateCaps, on?: RecoverOn): CrashCase {
@@ -145,6 +145,7 @@ export function stateCase(input: ExhaustiveInput, state: Pick<CrashStateInfo, 'i
     workload: input.workload,
     settings: input.settings,
     ...(input.variant !== undefined ? { variant: input.variant } : {}),
+    ...(input.recoverySettings !== undefined ? { recoverySettings: input.recoverySettings } : {}),
     policy: state.id.policy,
     seed: state.id.data?.kind === 'sectors' ? state.id.data.seed : 0,
     state: state.id,
@@ -348,9 +349,15 @@ const stateIdKey = (id: CrashStateId) => [id.afterOp, id.policy, id.dirPrefix ??
  * second cut, settings changed after the cut), when the recording no longer has that state, or when
  * it does not fail the same way (another interleaving, or only a torn outcome shows it).
  */
-export async function explainCase(daemon: DaemonHandle, target: Target, c: CrashCase, failed: readonly Violation[], explain: ExplainOptions, driverWorkers?: DriverWorkers): Promise<Cause | undefined> {
-  if (!(c.cut || c.state) || c.faults?.length || c.recoveryFaults?.length || c.recoverySettings || (c.cut && c.recoveryCut)) return undefined;
-  const input: ExhaustiveInput = { ...(c.target !== undefined ? { target: c.target } : {}), ...(c.driver ? { driver: c.driver } : {}), workload: c.workload, settings: c.settings, ...(c.variant !== undefined ? { variant: c.variant } : {}) };
+export async function explainCase(daemon: DaemonHandle, target: Target, failedCase: Pick<CaseResult, 'case' | 'violations' | 'runs'>, explain: ExplainOptions, driverWorkers?: DriverWorkers): Promise<Cause | undefined> {
+  const { case: c, violations: failed } = failedCase;
+  // A fault that never fired left the run as it is without it: explained without it.
+  const faulted = (c.faults?.length ?? 0) > 0 && failedCase.runs.some((r) => r.failedRequests.length > 0);
+  if (!(c.cut || c.state) || faulted || c.recoveryFaults?.length || (c.cut && c.recoveryCut)) return undefined;
+  const input: ExhaustiveInput = {
+    ...(c.target !== undefined ? { target: c.target } : {}), ...(c.driver ? { driver: c.driver } : {}), workload: c.workload, settings: c.settings,
+    ...(c.variant !== undefined ? { variant: c.variant } : {}), ...(c.recoverySettings !== undefined ? { recoverySettings: c.recoverySettings } : {}),
+  };
   const checks = new Set(failed.filter((v) => !v.hang).map((v) => v.check));
   const same = (vs: readonly Violation[]) => vs.some((v) => !v.hang && checks.has(v.check));
   const common: Partial<ExhaustiveOptions> = { explain, writeArtifacts: false, allFailures: true, firstFailureThat: same, ...(driverWorkers ? { driverWorkers } : {}) };
