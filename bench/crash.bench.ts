@@ -15,7 +15,9 @@
 //    steered/plain of the medians, in how many seeds steered was ahead (same seed, both arms), and a
 //    verdict line. Per-input rates do not depend on the machine's load; per-minute rates are what a
 //    gate run gets. Only the suites count (the scenarios, the same in both arms, are left out).
-//   node dist/bench/crash.bench.js [--workloads N] [--seed N] [--gate-seconds N] [--gate-seeds N] [--only SECTIONS]
+//    --gate-max-states N caps the crash states checked per input (the gate's --max-states): with 1,
+//    the runs are mostly generation, so many more inputs show what steering does per input.
+//   node dist/bench/crash.bench.js [--workloads N] [--seed N] [--gate-seconds N] [--gate-seeds N] [--gate-max-states N] [--only SECTIONS]
 //   --only takes a comma-separated list of sections: queue (1), targets (2, needs queue), catch (3),
 //   steering (4); e.g. `npm run bench:crash -- --only steering` runs the comparison alone.
 import fc from 'fast-check';
@@ -56,12 +58,14 @@ interface Options {
   seed: number;
   gateSeconds: number;
   gateSeeds: number;
+  /** The gate's --max-states in section 4 (undefined: its default). */
+  gateMaxStates?: number;
   only: Set<Section>;
 }
 
 function options(): Options {
   const { values } = parseArgs({
-    options: { workloads: { type: 'string' }, seed: { type: 'string' }, 'gate-seconds': { type: 'string' }, 'gate-seeds': { type: 'string' }, only: { type: 'string' } },
+    options: { workloads: { type: 'string' }, seed: { type: 'string' }, 'gate-seconds': { type: 'string' }, 'gate-seeds': { type: 'string' }, 'gate-max-states': { type: 'string' }, only: { type: 'string' } },
   });
   const int = (v: string | undefined, name: string, dflt: number) => {
     if (v === undefined) return dflt;
@@ -76,7 +80,8 @@ function options(): Options {
   if (only.has('targets') && !only.has('queue')) throw new Error('--only targets needs queue too (its first row is the queue\'s rate)');
   return {
     workloads: int(values.workloads, 'workloads', 6), seed: int(values.seed, 'seed', 20261201),
-    gateSeconds: int(values['gate-seconds'], 'gate-seconds', 30), gateSeeds: int(values['gate-seeds'], 'gate-seeds', 5), only,
+    gateSeconds: int(values['gate-seconds'], 'gate-seconds', 30), gateSeeds: int(values['gate-seeds'], 'gate-seeds', 5),
+    ...(values['gate-max-states'] !== undefined ? { gateMaxStates: int(values['gate-max-states'], 'gate-max-states', 0) } : {}), only,
   };
 }
 
@@ -231,6 +236,8 @@ async function timeToCatch(d: DaemonHandle, seed: number): Promise<void> {
 /** Section 4's events (counted as events, not as runs reaching them) and the features always listed when reached. */
 const STEERING_EVENTS = ['purges', 'rolls'];
 const NAMED_FEATURES = ['purges', 'rolls', 'unlink /page.*', 'rename /checkpoint.head.tmp'];
+/** A side wins a feature when its median rate is at least this many times the other's (and it led in most seeds). */
+const WIN_RATIO = 1.1;
 /** Besides those: this many of the features reached least over all runs of both arms. */
 const RAREST_LISTED = 6;
 
@@ -248,10 +255,10 @@ interface ArmRun {
   counts: Record<string, number>;
 }
 
-async function gateRun(generation: 'steered' | 'plain', seed: number, seconds: number): Promise<ArmRun> {
+async function gateRun(generation: 'steered' | 'plain', seed: number, seconds: number, maxStates?: number): Promise<ArmRun> {
   const artifactRoot = await mkdtemp(path.join(os.tmpdir(), 'powercut-bench-steering-'));
   try {
-    const r = await runGate({ timeBudgetMs: seconds * 1000, seed, generation, artifactRoot, out: { write: () => true } });
+    const r = await runGate({ timeBudgetMs: seconds * 1000, seed, generation, artifactRoot, out: { write: () => true }, ...(maxStates !== undefined ? { caps: { maxStates } } : {}) });
     if (r.verdict === 'violation' || r.verdict === 'tool-failed') throw new Error(`the gate on the correct queue ended '${r.verdict}' (seed ${seed}, ${generation}):\n${r.text}`);
     const suites = r.rows.filter((row) => row.kind === 'suite');
     const t = totals(suites, 0);
@@ -273,11 +280,11 @@ const ratio = (a: number, b: number) => (b > 0 ? `${(a / b).toFixed(2)}x` : a > 
 /** Section 4: steered against plain generation, several seeds per arm, interleaved; rates per minute and per 100 inputs, with their spread. */
 async function steering(o: Options): Promise<void> {
   const seeds = Array.from({ length: o.gateSeeds }, (_, k) => o.seed + k);
-  console.log(`\nsteered against plain generation: gate runs on the built-in queue (exhaustive mode), seeds ${seeds[0]}..${seeds[seeds.length - 1]}, ${o.gateSeconds} s each, interleaved (steered, plain, next seed); figures over the suites only:`);
+  console.log(`\nsteered against plain generation: gate runs on the built-in queue (exhaustive mode), seeds ${seeds[0]}..${seeds[seeds.length - 1]}, ${o.gateSeconds} s each${o.gateMaxStates !== undefined ? `, at most ${o.gateMaxStates} crash states per input` : ''}, interleaved (steered, plain, next seed); figures over the suites only:`);
   const runs = { steered: [] as ArmRun[], plain: [] as ArmRun[] };
   for (const seed of seeds) {
     for (const generation of ['steered', 'plain'] as const) {
-      const r = await gateRun(generation, seed, o.gateSeconds);
+      const r = await gateRun(generation, seed, o.gateSeconds, o.gateMaxStates);
       runs[generation].push(r);
       console.log(`  seed ${seed} ${generation.padEnd(8)} inputs ${pad(r.inputs, 4)} (steered ${pad(r.steered, 3)})  gate ${pad((r.gateMs / 1000).toFixed(1), 5)} s, suites ${pad((r.ms / 1000).toFixed(1), 5)} s  states ${pad(r.states, 6)}  purges ${pad(r.counts['purges (events)'], 4)}  rolls ${pad(r.counts['rolls (events)'], 4)}`);
     }
@@ -308,19 +315,19 @@ async function steering(o: Options): Promise<void> {
       const p = runs.plain.map((r) => of(r, name));
       const ahead = s.filter((x, k) => x > p[k]).length;
       cells.push(`${pad(spread(s, digits), 20)}${pad(spread(p, digits), 20)}${pad(ratio(median(s), median(p)), 7)}${pad(`${ahead}/${seeds.length}`, 6)}`);
-      // A side wins a feature when its median is higher and it was ahead in most seeds; otherwise neither.
+      // A side wins a feature when its median is at least WIN_RATIO the other's and it was ahead in most seeds; otherwise neither.
       const behind = s.filter((x, k) => x < p[k]).length;
       const v = verdicts[unit];
       const tag = `${name} ${ratio(median(s), median(p))}`;
-      if (median(s) > median(p) && ahead > seeds.length / 2) v.steered.push(tag);
-      else if (median(p) > median(s) && behind > seeds.length / 2) v.plain.push(tag);
+      if (median(s) >= WIN_RATIO * median(p) && median(s) > 0 && ahead > seeds.length / 2) v.steered.push(tag);
+      else if (median(p) >= WIN_RATIO * median(s) && median(p) > 0 && behind > seeds.length / 2) v.plain.push(tag);
       else v.even.push(name);
     }
     console.log(`${name.padEnd(w)}${cells.join('')}`);
   }
   for (const [unit, v] of Object.entries(verdicts)) {
     const list = (xs: string[]) => (xs.length > 0 ? xs.join(', ') : 'nothing');
-    console.log(`verdict per ${unit === 'min' ? 'minute' : '100 inputs'}: steered ahead on ${list(v.steered)}; plain ahead on ${list(v.plain)}; neither (medians or seeds disagree) on ${list(v.even)}`);
+    console.log(`verdict per ${unit === 'min' ? 'minute' : '100 inputs'}: steered ahead on ${list(v.steered)}; plain ahead on ${list(v.plain)}; neither (within 10 % or seeds split) on ${list(v.even)}`);
   }
 }
 
