@@ -13,7 +13,7 @@
 //    --gate-seconds long; for purges, rolls and the rarest features reached, the rate per minute of
 //    suite time and per 100 inputs of each arm as the median and the range over the seeds, the ratio
 //    steered/plain of the medians, in how many seeds steered was ahead (same seed, both arms), and a
-//    verdict line. Per-input rates do not depend on the machine's load; per-minute rates are what a
+//    verdict line per unit (a side wins a feature only when a sign test over the seeds says so). Per-input rates do not depend on the machine's load; per-minute rates are what a
 //    gate run gets. Only the suites count (the scenarios, the same in both arms, are left out).
 //    --gate-max-states N caps the crash states checked per input (the gate's --max-states): with 1,
 //    the runs are mostly generation, so many more inputs show what steering does per input.
@@ -33,6 +33,8 @@ import { DriverWorkers } from '../src/harness/driver-workers.js';
 import { runExhaustive, type ExhaustiveOptions, type StateTimings } from '../src/harness/exhaustive/exhaustive-run.js';
 import { bothModesArb, casesOf, caughtBug, crashInputArb, runCrashSuite, type CrashInput } from '../properties/crash-property.js';
 import { runGate } from '../src/gate/gate.js';
+import { Steering } from '../src/gate/steering.js';
+import { roundSeed } from '../src/gate/suites.js';
 import { totals } from '../src/report/gate-results.js';
 import { resolveTarget } from '../src/targets/index.js';
 import { KNOWN_BAD } from '../src/targets/powercut-queue/known-bad.js';
@@ -236,8 +238,8 @@ async function timeToCatch(d: DaemonHandle, seed: number): Promise<void> {
 /** Section 4's events (counted as events, not as runs reaching them) and the features always listed when reached. */
 const STEERING_EVENTS = ['purges', 'rolls'];
 const NAMED_FEATURES = ['purges', 'rolls', 'unlink /page.*', 'rename /checkpoint.head.tmp'];
-/** A side wins a feature when its median rate is at least this many times the other's (and it led in most seeds). */
-const WIN_RATIO = 1.1;
+/** A side wins a feature when the sign test over the seeds gives at most this (5 seeds: only 5 of 5 does). */
+const WIN_P = 0.1;
 /** Besides those: this many of the features reached least over all runs of both arms. */
 const RAREST_LISTED = 6;
 
@@ -246,6 +248,8 @@ interface ArmRun {
   seed: number;
   inputs: number;
   steered: number;
+  /** Mutants, and those that reached the feature they were aimed at. */
+  aims: { mutants: number; hit: number };
   /** The whole gate run, scenarios included. */
   gateMs: number;
   /** Its suites' time. */
@@ -258,13 +262,14 @@ interface ArmRun {
 async function gateRun(generation: 'steered' | 'plain', seed: number, seconds: number, maxStates?: number): Promise<ArmRun> {
   const artifactRoot = await mkdtemp(path.join(os.tmpdir(), 'powercut-bench-steering-'));
   try {
-    const r = await runGate({ timeBudgetMs: seconds * 1000, seed, generation, artifactRoot, out: { write: () => true }, ...(maxStates !== undefined ? { caps: { maxStates } } : {}) });
+    const steer = new Steering(roundSeed(seed, -1, -1));
+    const r = await runGate({ timeBudgetMs: seconds * 1000, seed, generation, steering: steer, artifactRoot, out: { write: () => true }, ...(maxStates !== undefined ? { caps: { maxStates } } : {}) });
     if (r.verdict === 'violation' || r.verdict === 'tool-failed') throw new Error(`the gate on the correct queue ended '${r.verdict}' (seed ${seed}, ${generation}):\n${r.text}`);
     const suites = r.rows.filter((row) => row.kind === 'suite');
     const t = totals(suites, 0);
     const counts: Record<string, number> = { ...t.coverage.features };
     for (const e of STEERING_EVENTS) counts[`${e} (events)`] = t.coverage.events[e] ?? 0;
-    return { seed, inputs: r.steered.of, steered: r.steered.inputs, gateMs: r.durationMs, ms: suites.reduce((n, row) => n + row.durationMs, 0), states: t.cases, counts };
+    return { seed, inputs: r.steered.of, steered: r.steered.inputs, aims: { ...steer.aims }, gateMs: r.durationMs, ms: suites.reduce((n, row) => n + row.durationMs, 0), states: t.cases, counts };
   } finally {
     await rm(artifactRoot, { recursive: true, force: true });
   }
@@ -275,6 +280,18 @@ const median = (xs: readonly number[]) => {
   return s.length % 2 === 1 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 const spread = (xs: readonly number[], digits: number) => `${median(xs).toFixed(digits)} (${Math.min(...xs).toFixed(digits)}-${Math.max(...xs).toFixed(digits)})`;
+/** Two-sided sign test: the chance of a split at least this uneven if neither side were better (ties left out). */
+function signTestP(ahead: number, behind: number): number {
+  const n = ahead + behind;
+  if (n === 0) return 1;
+  let tail = 0;
+  for (let k = Math.max(ahead, behind); k <= n; k++) {
+    let c = 1;
+    for (let j = 0; j < k; j++) c = (c * (n - j)) / (j + 1);
+    tail += c / 2 ** n;
+  }
+  return Math.min(1, 2 * tail);
+}
 const ratio = (a: number, b: number) => (b > 0 ? `${(a / b).toFixed(2)}x` : a > 0 ? 'inf' : '-');
 
 /** Section 4: steered against plain generation, several seeds per arm, interleaved; rates per minute and per 100 inputs, with their spread. */
@@ -305,6 +322,7 @@ async function steering(o: Options): Promise<void> {
   console.log(`\n${'inputs a minute'.padEnd(w)}steered ${spread(runs.steered.map((r) => perMin(r.inputs, r.ms)), 1)}, plain ${spread(runs.plain.map((r) => perMin(r.inputs, r.ms)), 1)}`);
   console.log(`${'crash states per input'.padEnd(w)}steered ${spread(runs.steered.map((r) => r.states / Math.max(1, r.inputs)), 1)}, plain ${spread(runs.plain.map((r) => r.states / Math.max(1, r.inputs)), 1)}`);
   console.log(`${'steered share of inputs'.padEnd(w)}${spread(runs.steered.map((r) => (r.steered / Math.max(1, r.inputs)) * 100), 0)} %`);
+  console.log(`${'mutants reaching their aim'.padEnd(w)}${spread(runs.steered.map((r) => (r.aims.hit / Math.max(1, r.aims.mutants)) * 100), 0)} % (${runs.steered.reduce((n, r) => n + r.aims.hit, 0)} of ${runs.steered.reduce((n, r) => n + r.aims.mutants, 0)})`);
   console.log(`\nmedian (min-max) over ${seeds.length} seeds; events counted as events, a feature as the runs that reached it; 'ahead' = seeds where steered beat plain on the same seed:`);
   console.log(`${'feature'.padEnd(w)}${pad('steered /min', 20)}${pad('plain /min', 20)}${pad('ratio', 7)}${pad('ahead', 6)}${pad('steered /100 in', 20)}${pad('plain /100 in', 20)}${pad('ratio', 7)}${pad('ahead', 6)}`);
   const verdicts = { min: { steered: [] as string[], plain: [] as string[], even: [] as string[] }, input: { steered: [] as string[], plain: [] as string[], even: [] as string[] } };
@@ -315,19 +333,21 @@ async function steering(o: Options): Promise<void> {
       const p = runs.plain.map((r) => of(r, name));
       const ahead = s.filter((x, k) => x > p[k]).length;
       cells.push(`${pad(spread(s, digits), 20)}${pad(spread(p, digits), 20)}${pad(ratio(median(s), median(p)), 7)}${pad(`${ahead}/${seeds.length}`, 6)}`);
-      // A side wins a feature when its median is at least WIN_RATIO the other's and it was ahead in most seeds; otherwise neither.
+      // A side wins a feature when it was ahead on the same seed more often than chance allows (a
+      // two-sided sign test, p <= WIN_P) and its median is higher; otherwise neither.
       const behind = s.filter((x, k) => x < p[k]).length;
       const v = verdicts[unit];
       const tag = `${name} ${ratio(median(s), median(p))}`;
-      if (median(s) >= WIN_RATIO * median(p) && median(s) > 0 && ahead > seeds.length / 2) v.steered.push(tag);
-      else if (median(p) >= WIN_RATIO * median(s) && median(p) > 0 && behind > seeds.length / 2) v.plain.push(tag);
+      const significant = signTestP(ahead, behind) <= WIN_P;
+      if (significant && ahead > behind && median(s) > median(p)) v.steered.push(tag);
+      else if (significant && behind > ahead && median(p) > median(s)) v.plain.push(tag);
       else v.even.push(name);
     }
     console.log(`${name.padEnd(w)}${cells.join('')}`);
   }
   for (const [unit, v] of Object.entries(verdicts)) {
     const list = (xs: string[]) => (xs.length > 0 ? xs.join(', ') : 'nothing');
-    console.log(`verdict per ${unit === 'min' ? 'minute' : '100 inputs'}: steered ahead on ${list(v.steered)}; plain ahead on ${list(v.plain)}; neither (within 10 % or seeds split) on ${list(v.even)}`);
+    console.log(`verdict per ${unit === 'min' ? 'minute' : '100 inputs'}: steered ahead on ${list(v.steered)}; plain ahead on ${list(v.plain)}; neither (seeds split: sign test p > ${WIN_P}) on ${list(v.even)}`);
   }
 }
 

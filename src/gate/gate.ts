@@ -45,6 +45,8 @@ export interface GateOptions {
   stopOnFirst?: boolean;
   /** 'steered' (default): most inputs mutate one that reached a rare feature (steering.ts); 'plain': every input fresh. */
   generation?: 'steered' | 'plain';
+  /** The steering to use (the bench reads its figures); default one seeded from `seed`. */
+  steering?: Steering;
   /** Failure artifacts go under this folder. */
   artifactRoot: string;
   junitFile?: string;
@@ -108,7 +110,7 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
   const distinct = new Map<string, DistinctFailure>();
   let shrinkingMs = 0;
   let inputs = 0;
-  const steering = new Steering(roundSeed(o.seed, -1, -1));
+  const steering = o.steering ?? new Steering(roundSeed(o.seed, -1, -1));
   /** Counts a failing case under its signature; a new one is kept (with its artifact), a known one only counted. */
   const found = async (row: GateRow, result: CaseResult, shrunk?: { failure: CaseResult; seed?: number; path?: string }): Promise<void> => {
     const signature = failureSignature(result);
