@@ -1,8 +1,7 @@
 // Steers a suite's generation toward the features its runs reach least (Coverage.features: kinds of
 // request against kinds of file, and the target's events such as purges), as coverage-guided fuzzers
-// do. Each suite counts, for every feature, the share of its inputs whose runs reached it (while it
-// has run few, leaning on the share in the whole run); a feature reached by at most RARE_SHARE of them
-// is rare. For each feature the suite keeps the last inputs that
+// do. Each suite counts, for every feature, the share of its inputs whose runs reached it; a feature
+// reached by at most RARE_SHARE of them is rare. For each feature the suite keeps the last inputs that
 // reached it; while some feature is rare, three inputs in four are small mutations of an input that
 // reached one (the feature drawn the likelier the rarer), the rest fresh. A feature stops being rare
 // once steering has raised its share, so steering stops by itself where there is nothing rare left.
@@ -14,11 +13,6 @@ import type { CrashInput } from '../../properties/crash-property.js';
 export const RARE_SHARE = 0.25;
 /** While a feature is rare, this share of the suite's inputs mutate one that reached it. */
 export const MUTATE_SHARE = 0.75;
-/**
- * A suite's share of a feature is estimated as if it had also seen this many inputs at the share of
- * the whole run (all suites): a suite that has run few inputs leans on what the others found rare.
- */
-export const PRIOR_INPUTS = 4;
 /** Per suite and feature, the newest inputs that reached it (the ones mutated). */
 export const KEPT_PER_FEATURE = 8;
 
@@ -39,8 +33,6 @@ interface SuiteState {
  */
 export class Steering {
   private readonly suites = new Map<number, SuiteState>();
-  /** The whole run's counts, all suites. */
-  private readonly all = { inputs: 0, runs: new Map<string, number>() };
   private readonly prng: Prng;
   /** Inputs handed out as mutations so far. */
   steered = 0;
@@ -62,7 +54,6 @@ export class Steering {
     const st = this.state(suite);
     const names = Object.keys(features).filter((f) => (features[f] ?? 0) > 0);
     st.inputs++;
-    this.all.inputs++;
     if (st.aimed !== undefined) {
       this.aims.mutants++;
       if (names.includes(st.aimed)) this.aims.hit++;
@@ -70,7 +61,6 @@ export class Steering {
     }
     for (const f of names) {
       st.runs.set(f, (st.runs.get(f) ?? 0) + 1);
-      this.all.runs.set(f, (this.all.runs.get(f) ?? 0) + 1);
       const kept = st.kept.get(f) ?? [];
       kept.push(input);
       if (kept.length > KEPT_PER_FEATURE) kept.shift();
@@ -78,11 +68,11 @@ export class Steering {
     }
   }
 
-  /** The suite's rare features with their share of its inputs (PRIOR_INPUTS of them at the run's share), rarest first. */
+  /** The suite's rare features with their share of its inputs, rarest first. */
   rare(suite: number): { feature: string; share: number }[] {
     const st = this.state(suite);
     return [...st.runs.entries()]
-      .map(([feature, n]) => ({ feature, share: (n + (PRIOR_INPUTS * (this.all.runs.get(feature) ?? 0)) / this.all.inputs) / (st.inputs + PRIOR_INPUTS) }))
+      .map(([feature, n]) => ({ feature, share: n / st.inputs }))
       .filter((r) => r.share <= RARE_SHARE)
       .sort((a, b) => a.share - b.share || (a.feature < b.feature ? -1 : 1));
   }
