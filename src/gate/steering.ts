@@ -10,7 +10,7 @@ import { Prng } from '../../fusefs/model/prng.js';
 import type { CrashInput } from '../../properties/crash-property.js';
 
 /** A feature reached by at most this share of a suite's inputs is rare. */
-export const RARE_SHARE = 1 / 3;
+export const RARE_SHARE = 0.25;
 /** While a feature is rare, this share of the suite's inputs mutate one that reached it. */
 export const MUTATE_SHARE = 0.75;
 /** Per suite and feature, the newest inputs that reached it (the ones mutated). */
