@@ -202,8 +202,7 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
             artifactRoot: o.artifactRoot,
             exhaustive: exhaustiveOptions(Math.min(turnEndsMs, Date.now() + budget.leftMs()), s.suite.recoveryCuts ?? false),
           });
-          // An input's cost to steering: its persistence intervals (its crash states grow with them, whatever the deadline left out).
-          for (const t of report.tried) steering.observe(s.index, t.input, t.features, report.coverage.intervals / Math.max(1, report.tried.length));
+          for (const t of report.tried) steering.observe(s.index, t.input, t.features);
           s.row.cases += report.cases;
           for (const cap of report.capsHit) if (!s.row.capsHit.includes(cap)) s.row.capsHit.push(cap);
           addCoverage(s.row.coverage, report.coverage);

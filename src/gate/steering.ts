@@ -3,8 +3,7 @@
 // do. Each suite counts, for every feature, the share of its inputs whose runs reached it; a feature
 // reached by at most RARE_SHARE of them is rare. For each feature the suite keeps the last inputs that
 // reached it; while some feature is rare, three inputs in four are small mutations of an input that
-// reached one (the feature drawn the likelier the rarer, then the input the likelier the cheaper to
-// check, as fuzzers favour the fastest input of an edge), the rest fresh. A feature stops being rare
+// reached one (the feature drawn the likelier the rarer), the rest fresh. A feature stops being rare
 // once steering has raised its share, so steering stops by itself where there is nothing rare left.
 // Seeded: a gate run repeats.
 import { Prng } from '../../fusefs/model/prng.js';
@@ -22,7 +21,7 @@ interface SuiteState {
   inputs: number;
   /** Per feature: the inputs that reached it. */
   runs: Map<string, number>;
-  kept: Map<string, { input: CrashInput; cost: number }[]>;
+  kept: Map<string, CrashInput[]>;
   /** The feature the last pick aimed at, until its input is observed. */
   aimed?: string;
 }
@@ -50,12 +49,8 @@ export class Steering {
     return st;
   }
 
-  /**
-   * Counts the features one input's runs reached (each once), and keeps the input as one that reached
-   * each. `cost`: what checking it took, in any unit the suite uses alike (the gate: its persistence
-   * intervals, which its crash states grow with).
-   */
-  observe(suite: number, input: CrashInput, features: Record<string, number>, cost = 1): void {
+  /** Counts the features one input's runs reached (each once), and keeps the input as one that reached each. */
+  observe(suite: number, input: CrashInput, features: Record<string, number>): void {
     const st = this.state(suite);
     const names = Object.keys(features).filter((f) => (features[f] ?? 0) > 0);
     st.inputs++;
@@ -67,7 +62,7 @@ export class Steering {
     for (const f of names) {
       st.runs.set(f, (st.runs.get(f) ?? 0) + 1);
       const kept = st.kept.get(f) ?? [];
-      kept.push({ input, cost: Math.max(1, cost) });
+      kept.push(input);
       if (kept.length > KEPT_PER_FEATURE) kept.shift();
       st.kept.set(f, kept);
     }
@@ -85,26 +80,20 @@ export class Steering {
   /**
    * An input of `suite` to mutate, or undefined for a fresh one: always while no feature of the suite
    * is rare, else a quarter of the time. The rare feature is drawn with weight 1/share squared (one
-   * reached half as often is four times as likely), then one of the inputs that reached it with weight
-   * 1/cost (one half as costly is twice as likely): a suite gets more of its rare features a minute.
+   * reached half as often is four times as likely), then one of the inputs that reached it.
    */
   pick(suite: number): CrashInput | undefined {
     const st = this.state(suite);
     st.aimed = undefined;
     const rare = this.rare(suite);
     if (rare.length === 0 || this.prng.next() >= MUTATE_SHARE) return undefined;
-    const feature = rare[this.draw(rare.map((r) => 1 / r.share ** 2))].feature;
-    const kept = st.kept.get(feature)!;
-    st.aimed = feature;
-    this.steered++;
-    return kept[this.draw(kept.map((k) => 1 / k.cost))].input;
-  }
-
-  /** An index drawn with the given weights. */
-  private draw(weights: readonly number[]): number {
+    const weights = rare.map((r) => 1 / r.share ** 2);
     let x = this.prng.next() * weights.reduce((a, b) => a + b, 0);
     let i = 0;
-    while (i < weights.length - 1 && x >= weights[i]) x -= weights[i++];
-    return i;
+    while (i < rare.length - 1 && x >= weights[i]) x -= weights[i++];
+    const kept = st.kept.get(rare[i].feature)!;
+    st.aimed = rare[i].feature;
+    this.steered++;
+    return kept[this.prng.int(kept.length)];
   }
 }
