@@ -8,9 +8,18 @@
 // 3. time to catch: on the same workloads, how many crash cases and seconds each mode needs to
 //    catch the known-bad variants whose bugs need one exact crash state, torn prefix, interleaving
 //    or slow fsync;
-// 4. steered against plain generation: two gate runs of the same seed and budget, and what each
-//    reached (purges, rolls, the rarest features).
-//   node dist/bench/crash.bench.js [--workloads N] [--seed N] [--gate-seconds N]
+// 4. steered against plain generation: gate runs on the built-in queue, --gate-seeds seeds per arm
+//    (seed, seed+1, ...), interleaved (steered seed 1, plain seed 1, steered seed 2, ...), each
+//    --gate-seconds long; for purges, rolls and the rarest features reached, the rate per minute of
+//    suite time and per 100 inputs of each arm as the median and the range over the seeds, the ratio
+//    steered/plain of the medians, in how many seeds steered was ahead (same seed, both arms), and a
+//    verdict line per unit (a side wins a feature only when a sign test over the seeds says so). Per-input rates do not depend on the machine's load; per-minute rates are what a
+//    gate run gets. Only the suites count (the scenarios, the same in both arms, are left out).
+//    --gate-max-states N caps the crash states checked per input (the gate's --max-states): with 1,
+//    the runs are mostly generation, so many more inputs show what steering does per input.
+//   node dist/bench/crash.bench.js [--workloads N] [--seed N] [--gate-seconds N] [--gate-seeds N] [--gate-max-states N] [--only SECTIONS]
+//   --only takes a comma-separated list of sections: queue (1), targets (2, needs queue), catch (3),
+//   steering (4); e.g. `npm run bench:crash -- --only steering` runs the comparison alone.
 import fc from 'fast-check';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -22,9 +31,10 @@ import { startTempDaemon, type DaemonHandle } from '../src/harness/daemon-proces
 import { mergeTimeouts } from '../src/harness/driver-process.js';
 import { DriverWorkers } from '../src/harness/driver-workers.js';
 import { runExhaustive, type ExhaustiveOptions, type StateTimings } from '../src/harness/exhaustive/exhaustive-run.js';
-import { formatFeatures } from '../src/harness/coverage.js';
 import { bothModesArb, casesOf, caughtBug, crashInputArb, runCrashSuite, type CrashInput } from '../properties/crash-property.js';
 import { runGate } from '../src/gate/gate.js';
+import { Steering } from '../src/gate/steering.js';
+import { roundSeed } from '../src/gate/suites.js';
 import { totals } from '../src/report/gate-results.js';
 import { resolveTarget } from '../src/targets/index.js';
 import { KNOWN_BAD } from '../src/targets/powercut-queue/known-bad.js';
@@ -42,20 +52,39 @@ const CATCH_BUDGET_WORKLOADS = 10;
 /** Section 2: workloads per other target. */
 const TARGET_WORKLOADS = 4;
 
+const SECTIONS = ['queue', 'targets', 'catch', 'steering'] as const;
+type Section = (typeof SECTIONS)[number];
+
 interface Options {
   workloads: number;
   seed: number;
   gateSeconds: number;
+  gateSeeds: number;
+  /** The gate's --max-states in section 4 (undefined: its default). */
+  gateMaxStates?: number;
+  only: Set<Section>;
 }
 
 function options(): Options {
-  const { values } = parseArgs({ options: { workloads: { type: 'string' }, seed: { type: 'string' }, 'gate-seconds': { type: 'string' } } });
+  const { values } = parseArgs({
+    options: { workloads: { type: 'string' }, seed: { type: 'string' }, 'gate-seconds': { type: 'string' }, 'gate-seeds': { type: 'string' }, 'gate-max-states': { type: 'string' }, only: { type: 'string' } },
+  });
   const int = (v: string | undefined, name: string, dflt: number) => {
     if (v === undefined) return dflt;
     if (!/^\d+$/.test(v) || Number(v) < 1) throw new Error(`--${name} must be an integer >= 1, got '${v}'`);
     return Number(v);
   };
-  return { workloads: int(values.workloads, 'workloads', 6), seed: int(values.seed, 'seed', 20261201), gateSeconds: int(values['gate-seconds'], 'gate-seconds', 45) };
+  const only = new Set<Section>();
+  for (const name of (values.only ?? SECTIONS.join(',')).split(',')) {
+    if (!(SECTIONS as readonly string[]).includes(name)) throw new Error(`--only takes ${SECTIONS.join(', ')} (comma-separated), got '${name}'`);
+    only.add(name as Section);
+  }
+  if (only.has('targets') && !only.has('queue')) throw new Error('--only targets needs queue too (its first row is the queue\'s rate)');
+  return {
+    workloads: int(values.workloads, 'workloads', 6), seed: int(values.seed, 'seed', 20261201),
+    gateSeconds: int(values['gate-seconds'], 'gate-seconds', 30), gateSeeds: int(values['gate-seeds'], 'gate-seeds', 5),
+    ...(values['gate-max-states'] !== undefined ? { gateMaxStates: int(values['gate-max-states'], 'gate-max-states', 0) } : {}), only,
+  };
 }
 
 const perMin = (cases: number, ms: number) => (ms > 0 ? (cases / ms) * 60_000 : 0);
@@ -78,17 +107,21 @@ async function exhaustiveRate(d: DaemonHandle, inputs: readonly CrashInput[], o:
 
 async function main(): Promise<void> {
   const o = options();
-  const fixture = await startTempDaemon('bench-crash');
-  const d = fixture.daemon;
-  try {
-    const native = await builtInQueue(d, o);
-    await targetRows(d, o, native);
-    await timeToCatch(d, o.seed);
-  } finally {
-    await drivers.stop();
-    await fixture.stop();
+  if (o.only.has('queue') || o.only.has('catch')) {
+    const fixture = await startTempDaemon('bench-crash');
+    const d = fixture.daemon;
+    try {
+      if (o.only.has('queue')) {
+        const native = await builtInQueue(d, o);
+        if (o.only.has('targets')) await targetRows(d, o, native);
+      }
+      if (o.only.has('catch')) await timeToCatch(d, o.seed);
+    } finally {
+      await drivers.stop();
+      await fixture.stop();
+    }
   }
-  await steering(o);
+  if (o.only.has('steering')) await steering(o);
 }
 
 /** Section 1: the built-in queue three ways, on the same workloads. */
@@ -202,22 +235,119 @@ async function timeToCatch(d: DaemonHandle, seed: number): Promise<void> {
   console.log(`target: exhaustive mode catches every listed variant in fewer seconds than random cuts: ${faster === CATCH_VARIANTS.length ? 'met' : `NOT met (${faster} of ${CATCH_VARIANTS.length})`}`);
 }
 
-/** Section 4: the same gate run steered and plain, and what each reached. */
+/** Section 4's events (counted as events, not as runs reaching them) and the features always listed when reached. */
+const STEERING_EVENTS = ['purges', 'rolls'];
+const NAMED_FEATURES = ['purges', 'rolls', 'unlink /page.*', 'rename /checkpoint.head.tmp'];
+/** A side wins a feature when the sign test over the seeds gives at most this (5 seeds: only 5 of 5 does). */
+const WIN_P = 0.1;
+/** Besides those: this many of the features reached least over all runs of both arms. */
+const RAREST_LISTED = 6;
+
+/** One gate run's figures, its suites only: inputs, suite time, and per listed name its count. */
+interface ArmRun {
+  seed: number;
+  inputs: number;
+  steered: number;
+  /** Mutants, and those that reached the feature they were aimed at. */
+  aims: { mutants: number; hit: number };
+  /** The whole gate run, scenarios included. */
+  gateMs: number;
+  /** Its suites' time. */
+  ms: number;
+  states: number;
+  /** `purges (events)`, `rolls (events)`: events; every other name: a feature, the runs that reached it. */
+  counts: Record<string, number>;
+}
+
+async function gateRun(generation: 'steered' | 'plain', seed: number, seconds: number, maxStates?: number): Promise<ArmRun> {
+  const artifactRoot = await mkdtemp(path.join(os.tmpdir(), 'powercut-bench-steering-'));
+  try {
+    const steer = new Steering(roundSeed(seed, -1, -1));
+    const r = await runGate({ timeBudgetMs: seconds * 1000, seed, generation, steering: steer, artifactRoot, out: { write: () => true }, ...(maxStates !== undefined ? { caps: { maxStates } } : {}) });
+    if (r.verdict === 'violation' || r.verdict === 'tool-failed') throw new Error(`the gate on the correct queue ended '${r.verdict}' (seed ${seed}, ${generation}):\n${r.text}`);
+    const suites = r.rows.filter((row) => row.kind === 'suite');
+    const t = totals(suites, 0);
+    const counts: Record<string, number> = { ...t.coverage.features };
+    for (const e of STEERING_EVENTS) counts[`${e} (events)`] = t.coverage.events[e] ?? 0;
+    return { seed, inputs: r.steered.of, steered: r.steered.inputs, aims: { ...steer.aims }, gateMs: r.durationMs, ms: suites.reduce((n, row) => n + row.durationMs, 0), states: t.cases, counts };
+  } finally {
+    await rm(artifactRoot, { recursive: true, force: true });
+  }
+}
+
+const median = (xs: readonly number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 === 1 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+const spread = (xs: readonly number[], digits: number) => `${median(xs).toFixed(digits)} (${Math.min(...xs).toFixed(digits)}-${Math.max(...xs).toFixed(digits)})`;
+/** Two-sided sign test: the chance of a split at least this uneven if neither side were better (ties left out). */
+function signTestP(ahead: number, behind: number): number {
+  const n = ahead + behind;
+  if (n === 0) return 1;
+  let tail = 0;
+  for (let k = Math.max(ahead, behind); k <= n; k++) {
+    let c = 1;
+    for (let j = 0; j < k; j++) c = (c * (n - j)) / (j + 1);
+    tail += c / 2 ** n;
+  }
+  return Math.min(1, 2 * tail);
+}
+const ratio = (a: number, b: number) => (b > 0 ? `${(a / b).toFixed(2)}x` : a > 0 ? 'inf' : '-');
+
+/** Section 4: steered against plain generation, several seeds per arm, interleaved; rates per minute and per 100 inputs, with their spread. */
 async function steering(o: Options): Promise<void> {
-  console.log(`\nsteered against plain generation: two gate runs on the built-in queue, seed ${o.seed}, ${o.gateSeconds} s each, exhaustive mode:`);
-  console.log(`${'generation'.padEnd(12)}${pad('inputs', 8)}${pad('states', 8)}${pad('purges/min', 12)}${pad('rolls/min', 11)}${pad('features', 10)}  rarest features (runs reaching each)`);
-  for (const generation of ['steered', 'plain'] as const) {
-    const artifactRoot = await mkdtemp(path.join(os.tmpdir(), 'powercut-bench-steering-'));
-    try {
-      const r = await runGate({ timeBudgetMs: o.gateSeconds * 1000, seed: o.seed, generation, artifactRoot, out: { write: () => true } });
-      const t = totals(r.rows, r.durationMs);
-      const minutes = r.durationMs / 60_000;
-      const ev = (name: string) => ((t.coverage.events[name] ?? 0) / minutes).toFixed(0);
-      const rarest = formatFeatures(t.coverage).split(', ').slice(0, 4).join(', ');
-      console.log(`${generation.padEnd(12)}${pad(r.steered.of, 8)}${pad(t.cases, 8)}${pad(ev('purges'), 12)}${pad(ev('rolls'), 11)}${pad(Object.keys(t.coverage.features).length, 10)}  ${rarest}`);
-    } finally {
-      await rm(artifactRoot, { recursive: true, force: true });
+  const seeds = Array.from({ length: o.gateSeeds }, (_, k) => o.seed + k);
+  console.log(`\nsteered against plain generation: gate runs on the built-in queue (exhaustive mode), seeds ${seeds[0]}..${seeds[seeds.length - 1]}, ${o.gateSeconds} s each${o.gateMaxStates !== undefined ? `, at most ${o.gateMaxStates} crash states per input` : ''}, interleaved (steered, plain, next seed); figures over the suites only:`);
+  const runs = { steered: [] as ArmRun[], plain: [] as ArmRun[] };
+  for (const seed of seeds) {
+    for (const generation of ['steered', 'plain'] as const) {
+      const r = await gateRun(generation, seed, o.gateSeconds, o.gateMaxStates);
+      runs[generation].push(r);
+      console.log(`  seed ${seed} ${generation.padEnd(8)} inputs ${pad(r.inputs, 4)} (steered ${pad(r.steered, 3)})  gate ${pad((r.gateMs / 1000).toFixed(1), 5)} s, suites ${pad((r.ms / 1000).toFixed(1), 5)} s  states ${pad(r.states, 6)}  purges ${pad(r.counts['purges (events)'], 4)}  rolls ${pad(r.counts['rolls (events)'], 4)}`);
     }
+  }
+  const all = [...runs.steered, ...runs.plain];
+  const total = (name: string) => all.reduce((n, r) => n + (r.counts[name] ?? 0), 0);
+  const reached = [...new Set(all.flatMap((r) => Object.keys(r.counts)))].filter((n) => total(n) > 0 && !n.endsWith(' (events)'));
+  const rarest = [...reached].sort((a, b) => total(a) - total(b) || (a < b ? -1 : 1)).slice(0, RAREST_LISTED);
+  const listed = [
+    ...STEERING_EVENTS.map((e) => `${e} (events)`),
+    ...NAMED_FEATURES.filter((n) => reached.includes(n)),
+    ...reached.filter((n) => n.startsWith('truncate ')),
+    ...rarest,
+  ].filter((n, i, xs) => xs.indexOf(n) === i);
+  const perMinOf = (r: ArmRun, name: string) => perMin(r.counts[name] ?? 0, r.ms);
+  const per100Of = (r: ArmRun, name: string) => (r.inputs > 0 ? ((r.counts[name] ?? 0) / r.inputs) * 100 : 0);
+  const w = 30;
+  console.log(`\n${'inputs a minute'.padEnd(w)}steered ${spread(runs.steered.map((r) => perMin(r.inputs, r.ms)), 1)}, plain ${spread(runs.plain.map((r) => perMin(r.inputs, r.ms)), 1)}`);
+  console.log(`${'crash states per input'.padEnd(w)}steered ${spread(runs.steered.map((r) => r.states / Math.max(1, r.inputs)), 1)}, plain ${spread(runs.plain.map((r) => r.states / Math.max(1, r.inputs)), 1)}`);
+  console.log(`${'steered share of inputs'.padEnd(w)}${spread(runs.steered.map((r) => (r.steered / Math.max(1, r.inputs)) * 100), 0)} %`);
+  console.log(`${'mutants reaching their aim'.padEnd(w)}${spread(runs.steered.map((r) => (r.aims.hit / Math.max(1, r.aims.mutants)) * 100), 0)} % (${runs.steered.reduce((n, r) => n + r.aims.hit, 0)} of ${runs.steered.reduce((n, r) => n + r.aims.mutants, 0)})`);
+  console.log(`\nmedian (min-max) over ${seeds.length} seeds; events counted as events, a feature as the runs that reached it; 'ahead' = seeds where steered beat plain on the same seed:`);
+  console.log(`${'feature'.padEnd(w)}${pad('steered /min', 20)}${pad('plain /min', 20)}${pad('ratio', 7)}${pad('ahead', 6)}${pad('steered /100 in', 20)}${pad('plain /100 in', 20)}${pad('ratio', 7)}${pad('ahead', 6)}`);
+  const verdicts = { min: { steered: [] as string[], plain: [] as string[], even: [] as string[] }, input: { steered: [] as string[], plain: [] as string[], even: [] as string[] } };
+  for (const name of listed) {
+    const cells: string[] = [];
+    for (const [unit, of, digits] of [['min', perMinOf, 1], ['input', per100Of, 1]] as const) {
+      const s = runs.steered.map((r) => of(r, name));
+      const p = runs.plain.map((r) => of(r, name));
+      const ahead = s.filter((x, k) => x > p[k]).length;
+      cells.push(`${pad(spread(s, digits), 20)}${pad(spread(p, digits), 20)}${pad(ratio(median(s), median(p)), 7)}${pad(`${ahead}/${seeds.length}`, 6)}`);
+      // A side wins a feature when it was ahead on the same seed more often than chance allows (a
+      // two-sided sign test, p <= WIN_P) and its median is higher; otherwise neither.
+      const behind = s.filter((x, k) => x < p[k]).length;
+      const v = verdicts[unit];
+      const tag = `${name} ${ratio(median(s), median(p))}`;
+      const significant = signTestP(ahead, behind) <= WIN_P;
+      if (significant && ahead > behind && median(s) > median(p)) v.steered.push(tag);
+      else if (significant && behind > ahead && median(p) > median(s)) v.plain.push(tag);
+      else v.even.push(name);
+    }
+    console.log(`${name.padEnd(w)}${cells.join('')}`);
+  }
+  for (const [unit, v] of Object.entries(verdicts)) {
+    const list = (xs: string[]) => (xs.length > 0 ? xs.join(', ') : 'nothing');
+    console.log(`verdict per ${unit === 'min' ? 'minute' : '100 inputs'}: steered ahead on ${list(v.steered)}; plain ahead on ${list(v.plain)}; neither (seeds split: sign test p > ${WIN_P}) on ${list(v.even)}`);
   }
 }
 

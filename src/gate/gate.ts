@@ -50,6 +50,8 @@ export interface GateOptions {
   generation?: 'steered' | 'plain';
   /** 'cause' (default): distinct failures are causes (cause search in exhaustive mode); 'signature': check, policy and request at the cut. */
   groupBy?: GroupBy;
+  /** The steering to use (the bench reads its figures); default one seeded from `seed`. */
+  steering?: Steering;
   /** Failure artifacts go under this folder. */
   artifactRoot: string;
   junitFile?: string;
@@ -118,7 +120,7 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
   const keyOf = (r: CaseResult) => (groupBy === 'cause' ? causeOfCase(r).key : failureSignature(r));
   let shrinkingMs = 0;
   let inputs = 0;
-  const steering = new Steering(roundSeed(o.seed, -1, -1));
+  const steering = o.steering ?? new Steering(roundSeed(o.seed, -1, -1));
   /** Counts a failing case under its cause (or signature); a new one is kept (with its artifact), a known one only counted. */
   const found = async (row: GateRow, result: CaseResult, shrunk?: { failure: CaseResult; seed?: number; path?: string }): Promise<void> => {
     const key = keyOf(result);

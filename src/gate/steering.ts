@@ -1,62 +1,99 @@
 // Steers a suite's generation toward the features its runs reach least (Coverage.features: kinds of
 // request against kinds of file, and the target's events such as purges), as coverage-guided fuzzers
-// do: an input whose run reached a rare feature joins a corpus, and three inputs in four are small
-// mutations of a corpus entry, picked by how rare its rarest feature is. Seeded: a gate run repeats.
+// do. Each suite counts, for every feature, the share of its inputs whose runs reached it; a feature
+// reached by at most RARE_SHARE of them is rare. For each feature the suite keeps the last inputs that
+// reached it; while some feature is rare, three inputs in four are small mutations of an input that
+// reached one (the feature drawn the likelier the rarer), the rest fresh. A feature stops being rare
+// once steering has raised its share, so steering stops by itself where there is nothing rare left.
+// Seeded: a gate run repeats.
 import { Prng } from '../../fusefs/model/prng.js';
 import type { CrashInput } from '../../properties/crash-property.js';
 
-/** A feature reached by fewer runs than this is rare: an input reaching it joins the corpus. */
-export const RARE_RUNS = 3;
-/** Features among this many least reached count as rare too, however often they were reached. */
-export const RAREST_KEPT = 3;
-/** A suite's corpus keeps this many inputs, the newest. */
-export const MAX_CORPUS = 64;
+/** A feature reached by at most this share of a suite's inputs is rare. */
+export const RARE_SHARE = 0.25;
+/** While a feature is rare, this share of the suite's inputs mutate one that reached it. */
+export const MUTATE_SHARE = 0.75;
+/** Per suite and feature, the newest inputs that reached it (the ones mutated). */
+export const KEPT_PER_FEATURE = 8;
+
+interface SuiteState {
+  /** Inputs observed. */
+  inputs: number;
+  /** Per feature: the inputs that reached it. */
+  runs: Map<string, number>;
+  kept: Map<string, CrashInput[]>;
+  /** The feature the last pick aimed at, until its input is observed. */
+  aimed?: string;
+}
 
 /**
- * One gate run's steering: the features are counted over all its suites (what is rare, is rare for
- * the run), each suite keeps a corpus of its own inputs (a mutation must keep the suite's settings).
+ * One gate run's steering. Each suite counts its own features (what is rare depends on the suite's
+ * settings space: an append-log suite never renames a checkpoint file) and keeps its own inputs (a
+ * mutation must keep the suite's settings).
  */
 export class Steering {
-  private readonly corpora = new Map<number, { input: CrashInput; features: string[] }[]>();
-  private readonly runs = new Map<string, number>();
+  private readonly suites = new Map<number, SuiteState>();
   private readonly prng: Prng;
   /** Inputs handed out as mutations so far. */
   steered = 0;
+  /** Mutants observed, and of them those whose run reached the feature they were aimed at. */
+  readonly aims = { mutants: 0, hit: 0 };
 
   constructor(seed: number) {
     this.prng = new Prng(seed);
   }
 
-  /**
-   * Counts the features one input's runs reached; keeps the input in its suite's corpus if one of
-   * them was rare: reached by fewer than RARE_RUNS runs, or among the RAREST_KEPT least reached.
-   */
-  observe(suite: number, input: CrashInput, features: Record<string, number>): void {
-    const names = Object.keys(features);
-    const counts = [...this.runs.values()].sort((a, b) => a - b);
-    const rareBelow = Math.max(RARE_RUNS, (counts[RAREST_KEPT - 1] ?? 0) + 1);
-    const rare = names.some((f) => (this.runs.get(f) ?? 0) < rareBelow);
-    for (const f of names) this.runs.set(f, (this.runs.get(f) ?? 0) + (features[f] ?? 0));
-    if (!rare) return;
-    const corpus = this.corpora.get(suite) ?? [];
-    corpus.push({ input, features: names });
-    if (corpus.length > MAX_CORPUS) corpus.shift();
-    this.corpora.set(suite, corpus);
+  private state(suite: number): SuiteState {
+    let st = this.suites.get(suite);
+    if (!st) this.suites.set(suite, (st = { inputs: 0, runs: new Map(), kept: new Map() }));
+    return st;
   }
 
-  /** An input of `suite` to mutate (likeliest: the one whose rarest feature is rarest), or undefined for a fresh one: a quarter of the time, and while the corpus is empty. */
-  pick(suite: number): CrashInput | undefined {
-    const corpus = this.corpora.get(suite) ?? [];
-    if (corpus.length === 0 || this.prng.int(4) === 0) return undefined;
-    // The square: an input that reached a feature half as often reached is four times as likely.
-    const weights = corpus.map((e) => Math.max(0, ...e.features.map((f) => 1 / Math.max(1, this.runs.get(f) ?? 0) ** 2)));
-    const total = weights.reduce((a, b) => a + b, 0);
-    let x = (this.prng.int(1_000_000) / 1_000_000) * total;
-    this.steered++;
-    for (const [i, w] of weights.entries()) {
-      x -= w;
-      if (x < 0) return corpus[i].input;
+  /** Counts the features one input's runs reached (each once), and keeps the input as one that reached each. */
+  observe(suite: number, input: CrashInput, features: Record<string, number>): void {
+    const st = this.state(suite);
+    const names = Object.keys(features).filter((f) => (features[f] ?? 0) > 0);
+    st.inputs++;
+    if (st.aimed !== undefined) {
+      this.aims.mutants++;
+      if (names.includes(st.aimed)) this.aims.hit++;
+      st.aimed = undefined;
     }
-    return corpus[corpus.length - 1].input;
+    for (const f of names) {
+      st.runs.set(f, (st.runs.get(f) ?? 0) + 1);
+      const kept = st.kept.get(f) ?? [];
+      kept.push(input);
+      if (kept.length > KEPT_PER_FEATURE) kept.shift();
+      st.kept.set(f, kept);
+    }
+  }
+
+  /** The suite's rare features with their share of its inputs, rarest first. */
+  rare(suite: number): { feature: string; share: number }[] {
+    const st = this.state(suite);
+    return [...st.runs.entries()]
+      .map(([feature, n]) => ({ feature, share: n / st.inputs }))
+      .filter((r) => r.share <= RARE_SHARE)
+      .sort((a, b) => a.share - b.share || (a.feature < b.feature ? -1 : 1));
+  }
+
+  /**
+   * An input of `suite` to mutate, or undefined for a fresh one: always while no feature of the suite
+   * is rare, else a quarter of the time. The rare feature is drawn with weight 1/share squared (one
+   * reached half as often is four times as likely), then one of the inputs that reached it.
+   */
+  pick(suite: number): CrashInput | undefined {
+    const st = this.state(suite);
+    st.aimed = undefined;
+    const rare = this.rare(suite);
+    if (rare.length === 0 || this.prng.next() >= MUTATE_SHARE) return undefined;
+    const weights = rare.map((r) => 1 / r.share ** 2);
+    let x = this.prng.next() * weights.reduce((a, b) => a + b, 0);
+    let i = 0;
+    while (i < rare.length - 1 && x >= weights[i]) x -= weights[i++];
+    const kept = st.kept.get(rare[i].feature)!;
+    st.aimed = rare[i].feature;
+    this.steered++;
+    return kept[this.prng.int(kept.length)];
   }
 }
