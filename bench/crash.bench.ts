@@ -8,6 +8,9 @@
 // 3. time to catch: on the same workloads, how many crash cases and seconds each mode needs to
 //    catch the known-bad variants whose bugs need one exact crash state, torn prefix, interleaving
 //    or slow fsync;
+// 3b. the cost of explaining (bench/explain-cost.ts): for one variant per kind of cause, the states and
+//    seconds finding its first failure took (the baseline) beside the cause search's probes and
+//    seconds, the proof's and the reach's;
 // 4. steered against plain generation: gate runs on the built-in queue, --gate-seeds seeds per arm
 //    (seed, seed+1, ...), interleaved (steered seed 1, plain seed 1, steered seed 2, ...), each
 //    --gate-seconds long; for purges, rolls and the rarest features reached, the rate per minute of
@@ -19,7 +22,7 @@
 //    the runs are mostly generation, so many more inputs show what steering does per input.
 //   node dist/bench/crash.bench.js [--workloads N] [--seed N] [--gate-seconds N] [--gate-seeds N] [--gate-max-states N] [--only SECTIONS]
 //   --only takes a comma-separated list of sections: queue (1), targets (2, needs queue), catch (3),
-//   steering (4); e.g. `npm run bench:crash -- --only steering` runs the comparison alone.
+//   explain (3b), steering (4); e.g. `npm run bench:crash -- --only steering` runs the comparison alone.
 import fc from 'fast-check';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -38,6 +41,7 @@ import { roundSeed } from '../src/gate/suites.js';
 import { totals } from '../src/report/gate-results.js';
 import { resolveTarget } from '../src/targets/index.js';
 import { KNOWN_BAD } from '../src/targets/powercut-queue/known-bad.js';
+import { explainCost } from './explain-cost.js';
 
 const ROUNDS = 2;
 /** Random mode draws this many cuts per workload (what the suites draw: 2 to 4). */
@@ -52,7 +56,7 @@ const CATCH_BUDGET_WORKLOADS = 10;
 /** Section 2: workloads per other target. */
 const TARGET_WORKLOADS = 4;
 
-const SECTIONS = ['queue', 'targets', 'catch', 'steering'] as const;
+const SECTIONS = ['queue', 'targets', 'catch', 'explain', 'steering'] as const;
 type Section = (typeof SECTIONS)[number];
 
 interface Options {
@@ -107,7 +111,7 @@ async function exhaustiveRate(d: DaemonHandle, inputs: readonly CrashInput[], o:
 
 async function main(): Promise<void> {
   const o = options();
-  if (o.only.has('queue') || o.only.has('catch')) {
+  if (o.only.has('queue') || o.only.has('catch') || o.only.has('explain')) {
     const fixture = await startTempDaemon('bench-crash');
     const d = fixture.daemon;
     try {
@@ -116,6 +120,7 @@ async function main(): Promise<void> {
         if (o.only.has('targets')) await targetRows(d, o, native);
       }
       if (o.only.has('catch')) await timeToCatch(d, o.seed);
+      if (o.only.has('explain')) await explainCost(d, o.seed, drivers);
     } finally {
       await drivers.stop();
       await fixture.stop();

@@ -11,6 +11,9 @@ import type { Cause } from './cause.js';
 
 const NO_SEARCH = { probes: 0, ms: 0, bound: { maxProbes: 0, maxMs: 0 }, boundReached: false };
 
+/** The key of every failure that needs a second cut during recovery: one group, whatever cut it. */
+export const SECOND_CUT_KEY = 'not-isolated second-cut';
+
 export function causeOfCase(result: FailedCase & Pick<CaseResult, 'cause'>): Cause {
   if (result.cause) return result.cause;
   const checks = new Set(result.violations.filter((v) => !v.hang).map((v) => v.check));
@@ -52,6 +55,14 @@ export function causeOfCase(result: FailedCase & Pick<CaseResult, 'cause'>): Cau
       fix: `when recovery reads damaged bytes of ${damage.path} (${damage.type} at offset ${damage.offset}), report the damage instead of ${checks.has('integrity') ? 'delivering them' : 'dropping or skipping durable records silently'}`,
       evidence: [`the disk the recoveries read was damaged by ${JSON.stringify(damage)}`],
       search: NO_SEARCH,
+    };
+  }
+  if (result.case.recoveryCut) {
+    // As exhaustive mode's recovery-cut states: what the recovery did before its cut is not recorded to probe.
+    return {
+      kind: 'not-isolated', key: SECOND_CUT_KEY, title: 'cause not isolated: the failure needs the cut during recovery',
+      fix: 'not isolated: the failure needs its second cut, during recovery, and what the recovery did before that cut is not recorded to probe; replay the artifact to see it fail',
+      evidence: [], search: NO_SEARCH,
     };
   }
   const signature = failureSignature(result);

@@ -67,7 +67,7 @@ export interface ExhaustiveOptions {
    * Judge only the states a random cut at this crash point leaves under this policy (lose-unsynced or
    * torn; the cause search of a random cut: its run recorded again, the cut found in the recording).
    */
-  onlyCut?: { point: CrashPoint; policy: StatePolicy };
+  onlyCut?: { point?: CrashPoint; policy: StatePolicy };
   /** Judge only this state of the recorded run (`powercut explain` of a crash state's artifact). */
   onlyState?: CrashStateId;
   /** Keep (and explain) only the first failing state whose violations this accepts (the one a cause search is after). */
@@ -304,16 +304,19 @@ export async function runExhaustive(daemon: DaemonHandle, target: Target, input:
 }
 
 /**
- * The states of `answer`'s run a random cut at `point` leaves: under lose-unsynced the one state of
+ * The states of `answer`'s run a random cut at `point` (none: after the last request) leaves: under lose-unsynced the one state of
  * that cut; under torn the torn states of its persistence interval (a cut mid-interval keeps fewer
  * writes than the interval's end, so this may show more than the cut could: the search names what one of them lost).
  */
-function stateAtCut(answer: StatesAnswer, trace: readonly TraceEntry[], point: CrashPoint, policy: StatePolicy): StatesAnswer {
-  const matches = point.path === undefined ? () => true : pathMatcher(point.path);
-  const hits = trace.filter((e) => (point.kind === undefined || e.kind === point.kind) && matches(e.path));
-  const at = hits[point.atOp - 1];
-  if (!at) return { ...answer, states: [], capped: { states: 0, caps: [] } };
-  const afterOp = point.timing === 'before' ? at.op - 1 : at.op;
+function stateAtCut(answer: StatesAnswer, trace: readonly TraceEntry[], point: CrashPoint | undefined, policy: StatePolicy): StatesAnswer {
+  let afterOp = trace.length;
+  if (point) {
+    const matches = point.path === undefined ? () => true : pathMatcher(point.path);
+    const hits = trace.filter((e) => (point.kind === undefined || e.kind === point.kind) && matches(e.path));
+    const at = hits[point.atOp - 1];
+    if (!at) return { ...answer, states: [], capped: { states: 0, caps: [] } };
+    afterOp = point.timing === 'before' ? at.op - 1 : at.op;
+  }
   // The interval holding that cut: the first whose end is at or after it.
   const lose = answer.states.filter((s) => s.id.policy === 'lose-unsynced').sort((a, b) => a.id.afterOp - b.id.afterOp);
   const interval = lose.find((s) => s.id.afterOp >= afterOp)?.interval ?? 0;
@@ -342,18 +345,19 @@ const stateIdKey = (id: CrashStateId) => [id.afterOp, id.policy, id.dirPrefix ??
 
 /**
  * The cause of a failing case found without one (the gate's scenarios and random cuts, `powercut
- * explain`): its workload recorded again and the one state it names judged and, when that state
- * fails the same checks, explained. A random cut's state is the one its cut leaves under
- * lose-unsynced (recorded without slow fsyncs); a crash state's is the same state of the new
- * recording (with the case's fsync holds and caps). Undefined when the case cannot be (a fault, a
- * second cut, settings changed after the cut), when the recording no longer has that state, or when
- * it does not fail the same way (another interleaving, or only a torn outcome shows it).
+ * explain`): its workload recorded again and the state it names judged and, when that state fails the
+ * same checks, explained. A random cut's state (or a fault run's, the power going after the workload)
+ * is the one its cut leaves under lose-unsynced, or the torn states of its interval (recorded without
+ * slow fsyncs); a crash state's is the same state of the new recording (with the case's fsync holds
+ * and caps), else the first state of the new recording that fails the same way. Undefined when the
+ * case cannot be (a fault that fired, damage at recovery, a random cut's second cut during recovery)
+ * or when no state of the new recording fails the same checks.
  */
 export async function explainCase(daemon: DaemonHandle, target: Target, failedCase: Pick<CaseResult, 'case' | 'violations' | 'runs'>, explain: ExplainOptions, driverWorkers?: DriverWorkers): Promise<Cause | undefined> {
   const { case: c, violations: failed } = failedCase;
   // A fault that never fired left the run as it is without it: explained without it.
   const faulted = (c.faults?.length ?? 0) > 0 && failedCase.runs.some((r) => r.failedRequests.length > 0);
-  if (!(c.cut || c.state) || faulted || c.recoveryFaults?.length || (c.cut && c.recoveryCut)) return undefined;
+  if (faulted || c.recoveryFaults?.length || (c.recoveryCut && !c.state) || (!c.state && c.policy !== 'lose-unsynced' && c.policy !== 'torn')) return undefined;
   const input: ExhaustiveInput = {
     ...(c.target !== undefined ? { target: c.target } : {}), ...(c.driver ? { driver: c.driver } : {}), workload: c.workload, settings: c.settings,
     ...(c.variant !== undefined ? { variant: c.variant } : {}), ...(c.recoverySettings !== undefined ? { recoverySettings: c.recoverySettings } : {}),
@@ -361,8 +365,9 @@ export async function explainCase(daemon: DaemonHandle, target: Target, failedCa
   const checks = new Set(failed.filter((v) => !v.hang).map((v) => v.check));
   const same = (vs: readonly Violation[]) => vs.some((v) => !v.hang && checks.has(v.check));
   const common: Partial<ExhaustiveOptions> = { explain, writeArtifacts: false, allFailures: true, firstFailureThat: same, ...(driverWorkers ? { driverWorkers } : {}) };
-  if (c.cut) {
-    const r = await runExhaustive(daemon, target, input, { ...common, onlyCut: { point: c.cut, policy: c.policy === 'torn' ? 'torn' : 'lose-unsynced' }, fsyncHolds: null, policies: c.policy === 'torn' ? ['lose-unsynced', 'torn'] : ['lose-unsynced'] });
+  if (!c.state) {
+    // A random cut, or a fault run's power going after the workload.
+    const r = await runExhaustive(daemon, target, input, { ...common, onlyCut: { ...(c.cut ? { point: c.cut } : {}), policy: c.policy === 'torn' ? 'torn' : 'lose-unsynced' }, fsyncHolds: null, policies: c.policy === 'torn' ? ['lose-unsynced', 'torn'] : ['lose-unsynced'] });
     return r.failure?.cause;
   }
   const state: Partial<ExhaustiveOptions> = { fsyncHolds: c.fsyncHolds ?? null, policies: [c.state!.policy], recoveryCuts: c.recoveryCut !== undefined, ...(c.stateCaps ? { caps: c.stateCaps } : {}) };

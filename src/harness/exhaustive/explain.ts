@@ -5,6 +5,7 @@
 import type { CrashStateInfo, Hypothesis, StateCaps, StatesAnswer } from '../../../fusefs/crash-states.js';
 import { describeState } from '../../../fusefs/model/policies/index.js';
 import { DEFAULT_SEARCH_BOUND, reachWords, type Cause, type CauseProof, type CauseReach, type FixStep, type SearchBound } from '../cause/cause.js';
+import { SECOND_CUT_KEY } from '../cause/of-case.js';
 import { searchCause, type ProbeFn } from '../cause/search.js';
 import { judge, type Violation } from '../oracle.js';
 import { parentOf, pathPattern } from '../path-pattern.js';
@@ -63,7 +64,7 @@ export async function explainState(judging: JudgeContext, recorded: Recorded, fa
     const checks = new Set(failing.violations.filter((v) => !v.hang).map((v) => v.check));
     if (!(await probe({ state: failing.state.id })).some((v) => !v.hang && checks.has(v.check))) {
       return {
-        kind: 'not-isolated', key: 'not-isolated second-cut', title: 'cause not isolated: the failure needs the cut during recovery',
+        kind: 'not-isolated', key: SECOND_CUT_KEY, title: 'cause not isolated: the failure needs the cut during recovery',
         fix: 'not isolated: recovered without its second cut (during recovery) the state passes, so the failure lies in what the recovery itself did before that cut; the recovery runs\' own units are not probed',
         evidence: ['without the cut during its recovery, the state recovers'], search: { probes: 1, ms: 0, bound: o.bound, boundReached: false },
       };
