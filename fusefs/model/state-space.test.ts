@@ -242,9 +242,12 @@ describe('crash states of a recorded run', () => {
     const space = new StateSpace(recording, steps.length);
     const all = space.enumerate(['lose-unsynced', 'torn'], { maxStates: 1_000, maxStatesPerInterval: 1_000, sectorPatterns: 2 });
     const order = all.states.map((x) => `${x.id.policy === 'torn' ? 'T' : 'L'}${x.interval}`);
-    // Every interval's lose-unsynced state first, then torn states a round at a time over the intervals.
-    expect(order.slice(0, 3)).toEqual(['L0', 'L1', 'L2']);
-    expect(order.slice(3, 6).sort()).toEqual(['T0', 'T1', 'T2']);
+    // One state of each policy first (a budget of two states checks both), then every interval's
+    // lose-unsynced state, then torn states a round at a time over the intervals.
+    expect(order.slice(0, 4)).toEqual(['L0', 'T0', 'L1', 'L2']);
+    expect(order.slice(4, 6).sort()).toEqual(['T1', 'T2']);
+    const two = space.enumerate(['lose-unsynced', 'torn'], { maxStates: 2, maxStatesPerInterval: 1_000, sectorPatterns: 2 });
+    expect(two.states.map((x) => `${x.id.policy === 'torn' ? 'T' : 'L'}${x.interval}`)).toEqual(['L0', 'T0', 'L1', 'L2']);
     const capped = space.enumerate(['lose-unsynced', 'torn'], { maxStates: 6, maxStatesPerInterval: 1_000, sectorPatterns: 2 });
     expect(capped.states.filter((x) => x.id.policy === 'lose-unsynced').map((x) => x.interval)).toEqual([0, 1, 2]);
     expect(new Set(capped.states.filter((x) => x.id.policy === 'torn').map((x) => x.interval))).toEqual(new Set([0, 1, 2]));

@@ -58,7 +58,8 @@ export class StateSpace {
   /**
    * The distinct states under `policies`, within `caps`, breadth first: round by round, each policy's
    * next state of every interval (so every interval's lose-unsynced state comes first, then the first
-   * torn and journaled state of every interval, then the second of each, and so on); a cap (or a time
+   * torn and journaled state of every interval, then the second of each, and so on), except that the
+   * first state of each other policy follows the first lose-unsynced one; a cap (or a time
    * budget cutting the list short) leaves out the deepest states of the run, never its last intervals.
    * Counted first, then only the states kept are built.
    */
@@ -90,11 +91,20 @@ export class StateSpace {
     }));
     const take = perInterval.map((counts) => counts.map(() => 0));
     let left = caps.maxStates;
+    // One state of every other policy is taken (and listed) right after the first lose-unsynced
+    // state, so a budget or a cap that allows a few states checks every policy.
+    const early = enumerators.map((_, p) => (p === 0 ? -1 : perInterval.findIndex((counts) => counts[p] > 0)));
+    early.forEach((i, p) => {
+      if (i >= 0 && left > 1) {
+        take[i][p] = 1;
+        left--;
+      }
+    });
     const rounds = Math.max(0, ...perInterval.flat());
     for (let round = 0; round < rounds && left > 0; round++) {
       for (let p = 0; p < enumerators.length && left > 0; p++) {
         for (let i = 0; i < ends.length && left > 0; i++) {
-          if (round < perInterval[i][p]) {
+          if (round < perInterval[i][p] && take[i][p] <= round) {
             take[i][p]++;
             left--;
           }
@@ -135,10 +145,12 @@ export class StateSpace {
         }
       });
     });
-    const states: CrashStateInfo[] = [];
+    const ordered: CrashStateInfo[] = [];
     for (let round = 0; round < rounds; round++) {
-      for (let p = 0; p < enumerators.length; p++) for (const perPolicy of built) if (round < perPolicy[p].length) states.push(perPolicy[p][round]);
+      for (let p = 0; p < enumerators.length; p++) for (const perPolicy of built) if (round < perPolicy[p].length) ordered.push(perPolicy[p][round]);
     }
+    const firsts = early.flatMap((i, p) => (i >= 0 && built[i][p].length > 0 ? [built[i][p][0]] : []));
+    const states = [...ordered.slice(0, 1), ...firsts, ...ordered.slice(1).filter((s) => !firsts.includes(s))];
     const intervalsComplete = ends.filter((_, i) => enumerators.every((e) => !incomplete.get(e.policy)!.has(i))).length;
     return {
       intervals: ends.length,

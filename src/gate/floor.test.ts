@@ -19,7 +19,7 @@ describe('the gate floor', () => {
     policyCoverage(row.coverage, 'lose-unsynced').states = 40;
     const checks = checkFloor([{ row, floor: suite.floor }]);
     expect(checks.map((c) => [c.what, c.figure, c.met])).toEqual([['cases judged', 40, true], ['crash states under lose-unsynced', 40, true], ['crash states under torn', 0, false]]);
-    expect(formatFloor(checks)).toContain("NOT met: suite atomic-file/sync: crash states under torn 0, needs at least 1; raise --time-budget (or --max-states: torn states are checked after every interval's lose-unsynced one)");
+    expect(formatFloor(checks)).toContain("NOT met: suite atomic-file/sync: crash states under torn 0, needs at least 1; raise --time-budget (or --max-states, if it is below the number of policies)");
     // --policy lose-unsynced asks nothing of torn.
     const only = gateSuites(target, 'exhaustive', undefined, {}, ref, ['lose-unsynced']).find((s) => s.name === 'atomic-file/sync')!;
     expect(checkFloor([{ row, floor: only.floor }]).every((c) => c.met)).toBe(true);
