@@ -64,7 +64,7 @@ describe('leveldb target', () => {
   it.each(variantsProvenBy('leveldb', 'exhaustive'))(`exhaustive mode catches %s within ${CATCH_BUDGET_INPUTS} recorded runs, naming the cause it declares`, async (variant) => {
     const checks = KNOWN_BAD[variant].trips ?? [];
     const report = await runCrashSuite(daemon(), crashInputArb({ target: 'leveldb', kind: 'exhaustive', variant, settings: KNOWN_BAD[variant].settings }), {
-      numRuns: CATCH_BUDGET_INPUTS, seed: SEED, endOnFailure: true, allFailures: true, artifactRoot, exhaustive: { explain: explainOnce(KNOWN_BAD[variant].causes[0]) },
+      numRuns: CATCH_BUDGET_INPUTS, seed: SEED, endOnFailure: true, allFailures: true, artifactRoot, exhaustive: { explain: explainOnce(KNOWN_BAD[variant]) },
     });
     const causes = [report.failure, ...report.otherFailures].flatMap((f) => (f?.cause ? [f.cause] : []));
     console.log(`[leveldb, variant ${variant}] caught: ${caught(report)} after ${report.casesToFirstFailure ?? report.cases} crash states, ` +
