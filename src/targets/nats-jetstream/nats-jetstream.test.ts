@@ -101,7 +101,9 @@ describe('nats-jetstream target', () => {
     // keep-all: the server and driver die, nothing is lost on disk; what a process crash leaves.
     const arb = crashInputArb({ target: 'nats-jetstream', kind: 'general', maxSteps: 6, maxCutsPerInput: 2 })
       .map((input) => ({ ...input, cuts: input.cuts.map((c) => ({ ...c, policy: 'keep-all' as const })) }));
-    const report = await runCrashSuite(daemon(), arb, { numRuns: 8, seed: SEED, artifactRoot });
+    // Unshrunk: shrinking a server's runs would outlast the test's bound, and the failure would be
+    // reported as a timeout instead of the violation and its artifact.
+    const report = await runCrashSuite(daemon(), arb, { numRuns: 8, seed: SEED, artifactRoot, endOnFailure: true });
     console.log(`[nats-jetstream, process crashes] ${report.summary}`);
     expect(report.error, 'harness error').toBeUndefined();
     expect(report.failed, report.summary).toBe(false);
