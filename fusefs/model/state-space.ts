@@ -149,7 +149,8 @@ export class StateSpace {
     for (let round = 0; round < rounds; round++) {
       for (let p = 0; p < enumerators.length; p++) for (const perPolicy of built) if (round < perPolicy[p].length) ordered.push(perPolicy[p][round]);
     }
-    const firsts = early.flatMap((i, p) => (i >= 0 && built[i][p].length > 0 ? [built[i][p][0]] : []));
+    // The reserved state may have been one image with its interval's lose-unsynced state: then the next one built.
+    const firsts = enumerators.flatMap((_, p) => (p === 0 ? [] : built.find((perPolicy) => perPolicy[p].length > 0)?.[p].slice(0, 1) ?? []));
     const states = [...ordered.slice(0, 1), ...firsts, ...ordered.slice(1).filter((s) => !firsts.includes(s))];
     const intervalsComplete = ends.filter((_, i) => enumerators.every((e) => !incomplete.get(e.policy)!.has(i))).length;
     return {

@@ -144,17 +144,20 @@ describe('powercut gate', () => {
     expect(await mountsLeft('powercut-gate-')).toEqual([]);
   }, 120_000);
 
-  it('with a budget its suites cannot use exits 4, saying what was not reached and what raises it; one too small for a case of each suite is a usage error', async () => {
+  it('with caps its suites cannot pass exits 4, saying what was not reached and what raises it; a budget too small for a case of each suite is a usage error', async () => {
     const dir = await tmp();
-    // 18 s is the least that passes the usage check (6 suites, 3 s each); the scenarios take about 9 s of it.
-    const r = await powercut(['gate', '--time-budget', '18', '--seed', '4', '--artifacts', 'arts', '--json', 'result.json', '--junit', 'junit.xml'], dir);
+    // One crash state per recorded run: each run's lose-unsynced states only, never a torn one. (18 s
+    // is the least budget the usage check takes, 3 s a suite: a suite still without a case when the
+    // scenarios have used it up is owed one input, so a short budget alone meets the floor.)
+    const r = await powercut(['gate', '--time-budget', '18', '--seed', '4', '--max-states', '1', '--artifacts', 'arts', '--json', 'result.json', '--junit', 'junit.xml'], dir);
     expect(r.exitCode, r.stdout + r.stderr).toBe(4);
     expect(r.stdout).toMatch(/^floor NOT met: \d+ of \d+ requirements, so the gate checked too little to pass:$/m);
-    expect(r.stdout).toMatch(/^ {2}NOT met: suite [a-z/-]+: cases judged 0, needs at least 1; raise --time-budget$/m);
+    expect(r.stdout).toMatch(/^ {2}NOT met: suite [a-z/-]+: crash states under torn 0, needs at least 1; raise --time-budget \(or --max-states, if it is below the number of policies\)$/m);
+    expect(r.stdout).not.toMatch(/cases judged 0/);
     expect(r.stdout).toContain('gate FAILED: no violation found, but the gate checked too little to pass');
     const result = JSON.parse(await readFile(path.join(dir, 'result.json'), 'utf8'));
     expect([result.verdict, result.exitCode, result.floor.met]).toEqual(['below-floor', 4, false]);
-    expect(await readFile(path.join(dir, 'junit.xml'), 'utf8')).toMatch(/<failure message="below the gate&apos;s floor: cases judged 0, needs at least 1; raise --time-budget" type="below-floor">/);
+    expect(await readFile(path.join(dir, 'junit.xml'), 'utf8')).toMatch(/<failure message="below the gate&apos;s floor: crash states under torn 0, needs at least 1; raise --time-budget \(or --max-states, if it is below the number of policies\)" type="below-floor">/);
     const small = await powercut(['gate', '--time-budget', '10']);
     expect(small.exitCode).toBe(2);
     expect(small.stderr).toContain('--time-budget 10 is too small for the gate to judge a case of every suite: its 6 suites need at least 18 s (a slice each), besides the scenarios; give --time-budget 18 or more');

@@ -227,23 +227,28 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
         ...(e ? { explain: e } : {}),
       };
     };
+    // A suite that judged no case yet is owed one input even when the budget is spent: the floor asks
+    // for it, and the overrun is one input's worth (states past a deadline are bounded by MAX_OVERRUN_MS).
+    const owed = (x: (typeof suites)[number]) => !x.done && x.row.cases === 0;
     rounds: for (let round = 0; !daemonLost; round++) {
       const active = suites.filter((s) => !s.done);
-      if (active.length === 0 || budget.leftMs() < MIN_SLICE_MS) break;
+      if (active.length === 0 || (budget.leftMs() < MIN_SLICE_MS && !active.some(owed))) break;
       // Each round (and each seed, i.e. each CI shard) starts at another suite: short budgets spread over all of them.
       const first = (((o.seed + round) % active.length) + active.length) % active.length;
       active.push(...active.splice(0, first));
       for (const s of active) {
-        if (budget.leftMs() < MIN_SLICE_MS) break;
+        if (budget.leftMs() < MIN_SLICE_MS && !owed(s)) continue;
         // An equal share of what is left, at least one input's worth: short budgets still reach every suite in turn.
         const sliceMs = Math.max(MIN_SLICE_MS, Math.min(MAX_ROUND_SLICE_MS, budget.leftMs() / active.length));
         phase = `suite ${s.suite.name}, round ${round + 1}`;
-        // Each suite that judged no case yet keeps a slice of the budget: one slow input never starves the floor of the others.
-        const reserveMs = MIN_SLICE_MS * suites.filter((x) => x !== s && !x.done && x.row.cases === 0).length;
-        const turnEndsMs = Date.now() + Math.max(MIN_SLICE_MS, Math.min(sliceMs, budget.leftMs() - reserveMs));
+        // Each other suite that judged no case yet keeps a slice: one slow input never starves the floor
+        // of the others; when the budget cannot hold a slice each, they share what is left.
+        const waiting = suites.filter((x) => x !== s && owed(x)).length;
+        const turnMs = Math.max(Math.min(sliceMs, budget.leftMs() - MIN_SLICE_MS * waiting), Math.min(MIN_SLICE_MS, budget.leftMs() / (waiting + 1)));
+        const turnEndsMs = Date.now() + turnMs;
         // One input per fast-check run, each run to completion: fast-check's own time limit abandons a
         // running property, whose crash case would then race the next one on the shared daemon.
-        while (!s.done && Date.now() < turnEndsMs && budget.leftMs() >= MIN_SLICE_MS) {
+        for (let tried = 0; !s.done && ((Date.now() < turnEndsMs && budget.leftMs() >= MIN_SLICE_MS) || (owed(s) && tried === 0)); tried++) {
           const seed = roundSeed(o.seed, s.index, s.chunks++);
           const base = o.generation === 'plain' ? undefined : steering.pick(s.index);
           const arb = base ? mutantInputArb(base, s.suite.options) : s.arb;

@@ -69,7 +69,8 @@ export interface JudgeContext {
 /**
  * Recovers every state of `answer` (one recovery per distinct image, in the pool's slots) and
  * judges each against the confirmations `recorded` made before its cut; stops at the first failing
- * group unless every failure is wanted, and past the deadline once the lose-unsynced states are done.
+ * group unless every failure is wanted, and past the deadline once the lose-unsynced states and each
+ * policy's first state are done.
  * With `hypothesis`, the states and images are those of the run with it applied (a cause's proof).
  */
 export async function recoverAndJudge(ctx: JudgeContext, answer: StatesAnswer, recorded: Recorded, run: { allFailures: boolean; deadlineMs: number; hypothesis?: Hypothesis }):
@@ -81,6 +82,10 @@ export async function recoverAndJudge(ctx: JudgeContext, answer: StatesAnswer, r
   const byHash = new Map<string, CrashStateInfo[]>();
   for (const s of answer.states) byHash.set(s.hash, [...(byHash.get(s.hash) ?? []), s]);
   const groups = [...byHash.values()];
+  // Finished past the deadline: the lose-unsynced states, and each policy's first state (listed
+  // second or third), so a run cut short has still checked every policy once.
+  const firstOf = new Set(new Map(groups.flatMap((group, g) => group.map((x) => [x.id.policy, g] as const)).reverse()).values());
+  const mustFinish = (g: number) => firstOf.has(g) || groups[g].some((x) => x.id.policy === 'lose-unsynced');
   const results: (GroupResult | undefined)[] = [];
   let next = 0;
   /** The earliest group with a failure: later groups need not be started unless every failure is wanted. */
@@ -92,10 +97,10 @@ export async function recoverAndJudge(ctx: JudgeContext, answer: StatesAnswer, r
   const take = (slot: number): { g: number; prepared: Promise<Prepared> } | undefined => {
     const g = next;
     if (aborted || g >= groups.length || g > firstFailing) return undefined;
-    // Past the deadline the lose-unsynced states still in hand (they come first) are finished: a
-    // second of overrun, for a whole run covered once, but never more than MAX_OVERRUN_MS.
+    // Past the deadline the states that must be finished (they come first) are: a second of
+    // overrun, for a whole run covered once, but never more than MAX_OVERRUN_MS.
     const now = Date.now();
-    if (now > run.deadlineMs && (now > run.deadlineMs + MAX_OVERRUN_MS || !groups[g].some((x) => x.id.policy === 'lose-unsynced'))) {
+    if (now > run.deadlineMs && (now > run.deadlineMs + MAX_OVERRUN_MS || !mustFinish(g))) {
       outOfTime = true;
       return undefined;
     }
