@@ -123,7 +123,7 @@ describe('powercut gate', () => {
 
   it('on the correct queue exits 0, states its floor and meets it, writes no artifact, and its --json file follows the schema', async () => {
     const dir = await tmp();
-    const r = await powercut(['gate', '--time-budget', '35', '--seed', '4', '--artifacts', 'arts', '--json', 'out/result.json'], dir);
+    const r = await powercut(['gate', '--time-budget', '20', '--seed', '4', '--artifacts', 'arts', '--json', 'out/result.json'], dir);
     expect(r.exitCode, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^total\s+\d+\s+0\s+0\s+.*pass$/m);
     expect(r.stdout).toMatch(/^coverage: \d+ cases, cuts landed \d+\/\d+/m);
