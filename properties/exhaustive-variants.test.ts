@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bothModesArb, caughtBug, runCrashSuite, seedFromEnv } from './crash-property.js';
+import { DEFAULT_STATE_CAPS } from '../fusefs/crash-states.js';
 import type { Cause } from '../src/harness/cause/cause.js';
 import { KNOWN_BAD } from '../src/targets/powercut-queue/known-bad.js';
 import { useTempDaemon } from './use-temp-daemon.js';
@@ -19,6 +20,8 @@ import { causeProblems, explainOnce, variantsProvenBy } from './variant-proofs.j
 
 /** The budget: generated workloads per variant, the same for both modes. */
 const BUDGET_INPUTS = 10;
+/** Torn states per interval: half the gate's, so `npm test` stays within its time (every variant is still caught). */
+const CAPS = { ...DEFAULT_STATE_CAPS, maxStatesPerInterval: 16 };
 const SEED = seedFromEnv().seed;
 /** The variants exhaustive mode proves (KnownBadVariant.provenBy): all but those whose bug needs an injected fault. */
 const VARIANTS = variantsProvenBy('powercut-queue', 'exhaustive');
@@ -40,7 +43,7 @@ afterAll(async () => {
 describe(`exhaustive mode catches every variant within ${BUDGET_INPUTS} workloads, and names the cause it declares`, () => {
   it.each(VARIANTS)('%s', async (variant) => {
     // As the gate runs it: every distinct failure of the first failing workload kept and explained.
-    const report = await runCrashSuite(daemon(), modeOf('exhaustive', pairedArb(variant, variant)), { numRuns: BUDGET_INPUTS, seed: SEED, endOnFailure: true, allFailures: true, artifactRoot, exhaustive: { explain: explainOnce(KNOWN_BAD[variant]) } });
+    const report = await runCrashSuite(daemon(), modeOf('exhaustive', pairedArb(variant, variant)), { numRuns: BUDGET_INPUTS, seed: SEED, endOnFailure: true, allFailures: true, artifactRoot, exhaustive: { caps: CAPS, explain: explainOnce(KNOWN_BAD[variant]) } });
     const failures = report.failure ? [report.failure, ...report.otherFailures] : [];
     const causes = failures.map((f) => f.cause).filter((c): c is NonNullable<typeof c> => c !== undefined);
     console.log(`[exhaustive, variant ${variant}] caught: ${caughtBug(report)}, after ${report.casesToFirstFailure ?? report.cases} crash states, ` +
@@ -56,7 +59,7 @@ describe(`exhaustive mode catches every variant within ${BUDGET_INPUTS} workload
 describe('the correct queue passes the same budget', () => {
   it.each(['exhaustive', 'random'] as const)('in %s mode, drawn over every variant\'s settings', async (mode) => {
     const arb = fc.constantFrom(...VARIANTS).chain((v) => modeOf(mode, pairedArb(undefined, v)));
-    const report = await runCrashSuite(daemon(), arb, { numRuns: BUDGET_INPUTS, seed: SEED, artifactRoot });
+    const report = await runCrashSuite(daemon(), arb, { numRuns: BUDGET_INPUTS, seed: SEED, artifactRoot, exhaustive: { caps: CAPS } });
     console.log(`[correct queue, ${mode} mode] ${report.summary}`);
     expect(report.error, 'harness error').toBeUndefined();
     expect(report.failed, report.summary).toBe(false);

@@ -14,7 +14,7 @@ import { useTempDaemon } from './use-temp-daemon.js';
 import { randomSuiteKindOf, variantsProvenBy } from './variant-proofs.js';
 
 /** The budget: generated inputs per variant (fast-check runs). */
-const VARIANT_BUDGET_INPUTS = scaledRuns(40);
+const VARIANT_BUDGET_INPUTS = scaledRuns(25);
 /** Up to this many power cuts per input (they share one uncut count). */
 const CUTS_PER_INPUT = 4;
 /** Fixed so the proof is repeatable; POWERCUT_SEED explores others. */

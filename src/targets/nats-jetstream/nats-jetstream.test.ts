@@ -87,13 +87,17 @@ describe('nats-jetstream target', () => {
     const fitted = fitNatsWorkload(WORKLOAD, settings);
     const r = await runCase(daemon(), natsJetstream, { target: 'nats-jetstream', workload: fitted, settings, policy: 'keep-all', seed: 1 }, { artifactRoot });
     expect(r.violations.map((v) => v.message)).toEqual([]);
-    // The restarted server gave back exactly the events left unacked (every write kept, so every ack too).
+    // The restarted server gave back every event left unacked, and at most the acked ones besides:
+    // 2.9.10's clean stop can drop the consumer state's last write, and with it acks it confirmed
+    // (docs/nats.md, "Acks confirmed before a clean stop"), which happened here under load.
     const work = r.runs[0].outcomes;
     const written = work.filter((o) => o.t === 'written').length;
     const acked = work.flatMap((o) => (o.t === 'acked' ? o.seqs : [])).length;
     expect(written).toBe(9);
     expect(acked).toBeGreaterThan(0);
-    expect(r.runs[r.runs.length - 1].outcomes.find((o) => o.t === 'drained')).toMatchObject({ count: written - acked });
+    const drained = r.runs[r.runs.length - 1].outcomes.find((o) => o.t === 'drained');
+    expect(drained?.t === 'drained' ? drained.count : -1).toBeGreaterThanOrEqual(written - acked);
+    expect(drained?.t === 'drained' ? drained.count : Infinity).toBeLessThanOrEqual(written);
     if ('smallBlocks' in settings) expect(r.coverage.events['blocks created'], 'rollovers to new 32000-byte blocks').toBeGreaterThanOrEqual(2);
   }, 30_000);
 
