@@ -84,7 +84,8 @@ export async function recoverAndJudge(ctx: JudgeContext, answer: StatesAnswer, r
   const groups = [...byHash.values()];
   // Finished past the deadline: the lose-unsynced states, and each policy's first state (listed
   // second or third), so a run cut short has still checked every policy once.
-  const firstOf = new Set(new Map(groups.flatMap((group, g) => group.map((x) => [x.id.policy, g] as const)).reverse()).values());
+  const policies = new Set(answer.states.map((x) => x.id.policy));
+  const firstOf = new Set([...policies].map((p) => groups.findIndex((group) => group.some((x) => x.id.policy === p))));
   const mustFinish = (g: number) => firstOf.has(g) || groups[g].some((x) => x.id.policy === 'lose-unsynced');
   const results: (GroupResult | undefined)[] = [];
   let next = 0;
