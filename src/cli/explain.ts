@@ -3,15 +3,12 @@
 // artifact's cause.json when it has one; else (or with --again) the case is recorded again on a
 // fresh mount, its state explained, and cause.json written into the artifact.
 import path from 'node:path';
-import { readArtifact, writeCause, type StoredArtifact } from '../harness/artifacts.js';
+import { writeCause } from '../harness/artifacts.js';
 import { causeFacts, type Cause } from '../harness/cause/cause.js';
-import { causeOfCase } from '../harness/cause/of-case.js';
-import { explainCase } from '../harness/exhaustive/exhaustive-run.js';
 import { EXPLAIN_BOUNDS } from '../harness/exhaustive/explain.js';
 import { HarnessError } from '../harness/harness-error.js';
-import type { Target } from '../harness/target.js';
 import { targetName } from '../targets/index.js';
-import { artifactTarget, withReplayDaemon } from './replay.js';
+import { artifactTarget, causeOfFailed, readArtifactOrUsage } from './replay.js';
 import { parseCommandArgs, usageFail, type Command } from './usage.js';
 
 export const EXPLAIN_EXIT = { explained: 0, notIsolated: 1, usage: 2, noLongerFails: 3, toolFailed: 4 } as const;
@@ -56,14 +53,6 @@ const positiveNumber = (name: string, v: string | undefined, fallback: number): 
   return n;
 };
 
-/** The cause of a stored case: a fault's or damage's from the case itself, else by recording it again. */
-async function searchArtifact(artifact: StoredArtifact, target: Target, bound: typeof EXPLAIN_BOUNDS.bound): Promise<Cause | undefined> {
-  const c = artifact.case;
-  // A fault that fired, or damage read at recovery, is the cause as the case records it.
-  if (c.recoveryFaults?.length || artifact.runs.some((r) => r.failedRequests.length > 0)) return causeOfCase(artifact);
-  return withReplayDaemon(undefined, (d) => explainCase(d, target, artifact, { ...EXPLAIN_BOUNDS, bound, prove: () => true }));
-}
-
 export const run: Command = async (argv) => {
   const parsed = parseCommandArgs({ args: argv, allowPositionals: true, options: { again: { type: 'boolean' }, 'max-probes': { type: 'string' }, 'max-seconds': { type: 'string' }, help: { type: 'boolean', short: 'h' } } }, help);
   if (parsed.values.help) {
@@ -76,12 +65,7 @@ export const run: Command = async (argv) => {
     maxMs: positiveNumber('max-seconds', parsed.values['max-seconds'], EXPLAIN_BOUNDS.bound.maxMs / 1000) * 1000,
   };
   const dir = path.resolve(parsed.positionals[0]);
-  let artifact: StoredArtifact;
-  try {
-    artifact = await readArtifact(dir);
-  } catch (err) {
-    usageFail((err as Error).message, help);
-  }
+  const artifact = await readArtifactOrUsage(dir, help);
   if (artifact.harnessError !== undefined || artifact.violations.length === 0) usageFail(`${dir} records ${artifact.harnessError !== undefined ? 'a harness error (the tool failed, not the queue)' : 'no violation'}: there is no failure to explain`, help);
   console.log(`artifact ${dir}\n${targetName(artifact.case)}${artifact.case.variant ? ` (variant ${artifact.case.variant})` : ''}: ${artifact.violations.map((v) => v.check).join(', ')}\n`);
 
@@ -91,7 +75,7 @@ export const run: Command = async (argv) => {
     const target = artifactTarget(artifact, dir, help);
     console.log(`searching the cause: recording the case again on a fresh mount (bound ${bound.maxProbes} probes, ${bound.maxMs / 1000} s)...`);
     try {
-      cause = await searchArtifact(artifact, target, bound);
+      cause = await causeOfFailed(artifact, target, { ...EXPLAIN_BOUNDS, bound, prove: () => true });
     } catch (err) {
       console.log(`TOOL FAILED while explaining (not a verdict on the queue): ${err instanceof HarnessError ? err.message : String(err)}`);
       return EXPLAIN_EXIT.toolFailed;

@@ -11,12 +11,13 @@ import { describeState } from '../../fusefs/model/policies/index.js';
 import type { Cause } from '../harness/cause/cause.js';
 import { causeOfCase } from '../harness/cause/of-case.js';
 import { replayRecovery, runCase, type CaseResult } from '../harness/crash-run.js';
-import { EXPLAIN_BOUNDS } from '../harness/exhaustive/explain.js';
+import { EXPLAIN_BOUNDS, type ExplainOptions } from '../harness/exhaustive/explain.js';
 import { mergeTimeouts } from '../harness/driver-process.js';
 import { recoverImageNatively } from '../harness/exhaustive/recovery-pool.js';
 import { startDaemon } from '../harness/daemon-process.js';
 import { diffImages } from '../harness/image-diff.js';
 import type { Violation } from '../harness/oracle.js';
+import type { FailedCase } from '../harness/failure-signature.js';
 import { formatTrace } from '../harness/trace-format.js';
 import type { Target } from '../harness/target.js';
 import { checkVariant, resolveTarget, targetName } from '../targets/index.js';
@@ -91,6 +92,15 @@ function traceExcerpt(a: StoredArtifact, k: number, maxBefore: number): string {
   return [`  ... ${from} earlier requests (full trace: ${path.join(a.dir, `trace-cut-${k}.txt`)})`, ...lines.slice(from, at + 5)].join('\n');
 }
 
+/** The artifact stored in `dir`; an unreadable one is a usage error naming what is wrong. */
+export async function readArtifactOrUsage(dir: string, help: string): Promise<StoredArtifact> {
+  try {
+    return await readArtifact(dir);
+  } catch (err) {
+    usageFail((err as Error).message, help);
+  }
+}
+
 /** The target an artifact's case names, checked (a usage error naming case.json if it is unknown) and its environment too. */
 export function artifactTarget(artifact: StoredArtifact, dir: string, help: string): Target {
   let target: Target;
@@ -119,13 +129,23 @@ export async function withReplayDaemon<T>(imageDir: string | undefined, f: (d: A
   }
 }
 
+/**
+ * A failed case's cause: a fault's that fired, or damage's read at recovery, as the case records it;
+ * else its crash state searched in a recording made again on a fresh mount.
+ */
+export async function causeOfFailed(failed: FailedCase, target: Target, explain: ExplainOptions): Promise<Cause | undefined> {
+  if (failed.case.recoveryFaults?.length || failed.runs.some((r) => r.failedRequests.length > 0)) return causeOfCase(failed);
+  return withReplayDaemon(undefined, (d) => explainCase(d, target, failed, explain));
+}
+
 /** Whether the artifact's cause still holds: the recorded state explained again (a fault's cause read off the re-run). */
 async function causeNow(artifact: StoredArtifact, was: Cause, target: Target, rerun: { violations: Violation[] } & Partial<Pick<CaseResult, 'case' | 'runs' | 'cuts'>>): Promise<string> {
   let now: Cause | undefined;
   try {
-    now = rerun.case && rerun.runs && rerun.cuts && (artifact.case.recoveryFaults?.length || rerun.runs.some((r) => r.failedRequests.length > 0))
-      ? causeOfCase({ case: rerun.case, runs: rerun.runs, cuts: rerun.cuts, violations: rerun.violations })
-      : await withReplayDaemon(undefined, (d) => explainCase(d, target, { case: artifact.case, violations: rerun.violations, runs: rerun.runs ?? artifact.runs }, { ...EXPLAIN_BOUNDS, prove: () => false }));
+    // A crash state's re-run keeps only its violations: the recorded case stands for it.
+    const failed = rerun.case && rerun.runs && rerun.cuts ? { case: rerun.case, runs: rerun.runs, cuts: rerun.cuts, violations: rerun.violations }
+      : { case: artifact.case, runs: artifact.runs, cuts: artifact.cuts, violations: rerun.violations };
+    now = await causeOfFailed(failed, target, { ...EXPLAIN_BOUNDS, prove: () => false });
   } catch (err) {
     return `  could not check the cause (the tool failed): ${err instanceof HarnessError ? err.message : String(err)}`;
   }
@@ -145,12 +165,7 @@ export const run: Command = async (argv) => {
   const traceLines = parsed.values['trace-lines'] === undefined ? 40 : Number(parsed.values['trace-lines']);
   if (!Number.isInteger(traceLines) || traceLines < 0) usageFail(`--trace-lines must be an integer >= 0, got ${parsed.values['trace-lines']}`, help);
   const dir = path.resolve(parsed.positionals[0]);
-  let artifact: StoredArtifact;
-  try {
-    artifact = await readArtifact(dir);
-  } catch (err) {
-    usageFail((err as Error).message, help);
-  }
+  const artifact = await readArtifactOrUsage(dir, help);
   if (parsed.values.driver !== undefined) {
     if (!artifact.case.driver) usageFail(`--driver: ${dir} is an artifact of target ${targetName(artifact.case)}, not of an external driver`, help);
     artifact.case.driver = { command: parsed.values.driver, cwd: process.cwd() };
