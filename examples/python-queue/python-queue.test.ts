@@ -20,7 +20,7 @@ const BAD_FLAG = '--no-dir-fsync-after-ack-rename';
 // failures then take the rest of the budget.
 const SEED = 5;
 const PASS_BUDGET_S = 20;
-const CATCH_BUDGET_S = 20;
+const CATCH_BUDGET_S = 30;
 
 const tmpDirs: string[] = [];
 const tmp = async () => {
