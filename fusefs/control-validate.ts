@@ -45,15 +45,35 @@ function oneOf<T extends string>(o: Obj, cmd: string, key: string, allowed: read
   return v as T;
 }
 
+/** The highest node index a request may name (the daemon checks it against the nodes it serves). */
+const MAX_NODE = 63;
+
 export function parseCrashPoint(o: Obj, cmd = 'arm'): CrashPoint {
-  allowOnly(o, cmd, ['atOp', 'kind', 'path', 'timing']);
+  allowOnly(o, cmd, ['atOp', 'kind', 'path', 'node', 'timing']);
   const point: CrashPoint = { atOp: int(o, cmd, 'atOp', 1), timing: oneOf(o, cmd, 'timing', ['before', 'after'] as const) };
   if (o.kind !== undefined) point.kind = oneOf(o, cmd, 'kind', MUTATING_KINDS);
   if (o.path !== undefined) point.path = str(o, cmd, 'path');
+  if (o.node !== undefined) point.node = int(o, cmd, 'node', 0, MAX_NODE);
   return point;
 }
 
-export function parseFault(o: Obj): Fault {
+/** A nonempty list of distinct node indexes, sorted. */
+function nodeList(o: Obj, cmd: string, key: string): number[] {
+  const v = o[key];
+  if (!Array.isArray(v) || v.length === 0 || !v.every((k) => Number.isInteger(k) && k >= 0 && k <= MAX_NODE) || new Set(v).size !== v.length) {
+    fail(`${cmd}: '${key}' must be a nonempty array of distinct node indexes (0..${MAX_NODE}), got ${JSON.stringify(v)}`);
+  }
+  return [...(v as number[])].sort((a, b) => a - b);
+}
+
+/** A fault, and the cluster node it targets if named. */
+export function parseFault(raw: Obj): Fault & { node?: number } {
+  const { node, ...o } = raw;
+  const fault = parseFaultOnly(o);
+  return node === undefined ? fault : { ...fault, node: int({ node }, 'fault', 'node', 0, MAX_NODE) };
+}
+
+function parseFaultOnly(o: Obj): Fault {
   const type = oneOf(o, 'fault', 'type', FAULT_TYPES);
   switch (type) {
     case 'fsync-eio': {
@@ -83,8 +103,9 @@ function parseStateId(v: unknown): CrashStateId {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) fail(`load-state: 'state' must be an object {afterOp, policy, dirPrefix?, data?}, got ${JSON.stringify(v)}`);
   const o = v as Obj;
   const cmd = 'load-state: state';
-  allowOnly(o, cmd, ['afterOp', 'policy', 'dirPrefix', 'data']);
+  allowOnly(o, cmd, ['afterOp', 'policy', 'dirPrefix', 'data', 'nodes']);
   const id: CrashStateId = { afterOp: int(o, cmd, 'afterOp', 0), policy: oneOf(o, cmd, 'policy', STATE_POLICIES) };
+  if (o.nodes !== undefined) id.nodes = nodeList(o, cmd, 'nodes');
   if (id.policy === 'lose-unsynced') {
     if (o.dirPrefix !== undefined || o.data !== undefined) fail(`${cmd}: dirPrefix and data belong to torn and journaled states only`);
     return id;
@@ -209,16 +230,18 @@ export function parseRequest(line: string): ControlRequest {
       allowOnly(o, cmd, ['timeoutMs']);
       return { cmd, timeoutMs: int(o, cmd, 'timeoutMs', 0, MAX_WAIT_MS) };
     case 'crash': {
-      allowOnly(o, cmd, ['policy', 'seed']);
+      allowOnly(o, cmd, ['policy', 'seed', 'nodes']);
       const r: ControlRequest = { cmd };
       if (o.policy !== undefined) r.policy = oneOf(o, cmd, 'policy', POLICIES);
       if (o.seed !== undefined) r.seed = int(o, cmd, 'seed', Number.MIN_SAFE_INTEGER);
+      if (o.nodes !== undefined) r.nodes = nodeList(o, cmd, 'nodes');
       return r;
     }
     case 'image': {
-      allowOnly(o, cmd, ['out', 'state']);
+      allowOnly(o, cmd, ['out', 'state', 'node']);
       const r: ControlRequest = { cmd, out: str(o, cmd, 'out') };
       if (o.state !== undefined) r.state = oneOf(o, cmd, 'state', ['durable', 'live'] as const);
+      if (o.node !== undefined) r.node = int(o, cmd, 'node', 0, MAX_NODE);
       return r;
     }
     case 'fault':

@@ -1,5 +1,5 @@
-// Which mutating request is the crash point: the Nth overall, or the Nth matching a kind and/or a
-// path glob. Pure: the daemon feeds it every request in order.
+// Which mutating request is the crash point: the Nth overall, or the Nth matching a kind, a path
+// glob and/or a node. Pure: the daemon feeds it every request in order.
 import picomatch from 'picomatch';
 import type { CrashPoint, MutatingKind } from './protocol.js';
 
@@ -7,6 +7,8 @@ export interface RequestInfo {
   kind: MutatingKind;
   path: string;
   path2?: string;
+  /** A cluster's node (trace entries name it only when the daemon serves several). */
+  node?: number;
 }
 
 export type PathMatcher = (path: string) => boolean;
@@ -39,6 +41,7 @@ export class CrashPointMatcher {
   }
 
   private filters(r: RequestInfo): boolean {
+    if (this.point.node !== undefined && (r.node ?? 0) !== this.point.node) return false;
     if (this.point.kind !== undefined && r.kind !== this.point.kind) return false;
     if (this.matchesPath && !this.matchesPath(r.path) && !(r.path2 !== undefined && this.matchesPath(r.path2))) return false;
     return true;

@@ -47,6 +47,11 @@ export interface CrashStateId {
   dirPrefix?: number;
   /** torn, journaled: which unsynced writes persisted. */
   data?: DataOutcome;
+  /**
+   * A cluster: the nodes whose power went (sorted); the others lost only their processes and keep
+   * their live image (a process crash keeps the page cache). Absent: every node (a coordinated cut).
+   */
+  nodes?: number[];
 }
 
 export interface CrashStateInfo {

@@ -1,8 +1,11 @@
-// Entry point: node dist/fusefs/daemon.js --mountpoint M --socket S [--image DIR]
+// Entry point: node dist/fusefs/daemon.js --mountpoint M [--mountpoint M2 ...] --socket S [--image DIR]
+// Several mountpoints serve a cluster: one mount per node, all requests in one order.
 // Prints one JSON line {"event":"mounted",...} once the mount serves requests and the socket
 // listens; errors go to stderr with a non-zero exit. Unmounts on SIGTERM/SIGINT.
 import { parseArgs } from 'node:util';
-import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { nodeImageDir } from './protocol.js';
 import { assertFuseAvailable } from './fuse-requirements.js';
 import { PowercutDaemon, type DaemonLimits } from './powercut-daemon.js';
 import { listenControl } from './control-server.js';
@@ -12,12 +15,14 @@ import { FsModel } from './model/fs-model.js';
 /** Set to 1, the daemon checks its model's invariants after every request (npm test does). */
 export const CHECK_INVARIANTS_ENV = 'POWERCUT_CHECK_INVARIANTS';
 
-export const DAEMON_USAGE = 'usage: daemon --mountpoint DIR --socket PATH [--image DIR] [--max-data-bytes N] [--max-recording-bytes N]';
+export const DAEMON_USAGE = 'usage: daemon --mountpoint DIR [--mountpoint DIR ...] --socket PATH [--image DIR] [--max-data-bytes N] [--max-recording-bytes N]';
 
 /** The limits are the daemon's (DaemonLimits); absent or undefined, its defaults. */
 export interface DaemonOptions extends Partial<DaemonLimits> {
-  mountpoint: string;
+  /** One per node (a cluster has several). */
+  mountpoints: string[];
   socket: string;
+  /** The files to start from; a cluster's has one folder per node (node0, node1, ...). */
   image?: string;
 }
 
@@ -32,19 +37,32 @@ export function parseDaemonArgs(argv: string[]): DaemonOptions {
   const { values, positionals } = parseArgs({
     args: argv,
     options: {
-      mountpoint: { type: 'string' }, socket: { type: 'string' }, image: { type: 'string' },
+      mountpoint: { type: 'string', multiple: true }, socket: { type: 'string' }, image: { type: 'string' },
       'max-data-bytes': { type: 'string' }, 'max-recording-bytes': { type: 'string' },
     },
     allowPositionals: true,
   });
   if (positionals.length > 0) throw new Error(`unexpected argument '${positionals[0]}'\n${DAEMON_USAGE}`);
-  if (!values.mountpoint) throw new Error(`--mountpoint is required\n${DAEMON_USAGE}`);
+  if (!values.mountpoint?.length) throw new Error(`--mountpoint is required\n${DAEMON_USAGE}`);
   if (!values.socket) throw new Error(`--socket is required\n${DAEMON_USAGE}`);
   return {
-    mountpoint: resolve(values.mountpoint), socket: resolve(values.socket), image: values.image && resolve(values.image),
+    mountpoints: values.mountpoint.map((m) => resolve(m)), socket: resolve(values.socket), image: values.image && resolve(values.image),
     maxDataBytes: parseBytes(values['max-data-bytes'], '--max-data-bytes'),
     maxRecordingBytes: parseBytes(values['max-recording-bytes'], '--max-recording-bytes'),
   };
+}
+
+/** The models to start from: none (empty disks), the image, or a cluster image's node<k> folder per node. */
+async function imageModels(opts: DaemonOptions): Promise<FsModel[]> {
+  if (!opts.image) return [];
+  if (opts.mountpoints.length === 1) return [FsModel.fromTree(await readTree(opts.image))];
+  const models: FsModel[] = [];
+  for (let k = 0; k < opts.mountpoints.length; k++) {
+    const dir = join(opts.image, nodeImageDir(k));
+    if (!existsSync(dir)) throw new Error(`--image ${opts.image} has no folder ${nodeImageDir(k)} for node ${k} (a cluster's image holds one folder per node)`);
+    models.push(FsModel.fromTree(await readTree(dir)));
+  }
+  return models;
 }
 
 /** The exit code of a daemon that stopped because its model broke an invariant. */
@@ -53,9 +71,9 @@ export const INVARIANT_BROKEN_EXIT = 70;
 /** Runs the daemon until shutdown or a signal; resolves with the exit code. */
 export async function runDaemon(opts: DaemonOptions): Promise<number> {
   assertFuseAvailable();
-  const model = opts.image ? FsModel.fromTree(await readTree(opts.image)) : new FsModel();
+  const models = await imageModels(opts);
   // An absent limit (undefined) takes the daemon's default.
-  const daemon = new PowercutDaemon(opts.mountpoint, model, { ...opts, checkInvariants: process.env[CHECK_INVARIANTS_ENV] === '1' });
+  const daemon = new PowercutDaemon(opts.mountpoints, models, { ...opts, checkInvariants: process.env[CHECK_INVARIANTS_ENV] === '1' });
   await daemon.mount();
   let server;
   try {
@@ -85,7 +103,8 @@ export async function runDaemon(opts: DaemonOptions): Promise<number> {
     };
     process.once('SIGTERM', () => stop(0));
     process.once('SIGINT', () => stop(0));
-    console.log(JSON.stringify({ event: 'mounted', mountpoint: opts.mountpoint, socket: opts.socket, pid: process.pid }));
+    const cluster = opts.mountpoints.length > 1 ? { mountpoints: opts.mountpoints } : {};
+    console.log(JSON.stringify({ event: 'mounted', mountpoint: opts.mountpoints[0], ...cluster, socket: opts.socket, pid: process.pid }));
   });
 }
 

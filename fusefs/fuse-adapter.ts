@@ -47,7 +47,10 @@ const timeSet = (ms: number): TimeSet => (ms === UTIME_NOW_MS ? 'now' : ms === U
 
 export interface FsState {
   model: FsModel;
+  /** Shared by every node of a cluster: one order for all their requests. */
   gate: RequestGate;
+  /** The node this mount is, in a cluster (0 for one node). */
+  node?: number;
   faults: Faults;
   /** A recorded run's schedule of slow fsyncs (fsync-holds.ts); null: fsyncs complete at once. */
   fsyncHolds: FsyncHolds | null;
@@ -62,21 +65,23 @@ export function makeFuseOps(state: FsState, generation: number, ctx: RequestCont
 
   /** Runs a non-mutating request; errors thrown as FsError become the errno answer. */
   const query = (cb: Cb, fn: () => void) => {
-    if (dead()) return cb(EIO);
-    if (state.gate.holdIfFrozen(cb)) return;
-    try {
-      fn();
-    } catch (e) {
-      if (e instanceof FsError) return cb(e.errno);
-      console.error(`powercut fs: internal error, answering EIO: ${e instanceof Error ? e.stack : String(e)}`);
-      cb(EIO);
-    }
+    const run = () => {
+      if (dead()) return cb(EIO);
+      try {
+        fn();
+      } catch (e) {
+        if (e instanceof FsError) return cb(e.errno);
+        console.error(`powercut fs: internal error, answering EIO: ${e instanceof Error ? e.stack : String(e)}`);
+        cb(EIO);
+      }
+    };
+    if (!state.gate.holdIfFrozen(cb, run, state.node)) run();
   };
 
   /** One mutating request: `entry` is its trace entry (op 0 and state 'held' until the gate numbers and answers it). */
   const mutate = (cb: (result: number) => void, entry: TraceEntry, apply: () => number) => {
     if (dead()) return cb(EIO);
-    state.gate.mutate(entry, apply, cb);
+    state.gate.mutate(entry, apply, cb, state.node);
   };
 
   /**

@@ -25,7 +25,7 @@ describe('replacing a generation', () => {
       await daemon.handle({ cmd: 'arm', atOp: 1, timing: 'before' });
       const writer = execa(process.execPath, ['-e', `require('fs').writeFileSync(${JSON.stringify(join(mnt, 'f'))}, 'x')`], { reject: false, timeout: 20_000 });
       expect(await daemon.handle({ cmd: 'wait-frozen', timeoutMs: 10_000 })).toMatchObject({ frozen: true });
-      const old = (daemon as unknown as { mounted: { fuse: { detachNow(): number } } }).mounted.fuse;
+      const old = (daemon as unknown as { nodes: { mounted: { fuse: { detachNow(): number } } }[] }).nodes[0].mounted.fuse;
       const detachNow = old.detachNow;
       old.detachNow = () => -16; // EBUSY, once
       await expect(daemon.handle({ cmd: 'crash' })).rejects.toThrow(/detaching the old generation failed \(umount2: errno 16\)/);

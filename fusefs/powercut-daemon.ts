@@ -1,19 +1,20 @@
-// The daemon's state machine: one model, one gate, faults, and the current mount; implements every
-// control command. Control input is validated before it gets here.
+// The daemon's state machine: one mount, model and faults per node (one node, or a cluster's), one
+// gate ordering all their requests; implements every control command. Control input is validated before it gets here.
 import { rmSync } from 'node:fs';
-import { resolve, relative, isAbsolute } from 'node:path';
+import { isAbsolute, join, relative, resolve } from 'node:path';
 import { FsModel, processOwner } from './model/fs-model.js';
 import { RequestGate } from './request-gate.js';
 import type { CrashPolicy, Hypothesis } from './crash-states.js';
 import { DEFAULT_MAX_DATA_BYTES, Faults } from './faults.js';
 import { mountGeneration, ReplaceFailure, replaceGeneration, unmountGeneration, type Mounted } from './mount-generation.js';
 import type { FsState } from './fuse-adapter.js';
-import type { ControlAnswer, ControlRequest, StatusAnswer } from './protocol.js';
+import { nodeImageDir, type ControlAnswer, type ControlRequest, type NodeStatus, type StatusAnswer } from './protocol.js';
 import { FsyncHolds, type FsyncHoldSchedule } from './fsync-holds.js';
 import { writeTree } from './image-files.js';
 import type { FsTree } from './model/nodes.js';
 import { Recording, RecordingFsModel } from './model/recording.js';
 import { StateSpace } from './model/state-space.js';
+import { ClusterStateSpace, SingleNodeStates, type RunStates } from './model/cluster-states.js';
 
 /** Memory a recording may take: its calls and their write data (the whole recorded run is in memory; exhaustive mode needs it). */
 export const DEFAULT_MAX_RECORDING_BYTES = 256 * 1024 * 1024;
@@ -33,18 +34,29 @@ export interface DaemonLimits {
    */
   checkInvariants: boolean;
 }
-export class PowercutDaemon {
-  private state: FsState;
-  private mounted: Mounted | null = null;
+/** One node's disk: its mount, its model and faults (in `state`), its recorded run. */
+interface NodeDisk {
+  index: number;
+  mountpoint: string;
+  state: FsState;
+  mounted: Mounted | null;
   /** Generations a failed replacement left mounted beneath the current one (topmost first): unmount() takes them too. */
-  private stranded: Mounted[] = [];
+  stranded: Mounted[];
+  /** Power cuts this node took. */
+  crashes: number;
+  /** The run being recorded since `reset` with record, until its states are asked for. */
+  recording: Recording | null;
+}
+
+export class PowercutDaemon {
+  /** Every node's requests in one order (one node: the daemon as it always was). */
+  private readonly gate: RequestGate;
+  private readonly nodes: NodeDisk[];
   private crashes = 0;
   /** Serialises crash/reset/shutdown so two remounts never overlap. */
   private lifecycle: Promise<unknown> = Promise.resolve();
-  /** The run being recorded since `reset` with record, until its states are asked for. */
-  private recording: Recording | null = null;
-  /** The recorded run's crash states, once `states` closed the recording. */
-  private stateSpace: StateSpace | null = null;
+  /** The recorded run's crash states (a cluster's: per node), once `states` closed the recording. */
+  private stateSpace: RunStates | null = null;
   /** Why the last recording ended before its states were asked for (a crash), for the error `states` then gives. */
   private endedRecording: string | null = null;
   onShutdown: () => void = () => {};
@@ -55,74 +67,128 @@ export class PowercutDaemon {
 
   private readonly maxRecordingBytes: number;
 
-  constructor(readonly mountpoint: string, model = new FsModel(), limits: Partial<DaemonLimits> = {}) {
+  /** One mountpoint per node: a cluster's nodes each get a mount of their own, served here in one order. */
+  constructor(mountpoints: string | readonly string[], models: FsModel | readonly FsModel[] = [], limits: Partial<DaemonLimits> = {}) {
+    const points = typeof mountpoints === 'string' ? [mountpoints] : [...mountpoints];
+    const given = models instanceof FsModel ? [models] : models;
+    if (points.length === 0) throw new Error('the daemon needs at least one mountpoint');
+    if (new Set(points.map((p) => resolve(p))).size !== points.length) throw new Error(`the nodes' mountpoints must differ, got ${points.join(', ')}`);
+    if (given.length > points.length) throw new Error(`${given.length} images for ${points.length} mountpoints`);
     this.maxRecordingBytes = limits.maxRecordingBytes ?? DEFAULT_MAX_RECORDING_BYTES;
     const check = limits.checkInvariants ? () => this.checkInvariants() : null;
-    this.state = { model, gate: new RequestGate(check), faults: new Faults(limits.maxDataBytes ?? DEFAULT_MAX_DATA_BYTES), fsyncHolds: null, handles: new Map(), nextFd: 1, generation: 0 };
+    this.gate = new RequestGate(check, points.length > 1);
+    const maxDataBytes = limits.maxDataBytes ?? DEFAULT_MAX_DATA_BYTES;
+    this.nodes = points.map((mountpoint, index) => ({
+      index, mountpoint, mounted: null, stranded: [], crashes: 0, recording: null,
+      state: { model: given[index] ?? new FsModel(), gate: this.gate, node: index, faults: new Faults(maxDataBytes), fsyncHolds: null, handles: new Map(), nextFd: 1, generation: 0 },
+    }));
+  }
+
+  get mountpoint(): string {
+    return this.nodes[0].mountpoint;
+  }
+
+  private get isCluster(): boolean {
+    return this.nodes.length > 1;
   }
 
   private fatal = false;
   private checkInvariants(): void {
     if (this.fatal) return;
     try {
-      this.state.model.assertInvariants();
+      for (const n of this.nodes) n.state.model.assertInvariants();
     } catch (e) {
       this.fatal = true;
-      this.onFatal(`after request ${this.state.gate.opCount}: ${e instanceof Error ? e.message : String(e)}`);
+      this.onFatal(`after request ${this.gate.opCount}: ${e instanceof Error ? e.message : String(e)}`);
     }
   }
 
+  /** Mounts every node; if one fails, the ones already mounted are unmounted again. */
   async mount(): Promise<void> {
-    this.mounted = await mountGeneration(this.mountpoint, this.state);
-  }
-
-  async unmount(): Promise<void> {
-    const all = [...(this.mounted ? [this.mounted] : []), ...this.stranded];
-    this.mounted = null;
-    this.stranded = [];
-    const failures: string[] = [];
-    for (const m of all) {
-      try {
-        await unmountGeneration(m, this.state);
-      } catch (e) {
-        failures.push(e instanceof Error ? e.message : String(e));
-      }
-    }
-    this.state.gate.disposeHeld();
-    if (failures.length > 0) throw new Error(failures.join('; '));
-  }
-
-  /**
-   * A new generation in place of the mounted one (replaceGeneration): `change` runs while neither
-   * serves; the held requests are answered (EIO) once the old one is detached, then numbering restarts.
-   */
-  private async remount(change: () => void): Promise<void> {
-    const old = this.mounted;
-    this.mounted = null;
     try {
-      this.mounted = await replaceGeneration(this.mountpoint, this.state, old, change, () => {
-        this.state.gate.disposeHeld();
-        this.state.gate.restart();
-      });
+      for (const n of this.nodes) n.mounted = await mountGeneration(n.mountpoint, n.state);
     } catch (e) {
-      // What the failure left mounted stays reachable: shutdown unmounts it.
-      if (e instanceof ReplaceFailure) this.stranded.unshift(...e.stillMounted);
+      await this.unmount().catch(() => undefined);
       throw e;
     }
   }
 
+  async unmount(): Promise<void> {
+    const failures: string[] = [];
+    for (const n of this.nodes) {
+      const all = [...(n.mounted ? [n.mounted] : []), ...n.stranded];
+      n.mounted = null;
+      n.stranded = [];
+      for (const m of all) {
+        try {
+          await unmountGeneration(m, n.state);
+        } catch (e) {
+          failures.push(e instanceof Error ? e.message : String(e));
+        }
+      }
+    }
+    this.gate.disposeHeld();
+    if (failures.length > 0) throw new Error(failures.join('; '));
+  }
+
+  /**
+   * A new generation in place of each node's mounted one (replaceGeneration): `change` runs while
+   * neither serves; a node's held requests are answered (EIO) once its old generation is detached.
+   * If every node is replaced, numbering restarts; otherwise the other nodes' held requests run on
+   * (a cut that spared them). No program runs on a node while it is replaced (the harness killed
+   * it): a request reaching a replaced node before the last one is detached is numbered in the run that ends.
+   */
+  private async remount(nodes: readonly NodeDisk[], change: (n: NodeDisk) => void): Promise<void> {
+    const whole = nodes.length === this.nodes.length;
+    let failure: unknown = null;
+    for (const [i, n] of nodes.entries()) {
+      // The last node of a whole cut restarts the numbering, before its new generation serves.
+      const detached = whole && i === nodes.length - 1
+        ? () => {
+          this.gate.disposeHeld();
+          this.gate.restart();
+        }
+        : () => this.gate.disposeHeld(n.index);
+      const old = n.mounted;
+      n.mounted = null;
+      try {
+        n.mounted = await replaceGeneration(n.mountpoint, n.state, old, () => change(n), detached);
+      } catch (e) {
+        // What the failure left mounted stays reachable: shutdown unmounts it.
+        if (e instanceof ReplaceFailure) n.stranded.unshift(...e.stillMounted);
+        failure ??= e;
+      }
+    }
+    if (!whole) this.gate.release(new Set(this.nodes.filter((n) => !nodes.includes(n)).map((n) => n.index)));
+    if (failure !== null) throw failure;
+  }
+
+  /** The nodes a request names (every node if none), or an error naming the node that does not exist. */
+  private nodesOf(cmd: string, indexes: readonly number[] | undefined): NodeDisk[] {
+    if (indexes === undefined) return this.nodes;
+    for (const k of indexes) if (k >= this.nodes.length) throw new Error(`${cmd}: node ${k} does not exist; the daemon serves ${this.nodes.length} node${this.nodes.length === 1 ? '' : 's'} (0..${this.nodes.length - 1})`);
+    return this.nodes.filter((n) => indexes.includes(n.index));
+  }
+
   async handle(req: ControlRequest): Promise<ControlAnswer> {
-    const { gate, faults } = this.state;
+    const gate = this.gate;
     switch (req.cmd) {
       case 'status': {
+        const nodes: NodeStatus[] = this.nodes.map((n) => ({
+          node: n.index, mountpoint: n.mountpoint, faults: n.state.faults.list(), crashes: n.crashes, readFaultsHit: n.state.faults.readHits,
+        }));
         const a: StatusAnswer = {
           ok: true, mountpoint: this.mountpoint, opCount: gate.opCount, armed: gate.armed,
-          frozen: gate.frozenAt !== null, frozenAt: gate.frozenAt, faults: faults.list(), crashes: this.crashes, readFaultsHit: faults.readHits,
+          frozen: gate.frozenAt !== null, frozenAt: gate.frozenAt, crashes: this.crashes,
+          faults: nodes.flatMap((n) => n.faults.map((f) => (this.isCluster ? { ...f, node: n.node } : f))),
+          readFaultsHit: nodes.reduce((sum, n) => sum + n.readFaultsHit, 0),
+          ...(this.isCluster ? { nodes } : {}),
         };
         return a as unknown as ControlAnswer;
       }
       case 'arm': {
         const { cmd: _cmd, ...point } = req;
+        if (point.node !== undefined) this.nodesOf('arm', [point.node]);
         gate.arm(point);
         return { ok: true };
       }
@@ -133,19 +199,24 @@ export class PowercutDaemon {
         const at = await gate.waitFrozen(req.timeoutMs);
         return at === null ? { ok: true, frozen: false } : { ok: true, frozen: true, frozenAt: at };
       }
-      case 'crash':
-        return this.serial(() => this.crash(req.policy ?? 'lose-unsynced', req.seed ?? 0));
+      case 'crash': {
+        const nodes = this.nodesOf('crash', req.nodes);
+        return this.serial(() => this.crash(nodes, req.policy ?? 'lose-unsynced', req.seed ?? 0));
+      }
       case 'trace':
         return { ok: true, trace: gate.trace.all(), marks: gate.marks, ...(gate.trace.truncated ? { truncatedAfter: gate.trace.all().length } : {}) };
-      case 'image':
-        return { ok: true, out: await this.writeImage(this.state.model.exportTree(req.state ?? 'durable'), req.out) };
+      case 'image': {
+        const which = req.state ?? 'durable';
+        const nodes = this.nodesOf('image', req.node === undefined ? undefined : [req.node]);
+        return { ok: true, out: await this.writeImages(req.out, nodes.map((n) => n.state.model.exportTree(which)), req.node !== undefined) };
+      }
       case 'fault': {
-        const { cmd: _cmd, ...fault } = req;
-        faults.add(fault);
+        const { cmd: _cmd, node, ...fault } = req;
+        for (const n of this.nodesOf('fault', node === undefined ? undefined : [node])) n.state.faults.add(fault);
         return { ok: true };
       }
       case 'clear-faults':
-        faults.clear();
+        for (const n of this.nodes) n.state.faults.clear();
         return { ok: true };
       case 'reset':
         return this.serial(() => this.reset(req.record ?? false, req.fsyncHolds));
@@ -154,14 +225,12 @@ export class PowercutDaemon {
         return { ok: true, ...this.space(hypothesis).enumerate(policies, caps) };
       }
       case 'load-state': {
-        const space = this.space(req.hypothesis);
-        const model = req.probe ? space.buildProbe(req.state, req.probe) : space.build(req.state);
-        return this.serial(() => this.swapModel(model));
+        const models = this.space(req.hypothesis).build(req.state, req.probe);
+        return this.serial(() => this.swapModels(models));
       }
       case 'state-image': {
-        const space = this.space(req.hypothesis);
-        const tree = (req.probe ? space.buildProbe(req.state, req.probe) : space.build(req.state)).exportTree('durable');
-        return { ok: true, out: await this.writeImage(tree, req.out, req.replace ?? false) };
+        const trees = this.space(req.hypothesis).build(req.state, req.probe).map((m) => m.exportTree('durable'));
+        return { ok: true, out: await this.writeImages(req.out, trees, false, req.replace ?? false) };
       }
       case 'units':
         return { ok: true, units: this.space(req.hypothesis).lostUnits(req.state) };
@@ -174,102 +243,120 @@ export class PowercutDaemon {
     }
   }
 
-  private async crash(policy: CrashPolicy, seed: number): Promise<ControlAnswer> {
+  private async crash(nodes: readonly NodeDisk[], policy: CrashPolicy, seed: number): Promise<ControlAnswer> {
     const t0 = performance.now();
     // A power cut ends a recorded run: requests are numbered from 1 again after it, so what follows
     // cannot be replayed as part of the run. (A crash during the recovery of a loaded state, after
     // `states` ended the recording, keeps the state space: the harness loads the next state from it.)
-    if (this.recording) this.endRecording(`a crash came after request ${this.state.gate.opCount} of the recorded run, which ended it`);
+    if (this.nodes.some((n) => n.recording)) this.endRecording(`a crash came after request ${this.gate.opCount} of the recorded run, which ended it`);
     // The held requests are answered only once the old mount is detached, so no live mount sees the answers.
     let partialWrites = 0;
-    await this.remount(() => {
-      partialWrites = this.state.model.crash(policy, seed).partialWrites;
-      this.state.handles.clear();
-      this.state.fsyncHolds = null;
+    await this.remount(nodes, (n) => {
+      // Each node's disk tears on its own: the seed is drawn per node.
+      partialWrites += n.state.model.crash(policy, seed + n.index).partialWrites;
+      n.state.handles.clear();
+      n.state.fsyncHolds = null;
+      n.crashes++;
     });
     this.crashes++;
-    return { ok: true, policy, seed, remountMs: Math.round(performance.now() - t0), tornPartialWrites: partialWrites };
+    return { ok: true, policy, seed, remountMs: Math.round(performance.now() - t0), tornPartialWrites: partialWrites, ...(this.isCluster ? { nodes: nodes.map((n) => n.index) } : {}) };
   }
 
   /**
-   * An empty filesystem; with `record`, every change of the run that follows is recorded for its
-   * crash states; with `holds`, its fsyncs are slow on that schedule until the next reset or crash.
+   * An empty filesystem on every node; with `record`, every change of the run that follows is
+   * recorded for its crash states; with `holds`, its fsyncs are slow on that schedule until the next reset or crash.
    */
   private async reset(record: boolean, holds?: FsyncHoldSchedule): Promise<ControlAnswer> {
     this.stateSpace = null;
     this.endRecording(null);
-    this.recording = record ? new Recording(processOwner(), this.maxRecordingBytes) : null;
-    const model = this.recording ? new RecordingFsModel(this.recording, () => this.state.gate.opCount) : new FsModel();
-    await this.swapModel(model);
-    this.state.fsyncHolds = holds ? new FsyncHolds(holds) : null;
+    const models = this.nodes.map((n) => {
+      n.recording = record ? new Recording(processOwner(), this.maxRecordingBytes) : null;
+      return n.recording ? new RecordingFsModel(n.recording, () => this.gate.opCount) : new FsModel();
+    });
+    await this.swapModels(models);
+    for (const n of this.nodes) n.state.fsyncHolds = holds ? new FsyncHolds(holds) : null;
     return { ok: true };
   }
 
   /**
-   * Replaces the filesystem behind the mount: handles, faults, counters and the trace start afresh.
-   * Frozen, the held requests belong to processes that may still run: detach first (as crash does)
-   * so they, and anything else they do on the old mount, get errors instead of the new filesystem.
-   * Otherwise the kernel caches nothing (zero timeouts) and the mount stays.
+   * Replaces each node's filesystem behind its mount: handles, faults, counters and the trace start
+   * afresh. Frozen, the held requests belong to processes that may still run: detach first (as crash
+   * does) so they, and anything else they do on the old mount, get errors instead of the new
+   * filesystem. Otherwise the kernel caches nothing (zero timeouts) and the mounts stay.
    */
-  private async swapModel(model: FsModel): Promise<ControlAnswer> {
-    const change = () => {
-      this.state.model = model;
-      this.state.handles.clear();
-      this.state.faults.clear();
-      this.state.fsyncHolds = null;
+  private async swapModels(models: readonly FsModel[]): Promise<ControlAnswer> {
+    if (models.length !== this.nodes.length) throw new Error(`invariant: ${models.length} models for ${this.nodes.length} nodes`);
+    const change = (n: NodeDisk) => {
+      n.state.model = models[n.index];
+      n.state.handles.clear();
+      n.state.faults.clear();
+      n.state.fsyncHolds = null;
     };
-    if (this.state.gate.frozenAt !== null || this.state.gate.heldCount > 0) await this.remount(change);
+    if (this.gate.frozenAt !== null || this.gate.heldCount > 0) await this.remount(this.nodes, change);
     else {
-      change();
-      this.state.gate.restart();
+      this.nodes.forEach(change);
+      this.gate.restart();
     }
     return { ok: true };
   }
 
-  /** The recorded run's state space; the first call ends the recording (later changes are recovery's). */
-  /** The recorded run's state space, or the one of a hypothesis about it (kept while the recording is). */
-  private space(hypothesis: Hypothesis | undefined): StateSpace {
+  /** The recorded run's states, or those of a hypothesis about it (kept while the recording is); the first call ends the recording (later changes are recovery's). */
+  private space(hypothesis: Hypothesis | undefined): RunStates {
     const space = this.closeRecording();
     if (!hypothesis || (hypothesis.fsyncAfter.length === 0 && !hypothesis.fsyncSkip?.length)) return space;
+    if (!(space instanceof SingleNodeStates)) throw new Error('a hypothesis (the cause search) is not supported for a cluster\'s recorded run yet');
     const key = JSON.stringify(hypothesis);
-    if (this.hypothesisSpaces.key !== key || this.hypothesisSpaces.of !== space) this.hypothesisSpaces = { key, of: space, space: space.withHypothesis(hypothesis) };
+    if (this.hypothesisSpaces.key !== key || this.hypothesisSpaces.of !== space) this.hypothesisSpaces = { key, of: space, space: new SingleNodeStates(space.space.withHypothesis(hypothesis)) };
     return this.hypothesisSpaces.space!;
   }
-  private hypothesisSpaces: { key: string; of: StateSpace | null; space: StateSpace | null } = { key: '', of: null, space: null };
+  private hypothesisSpaces: { key: string; of: RunStates | null; space: RunStates | null } = { key: '', of: null, space: null };
 
-  private closeRecording(): StateSpace {
+  private closeRecording(): RunStates {
     if (!this.stateSpace) {
-      if (!this.recording) {
+      const recordings = this.nodes.map((n) => n.recording);
+      if (recordings.some((r) => r === null)) {
         const why = this.endedRecording ? ` (the last recorded run ended early: ${this.endedRecording})` : '';
         throw new Error(`no recorded run${why}: send reset with record, run the workload, then ask for states`);
       }
-      const recording = this.recording;
       this.endRecording(null);
-      this.stateSpace = new StateSpace(recording, this.state.gate.opCount);
+      const spaces = recordings.map((r) => new StateSpace(r!, this.gate.opCount));
+      this.stateSpace = this.isCluster ? new ClusterStateSpace(spaces) : new SingleNodeStates(spaces[0]);
     }
     return this.stateSpace;
   }
 
-  /** Closes the recording (the model stays mounted, and its later calls are not recorded); `why` says why if the run was cut short. */
+  /** Closes the recordings (the models stay mounted, and their later calls are not recorded); `why` says why if the run was cut short. */
   private endRecording(why: string | null): void {
-    this.recording?.close();
-    this.recording = null;
+    for (const n of this.nodes) {
+      n.recording?.close();
+      n.recording = null;
+    }
     this.endedRecording = why;
   }
 
-  /** Writes an image under `out` and returns its absolute path. */
-  private async writeImage(tree: FsTree, out: string, replace = false): Promise<string> {
+  /**
+   * Writes images under `out` (one node's at out; a cluster's as out/node<k>) and returns the
+   * absolute path. `one`: the single tree is a cluster node's, written at out itself.
+   */
+  private async writeImages(out: string, trees: readonly FsTree[], one: boolean, replace = false): Promise<string> {
+    const abs = this.checkOut(out, replace);
+    if (!this.isCluster || one) writeTree(trees[0], abs);
+    else trees.forEach((t, k) => writeTree(t, join(abs, nodeImageDir(k))));
+    return abs;
+  }
+
+  /** `out` as an absolute path outside every node's mount (emptied first with `replace`). */
+  private checkOut(out: string, replace: boolean): string {
     const abs = resolve(out);
-    const rel = relative(resolve(this.mountpoint), abs);
-    // The daemon must never do file I/O on its own mount: it would be serving itself.
-    if (rel === '' || (!rel.startsWith('..') && !isAbsolute(rel))) throw new Error(`out ${abs} is inside the mount ${this.mountpoint}; choose a directory outside it`);
-    if (replace) {
+    for (const { mountpoint } of this.nodes) {
+      const rel = relative(resolve(mountpoint), abs);
+      // The daemon must never do file I/O on its own mount: it would be serving itself.
+      if (rel === '' || (!rel.startsWith('..') && !isAbsolute(rel))) throw new Error(`out ${abs} is inside the mount ${mountpoint}; choose a directory outside it`);
       // Replacing a folder that holds the mount would delete through it (and the daemon would serve itself).
-      const up = relative(abs, resolve(this.mountpoint));
-      if (!up.startsWith('..') && !isAbsolute(up)) throw new Error(`out ${abs} holds the mount ${this.mountpoint}; an image may replace only a folder outside it`);
-      rmSync(abs, { recursive: true, force: true });
+      const up = relative(abs, resolve(mountpoint));
+      if (replace && !up.startsWith('..') && !isAbsolute(up)) throw new Error(`out ${abs} holds the mount ${mountpoint}; an image may replace only a folder outside it`);
     }
-    writeTree(tree, abs);
+    if (replace) rmSync(abs, { recursive: true, force: true });
     return abs;
   }
 

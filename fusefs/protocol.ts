@@ -23,11 +23,15 @@ export { CRASH_POLICIES as POLICIES, type CrashPolicy } from './crash-states.js'
 
 export type CrashTiming = 'before' | 'after';
 
-/** Crash point: the Nth mutating request overall, or the Nth of `kind`, or the Nth touching `path` (glob), or both filters. */
+/**
+ * Crash point: the Nth mutating request overall, or the Nth of `kind`, or the Nth touching `path`
+ * (glob), or the Nth of a cluster's `node`, or several filters. Reaching it freezes every node.
+ */
 export interface CrashPoint {
   atOp: number;
   kind?: MutatingKind;
   path?: string;
+  node?: number;
   timing: CrashTiming;
 }
 
@@ -41,6 +45,8 @@ export interface TraceEntry {
   length?: number; // bytes for write, new size for truncate
   datasync?: boolean;
   mode?: number;
+  /** The node whose mount got it (0-based), when the daemon serves a cluster; absent for one node. */
+  node?: number;
   /** 0 or a negative errno; absent while the request is held at a crash point. */
   result?: number;
   /** 'applied' normally; 'held' for the crash-point request and the ones held after it. */
@@ -58,10 +64,13 @@ export type ControlRequest =
   | ({ cmd: 'arm' } & CrashPoint)
   | { cmd: 'disarm' }
   | { cmd: 'wait-frozen'; timeoutMs: number }
-  | { cmd: 'crash'; policy?: CrashPolicy; seed?: number }
+  /** nodes: the cluster's nodes whose power goes (default: all); the others' held requests run on. */
+  | { cmd: 'crash'; policy?: CrashPolicy; seed?: number; nodes?: number[] }
   | { cmd: 'trace' }
-  | { cmd: 'image'; out: string; state?: 'durable' | 'live' } // default durable
-  | ({ cmd: 'fault' } & Fault)
+  /** default durable; a cluster writes each node's image under out/node<k>, or only `node`'s at out. */
+  | { cmd: 'image'; out: string; state?: 'durable' | 'live'; node?: number }
+  /** node: the cluster node it targets (default: every node). */
+  | ({ cmd: 'fault'; node?: number } & Fault)
   | { cmd: 'clear-faults' }
   /**
    * record: the daemon keeps a Recording of the run that follows, every model call with its write
@@ -92,6 +101,19 @@ export interface StatusAnswer {
   faults: Fault[];
   crashes: number; // power cuts since the daemon started
   readFaultsHit: number; // reads a read fault answered EIO or changed, since the faults were armed
+  /** A cluster's nodes (absent for one node); the fields above then sum or list them all. */
+  nodes?: NodeStatus[];
 }
+
+export interface NodeStatus {
+  node: number;
+  mountpoint: string;
+  faults: Fault[];
+  crashes: number; // power cuts this node took
+  readFaultsHit: number;
+}
+
+/** Where a cluster's node k keeps its image in a folder of images (image, state-image). */
+export const nodeImageDir = (node: number): string => `node${node}`;
 
 export type ControlAnswer = ({ ok: true } & Record<string, unknown>) | { ok: false; error: string };

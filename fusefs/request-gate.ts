@@ -1,5 +1,7 @@
 // Numbers mutating requests, records the trace, and freezes at the crash point: the request there
 // and every later one is held unanswered until a crash or reset disposes of it. No FUSE here.
+// One gate serves every node of a cluster (one mount each), so all their requests fall in one
+// order: a crash point freezes every node at once, and a cut of some nodes releases the others.
 import { CrashPointMatcher } from './crash-point.js';
 import { EIO, FsError } from './model/errno.js';
 import type { Mark } from './crash-states.js';
@@ -9,17 +11,27 @@ import { Trace } from './trace.js';
 /** Markers kept per run (a bound on memory; a workload prints far fewer lines). */
 export const MAX_MARKS = 1_000_000;
 
+/** A request held at or after the crash point: `dispose` answers it EIO; `resume` runs it as if the gate had never frozen. */
+interface Held {
+  node: number;
+  dispose: () => void;
+  resume: () => void;
+}
+
 export class RequestGate {
   readonly trace = new Trace();
-  /** Runs after every request the model applied (the daemon checks the model's invariants there when asked to). */
-  constructor(private readonly afterApply: (() => void) | null = null) {}
+  /**
+   * afterApply runs after every request the model applied (the daemon checks the model's invariants
+   * there when asked to). tagNodes: trace entries name their node (a cluster; one node leaves them as they were).
+   */
+  constructor(private readonly afterApply: (() => void) | null = null, private readonly tagNodes = false) {}
 
   /** Confirmation markers in request order: the driver's line n was marked after `afterOp` requests. */
   private markList: Mark[] = [];
   private matcher: CrashPointMatcher | null = null;
   private frozenAtOp: number | null = null;
-  /** Held requests' answers: each is called once with EIO to dispose of it (crash and reset detach the mount first), never to apply it. */
-  private held: ((errno: number) => void)[] = [];
+  /** Held requests, in order: each is disposed of (crash and reset detach its mount first) or resumed (a cut that spared its node), once. */
+  private held: Held[] = [];
   private waiters: ((frozenAt: number) => void)[] = [];
 
   get opCount(): number {
@@ -65,32 +77,43 @@ export class RequestGate {
    * errno). `reply` answers the kernel: now with the result, or, if the request is held, once with
    * EIO when it is disposed of.
    */
-  mutate(entry: TraceEntry, apply: () => number, reply: (result: number) => void): void {
+  mutate(entry: TraceEntry, apply: () => number, reply: (result: number) => void, node = 0): void {
+    if (this.tagNodes) entry.node = node;
     this.trace.add(entry);
+    const applyNow = () => {
+      const result = run(apply);
+      entry.result = result < 0 ? result : 0;
+      this.afterApply?.();
+      return result;
+    };
+    const answer = (result: number) => {
+      entry.state = 'applied';
+      reply(result);
+    };
     if (this.frozenAtOp !== null) {
-      this.held.push(reply);
+      this.held.push({ node, dispose: () => reply(EIO), resume: () => answer(applyNow()) });
       return;
     }
     const isCrashPoint = this.matcher !== null && this.matcher.offer(entry);
     if (isCrashPoint && this.matcher!.point.timing === 'before') {
-      this.freeze(entry, reply);
+      this.freeze(entry, { node, dispose: () => reply(EIO), resume: () => answer(applyNow()) });
       return;
     }
-    const result = run(apply);
-    entry.result = result < 0 ? result : 0;
-    this.afterApply?.();
+    const result = applyNow();
     if (isCrashPoint) {
-      this.freeze(entry, reply);
+      this.freeze(entry, { node, dispose: () => reply(EIO), resume: () => answer(result) });
       return;
     }
-    entry.state = 'applied';
-    reply(result);
+    answer(result);
   }
 
-  /** A non-mutating request: false if it may proceed, true if it was held (frozen; `reply` then gets EIO when disposed of). */
-  holdIfFrozen(reply: (errno: number) => void): boolean {
+  /**
+   * A non-mutating request: false if it may proceed, true if it was held (frozen; `reply` then gets
+   * EIO when disposed of, or `resume` runs when its node is released).
+   */
+  holdIfFrozen(reply: (errno: number) => void, resume: () => void = () => reply(EIO), node = 0): boolean {
     if (this.frozenAtOp === null) return false;
-    this.held.push(reply);
+    this.held.push({ node, dispose: () => reply(EIO), resume });
     return true;
   }
 
@@ -109,11 +132,27 @@ export class RequestGate {
     });
   }
 
-  /** Disposes of every held request; call it only once the mount is detached, so no live mount sees the answer. */
-  disposeHeld(): void {
-    const held = this.held;
-    this.held = [];
-    for (const reply of held) reply(EIO);
+  /** Disposes of every held request (of `node` only, if given); call it only once its mount is detached, so no live mount sees the answer. */
+  disposeHeld(node?: number): void {
+    for (const h of this.take(node === undefined ? null : new Set([node]))) h.dispose();
+  }
+
+  /**
+   * A cut that spared these nodes: their held requests run, in their order, as if the gate had not
+   * frozen, and the gate thaws. The cut nodes' held requests must be disposed of first.
+   */
+  release(nodes: ReadonlySet<number>): void {
+    const resumed = this.take(nodes);
+    if (this.held.length > 0) throw new Error(`invariant: release of nodes ${[...nodes].join(', ')} with ${this.held.length} held requests of other nodes not disposed of`);
+    this.frozenAtOp = null;
+    for (const h of resumed) h.resume();
+  }
+
+  /** Removes and returns the held requests of `nodes` (null: all), in order. */
+  private take(nodes: ReadonlySet<number> | null): Held[] {
+    const taken = this.held.filter((h) => nodes === null || nodes.has(h.node));
+    this.held = this.held.filter((h) => !taken.includes(h));
+    return taken;
   }
 
   /** After a crash or reset: numbering and trace restart from 0, disarmed, not frozen. */
@@ -125,10 +164,10 @@ export class RequestGate {
     this.frozenAtOp = null;
   }
 
-  private freeze(entry: TraceEntry, reply: (errno: number) => void): void {
+  private freeze(entry: TraceEntry, held: Held): void {
     this.matcher = null;
     this.frozenAtOp = entry.op;
-    this.held.push(reply);
+    this.held.push(held);
     const waiters = this.waiters;
     this.waiters = [];
     for (const w of waiters) w(entry.op);

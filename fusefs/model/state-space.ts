@@ -175,6 +175,11 @@ export class StateSpace {
     return image;
   }
 
+  /** The durable or live image right after request `afterOp` (a cluster's node that lost only its process keeps its live one). */
+  treeAt(afterOp: number, which: 'durable' | 'live'): FsTree {
+    return this.replayTo(afterOp).exportTree(which);
+  }
+
   /** The image state `id` leaves with the probe's units made durable too (FsModel.probe). */
   buildProbe(id: CrashStateId, units: readonly ProbeUnit[]): FsModel {
     const r = this.replayTo(id.afterOp);

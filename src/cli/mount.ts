@@ -1,20 +1,22 @@
-// powercut mount MOUNTPOINT --socket PATH [--image DIR]: the fs daemon in the foreground.
+// powercut mount MOUNTPOINT... --socket PATH [--image DIR]: the fs daemon in the foreground.
 import { resolve } from 'node:path';
 import { parseCommandArgs, usageFail, type Command } from './usage.js';
 import { parseBytes, runDaemon } from '../../fusefs/daemon.js';
 import { DEFAULT_MAX_DATA_BYTES } from '../../fusefs/faults.js';
 import { DEFAULT_MAX_RECORDING_BYTES } from '../../fusefs/powercut-daemon.js';
 
-export const help = `usage: powercut mount MOUNTPOINT --socket PATH [--image DIR] [--max-data-bytes N] [--max-recording-bytes N]
+export const help = `usage: powercut mount MOUNTPOINT... --socket PATH [--image DIR] [--max-data-bytes N] [--max-recording-bytes N]
 
 Mounts the powercut filesystem at MOUNTPOINT (created if missing) and serves control requests
 on the Unix socket PATH (mode 0600) until Ctrl-C or SIGTERM, which unmount it. A stale mount
 left at MOUNTPOINT by a killed daemon is cleaned first. Prints one JSON line
-{"event":"mounted",...} when ready.
+{"event":"mounted",...} when ready. Several MOUNTPOINTs serve a cluster: one disk per node,
+node 0 first, every node's requests numbered in one order (docs/cluster.md).
 
 options:
   --socket PATH   control socket (required)
-  --image DIR     start from the files under DIR as the durable state
+  --image DIR     start from the files under DIR as the durable state (a cluster: DIR/node0,
+                  DIR/node1, ...)
   --max-data-bytes N
                   the disk's size: a write or truncate that would make the files' total size
                   exceed it gets ENOSPC (default ${DEFAULT_MAX_DATA_BYTES}); file data lives in the
@@ -36,7 +38,7 @@ export const run: Command = async (argv) => {
     console.log(help);
     return 0;
   }
-  if (positionals.length !== 1) usageFail(positionals.length === 0 ? 'MOUNTPOINT is required' : `unexpected argument '${positionals[1]}'`, help);
+  if (positionals.length === 0) usageFail('MOUNTPOINT is required', help);
   if (!values.socket) usageFail('--socket PATH is required', help);
   let limits;
   try {
@@ -44,5 +46,5 @@ export const run: Command = async (argv) => {
   } catch (err) {
     usageFail((err as Error).message, help);
   }
-  return runDaemon({ mountpoint: resolve(positionals[0]), socket: resolve(values.socket), image: values.image && resolve(values.image), ...limits });
+  return runDaemon({ mountpoints: positionals.map((m) => resolve(m)), socket: resolve(values.socket), image: values.image && resolve(values.image), ...limits });
 };

@@ -80,21 +80,27 @@ export class ControlClient {
     const a = await this.ok({ cmd: 'wait-frozen', timeoutMs }, timeoutMs + DEFAULT_REQUEST_TIMEOUT_MS);
     return a.frozen ? { frozen: true, frozenAt: a.frozenAt as number } : { frozen: false };
   }
-  /** The power cut; answers how long the remount took and, under torn, how many writes were kept in part. */
-  async crash(policy?: CrashPolicy, seed?: number): Promise<{ remountMs?: number; tornPartialWrites?: number }> {
+  /**
+   * The power cut (of a cluster's `nodes` only, if given: the others' held requests run on); answers
+   * how long the remount took and, under torn, how many writes were kept in part.
+   */
+  async crash(policy?: CrashPolicy, seed?: number, nodes?: number[]): Promise<{ remountMs?: number; tornPartialWrites?: number }> {
     const req: ControlRequest = { cmd: 'crash' };
     if (policy !== undefined) req.policy = policy;
     if (seed !== undefined) req.seed = seed;
+    if (nodes !== undefined) req.nodes = nodes;
     return (await this.ok(req, CRASH_TIMEOUT_MS)) as { remountMs?: number; tornPartialWrites?: number };
   }
   async trace(): Promise<TraceEntry[]> {
     return (await this.ok({ cmd: 'trace' })).trace as TraceEntry[];
   }
-  async image(out: string, state?: 'durable' | 'live'): Promise<void> {
-    await this.ok(state ? { cmd: 'image', out, state } : { cmd: 'image', out }, CRASH_TIMEOUT_MS);
+  /** Every node's image (a cluster's under out/node<k>), or only `node`'s at out. */
+  async image(out: string, state?: 'durable' | 'live', node?: number): Promise<void> {
+    await this.ok({ cmd: 'image', out, ...(state ? { state } : {}), ...(node !== undefined ? { node } : {}) }, CRASH_TIMEOUT_MS);
   }
-  async fault(f: Fault): Promise<void> {
-    await this.ok({ cmd: 'fault', ...f });
+  /** A fault on every node, or on a cluster's `node` only. */
+  async fault(f: Fault, node?: number): Promise<void> {
+    await this.ok({ cmd: 'fault', ...f, ...(node !== undefined ? { node } : {}) });
   }
   async clearFaults(): Promise<void> {
     await this.ok({ cmd: 'clear-faults' });

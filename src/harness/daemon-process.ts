@@ -32,7 +32,10 @@ export interface DaemonExit {
 
 export interface DaemonHandle {
   pid: number;
+  /** Node 0's mount (the only one unless the daemon serves a cluster). */
   mountpoint: string;
+  /** Every node's mount, node 0 first. */
+  mountpoints: string[];
   socketPath: string;
   client: ControlClient;
   /** null while the daemon runs. */
@@ -84,9 +87,11 @@ function installExitHooks(): void {
       try {
         process.kill(h.pid, 'SIGKILL');
       } catch { /* already gone */ }
-      try {
-        execaSyncUnmount(h.mountpoint);
-      } catch { /* best effort at exit */ }
+      for (const m of h.mountpoints) {
+        try {
+          execaSyncUnmount(m);
+        } catch { /* best effort at exit */ }
+      }
     }
   });
   for (const sig of ['SIGINT', 'SIGTERM'] as const) {
@@ -101,14 +106,19 @@ function execaSyncUnmount(mountpoint: string): void {
   execaSync('fusermount', ['-uz', mountpoint], { reject: false, timeout: STOP_TIMEOUT_MS });
 }
 
-export async function startDaemon(opts: { mountpoint: string; socketPath: string; imageDir?: string; startTimeoutMs?: number }): Promise<DaemonHandle> {
+/** `mountpoint`: one, or one per node of a cluster (node 0 first), all served by one daemon. */
+export async function startDaemon(opts: { mountpoint: string | readonly string[]; socketPath: string; imageDir?: string; startTimeoutMs?: number }): Promise<DaemonHandle> {
   installExitHooks();
-  const mountpoint = resolve(opts.mountpoint);
+  const mountpoints = (typeof opts.mountpoint === 'string' ? [opts.mountpoint] : [...opts.mountpoint]).map((m) => resolve(m));
+  const mountpoint = mountpoints[0];
   const socketPath = resolve(opts.socketPath);
   const startTimeoutMs = opts.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
-  await cleanupStaleMount(mountpoint);
-  if (existsSync(mountpoint) && !statSync(mountpoint).isDirectory()) throw new Error(`mountpoint ${mountpoint} is not a directory`);
-  const args = [daemonEntry(), '--mountpoint', mountpoint, '--socket', socketPath];
+  const cleanupAll = async () => {
+    for (const m of mountpoints) await cleanupStaleMount(m);
+  };
+  await cleanupAll();
+  for (const m of mountpoints) if (existsSync(m) && !statSync(m).isDirectory()) throw new Error(`mountpoint ${m} is not a directory`);
+  const args = [daemonEntry(), ...mountpoints.flatMap((m) => ['--mountpoint', m]), '--socket', socketPath];
   if (opts.imageDir) args.push('--image', resolve(opts.imageDir));
   const child: ResultPromise = execa(process.execPath, args, { stdout: 'pipe', stderr: 'pipe', reject: false, buffer: false });
   let stderr = '';
@@ -151,13 +161,13 @@ export async function startDaemon(opts: { mountpoint: string; socketPath: string
     // The daemon may be mounted already: never leave it (or its mount) behind.
     child.kill('SIGKILL');
     await bounded(STOP_TIMEOUT_MS);
-    await cleanupStaleMount(mountpoint);
+    await cleanupAll();
     throw e;
   }
 
   let stopping: Promise<void> | null = null;
   const handle: DaemonHandle = {
-    pid, mountpoint, socketPath, client,
+    pid, mountpoint, mountpoints, socketPath, client,
     exitInfo: () => (exit ? { ...exit, stderrTail: stderr } : null),
     describeDeath: async (waitMs = 2_000) => {
       await bounded(waitMs);
@@ -176,7 +186,7 @@ export async function startDaemon(opts: { mountpoint: string; socketPath: string
           child.kill('SIGKILL');
           await bounded(STOP_TIMEOUT_MS);
         }
-        await cleanupStaleMount(mountpoint);
+        await cleanupAll();
         live.delete(handle);
       })();
       return stopping;
@@ -197,12 +207,16 @@ export interface TempDaemon {
   stop(): Promise<void>;
 }
 
-/** A daemon on a fresh temporary mountpoint (one per test file or gate run, reused via reset). */
-export async function startTempDaemon(label: string): Promise<TempDaemon> {
+/**
+ * A daemon on a fresh temporary mountpoint (one per test file or gate run, reused via reset); with
+ * `nodes` > 1, a cluster's: mnt0, mnt1, ... in the temporary folder.
+ */
+export async function startTempDaemon(label: string, nodes = 1): Promise<TempDaemon> {
   const dir = await mkdtemp(join(tmpdir(), `powercut-${label}-`));
   let daemon: DaemonHandle;
   try {
-    daemon = await startDaemon({ mountpoint: join(dir, 'mnt'), socketPath: join(dir, 'control.sock') });
+    const mountpoint = nodes === 1 ? join(dir, 'mnt') : Array.from({ length: nodes }, (_, k) => join(dir, `mnt${k}`));
+    daemon = await startDaemon({ mountpoint, socketPath: join(dir, 'control.sock') });
   } catch (err) {
     await rm(dir, { recursive: true, force: true });
     throw err;
