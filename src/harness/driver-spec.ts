@@ -5,8 +5,10 @@ import { parseWorkload, type Workload } from './workload.js';
 export interface DriverSpec {
   /** 'workload' runs the steps; 'drain' recovers, reads and acks everything, then checks liveness. */
   mode: 'workload' | 'drain';
-  /** The queue directory (on the mount). */
+  /** The queue directory (on the mount); a cluster's node 0's. */
   dir: string;
+  /** A cluster: each node's data directory, on its own mount (node 0 first). */
+  nodes?: ClusterNodeSpec[];
   /** The target's own settings, passed through as they are. */
   settings: Record<string, unknown>;
   /** A known-bad variant the target offers, by name; absent = the correct queue. */
@@ -21,6 +23,17 @@ export interface DriverSpec {
    * ended (a driver killed at a cut cannot clean up after itself): temporary files, a server's config.
    */
   scratch?: string;
+}
+
+export interface ClusterNodeSpec {
+  node: number;
+  dir: string;
+}
+
+/** What the harness writes on a cluster driver's stdin after cutting one node's power: restart it on its crashed disk. */
+export interface RestartCommand {
+  cmd: 'restart';
+  node: number;
 }
 
 /** Drain mode reads and acks in batches of this many events. */
@@ -46,6 +59,12 @@ export function parseDriverSpec(text: string, where: string): DriverSpec {
   if (!Number.isInteger(spec.idBase) || spec.idBase < 0) throw new Error(`${where}: idBase must be an integer >= 0`);
   if (spec.mark !== undefined && (typeof spec.mark !== 'string' || spec.mark === '')) throw new Error(`${where}: mark must be a non-empty path`);
   if (spec.scratch !== undefined && (typeof spec.scratch !== 'string' || spec.scratch === '')) throw new Error(`${where}: scratch must be a non-empty path`);
+  if (spec.nodes !== undefined) {
+    if (!Array.isArray(spec.nodes) || spec.nodes.length < 2) throw new Error(`${where}: nodes must list two nodes or more, got ${JSON.stringify(spec.nodes)}`);
+    spec.nodes.forEach((n, k) => {
+      if (typeof n !== 'object' || n === null || n.node !== k || typeof n.dir !== 'string' || n.dir === '') throw new Error(`${where}: nodes[${k}] must be {"node": ${k}, "dir": "..."}, got ${JSON.stringify(n)}`);
+    });
+  }
   if (spec.mode === 'workload') spec.workload = parseWorkload(spec.workload, `${where}: workload`);
   return spec;
 }

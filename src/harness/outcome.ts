@@ -33,6 +33,11 @@ export type Outcome =
   /** Drain mode: everything recovered was read and acked; liveness writes follow. */
   | { t: 'drained'; count: number }
   | { t: 'done' }
+  /**
+   * A cluster driver: node k's server runs in process group pgid (the harness kills exactly that
+   * group at the node's cut); `restarted`: it was restarted on its crashed disk, as the harness asked.
+   */
+  | { t: 'node'; node: number; pgid: number; restarted?: boolean }
   /** The queue (or the driver) failed: where, the message, and the errno code if any. */
   | { t: 'error'; where: string; message: string; code?: string };
 
@@ -58,9 +63,10 @@ const FIELDS: Record<OutcomeKind, Record<string, FieldType>> = {
   closed: {},
   drained: { count: 'nat' },
   done: {},
+  node: { node: 'nat', pgid: 'int' },
   error: { where: 'string', message: 'string' },
 };
-const OPTIONAL: Partial<Record<OutcomeKind, Record<string, FieldType>>> = { hello: { serves: 'bool' }, error: { code: 'string' } };
+const OPTIONAL: Partial<Record<OutcomeKind, Record<string, FieldType>>> = { hello: { serves: 'bool' }, node: { restarted: 'bool' }, error: { code: 'string' } };
 export const OUTCOME_KINDS = Object.keys(FIELDS) as OutcomeKind[];
 
 function fieldProblem(value: unknown, type: FieldType): string | null {

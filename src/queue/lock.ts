@@ -13,6 +13,7 @@
 // can both get through: the second rename moves away the takeover lock the first just created.
 // Closing that needs a lock the kernel drops when its holder dies (flock), which this filesystem
 // interface does not have; a queue directory is normally reopened by one process after a crash.
+import { readFileSync } from 'node:fs';
 import { link, open, rename, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { QueueLockedError, QueueIOError } from './errors.js';
@@ -54,9 +55,16 @@ export const nodeLockFs: LockFs = {
   isAlive(pid) {
     try {
       process.kill(pid, 0);
-      return true;
     } catch (err) {
       return (err as NodeJS.ErrnoException).code === 'EPERM';
+    }
+    // A zombie is dead, only not reaped: a holder SIGKILLed after its parent died stays one where
+    // init does not reap orphans (some containers), and must not hold the queue forever.
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+    } catch {
+      return true; // no /proc: kill(0) is all there is
     }
   },
 };

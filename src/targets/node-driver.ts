@@ -6,7 +6,7 @@
 // where each confirmation happened. A target supplies only how to open its queue and its contract.
 import { statSync, writeSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { DRAIN_BATCH_EVENTS, LIVENESS_READ_TIMEOUT_MS, LIVENESS_SIZES_BYTES, parseDriverSpec, type DriverSpec } from '../harness/driver-spec.js';
+import { DRAIN_BATCH_EVENTS, LIVENESS_READ_TIMEOUT_MS, LIVENESS_SIZES_BYTES, parseDriverSpec, type DriverSpec, type RestartCommand } from '../harness/driver-spec.js';
 import { DRIVER_EXIT, DRIVER_PROTOCOL_VERSION, type ContractDeclaration, type Outcome } from '../harness/outcome.js';
 import { payload, summarizePayload } from '../harness/payload.js';
 import { selectAcks, type Step } from '../harness/workload.js';
@@ -21,12 +21,17 @@ export interface DrivenQueue {
   durability(): { durableSeq: number; durableFirstUnackedSeq: number };
   onDurable(listener: (state: { durableSeq: number; durableFirstUnackedSeq: number }) => void): () => void;
   close(): Promise<void>;
+  /** A cluster's queue: restart node k's server on its crashed disk (the harness cut its power), then print its node line. */
+  restartNode?(node: number): Promise<void>;
 }
 
 export interface NodeTargetDriver {
   target: string;
-  /** Opens (or recovers) the queue in spec.dir with spec.settings (and spec.variant, if the target has variants). */
-  open(spec: DriverSpec): Promise<DrivenQueue>;
+  /**
+   * Opens (or recovers) the queue in spec.dir (a cluster's: spec.nodes) with spec.settings (and
+   * spec.variant, if the target has variants); `emit` prints a line (a cluster's node lines).
+   */
+  open(spec: DriverSpec, emit: (o: Outcome) => void): Promise<DrivenQueue>;
   /** What the queue promises with these settings (docs/driver-protocol.md, "The contract"), for the hello line. */
   contract(settings: Record<string, unknown>): ContractDeclaration;
   /** The largest event the queue accepts with these settings (liveness writes are cut to fit). */
@@ -55,7 +60,7 @@ class Emitter {
 }
 
 class Run {
-  private queue!: DrivenQueue;
+  queue: DrivenQueue | null = null;
   private unsubscribe: () => void = () => {};
   private nextId: number;
   private lastSeq = 0;
@@ -73,9 +78,9 @@ class Run {
 
   async open(): Promise<void> {
     this.where = 'open';
-    this.queue = await this.t.open(this.spec);
-    this.emit({ t: 'open', ...this.queue.durability() });
-    this.unsubscribe = this.queue.onDurable((state) => this.emit({ t: 'durable', ...state }));
+    this.queue = await this.t.open(this.spec, (o) => this.emit(o));
+    this.emit({ t: 'open', ...this.queue!.durability() });
+    this.unsubscribe = this.queue!.onDurable((state) => this.emit({ t: 'durable', ...state }));
     this.unacked = [];
   }
 
@@ -83,7 +88,7 @@ class Run {
     this.where = 'close';
     this.emit({ t: 'close-intent' });
     this.unsubscribe();
-    await this.queue.close();
+    await this.queue!.close();
     this.emit({ t: 'closed' });
   }
 
@@ -91,11 +96,11 @@ class Run {
     const id = ++this.nextId;
     const data = payload(id, sizeBytes);
     this.emit({ t: 'write-intent', id, size: sizeBytes });
-    const seq = await this.queue.write(data);
+    const seq = await this.queue!.write(data);
     this.emit({ t: 'written', id, seq });
     this.lastSeq = Math.max(this.lastSeq, seq);
     if (waitDurable) {
-      await this.queue.waitDurable(seq);
+      await this.queue!.waitDurable(seq);
       this.emit({ t: 'waited', seq });
     }
     return seq;
@@ -107,7 +112,7 @@ class Run {
   }
 
   async read(maxEvents: number, timeoutMs: number): Promise<number> {
-    const events = await this.queue.readBatch(maxEvents, timeoutMs);
+    const events = await this.queue!.readBatch(maxEvents, timeoutMs);
     for (const e of events) {
       const s = summarizePayload(e.data);
       this.emit({ t: 'delivered', seq: e.seq, id: s.id, size: s.sizeBytes, crc: s.crc });
@@ -123,7 +128,7 @@ class Run {
     const picked = new Set(seqs);
     this.unacked = this.unacked.filter((s) => !picked.has(s));
     this.emit({ t: 'ack-intent', seqs });
-    await this.queue.ack(seqs);
+    await this.queue!.ack(seqs);
     this.emit({ t: 'acked', seqs });
   }
 
@@ -142,7 +147,7 @@ class Run {
       case 'waitDurable': {
         if (this.lastSeq === 0) return;
         const seq = this.lastSeq;
-        await this.queue.waitDurable(seq);
+        await this.queue!.waitDurable(seq);
         this.emit({ t: 'waited', seq });
         return;
       }
@@ -154,7 +159,7 @@ class Run {
         return;
       case 'checkpoint':
         this.emit({ t: 'checkpoint-intent' });
-        await this.queue.checkpoint();
+        await this.queue!.checkpoint();
         this.emit({ t: 'checkpointed' });
         return;
       case 'reopen':
@@ -190,7 +195,7 @@ class Run {
     this.where = 'liveness write';
     const fit = this.t.maxEventBytes(this.spec.settings);
     const seqs = await this.writeConcurrently(LIVENESS_SIZES_BYTES.map((n) => Math.min(n, fit)), false);
-    await this.queue.waitDurable(Math.max(...seqs));
+    await this.queue!.waitDurable(Math.max(...seqs));
     this.emit({ t: 'waited', seq: Math.max(...seqs) });
     this.where = 'liveness read';
     const deadline = Date.now() + LIVENESS_READ_TIMEOUT_MS;
@@ -201,42 +206,89 @@ class Run {
   }
 }
 
-/** Runs one spec; true if it ended with `done`, false with an `error` line. */
-async function runSpec(t: NodeTargetDriver, spec: DriverSpec): Promise<boolean> {
+/** The error line of a failure at `where`. */
+function errorLine(where: string, err: unknown): Outcome {
+  const e = err as NodeJS.ErrnoException;
+  return { t: 'error', where, message: e?.message ?? String(err), ...(e?.code ? { code: String(e.code) } : {}) };
+}
+
+/** Runs one spec; true if it ended with `done`, false with an `error` line. `current` is the run, for commands arriving meanwhile. */
+async function runSpec(t: NodeTargetDriver, spec: DriverSpec, current: { run: Run | null; out: Emitter | null }): Promise<boolean> {
   const out = new Emitter(spec.mark);
   out.emit({ t: 'hello', protocol: DRIVER_PROTOCOL_VERSION, target: t.target, contract: t.contract(spec.settings), serves: true });
   const run = new Run(t, spec, out);
+  Object.assign(current, { run, out });
   try {
     if (spec.mode === 'workload') await run.workload();
     else await run.drain();
   } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    out.emit({ t: 'error', where: run.where, message: e?.message ?? String(err), ...(e?.code ? { code: String(e.code) } : {}) });
+    out.emit(errorLine(run.where, err));
     return false;
+  } finally {
+    Object.assign(current, { run: null, out: null });
   }
   out.emit({ t: 'done' });
   return true;
 }
 
 /**
- * The driver's main loop: one spec per stdin line, served in turn. Exits 0 when stdin closes after
- * only successful specs, 3 right after an error line (in-flight calls must not print more), 2 for
- * a spec it cannot read.
+ * The driver's main loop: one spec per stdin line, served in turn, and a cluster's commands
+ * ({"cmd":"restart","node":k}) carried out as they come, during the spec they belong to. Exits 0
+ * when stdin closes after only successful specs, 3 right after an error line (in-flight calls must
+ * not print more), 2 for a line it cannot read.
  */
 export function runNodeDriver(t: NodeTargetDriver): void {
   const main = async (): Promise<number> => {
-    for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
-      if (line.trim() === '') continue;
-      let spec: DriverSpec;
-      try {
-        spec = parseDriverSpec(line, 'driver spec on stdin');
-      } catch (err) {
-        process.stderr.write(`driver: ${(err as Error).message}\n`);
-        return DRIVER_EXIT.usage;
+    const current: { run: Run | null; out: Emitter | null } = { run: null, out: null };
+    let failed: number | null = null;
+    const specs: DriverSpec[] = [];
+    let closed = false;
+    let wake: () => void = () => {};
+    const fail = (code: number, message: string) => {
+      process.stderr.write(`driver: ${message}\n`);
+      failed ??= code;
+      wake();
+    };
+    const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+    lines.on('line', (line) => {
+      if (line.trim() === '') return;
+      if (/^\s*\{\s*"cmd"/.test(line)) {
+        let cmd: RestartCommand;
+        try {
+          cmd = JSON.parse(line) as RestartCommand;
+          if (cmd.cmd !== 'restart' || !Number.isInteger(cmd.node)) throw new Error(`unknown command ${line.slice(0, 200)} (known: {"cmd":"restart","node":k})`);
+        } catch (err) {
+          return fail(DRIVER_EXIT.usage, `command on stdin: ${(err as Error).message}`);
+        }
+        const { run, out } = current;
+        if (!run?.queue?.restartNode || !out) return fail(DRIVER_EXIT.usage, `restart of node ${cmd.node} asked for, but no cluster run is open`);
+        run.queue.restartNode(cmd.node).catch((err: unknown) => {
+          out.emit(errorLine(`restart of node ${cmd.node}`, err));
+          process.exit(DRIVER_EXIT.queueError);
+        });
+        return;
       }
-      if (!(await runSpec(t, spec))) return DRIVER_EXIT.queueError;
+      try {
+        specs.push(parseDriverSpec(line, 'driver spec on stdin'));
+      } catch (err) {
+        return fail(DRIVER_EXIT.usage, (err as Error).message);
+      }
+      wake();
+    });
+    lines.on('close', () => {
+      closed = true;
+      wake();
+    });
+    for (;;) {
+      if (failed !== null) return failed;
+      const spec = specs.shift();
+      if (spec) {
+        if (!(await runSpec(t, spec, current))) return DRIVER_EXIT.queueError;
+        continue;
+      }
+      if (closed) return DRIVER_EXIT.ok;
+      await new Promise<void>((r) => (wake = r));
     }
-    return DRIVER_EXIT.ok;
   };
   main().then(
     (code) => process.exit(code),

@@ -1,0 +1,139 @@
+// One run of a cluster driver: the spec on its stdin, which stays open for restart commands; its
+// lines read as they come, so the harness knows each node's process group before it cuts that
+// node. A node's cut kills exactly its group; the driver's group and every node's group are killed
+// when the run ends. Every wait is bounded.
+import { execa } from 'execa';
+import type { DaemonHandle } from '../daemon-process.js';
+import { withScratch, type DriverCommand, type DriverRun, type DriverTimeouts } from '../driver-process.js';
+import type { DriverSpec, RestartCommand } from '../driver-spec.js';
+import { HarnessError } from '../harness-error.js';
+import { DRIVER_EXIT, parseOutcomes, type Outcome } from '../outcome.js';
+import { killGroup, OWN_PROCESS_GROUP, signalGroup, trackGroup } from '../process-group.js';
+
+/** What the harness may do to a cluster run once its crash point froze every node. */
+export interface ClusterControl {
+  /** Each node's process group, as its latest node line named it. */
+  readonly groups: ReadonlyMap<number, number>;
+  /** SIGKILLs the driver and every node (a coordinated cut: then call the daemon's crash). */
+  killAll(): void;
+  /** SIGKILLs these nodes' groups only; `reap` then waits (bounded) until they are gone (after the cut: a process in a held request dies only once it is answered). */
+  killNodes(nodes: readonly number[]): void;
+  reap(nodes: readonly number[]): Promise<void>;
+  /** Asks the driver to restart node k and waits (bounded) for its node line saying so. */
+  restart(node: number): Promise<void>;
+}
+
+/** How long a driver may take to restart a node and say so. */
+export const RESTART_TIMEOUT_MS = 20_000;
+
+/**
+ * Runs one cluster driver. `atFreeze`, if given, runs once the daemon froze at the armed crash
+ * point (after the grace period): it cuts what it cuts through `control`. Without it the run goes
+ * to its end, bounded by timeouts.runMs. Returns the run, killed if atFreeze killed the driver.
+ */
+export function runClusterDriver(
+  daemon: DaemonHandle | null,
+  command: DriverCommand,
+  spec: DriverSpec,
+  timeouts: DriverTimeouts,
+  atFreeze?: (control: ClusterControl) => Promise<void>,
+): Promise<DriverRun> {
+  return withScratch(spec, async (withFolder) => {
+    const proc = execa(command.file, command.args, {
+      killSignal: 'SIGKILL', ...OWN_PROCESS_GROUP, ...(command.cwd ? { cwd: command.cwd } : {}),
+      stdin: 'pipe', stdout: 'pipe', stderr: 'pipe', reject: false, buffer: false,
+    });
+    trackGroup(proc.pid);
+    let stdout = '';
+    let stderr = '';
+    const groups = new Map<number, number>();
+    let lineWaiters: { test: (o: Outcome) => boolean; resolve: () => void }[] = [];
+    let parsed = 0;
+    proc.stdout!.on('data', (d: Buffer) => {
+      stdout += d.toString();
+      const complete = stdout.slice(0, stdout.lastIndexOf('\n') + 1);
+      const lines = parseOutcomes(complete, `cluster driver pid ${proc.pid} stdout`).slice(parsed);
+      parsed += lines.length;
+      for (const o of lines) {
+        if (o.t === 'node') {
+          groups.set(o.node, o.pgid);
+          trackGroup(o.pgid);
+        }
+        lineWaiters = lineWaiters.filter((w) => !(w.test(o) && (w.resolve(), true)));
+      }
+    });
+    proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    proc.stdin!.write(JSON.stringify(withFolder) + '\n');
+    let exited = false;
+    const done = proc.then((r) => {
+      exited = true;
+      return r;
+    });
+    const within = async <T>(p: Promise<T>, ms: number): Promise<T | 'timeout'> => Promise.race([p, new Promise<'timeout'>((r) => setTimeout(r, ms, 'timeout').unref())]);
+    let killed = false;
+    const control: ClusterControl = {
+      groups,
+      killAll: () => {
+        killed ||= !exited;
+        signalGroup(proc.pid);
+        for (const g of groups.values()) signalGroup(g);
+      },
+      killNodes: (nodes) => {
+        for (const k of nodes) signalGroup(groups.get(k));
+      },
+      reap: async (nodes) => {
+        for (const k of nodes) {
+          if (!(await killGroup(groups.get(k), timeouts.killMs))) throw new HarnessError(`node ${k}'s processes (group ${groups.get(k)}) did not exit within ${timeouts.killMs} ms of SIGKILL and the cut`);
+        }
+      },
+      restart: async (node) => {
+        const restarted = new Promise<void>((resolve) => lineWaiters.push({ test: (o) => o.t === 'node' && o.node === node && o.restarted === true, resolve }));
+        const cmd: RestartCommand = { cmd: 'restart', node };
+        proc.stdin!.write(JSON.stringify(cmd) + '\n');
+        if ((await within(restarted, RESTART_TIMEOUT_MS)) === 'timeout') throw new HarnessError(`the cluster driver did not restart node ${node} (no {"t":"node","node":${node},...,"restarted":true} line) within ${RESTART_TIMEOUT_MS} ms`);
+      },
+    };
+    let frozenAt: number | null = null;
+    let hung = false;
+    try {
+      if (atFreeze) {
+        if (!daemon) throw new Error('invariant: an armed cluster run needs the daemon that freezes it');
+        const deadline = Date.now() + timeouts.runMs;
+        while (!exited) {
+          const r = await daemon.client.waitFrozen(timeouts.pollMs);
+          if (r.frozen) {
+            frozenAt = r.frozenAt ?? null;
+            await within(done, timeouts.graceMs);
+            await atFreeze(control);
+            break;
+          }
+          if (Date.now() > deadline) {
+            hung = true;
+            break;
+          }
+        }
+      }
+      // The run goes on to its end (a cut of some nodes leaves it running); stdin closes, so it exits after its spec.
+      proc.stdin!.end();
+      if (!killed && (await within(done, timeouts.runMs)) === 'timeout') hung = true;
+    } finally {
+      control.killAll();
+      if ((await within(done, timeouts.killMs)) === 'timeout') throw new HarnessError(`cluster driver pid ${proc.pid} did not exit within ${timeouts.killMs} ms of SIGKILL`);
+      await control.reap([...groups.keys()]);
+      if (!(await killGroup(proc.pid, timeouts.killMs))) throw new HarnessError(`a process of cluster driver pid ${proc.pid}'s group did not exit within ${timeouts.killMs} ms of SIGKILL`);
+    }
+    const result = await done;
+    if (!killed && !hung && result.exitCode !== DRIVER_EXIT.ok && result.exitCode !== DRIVER_EXIT.queueError) {
+      throw new HarnessError(`cluster driver pid ${proc.pid} exited with code ${result.exitCode}${result.signal ? ` (signal ${result.signal})` : ''}; its stderr:\n  ${stderr.trim().slice(-2000).split('\n').join('\n  ')}`);
+    }
+    const record = {
+      role: spec.mode,
+      outcomes: parseOutcomes(stdout, `cluster driver pid ${proc.pid} (${spec.mode}) stdout`),
+      exitCode: killed || hung ? null : (result.exitCode ?? null),
+      killed: killed && !hung,
+      hung,
+      failedRequests: [],
+    };
+    return { record, stderr, frozenAt };
+  });
+}

@@ -1,0 +1,91 @@
+// A three-node cluster on real mounts (one daemon, one mount per node), the replicated queue's
+// driver and one replica server per node, each in a process group of its own, killed with SIGKILL
+// at its cut. The correct queue passes coordinated cuts, one node's cut with its restart while the
+// others run on, and every coordinated and mixed state of a recorded run; its known-bad variant
+// (asynchronous replication) is caught.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execa } from 'execa';
+import { readFile } from 'node:fs/promises';
+import { startTempDaemon, type TempDaemon } from '../daemon-process.js';
+import { replicatedQueue } from '../../targets/replicated-queue/index.js';
+import { ASYNC_REPLICATION } from '../../targets/replicated-queue/replicated-queue.js';
+import { requireRoot } from '../../../fusefs/testing.js';
+import type { Workload } from '../workload.js';
+import { runClusterCase, runClusterStates, type ClusterCase } from './cluster-run.js';
+
+const WORKLOAD: Workload = {
+  steps: [
+    { op: 'write', sizesBytes: [120, 900], waitDurable: true },
+    { op: 'read', maxEvents: 2 },
+    { op: 'ack', count: 1, order: 'oldest' },
+    { op: 'write', sizesBytes: [300], waitDurable: true },
+    { op: 'read', maxEvents: 2 },
+    { op: 'ack', count: 2, order: 'oldest' },
+    { op: 'write', sizesBytes: [64], waitDurable: true },
+  ],
+};
+const SETTINGS = { checkpointAcks: 1, checkpointWrites: 1, pageCapacityBytes: 4096 };
+
+let cluster: TempDaemon;
+
+/** No replica server or driver of these tests is left running. */
+async function noServersLeft(): Promise<void> {
+  const r = await execa('pgrep', ['-f', 'replicated-queue/(replica-server|driver)\\.js'], { reject: false });
+  expect(r.stdout.trim(), 'replica servers or drivers still running').toBe('');
+}
+
+beforeAll(async () => {
+  requireRoot('a cluster of FUSE mounts');
+  cluster = await startTempDaemon('replicated', 3);
+});
+afterAll(async () => {
+  const mounts = cluster?.daemon.mountpoints ?? [];
+  await cluster?.stop();
+  const table = await readFile('/proc/mounts', 'utf8');
+  for (const m of mounts) expect(table).not.toContain(` ${m} `);
+});
+
+const base: Omit<ClusterCase, 'nodesCut'> = { workload: WORKLOAD, settings: SETTINGS, policy: 'lose-unsynced', seed: 1 };
+
+describe('a replicated queue on a three-node cluster', () => {
+  it('passes an uncut run, every node\'s requests in one trace', async () => {
+    const r = await runClusterCase(cluster.daemon, replicatedQueue, { ...base, nodesCut: 'all' });
+    expect(r.violations).toEqual([]);
+    expect(new Set(r.trace.map((e) => e.node))).toEqual(new Set([0, 1, 2]));
+    expect(r.runs[0].outcomes.filter((o) => o.t === 'node').map((o) => o.t === 'node' && o.node)).toEqual([0, 1, 2]);
+    await noServersLeft();
+  });
+
+  it('passes a coordinated cut: every node loses its unsynced data, and recovery restarts them all', async () => {
+    const r = await runClusterCase(cluster.daemon, replicatedQueue, { ...base, nodesCut: 'all', cut: { atOp: 40, timing: 'before' } });
+    expect(r.frozenAt).toBe(40);
+    expect(r.runs[0].killed).toBe(true);
+    expect(r.violations).toEqual([]);
+    await noServersLeft();
+  });
+
+  it('passes one node\'s cut while the others run on: the node restarts on its crashed disk and catches up', async () => {
+    const r = await runClusterCase(cluster.daemon, replicatedQueue, { ...base, nodesCut: [1], cut: { atOp: 3, kind: 'write', node: 1, timing: 'before' } });
+    expect(r.frozenAt).not.toBeNull();
+    expect(r.runs[0].exitCode).toBe(0);
+    expect(r.runs[0].outcomes.some((o) => o.t === 'node' && o.node === 1 && o.restarted === true)).toBe(true);
+    expect(r.violations).toEqual([]);
+    await noServersLeft();
+  });
+
+  it('passes every coordinated and mixed state of a recorded run', async () => {
+    const r = await runClusterStates(cluster.daemon, replicatedQueue, { workload: WORKLOAD, settings: SETTINGS }, { maxStates: 24 });
+    expect(r.judged.coordinated).toBeGreaterThan(3);
+    expect(r.judged.mixed).toBeGreaterThan(0);
+    expect(r.failures).toEqual([]);
+    await noServersLeft();
+  });
+
+  it('catches asynchronous replication: a coordinated cut loses a write the primary alone made durable', async () => {
+    const r = await runClusterStates(cluster.daemon, replicatedQueue, { workload: WORKLOAD, settings: SETTINGS, variant: ASYNC_REPLICATION }, { maxStates: 24 });
+    const coordinated = r.failures.filter((f) => f.state.nodes === undefined);
+    expect(coordinated.length).toBeGreaterThan(0);
+    expect(coordinated[0].violations.map((v) => v.check)).toContain('at-least-once');
+    await noServersLeft();
+  });
+});

@@ -1,0 +1,119 @@
+// The driver's handle on one replica server: starts it in a process group of its own (the harness
+// kills exactly that group at the node's cut), matches replies to requests, and passes on its
+// durability news. Every request of a server that died fails with ReplicaDown.
+import { execa, type ResultPromise } from 'execa';
+import { createInterface } from 'node:readline';
+import { distPath } from '../../harness/dist-path.js';
+import { parseReplicaMessage, type ReplicaMessage, type ReplicaRequest } from './replica-protocol.js';
+
+export interface DurableState {
+  durableSeq: number;
+  durableFirstUnackedSeq: number;
+}
+
+/** A request to a replica whose server is gone (its node was cut): the cluster goes on without it. */
+export class ReplicaDown extends Error {
+  constructor(readonly node: number) {
+    super(`node ${node}'s replica server is not running`);
+  }
+}
+
+type Reply = Extract<ReplicaMessage, { t: 'reply' }>;
+type RequestBody = ReplicaRequest extends infer R ? (R extends ReplicaRequest ? Omit<R, 'id'> : never) : never;
+
+/** How long a replica may take to open its queue. */
+const READY_TIMEOUT_MS = 15_000;
+
+export class Replica {
+  private nextId = 1;
+  private readonly pending = new Map<number, { resolve: (r: Reply) => void; reject: (e: Error) => void }>();
+  private listeners: ((s: DurableState) => void)[] = [];
+  alive = true;
+  /** What the node holds durably, as it last said. */
+  state: DurableState = { durableSeq: 0, durableFirstUnackedSeq: 1 };
+
+  private constructor(readonly node: number, private readonly proc: ResultPromise) {}
+
+  get pid(): number {
+    return this.proc.pid!;
+  }
+
+  /** Starts node `node`'s server on `dir`; `started` learns its process group at once (before it is ready). */
+  static async start(node: number, dir: string, settings: Record<string, unknown>, started: (pgid: number) => void): Promise<Replica> {
+    // detached: a session and process group of its own. Its stdin is the driver's pipe: if the
+    // driver dies, the server sees its end and exits.
+    const proc = execa(process.execPath, [distPath('src/targets/replicated-queue/replica-server.js'), dir, JSON.stringify(settings)], {
+      detached: true, stdin: 'pipe', stdout: 'pipe', stderr: 'inherit', reject: false, buffer: false,
+    });
+    const r = new Replica(node, proc);
+    started(r.pid);
+    const ready = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`node ${node}'s replica did not open its queue within ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS);
+      r.onReady = (failure) => {
+        clearTimeout(timer);
+        if (failure) reject(new Error(`node ${node}'s replica could not open its queue in ${dir}: ${failure}`));
+        else resolve();
+      };
+    });
+    createInterface({ input: proc.stdout! }).on('line', (line) => r.receive(parseReplicaMessage(line)));
+    void proc.then(() => r.down());
+    await ready;
+    return r;
+  }
+
+  private onReady: (failure: string | null) => void = () => {};
+
+  private receive(m: ReplicaMessage): void {
+    switch (m.t) {
+      case 'ready':
+        this.state = { durableSeq: m.durableSeq, durableFirstUnackedSeq: m.durableFirstUnackedSeq };
+        this.onReady(null);
+        return;
+      case 'failed':
+        this.onReady(m.message);
+        return;
+      case 'durable':
+        this.state = { durableSeq: m.durableSeq, durableFirstUnackedSeq: m.durableFirstUnackedSeq };
+        for (const l of this.listeners) l(this.state);
+        return;
+      case 'reply': {
+        const p = this.pending.get(m.id);
+        this.pending.delete(m.id);
+        p?.resolve(m);
+      }
+    }
+  }
+
+  private down(): void {
+    this.alive = false;
+    this.onReady('its server exited');
+    for (const p of this.pending.values()) p.reject(new ReplicaDown(this.node));
+    this.pending.clear();
+  }
+
+  onDurable(listener: (s: DurableState) => void): void {
+    this.listeners.push(listener);
+  }
+
+  /** One request; its reply, or an Error carrying the server's message and errno code. */
+  request(body: RequestBody): Promise<Reply> {
+    if (!this.alive) return Promise.reject(new ReplicaDown(this.node));
+    const id = this.nextId++;
+    return new Promise<Reply>((resolve, reject) => {
+      this.pending.set(id, {
+        resolve: (r) => (r.error === undefined ? resolve(r) : reject(Object.assign(new Error(`node ${this.node}: ${r.error}`), r.code ? { code: r.code } : {}))),
+        reject,
+      });
+      this.proc.stdin!.write(JSON.stringify({ id, ...body }) + '\n');
+    });
+  }
+
+  /** Closes its queue cleanly and waits for the server to exit. */
+  async close(): Promise<void> {
+    if (!this.alive) return;
+    await this.request({ op: 'close' }).catch((e: unknown) => {
+      if (!(e instanceof ReplicaDown)) throw e;
+    });
+    await this.proc;
+  }
+}

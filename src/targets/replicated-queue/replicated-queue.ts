@@ -1,0 +1,276 @@
+// A replicated queue: N independent copies of the built-in queue, one per node on its own disk,
+// behind a tiny primary/backup protocol run by the driver (the primary). Every write, read and ack
+// goes to every running node in one order, so their seqs agree. A write is confirmed durable once
+// a majority of nodes made it durable; an ack once a majority's ack calls returned. Recovery
+// trusts what a majority holds: the nodes open their disks, the cluster's durable seq is the
+// majority-th highest of theirs, and every node is made a copy of one that holds exactly that.
+// After one node's cut the others go on; the restarted node is brought back up to date from what
+// this session wrote, read and acked before it serves again.
+import { closeSync, copyFileSync, fsyncSync, openSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ClusterNodeSpec, DriverSpec } from '../../harness/driver-spec.js';
+import type { Outcome } from '../../harness/outcome.js';
+import type { DrivenQueue } from '../node-driver.js';
+import { Replica, ReplicaDown, type DurableState } from './replica.js';
+
+/** The known-bad variant: the primary confirms a write once its own disk has it, then replicates it. */
+export const ASYNC_REPLICATION = 'async-replication';
+
+/** The k-th largest of the values (k from 1). */
+function kthLargest(values: readonly number[], k: number): number {
+  return [...values].sort((a, b) => b - a)[k - 1] ?? 0;
+}
+
+/** Makes `dest` a durable copy of `src` (both a node's queue directory; flat files). */
+function copyQueueDir(src: string, dest: string): void {
+  for (const name of readdirSync(dest)) rmSync(join(dest, name), { recursive: true, force: true });
+  for (const name of readdirSync(src)) {
+    if (!statSync(join(src, name)).isFile()) continue;
+    copyFileSync(join(src, name), join(dest, name));
+    fsyncPath(join(dest, name));
+  }
+  fsyncPath(dest);
+}
+
+function fsyncPath(p: string): void {
+  const fd = openSync(p, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export class ReplicatedQueue implements DrivenQueue {
+  private readonly replicas: (Replica | null)[];
+  private readonly majority: number;
+  private confirmed: DurableState;
+  private listeners: ((s: DurableState) => void)[] = [];
+  private lastSeq: number;
+  /** This session's writes, by seq: what a restarted node is given again. */
+  private readonly written = new Map<number, Buffer>();
+  /** This session's deliveries and acks, for the same. */
+  private readonly delivered = new Set<number>();
+  private readonly acked = new Set<number>();
+  /** A restart brings a node up to date while nothing else runs: operations wait for it. */
+  private restarting: Promise<void> = Promise.resolve();
+  /** The async-replication variant's backups get each operation after the primary, in order. */
+  private backupChain: Promise<unknown> = Promise.resolve();
+  private waiters: { seq: number; resolve: () => void }[] = [];
+
+  private constructor(
+    private readonly nodes: readonly ClusterNodeSpec[],
+    private readonly settings: Record<string, unknown>,
+    private readonly variant: string | undefined,
+    private readonly emit: (o: Outcome) => void,
+    replicas: Replica[],
+    recovered: DurableState,
+  ) {
+    this.replicas = replicas;
+    this.majority = Math.floor(nodes.length / 2) + 1;
+    this.confirmed = recovered;
+    this.lastSeq = recovered.durableSeq;
+    for (const r of replicas) this.watch(r);
+  }
+
+  static async open(spec: DriverSpec, emit: (o: Outcome) => void): Promise<ReplicatedQueue> {
+    const nodes = spec.nodes;
+    if (!nodes) throw new Error('the replicated queue runs on a cluster: the spec must list its nodes');
+    if (spec.variant !== undefined && spec.variant !== ASYNC_REPLICATION) throw new Error(`unknown variant '${spec.variant}' (the replicated queue has ${ASYNC_REPLICATION})`);
+    const startAll = () => Promise.all(nodes.map((n) => ReplicatedQueue.startNode(n, spec.settings, emit, false)));
+    let replicas = await startAll();
+    const majority = Math.floor(nodes.length / 2) + 1;
+    const states = replicas.map((r) => r.state);
+    const durableSeq = kthLargest(states.map((s) => s.durableSeq), majority);
+    const firstUnacked = kthLargest(states.map((s) => s.durableFirstUnackedSeq), majority);
+    const source = states.findIndex((s) => s.durableSeq === durableSeq);
+    const differ = states.filter((s) => s.durableSeq !== states[source].durableSeq || s.durableFirstUnackedSeq !== states[source].durableFirstUnackedSeq).length;
+    if (differ > 0) {
+      // Every node becomes a copy of the one holding exactly what a majority holds.
+      await Promise.all(replicas.map((r) => r.close()));
+      for (const [k, n] of nodes.entries()) {
+        if (k !== source && (states[k].durableSeq !== states[source].durableSeq || states[k].durableFirstUnackedSeq !== states[source].durableFirstUnackedSeq)) copyQueueDir(nodes[source].dir, n.dir);
+      }
+      replicas = await startAll();
+    }
+    const copied = replicas[0].state.durableFirstUnackedSeq;
+    const q = new ReplicatedQueue(nodes, spec.settings, spec.variant, emit, replicas, { durableSeq, durableFirstUnackedSeq: Math.max(firstUnacked, copied) });
+    // Acks a majority made durable that the copied node had not: made on every node again.
+    await q.ackBelow(copied, firstUnacked);
+    return q;
+  }
+
+  private static async startNode(n: ClusterNodeSpec, settings: Record<string, unknown>, emit: (o: Outcome) => void, restarted: boolean): Promise<Replica> {
+    return Replica.start(n.node, n.dir, settings, (pgid) => emit({ t: 'node', node: n.node, pgid, ...(restarted ? { restarted: true } : {}) }));
+  }
+
+  private watch(r: Replica): void {
+    r.onDurable(() => this.recount());
+  }
+
+  private get running(): Replica[] {
+    return this.replicas.filter((r): r is Replica => r !== null && r.alive);
+  }
+
+  /** The cluster's confirmed state: what a majority of running nodes made durable (async-replication: the primary alone). */
+  private recount(): void {
+    const states = this.variant === ASYNC_REPLICATION ? (this.replicas[0]?.alive ? [this.replicas[0].state] : []) : this.running.map((r) => r.state);
+    const need = this.variant === ASYNC_REPLICATION ? 1 : this.majority;
+    if (states.length < need) return;
+    const next = {
+      durableSeq: Math.max(this.confirmed.durableSeq, Math.min(this.lastSeq, kthLargest(states.map((s) => s.durableSeq), need))),
+      durableFirstUnackedSeq: Math.max(this.confirmed.durableFirstUnackedSeq, kthLargest(states.map((s) => s.durableFirstUnackedSeq), need)),
+    };
+    if (next.durableSeq === this.confirmed.durableSeq && next.durableFirstUnackedSeq === this.confirmed.durableFirstUnackedSeq) return;
+    this.confirmed = next;
+    for (const l of this.listeners) l(next);
+    this.waiters = this.waiters.filter((w) => {
+      if (w.seq > next.durableSeq) return true;
+      w.resolve();
+      return false;
+    });
+  }
+
+  /**
+   * One operation on every running node (async-replication: on the primary, then on the backups
+   * behind it); the primary's answer, or the first running node's. A node that goes down meanwhile
+   * drops out; fewer than a majority left is an error.
+   */
+  private async onAll<T>(what: string, op: (r: Replica) => Promise<T>): Promise<T> {
+    await this.restarting;
+    this.inflight++;
+    try {
+      return await this.onAllNow(what, op);
+    } finally {
+      if (--this.inflight === 0) for (const idle of this.idleWaiters.splice(0)) idle();
+    }
+  }
+
+  /** Operations under way: a restart waits until there are none, so what it replays is complete. */
+  private inflight = 0;
+  private idleWaiters: (() => void)[] = [];
+
+  private async onAllNow<T>(what: string, op: (r: Replica) => Promise<T>): Promise<T> {
+    if (this.variant === ASYNC_REPLICATION) {
+      const primary = this.replicas[0];
+      if (!primary?.alive) throw new Error(`${what}: the primary (node 0) is not running`);
+      const result = await op(primary);
+      const backups = this.replicas.slice(1).filter((r): r is Replica => r !== null);
+      this.backupChain = this.backupChain.then(() => Promise.allSettled(backups.filter((r) => r.alive).map(op)));
+      return result;
+    }
+    const settled = await Promise.allSettled(this.running.map(op));
+    const ok = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+    const failure = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected' && !(s.reason instanceof ReplicaDown));
+    if (failure) throw failure.reason;
+    if (ok.length < this.majority) throw Object.assign(new Error(`${what}: only ${ok.length} of ${this.nodes.length} nodes running, fewer than a majority (${this.majority})`), { code: 'EIO' });
+    return ok[0];
+  }
+
+  /** Every node's answers must agree (one order): a replica that diverged is a bug of this queue. */
+  private agree(what: string, a: unknown, b: unknown): void {
+    if (JSON.stringify(a) !== JSON.stringify(b)) throw new Error(`invariant: replicas diverged at ${what}: ${JSON.stringify(a)} against ${JSON.stringify(b)}`);
+  }
+
+  async write(data: Buffer): Promise<number> {
+    const seq = ++this.lastSeq;
+    this.written.set(seq, data);
+    const payload = data.toString('base64');
+    const got = await this.onAll(`write of seq ${seq}`, async (r) => {
+      const reply = await r.request({ op: 'write', data: payload });
+      this.agree(`the write of seq ${seq} on node ${r.node}`, reply.seq, seq);
+      return seq;
+    });
+    return got;
+  }
+
+  waitDurable(seq: number): Promise<void> {
+    if (seq <= this.confirmed.durableSeq) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ seq, resolve }));
+  }
+
+  async readBatch(maxEvents: number, timeoutMs: number): Promise<{ seq: number; data: Buffer }[]> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const events = await this.onAll('read', async (r) => (await r.request({ op: 'read', maxEvents })).events ?? []);
+      if (events.length > 0 || Date.now() >= deadline) {
+        for (const e of events) this.delivered.add(e.seq);
+        return events.map((e) => ({ seq: e.seq, data: Buffer.from(e.data, 'base64') }));
+      }
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+
+  async ack(seqs: readonly number[]): Promise<void> {
+    await this.onAll(`ack of ${seqs.join(', ')}`, (r) => r.request({ op: 'ack', seqs: [...seqs] }));
+    for (const s of seqs) this.acked.add(s);
+  }
+
+  async checkpoint(): Promise<void> {
+    await this.onAll('checkpoint', (r) => r.request({ op: 'checkpoint' }));
+  }
+
+  durability(): DurableState {
+    return this.confirmed;
+  }
+
+  onDurable(listener: (s: DurableState) => void): () => void {
+    this.listeners.push(listener);
+    return () => {
+      this.listeners = this.listeners.filter((l) => l !== listener);
+    };
+  }
+
+  async close(): Promise<void> {
+    await this.restarting;
+    await this.backupChain;
+    await Promise.all(this.running.map((r) => r.close()));
+  }
+
+  /**
+   * Reads and acks, on every node, the seqs from `from` (the copied node's first unacked, where its
+   * reads start) below `firstUnacked` (recovery: acks a majority made durable); nothing beyond is read.
+   */
+  private async ackBelow(from: number, firstUnacked: number): Promise<void> {
+    for (let next = from; next < firstUnacked;) {
+      const batch = await this.readBatch(Math.min(64, firstUnacked - next), 0);
+      if (batch.length === 0) throw new Error(`recovery: a majority acked up to seq ${firstUnacked - 1}, but the recovered queue delivers nothing from seq ${next}`);
+      await this.ack(batch.map((e) => e.seq));
+      next = batch.at(-1)!.seq + 1;
+    }
+  }
+
+  async restartNode(node: number): Promise<void> {
+    const spec = this.nodes[node];
+    if (!spec) throw new Error(`restart: there is no node ${node} (the cluster has ${this.nodes.length})`);
+    if (this.replicas[node]?.alive) throw new Error(`restart: node ${node} is still running; the harness restarts a node after cutting it`);
+    let done!: () => void;
+    const previous = this.restarting;
+    this.restarting = new Promise<void>((r) => (done = r));
+    try {
+      await previous;
+      if (this.inflight > 0) await new Promise<void>((r) => this.idleWaiters.push(r));
+      const r = await ReplicatedQueue.startNode(spec, this.settings, this.emit, true);
+      // What the cut took from this node is given again, in order: writes, then deliveries, then acks.
+      for (let seq = r.state.durableSeq + 1; seq <= this.lastSeq; seq++) {
+        const data = this.written.get(seq);
+        if (!data) throw new Error(`restart: node ${node} recovered up to seq ${r.state.durableSeq}, and seq ${seq} was written before this session, which never loses what it started with`);
+        const reply = await r.request({ op: 'write', data: data.toString('base64') });
+        this.agree(`the rewrite of seq ${seq} on node ${node}`, reply.seq, seq);
+      }
+      const upTo = Math.max(0, ...this.delivered);
+      const deliveredThere: number[] = [];
+      while ((deliveredThere.at(-1) ?? 0) < upTo) {
+        const events = (await r.request({ op: 'read', maxEvents: 64 })).events ?? [];
+        if (events.length === 0) break;
+        deliveredThere.push(...events.map((e) => e.seq));
+      }
+      const toAck = deliveredThere.filter((s) => this.acked.has(s));
+      if (toAck.length > 0) await r.request({ op: 'ack', seqs: toAck });
+      this.replicas[node] = r;
+      this.watch(r);
+    } finally {
+      done();
+    }
+  }
+}
