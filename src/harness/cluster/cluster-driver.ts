@@ -19,7 +19,7 @@ export interface ClusterControl {
   /** SIGKILLs these nodes' groups only; `reap` then waits (bounded) until they are gone (after the cut: a process in a held request dies only once it is answered). */
   killNodes(nodes: readonly number[]): void;
   reap(nodes: readonly number[]): Promise<void>;
-  /** Asks the driver to restart node k and waits (bounded) for its node line saying so. */
+  /** Asks the driver to restart node k and waits (bounded) for its node line saying so, or for the run's end (the others served it to its end). */
   restart(node: number): Promise<void>;
 }
 
@@ -87,10 +87,17 @@ export function runClusterDriver(
         }
       },
       restart: async (node) => {
-        const restarted = new Promise<void>((resolve) => lineWaiters.push({ test: (o) => o.t === 'node' && o.node === node && o.restarted === true, resolve }));
+        const ended = ['done', 'error'];
+        const restarted = new Promise<void>((resolve) => {
+          lineWaiters.push({ test: (o) => (o.t === 'node' && o.node === node && o.restarted === true) || ended.includes(o.t), resolve });
+          if (exited || parseOutcomes(stdout.slice(0, stdout.lastIndexOf('\n') + 1), 'cluster driver stdout').some((o) => ended.includes(o.t))) resolve();
+        });
         const cmd: RestartCommand = { cmd: 'restart', node };
         proc.stdin!.write(JSON.stringify(cmd) + '\n');
-        if ((await within(restarted, RESTART_TIMEOUT_MS)) === 'timeout') throw new HarnessError(`the cluster driver did not restart node ${node} (no {"t":"node","node":${node},...,"restarted":true} line) within ${RESTART_TIMEOUT_MS} ms`);
+        if ((await within(restarted, RESTART_TIMEOUT_MS)) === 'timeout') {
+          const said = stdout.trim().split('\n').slice(-3).join('\n  ');
+          throw new HarnessError(`the cluster driver did not restart node ${node} (no {"t":"node","node":${node},...,"restarted":true} line) within ${RESTART_TIMEOUT_MS} ms; its last lines:\n  ${said}${stderr.trim() ? `\nits stderr:\n  ${stderr.trim().slice(-2000).split('\n').join('\n  ')}` : ''}`);
+        }
       },
     };
     let frozenAt: number | null = null;

@@ -90,12 +90,28 @@ export interface ClusterStatesResult {
   trace: TraceEntry[];
 }
 
+export interface ClusterStatesOptions {
+  /** States enumerated (coordinated first, then mixed, one subset of nodes after another). */
+  maxStates: number;
+  /** Of those, at most this many coordinated and this many mixed states are recovered, spread evenly over the run. */
+  maxStatesPerKind?: number;
+  /** Stop at the first failing state (a known-bad variant's proof). */
+  stopAtFirstFailure?: boolean;
+  timeouts?: Partial<DriverTimeouts>;
+}
+
+/** At most `n` of `items`, spread evenly from the first to the last. */
+function spread<T>(items: readonly T[], n: number): T[] {
+  if (items.length <= n) return [...items];
+  return Array.from({ length: n }, (_, i) => items[Math.round((i * (items.length - 1)) / Math.max(1, n - 1))]);
+}
+
 /**
- * Every coordinated and mixed crash state of one recorded run of `input` (lose-unsynced; up to
- * `maxStates`, coordinated first), each recovered natively: its nodes' images written off the mount,
- * the drain run on them, the oracle on the workload's confirmations as of the cut plus that drain.
+ * The coordinated and mixed crash states of one recorded run of `input` (lose-unsynced), each
+ * recovered natively: its nodes' images written off the mount, the drain run on them, the oracle on
+ * the workload's confirmations as of the cut plus that drain.
  */
-export async function runClusterStates(daemon: DaemonHandle, target: Target, input: ClusterInput, options: { maxStates: number; timeouts?: Partial<DriverTimeouts> }): Promise<ClusterStatesResult> {
+export async function runClusterStates(daemon: DaemonHandle, target: Target, input: ClusterInput, options: ClusterStatesOptions): Promise<ClusterStatesResult> {
   const timeouts = mergeTimeouts(options.timeouts);
   const client = daemon.client;
   await client.reset(true);
@@ -105,14 +121,22 @@ export async function runClusterStates(daemon: DaemonHandle, target: Target, inp
   const answer = await client.states(['lose-unsynced'], { ...DEFAULT_STATE_CAPS, maxStates: options.maxStates });
   const result: ClusterStatesResult = { intervals: answer.intervals, states: answer.states.length, capped: answer.capped.states, judged: { coordinated: 0, mixed: 0 }, failures: [], trace };
   const slot = await mkdtemp(path.join(scratchRoot(), 'powercut-cluster-state-'));
+  const perKind = options.maxStatesPerKind ?? Infinity;
+  const chosen = [
+    ...spread(answer.states.filter((s) => s.id.nodes === undefined), perKind),
+    ...spread(answer.states.filter((s) => s.id.nodes !== undefined), perKind),
+  ];
   try {
-    for (const s of answer.states) {
+    for (const s of chosen) {
       await client.stateImage(s.id, slot, true);
       const dirs = daemon.mountpoints.map((_, k) => path.join(slot, nodeImageDir(k)));
       const drain = await runClusterDriver(null, target.driver, clusterSpec(dirs, input, 'drain', 1), timeouts);
       const violations = judge({ target: target.name, faultsInjected: false, runs: [truncateAtCut(recorded, s.id.afterOp), drain.record] });
       result.judged[s.id.nodes === undefined ? 'coordinated' : 'mixed']++;
-      if (violations.length > 0) result.failures.push({ state: s.id, violations });
+      if (violations.length > 0) {
+        result.failures.push({ state: s.id, violations });
+        if (options.stopAtFirstFailure) break;
+      }
     }
   } finally {
     await rm(slot, { recursive: true, force: true });

@@ -8,13 +8,16 @@
 // this session wrote, read and acked before it serves again.
 import { closeSync, copyFileSync, fsyncSync, openSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ClusterNodeSpec, DriverSpec } from '../../harness/driver-spec.js';
-import type { Outcome } from '../../harness/outcome.js';
-import type { DrivenQueue } from '../node-driver.js';
+import type { ClusterNodeSpec, DriverSpec } from '../../../harness/driver-spec.js';
+import type { Outcome } from '../../../harness/outcome.js';
+import type { DrivenQueue } from '../../node-driver.js';
 import { Replica, ReplicaDown, type DurableState } from './replica.js';
 
 /** The known-bad variant: the primary confirms a write once its own disk has it, then replicates it. */
 export const ASYNC_REPLICATION = 'async-replication';
+
+/** How long a restart waits to see the cut node's old server gone. */
+const RESTART_EXIT_WAIT_MS = 5_000;
 
 /** The k-th largest of the values (k from 1). */
 function kthLargest(values: readonly number[], k: number): number {
@@ -63,37 +66,42 @@ export class ReplicatedQueue implements DrivenQueue {
     private readonly settings: Record<string, unknown>,
     private readonly variant: string | undefined,
     private readonly emit: (o: Outcome) => void,
-    replicas: Replica[],
+    replicas: (Replica | null)[],
     recovered: DurableState,
   ) {
     this.replicas = replicas;
     this.majority = Math.floor(nodes.length / 2) + 1;
     this.confirmed = recovered;
     this.lastSeq = recovered.durableSeq;
-    for (const r of replicas) this.watch(r);
+    for (const r of replicas) if (r) this.watch(r);
   }
 
   static async open(spec: DriverSpec, emit: (o: Outcome) => void): Promise<ReplicatedQueue> {
     const nodes = spec.nodes;
     if (!nodes) throw new Error('the replicated queue runs on a cluster: the spec must list its nodes');
     if (spec.variant !== undefined && spec.variant !== ASYNC_REPLICATION) throw new Error(`unknown variant '${spec.variant}' (the replicated queue has ${ASYNC_REPLICATION})`);
-    const startAll = () => Promise.all(nodes.map((n) => ReplicatedQueue.startNode(n, spec.settings, emit, false)));
-    let replicas = await startAll();
+    // A node cut while the cluster opens is down (the harness restarts it): a majority must open.
+    const startAll = async () => (await Promise.allSettled(nodes.map((n) => ReplicatedQueue.startNode(n, spec.settings, emit, false)))).map((r) => (r.status === 'fulfilled' && r.value.alive ? r.value : null));
     const majority = Math.floor(nodes.length / 2) + 1;
-    const states = replicas.map((r) => r.state);
+    let replicas = await startAll();
+    const up = (rs: (Replica | null)[]) => {
+      const running = rs.filter((r): r is Replica => r !== null);
+      if (running.length < majority) throw Object.assign(new Error(`open: only ${running.length} of ${nodes.length} nodes opened their queues, fewer than a majority (${majority})`), { code: 'EIO' });
+      return running;
+    };
+    const states = up(replicas).map((r) => ({ node: r.node, ...r.state }));
     const durableSeq = kthLargest(states.map((s) => s.durableSeq), majority);
     const firstUnacked = kthLargest(states.map((s) => s.durableFirstUnackedSeq), majority);
-    const source = states.findIndex((s) => s.durableSeq === durableSeq);
-    const differ = states.filter((s) => s.durableSeq !== states[source].durableSeq || s.durableFirstUnackedSeq !== states[source].durableFirstUnackedSeq).length;
-    if (differ > 0) {
+    const source = states.find((s) => s.durableSeq === durableSeq)!;
+    const differs = (s: DurableState) => s.durableSeq !== source.durableSeq || s.durableFirstUnackedSeq !== source.durableFirstUnackedSeq;
+    if (states.some(differs)) {
       // Every node becomes a copy of the one holding exactly what a majority holds.
-      await Promise.all(replicas.map((r) => r.close()));
-      for (const [k, n] of nodes.entries()) {
-        if (k !== source && (states[k].durableSeq !== states[source].durableSeq || states[k].durableFirstUnackedSeq !== states[source].durableFirstUnackedSeq)) copyQueueDir(nodes[source].dir, n.dir);
-      }
+      await Promise.all(up(replicas).map((r) => r.close()));
+      for (const s of states) if (differs(s)) copyQueueDir(nodes[source.node].dir, nodes[s.node].dir);
       replicas = await startAll();
+      up(replicas);
     }
-    const copied = replicas[0].state.durableFirstUnackedSeq;
+    const copied = up(replicas)[0].state.durableFirstUnackedSeq;
     const q = new ReplicatedQueue(nodes, spec.settings, spec.variant, emit, replicas, { durableSeq, durableFirstUnackedSeq: Math.max(firstUnacked, copied) });
     // Acks a majority made durable that the copied node had not: made on every node again.
     await q.ackBelow(copied, firstUnacked);
@@ -133,30 +141,22 @@ export class ReplicatedQueue implements DrivenQueue {
 
   /**
    * One operation on every running node (async-replication: on the primary, then on the backups
-   * behind it); the primary's answer, or the first running node's. A node that goes down meanwhile
+   * once `confirmed` resolved); the primary's answer, or the first running node's. A node that goes down meanwhile
    * drops out; fewer than a majority left is an error.
    */
-  private async onAll<T>(what: string, op: (r: Replica) => Promise<T>): Promise<T> {
-    await this.restarting;
-    this.inflight++;
-    try {
-      return await this.onAllNow(what, op);
-    } finally {
-      if (--this.inflight === 0) for (const idle of this.idleWaiters.splice(0)) idle();
-    }
-  }
-
-  /** Operations under way: a restart waits until there are none, so what it replays is complete. */
-  private inflight = 0;
-  private idleWaiters: (() => void)[] = [];
-
-  private async onAllNow<T>(what: string, op: (r: Replica) => Promise<T>): Promise<T> {
+  private async onAll<T>(what: string, op: (r: Replica) => Promise<T>, confirmed: () => Promise<void> = () => Promise.resolve()): Promise<T> {
     if (this.variant === ASYNC_REPLICATION) {
       const primary = this.replicas[0];
       if (!primary?.alive) throw new Error(`${what}: the primary (node 0) is not running`);
       const result = await op(primary);
+      // The backups get it only after what the primary confirmed was printed (a macrotask after
+      // the confirmation's own turn), in order: always after the client was told.
       const backups = this.replicas.slice(1).filter((r): r is Replica => r !== null);
-      this.backupChain = this.backupChain.then(() => Promise.allSettled(backups.filter((r) => r.alive).map(op)));
+      const confirmedFirst = confirmed();
+      this.backupChain = this.backupChain
+        .then(() => confirmedFirst)
+        .then(() => new Promise((r) => setImmediate(r)))
+        .then(() => Promise.allSettled(backups.filter((b) => b.alive).map(op)));
       return result;
     }
     const settled = await Promise.allSettled(this.running.map(op));
@@ -167,21 +167,43 @@ export class ReplicatedQueue implements DrivenQueue {
     return ok[0];
   }
 
+  /**
+   * Runs one operation of the queue once no restart is under way, counted while it runs: a restart
+   * waits until none is, so what it gives the restarted node again (this session's writes,
+   * deliveries and acks, which `fn` records) is complete, and no operation it replays reaches the node twice.
+   */
+  private async gated<T>(fn: () => Promise<T>): Promise<T> {
+    for (let r = this.restarting; ; r = this.restarting) {
+      await r;
+      if (r === this.restarting) break;
+    }
+    this.inflight++;
+    try {
+      return await fn();
+    } finally {
+      if (--this.inflight === 0) for (const idle of this.idleWaiters.splice(0)) idle();
+    }
+  }
+
+  private inflight = 0;
+  private idleWaiters: (() => void)[] = [];
+
   /** Every node's answers must agree (one order): a replica that diverged is a bug of this queue. */
   private agree(what: string, a: unknown, b: unknown): void {
     if (JSON.stringify(a) !== JSON.stringify(b)) throw new Error(`invariant: replicas diverged at ${what}: ${JSON.stringify(a)} against ${JSON.stringify(b)}`);
   }
 
-  async write(data: Buffer): Promise<number> {
-    const seq = ++this.lastSeq;
-    this.written.set(seq, data);
-    const payload = data.toString('base64');
-    const got = await this.onAll(`write of seq ${seq}`, async (r) => {
-      const reply = await r.request({ op: 'write', data: payload });
-      this.agree(`the write of seq ${seq} on node ${r.node}`, reply.seq, seq);
-      return seq;
+  write(data: Buffer): Promise<number> {
+    return this.gated(async () => {
+      const seq = ++this.lastSeq;
+      this.written.set(seq, data);
+      const payload = data.toString('base64');
+      return this.onAll(`write of seq ${seq}`, async (r) => {
+        const reply = await r.request({ op: 'write', data: payload });
+        this.agree(`the write of seq ${seq} on node ${r.node}`, reply.seq, seq);
+        return seq;
+      }, () => this.waitDurable(seq));
     });
-    return got;
   }
 
   waitDurable(seq: number): Promise<void> {
@@ -192,22 +214,25 @@ export class ReplicatedQueue implements DrivenQueue {
   async readBatch(maxEvents: number, timeoutMs: number): Promise<{ seq: number; data: Buffer }[]> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const events = await this.onAll('read', async (r) => (await r.request({ op: 'read', maxEvents })).events ?? []);
-      if (events.length > 0 || Date.now() >= deadline) {
-        for (const e of events) this.delivered.add(e.seq);
-        return events.map((e) => ({ seq: e.seq, data: Buffer.from(e.data, 'base64') }));
-      }
+      const events = await this.gated(async () => {
+        const got = await this.onAll('read', async (r) => (await r.request({ op: 'read', maxEvents })).events ?? []);
+        for (const e of got) this.delivered.add(e.seq);
+        return got;
+      });
+      if (events.length > 0 || Date.now() >= deadline) return events.map((e) => ({ seq: e.seq, data: Buffer.from(e.data, 'base64') }));
       await new Promise((r) => setTimeout(r, 10));
     }
   }
 
   async ack(seqs: readonly number[]): Promise<void> {
-    await this.onAll(`ack of ${seqs.join(', ')}`, (r) => r.request({ op: 'ack', seqs: [...seqs] }));
-    for (const s of seqs) this.acked.add(s);
+    await this.gated(async () => {
+      await this.onAll(`ack of ${seqs.join(', ')}`, (r) => r.request({ op: 'ack', seqs: [...seqs] }));
+      for (const s of seqs) this.acked.add(s);
+    });
   }
 
   async checkpoint(): Promise<void> {
-    await this.onAll('checkpoint', (r) => r.request({ op: 'checkpoint' }));
+    await this.gated(() => this.onAll('checkpoint', (r) => r.request({ op: 'checkpoint' })));
   }
 
   durability(): DurableState {
@@ -243,7 +268,9 @@ export class ReplicatedQueue implements DrivenQueue {
   async restartNode(node: number): Promise<void> {
     const spec = this.nodes[node];
     if (!spec) throw new Error(`restart: there is no node ${node} (the cluster has ${this.nodes.length})`);
-    if (this.replicas[node]?.alive) throw new Error(`restart: node ${node} is still running; the harness restarts a node after cutting it`);
+    // The harness asks once it killed the node's group: its server's end may not have reached us yet.
+    const old = this.replicas[node];
+    if (old?.alive && !(await old.exitedWithin(RESTART_EXIT_WAIT_MS))) throw new Error(`restart: node ${node}'s server is still running ${RESTART_EXIT_WAIT_MS} ms after the restart was asked for; the harness restarts a node after cutting it`);
     let done!: () => void;
     const previous = this.restarting;
     this.restarting = new Promise<void>((r) => (done = r));
@@ -251,6 +278,7 @@ export class ReplicatedQueue implements DrivenQueue {
       await previous;
       if (this.inflight > 0) await new Promise<void>((r) => this.idleWaiters.push(r));
       const r = await ReplicatedQueue.startNode(spec, this.settings, this.emit, true);
+      if (r.state.durableSeq > this.lastSeq) throw new Error(`restart: node ${node} recovered seqs up to ${r.state.durableSeq}, beyond the ${this.lastSeq} the cluster holds (it was down when the cluster opened, holding more than a majority)`);
       // What the cut took from this node is given again, in order: writes, then deliveries, then acks.
       for (let seq = r.state.durableSeq + 1; seq <= this.lastSeq; seq++) {
         const data = this.written.get(seq);

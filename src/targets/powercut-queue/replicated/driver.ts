@@ -1,11 +1,11 @@
-// The replicated queue's driver: node dist/src/targets/replicated-queue/driver.js, specs on stdin
+// The replicated queue's driver: node dist/src/targets/powercut-queue/replicated/driver.js, specs on stdin
 // (docs/driver-protocol.md, "Clusters"). It is the primary: it starts one replica server per node
 // and runs the primary/backup protocol over them (replicated-queue.ts).
-import { maxEventBytes } from '../../queue/format.js';
-import { DEFAULT_SETTINGS } from '../../queue/index.js';
-import type { QueueSettings } from '../../queue/types.js';
-import { runNodeDriver } from '../node-driver.js';
-import { queueContract } from '../powercut-queue/contract.js';
+import { maxEventBytes } from '../../../queue/format.js';
+import { DEFAULT_SETTINGS } from '../../../queue/index.js';
+import type { QueueSettings } from '../../../queue/types.js';
+import { runNodeDriver } from '../../node-driver.js';
+import { queueContract } from '../contract.js';
 import { ReplicatedQueue } from './replicated-queue.js';
 
 runNodeDriver({

@@ -3,7 +3,7 @@
 // durability news. Every request of a server that died fails with ReplicaDown.
 import { execa, type ResultPromise } from 'execa';
 import { createInterface } from 'node:readline';
-import { distPath } from '../../harness/dist-path.js';
+import { distPath } from '../../../harness/dist-path.js';
 import { parseReplicaMessage, type ReplicaMessage, type ReplicaRequest } from './replica-protocol.js';
 
 export interface DurableState {
@@ -42,10 +42,12 @@ export class Replica {
   static async start(node: number, dir: string, settings: Record<string, unknown>, started: (pgid: number) => void): Promise<Replica> {
     // detached: a session and process group of its own. Its stdin is the driver's pipe: if the
     // driver dies, the server sees its end and exits.
-    const proc = execa(process.execPath, [distPath('src/targets/replicated-queue/replica-server.js'), dir, JSON.stringify(settings)], {
+    const proc = execa(process.execPath, [distPath('src/targets/powercut-queue/replicated/replica-server.js'), dir, JSON.stringify(settings)], {
       detached: true, stdin: 'pipe', stdout: 'pipe', stderr: 'inherit', reject: false, buffer: false,
     });
     const r = new Replica(node, proc);
+    // A server killed at its node's cut: writing to it fails (EPIPE) until its exit marks it down.
+    proc.stdin!.on('error', () => {});
     started(r.pid);
     const ready = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`node ${node}'s replica did not open its queue within ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS);
@@ -84,8 +86,20 @@ export class Replica {
     }
   }
 
+  private exited: Promise<void> = new Promise((resolve) => (this.markExited = resolve));
+  private markExited: () => void = () => {};
+
+  /** True once its server exited, waiting up to `ms` for it. */
+  async exitedWithin(ms: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.exited, new Promise((r) => (timer = setTimeout(r, ms)))]);
+    clearTimeout(timer);
+    return !this.alive;
+  }
+
   private down(): void {
     this.alive = false;
+    this.markExited();
     this.onReady('its server exited');
     for (const p of this.pending.values()) p.reject(new ReplicaDown(this.node));
     this.pending.clear();

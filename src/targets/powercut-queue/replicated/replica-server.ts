@@ -1,10 +1,10 @@
-// One node of the replicated queue: node dist/src/targets/replicated-queue/replica-server.js DIR
+// One node of the replicated queue: node dist/src/targets/powercut-queue/replicated/replica-server.js DIR
 // SETTINGS_JSON. The built-in queue opened (recovered) in DIR, served to the driver over this
 // process's stdin and stdout, one JSON object per line (replica-protocol.ts). Its own process (and
 // process group), so the harness can cut one node's power while the others run.
 import { createInterface } from 'node:readline';
-import { openQueue } from '../../queue/index.js';
-import type { QueueSettings } from '../../queue/types.js';
+import { openQueue } from '../../../queue/index.js';
+import type { QueueSettings } from '../../../queue/types.js';
 import { parseReplicaRequest, type ReplicaMessage, type ReplicaRequest } from './replica-protocol.js';
 
 function send(m: ReplicaMessage): void {
