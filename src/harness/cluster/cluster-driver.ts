@@ -7,7 +7,7 @@ import type { DaemonHandle } from '../daemon-process.js';
 import { withScratch, type DriverCommand, type DriverRun, type DriverTimeouts } from '../driver-process.js';
 import type { DriverSpec, RestartCommand } from '../driver-spec.js';
 import { HarnessError } from '../harness-error.js';
-import { DRIVER_EXIT, parseOutcomes, type Outcome } from '../outcome.js';
+import { DRIVER_EXIT, parseOutcomeLine, parseOutcomes, type Outcome } from '../outcome.js';
 import { killGroup, OWN_PROCESS_GROUP, signalGroup, trackGroup } from '../process-group.js';
 
 /** What the harness may do to a cluster run once its crash point froze every node. */
@@ -48,17 +48,28 @@ export function runClusterDriver(
     let stderr = '';
     const groups = new Map<number, number>();
     let lineWaiters: { test: (o: Outcome) => boolean; resolve: () => void }[] = [];
-    let parsed = 0;
+    // Lines are parsed as they complete, each once; a bad one stops this (the parse of the whole
+    // stdout at the end reports it, naming its line).
+    let unparsed = 0;
+    let lineCount = 0;
+    let readable = true;
+    let ended = false;
     proc.stdout!.on('data', (d: Buffer) => {
       stdout += d.toString();
-      const complete = stdout.slice(0, stdout.lastIndexOf('\n') + 1);
-      const lines = parseOutcomes(complete, `cluster driver pid ${proc.pid} stdout`).slice(parsed);
-      parsed += lines.length;
-      for (const o of lines) {
+      for (let nl = stdout.indexOf('\n', unparsed); readable && nl >= 0; nl = stdout.indexOf('\n', unparsed)) {
+        let o: Outcome;
+        try {
+          o = parseOutcomeLine(stdout.slice(unparsed, nl), ++lineCount, `cluster driver pid ${proc.pid} stdout`);
+        } catch {
+          readable = false;
+          break;
+        }
+        unparsed = nl + 1;
         if (o.t === 'node') {
           groups.set(o.node, o.pgid);
           trackGroup(o.pgid);
         }
+        if (o.t === 'done' || o.t === 'error') ended = true;
         lineWaiters = lineWaiters.filter((w) => !(w.test(o) && (w.resolve(), true)));
       }
     });
@@ -87,10 +98,9 @@ export function runClusterDriver(
         }
       },
       restart: async (node) => {
-        const ended = ['done', 'error'];
         const restarted = new Promise<void>((resolve) => {
-          lineWaiters.push({ test: (o) => (o.t === 'node' && o.node === node && o.restarted === true) || ended.includes(o.t), resolve });
-          if (exited || parseOutcomes(stdout.slice(0, stdout.lastIndexOf('\n') + 1), 'cluster driver stdout').some((o) => ended.includes(o.t))) resolve();
+          lineWaiters.push({ test: (o) => (o.t === 'node' && o.node === node && o.restarted === true) || o.t === 'done' || o.t === 'error', resolve });
+          if (exited || ended) resolve();
         });
         const cmd: RestartCommand = { cmd: 'restart', node };
         proc.stdin!.write(JSON.stringify(cmd) + '\n');
