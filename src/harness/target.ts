@@ -121,6 +121,11 @@ export interface Target {
    */
   detectsDamage?: boolean;
   knownBad: Record<string, KnownBadVariant>;
+  /**
+   * How many nodes (disks, servers) the target runs with these settings: 1 (absent) is a single
+   * disk; 2 or more is a cluster, run by src/harness/cluster/ on one mount per node.
+   */
+  nodeCount?(settings: TargetSettings): number;
   /** Counts of what a workload did, read off its request trace (rolls, purges...), for coverage. */
   workloadEvents(trace: readonly TraceEntry[]): Record<string, number>;
 }

@@ -14,6 +14,7 @@ export const replicatedQueue: Target = {
     return { file: process.execPath, args: [distPath('src/targets/powercut-queue/replicated/driver.js')] };
   },
   suites: [{ name: 'default', settings: {} }],
+  nodeCount: () => 3,
   knownBad: {
     [ASYNC_REPLICATION]: {
       summary: 'the primary confirms a write once its own disk made it durable, and replicates it to the backups after (asynchronous replication)',
