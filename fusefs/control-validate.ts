@@ -1,7 +1,7 @@
 // Validates one control request line into a typed ControlRequest; every problem is an Error naming
 // the field, which the server turns into {"ok":false,"error":...}.
 import { MUTATING_KINDS, POLICIES, type ControlRequest, type CrashPoint, type Fault } from './protocol.js';
-import { STATE_POLICIES, type CrashStateId, type Hypothesis, type ProbeUnit } from './crash-states.js';
+import { STATE_POLICIES, type CrashStateId, type DataOutcome, type Hypothesis, type ProbeUnit } from './crash-states.js';
 import { MAX_FSYNC_HOLD_MS } from './fsync-holds.js';
 
 const CMDS = ['status', 'arm', 'disarm', 'wait-frozen', 'crash', 'trace', 'image', 'fault', 'clear-faults', 'reset', 'states', 'load-state', 'state-image', 'units', 'shutdown'] as const;
@@ -103,28 +103,45 @@ function parseStateId(v: unknown): CrashStateId {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) fail(`load-state: 'state' must be an object {afterOp, policy, dirPrefix?, data?}, got ${JSON.stringify(v)}`);
   const o = v as Obj;
   const cmd = 'load-state: state';
-  allowOnly(o, cmd, ['afterOp', 'policy', 'dirPrefix', 'data', 'nodes']);
+  allowOnly(o, cmd, ['afterOp', 'policy', 'dirPrefix', 'data', 'nodes', 'outcomes']);
   const id: CrashStateId = { afterOp: int(o, cmd, 'afterOp', 0), policy: oneOf(o, cmd, 'policy', STATE_POLICIES) };
   if (o.nodes !== undefined) id.nodes = nodeList(o, cmd, 'nodes');
   if (id.policy === 'lose-unsynced') {
-    if (o.dirPrefix !== undefined || o.data !== undefined) fail(`${cmd}: dirPrefix and data belong to torn and journaled states only`);
+    if (o.dirPrefix !== undefined || o.data !== undefined || o.outcomes !== undefined) fail(`${cmd}: dirPrefix, data and outcomes belong to torn and journaled states only`);
     return id;
   }
-  id.dirPrefix = int(o, cmd, 'dirPrefix', 0);
+  // A cluster's torn or journaled state: each cut node's own outcome.
+  if (o.outcomes !== undefined) {
+    if (o.dirPrefix !== undefined || o.data !== undefined) fail(`${cmd}: a cluster's state gives dirPrefix and data per node in 'outcomes', not at its top`);
+    if (!Array.isArray(o.outcomes) || o.outcomes.length === 0) fail(`${cmd}: 'outcomes' must be a nonempty array of {node, dirPrefix, data}, got ${JSON.stringify(o.outcomes)}`);
+    id.outcomes = o.outcomes.map((x: unknown, i: number) => {
+      const at = `${cmd}.outcomes[${i}]`;
+      if (typeof x !== 'object' || x === null || Array.isArray(x)) fail(`${at} must be an object {node, dirPrefix, data}, got ${JSON.stringify(x)}`);
+      const e = x as Obj;
+      allowOnly(e, at, ['node', 'dirPrefix', 'data']);
+      return { node: int(e, at, 'node', 0, MAX_NODE), ...parseOutcome(e, at, id.policy) };
+    });
+    return id;
+  }
+  return { ...id, ...parseOutcome(o, cmd, id.policy) };
+}
+
+/** A torn or journaled state's dirPrefix and data (of one disk, or of one cut node). */
+function parseOutcome(o: Obj, cmd: string, policy: string): { dirPrefix: number; data: DataOutcome } {
+  const dirPrefix = int(o, cmd, 'dirPrefix', 0);
   const d = o.data as Obj;
-  if (typeof d !== 'object' || d === null) fail(`${cmd}: a ${id.policy} state needs 'data' {kind: ${DATA_KINDS.join('|')}}, got ${JSON.stringify(o.data)}`);
+  if (typeof d !== 'object' || d === null) fail(`${cmd}: a ${policy} state needs 'data' {kind: ${DATA_KINDS.join('|')}}, got ${JSON.stringify(o.data)}`);
   const kind = oneOf(d, `${cmd}.data`, 'kind', DATA_KINDS);
   if (kind === 'only' || kind === 'except') {
     allowOnly(d, `${cmd}.data`, ['kind', 'write']);
-    id.data = { kind, write: int(d, `${cmd}.data`, 'write', 1) };
-  } else if (kind === 'sectors') {
-    allowOnly(d, `${cmd}.data`, ['kind', 'seed']);
-    id.data = { kind, seed: int(d, `${cmd}.data`, 'seed', Number.MIN_SAFE_INTEGER) };
-  } else {
-    allowOnly(d, `${cmd}.data`, ['kind']);
-    id.data = { kind };
+    return { dirPrefix, data: { kind, write: int(d, `${cmd}.data`, 'write', 1) } };
   }
-  return id;
+  if (kind === 'sectors') {
+    allowOnly(d, `${cmd}.data`, ['kind', 'seed']);
+    return { dirPrefix, data: { kind, seed: int(d, `${cmd}.data`, 'seed', Number.MIN_SAFE_INTEGER) } };
+  }
+  allowOnly(d, `${cmd}.data`, ['kind']);
+  return { dirPrefix, data: { kind } };
 }
 
 function parseHypothesis(v: unknown, cmd: string): Hypothesis {

@@ -52,6 +52,18 @@ export interface CrashStateId {
    * their live image (a process crash keeps the page cache). Absent: every node (a coordinated cut).
    */
   nodes?: number[];
+  /**
+   * A cluster's torn or journaled state: each cut node's own outcome (dirPrefix and data as above),
+   * one per cut node in node order; dirPrefix and data themselves are then absent.
+   */
+  outcomes?: NodeOutcome[];
+}
+
+/** One cut node's outcome in a cluster's torn or journaled state. */
+export interface NodeOutcome {
+  node: number;
+  dirPrefix: number;
+  data: DataOutcome;
 }
 
 export interface CrashStateInfo {

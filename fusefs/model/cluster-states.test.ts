@@ -4,16 +4,18 @@
 import fc from 'fast-check';
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_STATE_CAPS } from '../crash-states.js';
-import { ClusterStateSpace, cutSubsets } from './cluster-states.js';
+import { DEFAULT_STATE_CAPS, type DataOutcome } from '../crash-states.js';
+import { ClusterStateSpace, cutSubsets, outcomeTuples } from './cluster-states.js';
+import { describeState } from './policies/index.js';
 import { Recording, RecordingFsModel } from './recording.js';
 import { hashTree, StateSpace } from './state-space.js';
 
 const owner = { uid: 0, gid: 0 };
 
-type Step = { node: number; t: 'write' | 'fsync' | 'fsyncdir'; name: string; fill: number };
+type Step = { node: number; t: 'write' | 'fsync' | 'fsyncdir'; name: string; fill: number; bytes?: number };
 const stepArb = (nodes: number): fc.Arbitrary<Step> => fc.record({
   node: fc.nat(nodes - 1), t: fc.constantFrom('write' as const, 'fsync' as const, 'fsyncdir' as const), name: fc.constantFrom('a', 'b'), fill: fc.integer({ min: 1, max: 255 }),
+  bytes: fc.constantFrom(10, 700),
 });
 
 /** Runs the steps on one recording model per node, one request number for all, as the cluster daemon does. */
@@ -33,7 +35,7 @@ function run(nodes: number, steps: readonly Step[]): StateSpace[] {
     }
     if (s.t === 'write') {
       ino ??= m.create(path, 0o644, owner);
-      m.write(ino, 0, Buffer.alloc(10, s.fill));
+      m.write(ino, 0, Buffer.alloc(s.bytes ?? 10, s.fill));
     } else if (s.t === 'fsync' && ino !== undefined) m.fsync(ino);
     else if (s.t === 'fsyncdir') m.fsync(1);
   }
@@ -64,8 +66,108 @@ describe('a cluster\'s crash states', () => {
     }), { numRuns: 60 });
   });
 
-  it('refuses the policies it does not draw per node, naming them', () => {
-    const cluster = new ClusterStateSpace(run(2, []));
-    expect(() => cluster.enumerate(['lose-unsynced', 'torn'], DEFAULT_STATE_CAPS)).toThrow(/lose-unsynced states only; torn states are not drawn per node yet/);
+  it('takes every combination of the cut nodes\' outcomes when they fit the cap, else each node\'s every outcome within the first states, never a combination twice', () => {
+    expect(outcomeTuples([2, 3], 6, (p) => p)).toEqual([[0, 0], [0, 1], [1, 0], [0, 2], [1, 1], [1, 2]]);
+    fc.assert(fc.property(fc.array(fc.integer({ min: 1, max: 12 }), { minLength: 1, maxLength: 3 }), fc.integer({ min: 1, max: 40 }), fc.integer(), (counts, cap, seed) => {
+      const tuples = outcomeTuples(counts, cap, (p) => seed + p);
+      const total = counts.reduce((a, c) => a * c, 1);
+      expect(tuples.length).toBe(Math.min(total, cap));
+      expect(new Set(tuples.map((t) => t.join())).size).toBe(tuples.length);
+      expect(tuples[0]).toEqual(counts.map(() => 0));
+      for (const t of tuples) t.forEach((x, k) => expect(x >= 0 && x < counts[k]).toBe(true));
+      const first = tuples.slice(0, Math.max(...counts));
+      if (total > cap && cap >= Math.max(...counts)) counts.forEach((c, k) => expect(new Set(first.map((t) => t[k])).size).toBe(c));
+      expect(outcomeTuples(counts, cap, (p) => seed + p)).toEqual(tuples);
+    }), { numRuns: 200 });
+  });
+
+  it('under torn, with nothing capped, lists every combination of the cut nodes\' torn images beside the others\' live images, each once', () => {
+    const caps = { maxStates: 1_000_000, maxStatesPerInterval: 1_000_000, sectorPatterns: 0 };
+    fc.assert(fc.property(fc.array(stepArb(2), { maxLength: 10 }), (steps) => {
+      const spaces = run(2, steps);
+      const cluster = new ClusterStateSpace(spaces);
+      const answer = cluster.enumerate(['lose-unsynced', 'torn'], caps);
+      expect(answer.capped.states).toBe(0);
+      const listed = answer.states.map((s) => s.hash);
+      expect(new Set(listed).size).toBe(listed.length);
+      for (const s of answer.states) expect(tupleHash(cluster.build(s.id).map((m) => hashTree(m.exportTree('durable'))))).toBe(s.hash);
+      const all = new Set(listed);
+      for (const afterOp of cluster.intervalEnds()) {
+        const torn = spaces.map((s) => tornImages(s, afterOp));
+        const live = spaces.map((s) => hashTree(s.treeAt(afterOp, 'live')));
+        for (const subset of cutSubsets(2)) {
+          const choices = spaces.map((_, k) => (subset.includes(k) ? torn[k] : [live[k]]));
+          for (const a of choices[0]) for (const b of choices[1]) expect(all.has(tupleHash([a, b]))).toBe(true);
+        }
+      }
+    }), { numRuns: 40 });
+  });
+
+  it('under torn with the default caps, at most maxStatesPerInterval states per interval and subset, and every node\'s every torn image among the first of them', () => {
+    const caps = { ...DEFAULT_STATE_CAPS, maxStates: 1_000_000, sectorPatterns: 0 };
+    fc.assert(fc.property(fc.array(stepArb(3), { maxLength: 25 }), (steps) => {
+      const spaces = run(3, steps);
+      const cluster = new ClusterStateSpace(spaces);
+      const answer = cluster.enumerate(['torn'], caps);
+      const perCell = new Map<string, number>();
+      const seenOnNode = spaces.map(() => new Set<string>());
+      for (const s of answer.states) {
+        const cut = s.id.nodes ?? [0, 1, 2];
+        expect(s.id.outcomes?.map((o) => o.node)).toEqual(cut);
+        const key = `${s.interval} ${cut.join()}`;
+        perCell.set(key, (perCell.get(key) ?? 0) + 1);
+        const models = cluster.build(s.id);
+        const images = models.map((m) => hashTree(m.exportTree('durable')));
+        expect(tupleHash(images)).toBe(s.hash);
+        for (const k of cut) seenOnNode[k].add(images[k]);
+      }
+      for (const n of perCell.values()) expect(n).toBeLessThanOrEqual(caps.maxStatesPerInterval);
+      for (const afterOp of cluster.intervalEnds()) {
+        spaces.forEach((s, k) => {
+          const images = tornImages(s, afterOp);
+          if (images.length > caps.maxStatesPerInterval) return; // a node's own cap: not all of them drawn
+          for (const h of images) expect(seenOnNode[k].has(h)).toBe(true);
+        });
+      }
+    }), { numRuns: 25 });
+  });
+
+  it('draws each node\'s sector patterns from its own seed, so nodes with the same writes tear differently', () => {
+    const steps: Step[] = [0, 1].flatMap((node) => [{ node, t: 'fsyncdir' as const, name: 'a', fill: 0 }]);
+    const same: Step[] = [{ node: 0, t: 'write', name: 'a', fill: 7, bytes: 4096 }, { node: 1, t: 'write', name: 'a', fill: 7, bytes: 4096 }];
+    const cluster = new ClusterStateSpace(run(2, [...steps.map((s) => ({ ...s, t: 'write' as const, fill: 1 })), { node: 0, t: 'fsync', name: 'a', fill: 0 }, { node: 1, t: 'fsync', name: 'a', fill: 0 }, ...same]));
+    const answer = cluster.enumerate(['torn'], { ...DEFAULT_STATE_CAPS, maxStatesPerInterval: 1_000 });
+    const sectors = answer.states.filter((s) => s.id.nodes === undefined && s.id.outcomes!.every((o) => o.data.kind === 'sectors'));
+    expect(sectors.length).toBeGreaterThan(0);
+    for (const s of sectors) expect(s.id.outcomes![0].data).not.toEqual(s.id.outcomes![1].data);
+    const images = sectors.map((s) => cluster.build(s.id).map((m) => hashTree(m.exportTree('durable'))));
+    expect(images.some(([a, b]) => a !== b)).toBe(true);
+  });
+
+  it('journaled states are drawn per node as torn ones are, and build what they hashed', () => {
+    const spaces = run(3, [{ node: 0, t: 'write', name: 'a', fill: 1 }, { node: 1, t: 'write', name: 'b', fill: 2 }, { node: 0, t: 'fsync', name: 'a', fill: 0 }, { node: 2, t: 'write', name: 'a', fill: 3, bytes: 1500 }, { node: 1, t: 'fsyncdir', name: 'a', fill: 0 }]);
+    const cluster = new ClusterStateSpace(spaces);
+    const answer = cluster.enumerate(['journaled'], DEFAULT_STATE_CAPS);
+    expect(answer.states.length).toBeGreaterThan(0);
+    expect(answer.states.every((s) => s.id.policy === 'journaled')).toBe(true);
+    for (const s of answer.states) expect(tupleHash(cluster.build(s.id).map((m) => hashTree(m.exportTree('durable'))))).toBe(s.hash);
+  });
+
+  it('names what is wrong with a cluster state it is asked to build', () => {
+    const cluster = new ClusterStateSpace(run(2, [{ node: 0, t: 'write', name: 'a', fill: 1 }]));
+    expect(() => cluster.build({ afterOp: 1, policy: 'torn', nodes: [1], outcomes: [{ node: 0, dirPrefix: 0, data: { kind: 'all' } }] })).toThrow(/one outcome per cut node \(1\), in node order; got outcomes for 0/);
+    expect(() => cluster.build({ afterOp: 1, policy: 'torn', dirPrefix: 0, data: { kind: 'all' } })).toThrow(/in 'outcomes', not at its top/);
+    expect(() => cluster.build({ afterOp: 1, policy: 'lose-unsynced', outcomes: [] })).toThrow(/outcomes belong to a cluster's torn and journaled states only/);
+    expect(describeState({ afterOp: 1, policy: 'torn', nodes: [1], outcomes: [{ node: 1, dirPrefix: 0, data: { kind: 'all' } }] }))
+      .toBe('after request 1, torn, the power of node 1 (the others lost only their processes); node 1: directory operations prefix 0, all unsynced writes kept');
   });
 });
+
+/** Node `space`'s distinct torn images at `afterOp` (no sector patterns): every directory prefix with all, none, only and except each write. */
+function tornImages(space: StateSpace, afterOp: number): string[] {
+  const u = space.unsyncedAt(afterOp);
+  const data: DataOutcome[] = [{ kind: 'all' }, { kind: 'none' }, ...Array.from({ length: u.fileChanges }, (_, i) => [{ kind: 'only' as const, write: i + 1 }, { kind: 'except' as const, write: i + 1 }]).flat()];
+  const out = new Set<string>();
+  for (let dirPrefix = 0; dirPrefix <= u.dirOps; dirPrefix++) for (const d of data) out.add(hashTree(space.build({ afterOp, policy: 'torn', dirPrefix, data: d }).exportTree('durable')));
+  return [...out];
+}

@@ -7,8 +7,10 @@
 // so one cut before each persistence point of the merged order, and one at the end, covers every
 // coordinated state: linear in the fsyncs of all nodes together.
 import { createHash } from 'node:crypto';
-import type { CrashStateId, LostUnit, ProbeUnit, StatePolicy, StateCaps, StatesAnswer, CrashStateInfo } from '../crash-states.js';
+import { STATE_POLICIES, type CrashStateId, type DataOutcome, type LostUnit, type ProbeUnit, type StatePolicy, type StateCaps, type StatesAnswer, type CrashStateInfo } from '../crash-states.js';
 import { FsModel } from './fs-model.js';
+import { stateEnumerator } from './policies/index.js';
+import { Prng } from './prng.js';
 import { hashTree, type StateSpace } from './state-space.js';
 
 /** What the daemon asks of a recorded run's states, for one node or a cluster: each build is one model per node. */
@@ -43,6 +45,65 @@ export function cutSubsets(n: number): number[][] {
   return subsets.sort((a, b) => (a.length === n ? -1 : b.length === n ? 1 : a.length - b.length || a.join().localeCompare(b.join())));
 }
 
+/** One node's distinct outcome of a torn or journaled cut at one interval's end: its choices and its image's hash. */
+interface Outcome {
+  dirPrefix: number;
+  data: DataOutcome;
+  hash: string;
+  partialWrites: number;
+}
+
+/** A node's distinct outcomes at one interval's end, and how many candidates the per-interval cap left out. */
+interface NodeOutcomes {
+  outcomes: Outcome[];
+  cappedCandidates: number;
+}
+
+/** A node's own sector-pattern seed: two nodes with the same unsynced writes tear differently. */
+export function nodeSectorSeed(seed: number, node: number): number {
+  if (!(Number.isInteger(node) && node >= 0 && node < 1024)) throw new Error(`invariant: node ${node} is not in 0..1023 (a node's seed stream)`);
+  return seed * 1024 + node;
+}
+
+/**
+ * Which outcome each cut node takes, one index per cut node for each state of one interval and
+ * subset, at most `cap` of them. When every combination fits the cap, all of them, fewest later
+ * outcomes first. Otherwise the first takes each node's first outcome (every write kept, longest
+ * prefix); then each node draws from its own seeded stream: its other outcomes once each in a
+ * shuffled order, then at random. So within the first max(outcomes) states every outcome of every
+ * node appears, combined with the others' at random; a combination is never listed twice.
+ */
+export function outcomeTuples(counts: readonly number[], cap: number, seedOf: (position: number) => number): number[][] {
+  for (const c of counts) if (!(Number.isInteger(c) && c >= 1)) throw new Error(`invariant: a cut node has at least one outcome, got ${c}`);
+  const total = counts.reduce((a, c) => a * c, 1);
+  if (total <= cap) {
+    const all: number[][] = [[]];
+    for (const c of counts) all.splice(0, all.length, ...all.flatMap((t) => Array.from({ length: c }, (_, i) => [...t, i])));
+    const sum = (t: number[]) => t.reduce((a, x) => a + x, 0);
+    return all.sort((a, b) => sum(a) - sum(b));
+  }
+  const streams = counts.map((c, position) => {
+    const prng = new Prng(seedOf(position));
+    const order = Array.from({ length: c - 1 }, (_, i) => i + 1);
+    for (let i = order.length - 1; i > 0; i--) {
+      const j = prng.int(i + 1);
+      [order[i], order[j]] = [order[j], order[i]];
+    }
+    return { prng, order, c };
+  });
+  const tuples = [counts.map(() => 0)];
+  const seen = new Set([tuples[0].join()]);
+  // Bounded: past the shuffled orders, a draw repeats a listed combination with probability < cap / total < 1.
+  for (let draw = 0; tuples.length < cap && draw < 16 * cap; draw++) {
+    const t = streams.map((s) => (draw < s.order.length ? s.order[draw] : s.prng.int(s.c)));
+    const key = t.join();
+    if (seen.has(key)) continue;
+    seen.add(key);
+    tuples.push(t);
+  }
+  return tuples;
+}
+
 export class ClusterStateSpace implements RunStates {
   constructor(private readonly spaces: readonly StateSpace[]) {
     if (spaces.length < 2) throw new Error('invariant: a cluster state space needs two nodes or more');
@@ -61,52 +122,124 @@ export class ClusterStateSpace implements RunStates {
   }
 
   /**
-   * The distinct states, breadth first: every interval's coordinated state, then, subset by subset
-   * (single nodes first), every interval's mixed state; a tuple of images already listed is not
-   * listed again. lose-unsynced only: a node's torn outcomes are not drawn per node yet.
+   * The distinct states, subset by subset (every node first, then single nodes, then larger
+   * subsets); within a subset, every interval's lose-unsynced state, then the torn (journaled)
+   * states of every interval in rounds, breadth first as for one disk. Under torn each cut node's
+   * outcome is its own: the node's candidates as one disk's (capped at maxStatesPerInterval, its
+   * sector patterns from its own seed), of which the combinations of the cut nodes' distinct images
+   * are taken by outcomeTuples, at most maxStatesPerInterval per interval and subset. A tuple of
+   * images already listed (under any policy) is not listed again.
    */
   enumerate(policies: readonly StatePolicy[], caps: StateCaps): StatesAnswer {
-    const other = policies.filter((p) => p !== 'lose-unsynced');
-    if (other.length > 0) throw new Error(`states: a cluster's recorded run has lose-unsynced states only; ${other.join(' and ')} states are not drawn per node yet (ask for policies ["lose-unsynced"])`);
     const ends = this.intervalEnds();
     const subsets = cutSubsets(this.spaces.length);
+    const all = this.spaces.length;
+    const writeBack = STATE_POLICIES.filter((p) => p !== 'lose-unsynced' && policies.includes(p));
     // Each node's durable and live image hash at each interval's end, computed once.
     const hashes = ends.map((afterOp) => this.spaces.map((s) => ({ durable: hashTree(s.treeAt(afterOp, 'durable')), live: hashTree(s.treeAt(afterOp, 'live')) })));
+    const outcomes = writeBack.map((policy) => this.nodeOutcomes(policy, ends, caps));
     const seen = new Set<string>();
     const states: CrashStateInfo[] = [];
+    const capsHit = new Set<string>();
+    const incomplete = new Map<StatePolicy, Set<number>>(STATE_POLICIES.filter((p) => policies.includes(p)).map((p) => [p, new Set<number>()]));
     let capped = 0;
-    const incomplete = new Set<number>();
+    const leaveOut = (policy: StatePolicy, interval: number, n: number, cap: string) => {
+      capped += n;
+      capsHit.add(cap);
+      incomplete.get(policy)!.add(interval);
+    };
+    const list = (info: CrashStateInfo, tuple: readonly string[]) => {
+      const hash = createHash('sha1').update(tuple.join(' ')).digest('hex');
+      if (seen.has(hash)) return;
+      seen.add(hash);
+      if (states.length >= caps.maxStates) leaveOut(info.id.policy, info.interval, 1, `maxStates ${caps.maxStates}`);
+      else states.push({ ...info, hash });
+    };
     for (const subset of subsets) {
-      ends.forEach((afterOp, interval) => {
-        const tuple = hashes[interval].map((h, k) => (subset.includes(k) ? h.durable : h.live));
-        const hash = createHash('sha1').update(tuple.join(' ')).digest('hex');
-        if (seen.has(hash)) return;
-        seen.add(hash);
-        if (states.length >= caps.maxStates) {
-          capped++;
-          incomplete.add(interval);
-          return;
-        }
-        const id: CrashStateId = { afterOp, policy: 'lose-unsynced', ...(subset.length < this.spaces.length ? { nodes: subset } : {}) };
-        states.push({ id, interval, hash });
-      });
+      const nodes = subset.length < all ? { nodes: subset } : {};
+      if (policies.includes('lose-unsynced')) {
+        ends.forEach((afterOp, interval) => {
+          list({ id: { afterOp, policy: 'lose-unsynced', ...nodes }, interval, hash: '' }, hashes[interval].map((h, k) => (subset.includes(k) ? h.durable : h.live)));
+        });
+      }
+      // Each interval's tuples for each policy, then listed round by round.
+      const tuples = writeBack.map((policy, p) => ends.map((_, interval) => {
+        const per = subset.map((k) => outcomes[p][interval][k]);
+        const chosen = outcomeTuples(per.map((o) => o.outcomes.length), caps.maxStatesPerInterval, (position) => ((interval * 1024 + subset[position]) * 4 + p));
+        // Candidates a node's own cap left out count as if each made distinct images.
+        const offered = per.reduce((a, o) => a * (o.outcomes.length + o.cappedCandidates), 1);
+        if (offered > chosen.length) leaveOut(policy, interval, offered - chosen.length, `maxStatesPerInterval ${caps.maxStatesPerInterval}`);
+        return chosen;
+      }));
+      const rounds = Math.max(0, ...tuples.flat().map((t) => t.length));
+      for (let round = 0; round < rounds; round++) {
+        writeBack.forEach((policy, p) => ends.forEach((afterOp, interval) => {
+          const t = tuples[p][interval][round];
+          if (!t) return;
+          const chosen = subset.map((k, position) => ({ node: k, ...outcomes[p][interval][k].outcomes[t[position]] }));
+          const partialWrites = chosen.reduce((a, o) => a + o.partialWrites, 0);
+          const id: CrashStateId = { afterOp, policy, ...nodes, outcomes: chosen.map(({ node, dirPrefix, data }) => ({ node, dirPrefix, data })) };
+          list({ id, interval, hash: '', ...(partialWrites > 0 ? { partialWrites } : {}) }, hashes[interval].map((h, k) => {
+            const position = subset.indexOf(k);
+            return position < 0 ? h.live : chosen[position].hash;
+          }));
+        }));
+      }
     }
+    const intervalsComplete = ends.filter((_, i) => [...incomplete.values()].every((set) => !set.has(i))).length;
     return {
       intervals: ends.length,
-      intervalsComplete: ends.length - incomplete.size,
+      intervalsComplete,
       states,
-      capped: { states: capped, caps: capped > 0 ? [`maxStates ${caps.maxStates}`] : [] },
-      incomplete: { 'lose-unsynced': [...incomplete].sort((a, b) => a - b) },
+      capped: { states: capped, caps: [...capsHit] },
+      incomplete: Object.fromEntries([...incomplete].map(([p, set]) => [p, [...set].sort((a, b) => a - b)])),
     };
   }
 
-  /** Each node's model at state `id`: the cut nodes' durable image, the others' live image, all ready to mount for recovery. */
+  /** Every node's distinct outcomes under `policy` at each interval's end: [interval][node], built in request order (one replay per node). */
+  private nodeOutcomes(policy: StatePolicy, ends: readonly number[], caps: StateCaps): NodeOutcomes[][] {
+    const e = stateEnumerator(policy);
+    const byNode = this.spaces.map((space, k) => ends.map((afterOp, interval): NodeOutcomes => {
+      const u = space.unsyncedAt(afterOp);
+      const offered = e.count(u, caps);
+      const take = Math.min(offered, caps.maxStatesPerInterval);
+      const seen = new Set<string>();
+      const outcomes: Outcome[] = [];
+      for (const id of e.candidates(u, afterOp, interval, caps, take)) {
+        const data: DataOutcome = id.data?.kind === 'sectors' ? { kind: 'sectors', seed: nodeSectorSeed(id.data.seed, k) } : (id.data ?? { kind: 'none' });
+        const dirPrefix = id.dirPrefix ?? 0;
+        const image = space.build({ afterOp, policy, dirPrefix, data });
+        const hash = hashTree(image.exportTree('durable'));
+        if (seen.has(hash)) continue;
+        seen.add(hash);
+        const partialWrites = space.lastBuildStats.partialWrites;
+        outcomes.push({ dirPrefix, data, hash, partialWrites });
+      }
+      if (outcomes.length === 0) throw new Error(`invariant: node ${k} offers no ${policy} outcome after request ${afterOp}`);
+      return { outcomes, cappedCandidates: offered - take };
+    }));
+    return ends.map((_, interval) => byNode.map((perNode) => perNode[interval]));
+  }
+
+  /** Each node's model at state `id`: the cut nodes' durable image (their own outcome under torn), the others' live image, all ready to mount for recovery. */
   build(id: CrashStateId, probe?: readonly ProbeUnit[]): FsModel[] {
     if (probe) throw new Error('probe units (the cause search) are not supported for a cluster\'s recorded run yet');
-    if (id.policy !== 'lose-unsynced') throw new Error(`state: a cluster's states are lose-unsynced only, got ${id.policy}`);
+    const n = this.spaces.length;
     const cut = id.nodes ?? this.spaces.map((_, k) => k);
-    for (const k of cut) if (k >= this.spaces.length) throw new Error(`state: node ${k} does not exist; the cluster has nodes 0..${this.spaces.length - 1}`);
-    return this.spaces.map((s, k) => (cut.includes(k) ? s.build({ afterOp: id.afterOp, policy: id.policy }) : FsModel.fromTree(s.treeAt(id.afterOp, 'live'))));
+    for (const k of cut) if (!(Number.isInteger(k) && k >= 0 && k < n)) throw new Error(`state: node ${k} does not exist; the cluster has nodes 0..${n - 1}`);
+    if (id.dirPrefix !== undefined || id.data !== undefined) throw new Error(`state: a cluster's ${id.policy} state gives each cut node's dirPrefix and data in 'outcomes', not at its top`);
+    const own = new Map<number, CrashStateId>();
+    if (id.policy === 'lose-unsynced') {
+      if (id.outcomes !== undefined) throw new Error('state: outcomes belong to a cluster\'s torn and journaled states only');
+      for (const k of cut) own.set(k, { afterOp: id.afterOp, policy: id.policy });
+    } else {
+      const named = (id.outcomes ?? []).map((o) => o.node);
+      if (named.length !== cut.length || named.some((k, i) => k !== cut[i])) {
+        throw new Error(`state: a cluster's ${id.policy} state needs one outcome per cut node (${cut.join(', ')}), in node order; got outcomes for ${named.length ? named.join(', ') : 'none'}`);
+      }
+      for (const o of id.outcomes!) own.set(o.node, { afterOp: id.afterOp, policy: id.policy, dirPrefix: o.dirPrefix, data: o.data });
+    }
+    return this.spaces.map((s, k) => (own.has(k) ? s.build(own.get(k)!) : FsModel.fromTree(s.treeAt(id.afterOp, 'live'))));
   }
 
   lostUnits(): LostUnit[] {

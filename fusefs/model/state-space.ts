@@ -6,10 +6,10 @@
 // the rest, breadth first over the run, and what they leave out is counted.
 import { createHash } from 'node:crypto';
 import { DEFAULT_STATE_CAPS, STATE_POLICIES, type CrashStateId, type Hypothesis, type LostUnit, type ProbeUnit, type UnitChange, type StatePolicy, type CrashStateInfo, type StateCaps, type StatesAnswer } from '../crash-states.js';
-import { chosenFile } from './torn.js';
+import { chosenFile, type TornStats } from './torn.js';
 import { stateEnumerator } from './policies/index.js';
 import type { FsModel } from './fs-model.js';
-import type { FsTree, JournalOp } from './nodes.js';
+import type { FsTree, JournalOp, Unsynced } from './nodes.js';
 import { Recording, replay } from './recording.js';
 
 /** A canonical hash of an image: names, kinds, modes, owners, contents (not times). */
@@ -171,13 +171,20 @@ export class StateSpace {
     const r = replay(this.recording, id.afterOp, this.cursor ?? undefined);
     this.cursor = { ...r, afterOp: id.afterOp };
     const image = r.model.clone();
-    image.crashInto(id);
+    this.lastBuildStats = image.crashInto(id);
     return image;
   }
+  /** The last build's tear: writes it kept only in part (torn, journaled). */
+  lastBuildStats: TornStats = { partialWrites: 0 };
 
   /** The durable or live image right after request `afterOp` (a cluster's node that lost only its process keeps its live one). */
   treeAt(afterOp: number, which: 'durable' | 'live'): FsTree {
     return this.replayTo(afterOp).exportTree(which);
+  }
+
+  /** What a cut right after request `afterOp` could keep or lose (a cluster draws each node's torn outcomes from it). */
+  unsyncedAt(afterOp: number): Unsynced {
+    return this.replayTo(afterOp).unsynced();
   }
 
   /** The image state `id` leaves with the probe's units made durable too (FsModel.probe). */

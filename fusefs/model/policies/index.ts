@@ -26,5 +26,10 @@ export function stateEnumerator(name: StatePolicy): StateEnumerator {
 
 /** "after request 17, torn: directory operations prefix 2, ...", for messages and artifacts. */
 export function describeState(id: CrashStateId): string {
-  return policyModule(id.policy).describe(id);
+  const m = policyModule(id.policy);
+  if (id.nodes === undefined && id.outcomes === undefined) return m.describe(id);
+  // A cluster's state: whose power went, and each cut node's own outcome.
+  const whose = id.nodes === undefined ? 'every node\'s power' : `the power of node${id.nodes.length > 1 ? 's' : ''} ${id.nodes.join(', ')} (the others lost only their processes)`;
+  const own = (id.outcomes ?? []).map((o) => `node ${o.node}: ${m.describe({ afterOp: id.afterOp, policy: id.policy, dirPrefix: o.dirPrefix, data: o.data }).replace(/^after request \d+, [a-z-]+: /, '')}`);
+  return `after request ${id.afterOp}, ${id.policy}, ${whose}${own.length ? `; ${own.join('; ')}` : ''}`;
 }
