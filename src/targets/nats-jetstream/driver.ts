@@ -7,7 +7,7 @@ import { natsContract, natsMaxEventBytes } from './settings.js';
 
 runNodeDriver({
   target: 'nats-jetstream',
-  open: (spec) => NatsQueue.open(spec),
+  open: (spec, emit) => NatsQueue.open(spec, emit),
   contract: () => natsContract(),
   maxEventBytes: (settings) => natsMaxEventBytes(settings),
 });

@@ -19,7 +19,7 @@ import {
   SMALL_BLOCKS_MAX_BYTES,
 } from './settings.js';
 
-const { serverConfig: _serverConfig, ...DEFAULTS_DRAWN } = DEFAULT_NATS_SETTINGS;
+const { serverConfig: _serverConfig, replicas: _replicas, ...DEFAULTS_DRAWN } = DEFAULT_NATS_SETTINGS;
 
 const settingsArb: fc.Arbitrary<TargetSettings> = fc
   .record({
@@ -116,5 +116,7 @@ export const natsJetstream: Target = {
   // Every message record carries a hash and meta.inf a checksum file: NATS claims to notice damage.
   detectsDamage: true,
   knownBad: {},
+  // replicas 3: three servers, one per node of a cluster case (src/harness/cluster/).
+  nodeCount: (settings) => natsSettings(settings).replicas,
   workloadEvents: natsWorkloadEvents,
 };

@@ -13,9 +13,14 @@
 //   and checkpoint fsync the store's files and directories from the driver (the only way), and
 //   claim what was PubAcked before that fsync began.
 // - close = a clean stop of the server (SIGTERM).
+// - replicas 3: three servers (cluster.ts), one per node; the client connects to all of them and
+//   reconnects to another when its server goes; the stream and its consumers have 3 replicas. A
+//   call that meets a leader election or a node's cut (no answer, no responders, the cluster not
+//   ready) is retried within REPLICATED_RETRY_MS; a publish carries its event id as Nats-Msg-Id so
+//   that a retry of one the stream did store is answered as its duplicate, with the first seq.
 import { open as openFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { createInbox, type NatsConnection } from '@nats-io/transport-node';
+import { connect, createInbox, type NatsConnection } from '@nats-io/transport-node';
 import {
   AckPolicy,
   DeliverPolicy,
@@ -32,9 +37,11 @@ import {
   type StreamInfo,
 } from '@nats-io/jetstream';
 import type { DriverSpec } from '../../harness/driver-spec.js';
+import type { Outcome } from '../../harness/outcome.js';
 import { errnoOf } from '../errno-text.js';
 import type { DrivenQueue } from '../node-driver.js';
-import { NatsServer, NatsServerError } from './server.js';
+import { NatsCluster, type ServerSide } from './cluster.js';
+import { NatsServer, NatsServerError, START_TIMEOUT_MS } from './server.js';
 import { natsMaxEventBytes, natsSettings, SMALL_BLOCKS_MAX_BYTES, type NatsSettings } from './settings.js';
 
 export const STREAM = 'POWERCUT';
@@ -57,6 +64,14 @@ const MAX_PENDING_LOOKUPS = 100_000;
 /** Pulls in a row that brought only messages this session had already delivered, before a read gives up. */
 const MAX_REDELIVERY_PULLS = 10;
 
+/** A replicated stream's call is retried this long through a leader election (2.9.10: 4 to 9 s after the leader's last heartbeat) or a node's cut. */
+export const REPLICATED_RETRY_MS = 30_000;
+/** One attempt of a replicated stream's call: shorter than REQUEST_TIMEOUT_MS, so that a request lost with its server is retried soon. */
+const REPLICATED_ATTEMPT_MS = 3_000;
+/** A cluster that opens has this long to elect its meta leader, recover or create the stream and consumers, and elect their leaders. */
+export const CLUSTER_READY_MS = 60_000;
+const RETRY_PAUSE_MS = 200;
+
 const RETENTION = { limits: RetentionPolicy.Limits, interest: RetentionPolicy.Interest, workqueue: RetentionPolicy.Workqueue } as const;
 
 export interface DurableState {
@@ -65,9 +80,35 @@ export interface DurableState {
 }
 
 export class NatsQueueError extends Error {
-  constructor(message: string, readonly code?: string) {
+  constructor(message: string, readonly code?: string, /** No answer or no responder: a replicated stream retries it. */ readonly transient = false) {
     super(message);
     this.name = 'NatsQueueError';
+  }
+}
+
+/** Whether a failed call may succeed when tried again on a cluster: anything but the driver's own findings and the API's definite answers. */
+function transient(err: unknown): boolean {
+  if (err instanceof NatsQueueError) return err.transient;
+  if (err instanceof NatsServerError) return false;
+  // A definite answer of the JetStream API (not found, bad request) stands; "temporarily unavailable" (503) and leader changes pass.
+  if (err instanceof JetStreamApiError) return err.status === 503 || /not.*leader|unavailable|no.*leader|timeout/i.test(err.message);
+  return true;
+}
+
+/**
+ * Runs `op` until it succeeds, a non-transient error, or `boundMs` (then its last error): a
+ * replicated stream's calls across a leader election or a node's cut. `attempt` counts from 1.
+ */
+async function retrying<T>(boundMs: number, where: string, op: (attempt: number) => Promise<T>): Promise<T> {
+  const deadline = Date.now() + boundMs;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await op(attempt);
+    } catch (err) {
+      if (!transient(err) || Date.now() + RETRY_PAUSE_MS >= deadline) throw err;
+      process.stderr.write(`nats-jetstream driver: ${where}: ${(err as Error)?.message ?? String(err)} (attempt ${attempt}, tried again)\n`);
+      await new Promise((r) => setTimeout(r, RETRY_PAUSE_MS));
+    }
   }
 }
 
@@ -113,10 +154,9 @@ export class NatsQueue implements DrivenQueue {
   private readonly maxEventBytes: number;
 
   private constructor(
-    private readonly server: NatsServer,
+    private readonly server: ServerSide,
     private readonly nc: NatsConnection,
     private readonly js: JetStreamClient,
-    private readonly dir: string,
     private readonly s: NatsSettings,
     private readonly claims: DurableState,
     private readonly extras: Extra[],
@@ -127,27 +167,41 @@ export class NatsQueue implements DrivenQueue {
     this.maxEventBytes = natsMaxEventBytes(spec.settings);
   }
 
-  /** Starts the server on spec.dir, finds or creates the stream and consumers, and reports what it holds. */
-  static async open(spec: DriverSpec): Promise<NatsQueue> {
+  /**
+   * Starts the server on spec.dir (replicas 3: a server per node of spec.nodes, each node's line
+   * emitted as it starts), finds or creates the stream and consumers, and reports what it holds.
+   */
+  static async open(spec: DriverSpec, emit?: (o: Outcome) => void): Promise<NatsQueue> {
     const s = natsSettings(spec.settings);
-    let started: { server: NatsServer; nc: NatsConnection };
+    const replicated = s.replicas > 1;
+    if (replicated && spec.nodes?.length !== s.replicas) {
+      throw new NatsQueueError(`open: replicas ${s.replicas} runs a server per node of a cluster case, but the spec lists ${spec.nodes?.length ?? 'no'} nodes`);
+    }
+    if (!replicated && spec.nodes && spec.nodes.length > 1) {
+      throw new NatsQueueError(`open: the spec lists ${spec.nodes.length} nodes, but replicas is 1 (one server): set replicas ${spec.nodes.length} to run a cluster`);
+    }
+    let started: { server: ServerSide; nc: NatsConnection };
     try {
-      started = await NatsServer.start(spec.dir, s.serverConfig);
+      started = replicated ? await startCluster(spec, s, emit) : await NatsServer.start(spec.dir, s.serverConfig);
     } catch (err) {
       throw err instanceof NatsServerError ? new NatsQueueError(`open: ${err.message}`) : err;
     }
     const { server, nc } = started;
     try {
-      const jsm = await jetstreamManager(nc, { timeout: REQUEST_TIMEOUT_MS });
-      const stream = await ensureStream(jsm, s);
-      const consumer = await ensureConsumer(jsm, CONSUMER);
+      // A cluster elects its meta leader, then the stream's and each consumer's: until then calls go unanswered or answer 503.
+      const ready = <T>(where: string, op: () => Promise<T>) => (replicated ? retrying(CLUSTER_READY_MS, `open: ${where}`, op) : op());
+      const timeout = replicated ? REPLICATED_ATTEMPT_MS : REQUEST_TIMEOUT_MS;
+      // Its first call asks whether JetStream is enabled, which a cluster answers once its meta leader is elected.
+      const jsm = await ready('JetStream', () => jetstreamManager(nc, { timeout }));
+      const stream = await ready('the stream', async () => leaderOf(await ensureStream(jsm, s), replicated, `stream ${STREAM}`));
+      const consumer = await ready(`consumer ${CONSUMER}`, async () => leaderOf(await ensureConsumer(jsm, CONSUMER), replicated, `consumer ${CONSUMER}`));
       const extras: Extra[] = [];
       for (let i = 0; i < s.extraConsumers; i++) {
-        const info = await ensureConsumer(jsm, extraConsumerName(i));
-        await redeliverPending(nc, jsm, info, stream);
+        const info = await ready(`consumer ${extraConsumerName(i)}`, async () => leaderOf(await ensureConsumer(jsm, extraConsumerName(i)), replicated, `consumer ${extraConsumerName(i)}`));
+        await ready(`redelivery on ${info.name}`, () => redeliverPending(nc, jsm, info, stream));
         extras.push({ name: info.name, held: new Map(), lastSeen: info.delivered.stream_seq });
       }
-      await redeliverPending(nc, jsm, consumer, stream);
+      await ready(`redelivery on ${CONSUMER}`, () => redeliverPending(nc, jsm, consumer, stream));
       let claims = claimsOfRun.get(spec);
       if (!claims) {
         claims = { durableSeq: stream.state.last_seq, durableFirstUnackedSeq: consumer.ack_floor.stream_seq + 1 };
@@ -160,7 +214,7 @@ export class NatsQueue implements DrivenQueue {
       }
       // Everything the server holds now is covered by a later fsync of the store (a clean stop
       // flushed it all before this start).
-      return new NatsQueue(server, nc, jetstream(nc, { timeout: REQUEST_TIMEOUT_MS }), spec.dir, s, claims, extras, spec, stream.state.last_seq);
+      return new NatsQueue(server, nc, jetstream(nc, { timeout }), s, claims, extras, spec, stream.state.last_seq);
     } catch (err) {
       // Described before the kill: the server's state when open failed, not "killed by SIGKILL".
       const failure = asQueueError(err, 'open', server, true);
@@ -192,10 +246,10 @@ export class NatsQueue implements DrivenQueue {
   }
 
   /** Runs one call; its first failure stops the queue (every later call rejects with it). */
-  private async guard<T>(where: string, op: () => Promise<T>): Promise<T> {
+  private async guard<T>(where: string, op: (attempt: number) => Promise<T>): Promise<T> {
     this.check();
     try {
-      return await op();
+      return await (this.s.replicas > 1 ? retrying(REPLICATED_RETRY_MS, where, op) : op(1));
     } catch (err) {
       // A connection closed by the server's death is seen before its exit: wait for the exit, to name it.
       if (this.nc.isClosed()) await this.server.settle(SERVER_EXIT_WAIT_MS);
@@ -205,14 +259,17 @@ export class NatsQueue implements DrivenQueue {
   }
 
   write(data: Buffer): Promise<number> {
-    return this.guard('publish', async () => {
+    return this.guard('publish', async (attempt) => {
       if (data.length > this.maxEventBytes) throw new NatsQueueError(`event of ${data.length} bytes is larger than ${this.maxEventBytes}, the largest the stream takes with these settings`);
       const id = data.length >= 4 ? data.readUInt32LE(0) : 0;
+      const replicated = this.s.replicas > 1;
       const pa = await this.js.publish(SUBJECT, data, {
-        timeout: REQUEST_TIMEOUT_MS,
-        ...(this.s.msgId ? { msgID: String(id) } : {}),
+        timeout: replicated ? REPLICATED_ATTEMPT_MS : REQUEST_TIMEOUT_MS,
+        // A replicated stream's publish may be retried: its id makes a retry of a stored one a duplicate.
+        ...(this.s.msgId || replicated ? { msgID: String(id) } : {}),
       });
-      if (pa.duplicate) throw new NatsQueueError(`the PubAck for event id ${id} says it is a duplicate of seq ${pa.seq}: it was published once`);
+      // A retry's duplicate is the earlier attempt, stored under pa.seq.
+      if (pa.duplicate && attempt === 1) throw new NatsQueueError(`the PubAck for event id ${id} says it is a duplicate of seq ${pa.seq}: it was published once`);
       this.pubAcked = Math.max(this.pubAcked, pa.seq);
       // NATS's documentation: a PubAck means the message "has been successfully persisted".
       if (this.s.pubAckDurable) this.advance(pa.seq);
@@ -233,7 +290,7 @@ export class NatsQueue implements DrivenQueue {
     while (this.claims.durableSeq < seq) {
       this.syncing ??= this.guard('fsync of the store', async () => {
         const covered = this.pubAcked;
-        await fsyncTree(this.dir);
+        for (const dir of this.server.dirs) await fsyncTree(dir);
         this.advance(covered);
       }).finally(() => {
         this.syncing = undefined;
@@ -263,17 +320,25 @@ export class NatsQueue implements DrivenQueue {
     });
   }
 
+  /** How long one request may wait for its answer: short on a cluster, whose calls are retried. */
+  private get requestTimeoutMs(): number {
+    return this.s.replicas > 1 ? REPLICATED_ATTEMPT_MS : REQUEST_TIMEOUT_MS;
+  }
+
   ack(seqs: readonly number[]): Promise<void> {
+    // Looked up once: a retried ack sends the same replies again (a second +ACK of a seq is harmless).
+    let looked: string[] | undefined;
     return this.guard('ack', async () => {
       if (seqs.length === 0) return;
-      const replies = seqs.map((seq) => {
+      const replies = looked ?? seqs.map((seq) => {
         const reply = this.delivered.get(seq);
         if (reply === undefined) throw new NatsQueueError(`ack(${seq}): that seq was not delivered in this session`);
         return reply;
       });
+      looked = replies;
       seqs.forEach((seq) => this.delivered.delete(seq));
       // +ACK with a reply subject: the server answers once it processed the ack (what ackAck() does).
-      await Promise.all(replies.map((reply) => ackAck(this.nc, reply)));
+      await Promise.all(replies.map((reply) => ackAck(this.nc, reply, this.requestTimeoutMs)));
       if (this.s.extraConsumersAck) for (const x of this.extras) await this.ackOnExtra(x, seqs);
     });
   }
@@ -287,11 +352,12 @@ export class NatsQueue implements DrivenQueue {
   private async pullOrExplain(consumer: string, batch: number, expiresMs: number): Promise<Pulled[]> {
     const got = await pull(this.nc, consumer, batch, expiresMs);
     if (got !== HELD) return got;
-    const jsm = await jetstreamManager(this.nc, { timeout: REQUEST_TIMEOUT_MS });
+    const jsm = await jetstreamManager(this.nc, { timeout: this.requestTimeoutMs });
     const [c, st] = [await jsm.consumers.info(STREAM, consumer), await jsm.streams.info(STREAM)];
     const state = `consumer ${consumer}: ack floor ${c.ack_floor.stream_seq}, delivered ${c.delivered.stream_seq}, ack pending ${c.num_ack_pending}, ` +
       `pending ${c.num_pending}; stream seqs ${st.state.first_seq}..${st.state.last_seq}, ${st.state.messages} messages`;
-    if (c.num_pending > 0) throw new NatsQueueError(`a no_wait pull request got no answer within ${HELD_PULL_MS} ms (${state})`);
+    // On a cluster the consumer's leader may have gone with the request: tried again.
+    if (c.num_pending > 0) throw new NatsQueueError(`a no_wait pull request got no answer within ${HELD_PULL_MS} ms (${state})`, undefined, this.s.replicas > 1);
     process.stderr.write(`nats-jetstream driver: the server held a no_wait pull request unanswered for ${HELD_PULL_MS} ms with nothing new to deliver; taken as nothing (${state})\n`);
     return [];
   }
@@ -310,7 +376,17 @@ export class NatsQueue implements DrivenQueue {
     const mine = seqs.filter((seq) => x.held.has(seq));
     const replies = mine.map((seq) => x.held.get(seq)!);
     mine.forEach((seq) => x.held.delete(seq));
-    await Promise.all(replies.map((reply) => ackAck(this.nc, reply)));
+    await Promise.all(replies.map((reply) => ackAck(this.nc, reply, this.requestTimeoutMs)));
+  }
+
+  /** Replicas 3: restarts node k's server on its crashed disk (the harness cut it); the cluster serves on meanwhile. */
+  async restartNode(node: number): Promise<void> {
+    if (!(this.server instanceof NatsCluster)) throw new NatsQueueError(`restart of node ${node}: replicas is 1, there is no cluster`);
+    try {
+      await this.server.restartNode(node);
+    } catch (err) {
+      throw err instanceof NatsServerError ? new NatsQueueError(`restart of node ${node}: ${err.message}`) : err;
+    }
   }
 
   /** 2.9.10 has no call that makes anything durable; with pubAckDurable off, the store is fsynced from here. */
@@ -338,12 +414,39 @@ export class NatsQueue implements DrivenQueue {
   }
 }
 
+/** Starts a server per node and connects to them all: the client reconnects to another when its server goes. */
+async function startCluster(spec: DriverSpec, s: NatsSettings, emit: ((o: Outcome) => void) | undefined): Promise<{ server: NatsCluster; nc: NatsConnection }> {
+  const cluster = await NatsCluster.start(spec.nodes!, s.serverConfig, (node, pgid, restarted) => emit?.({ t: 'node', node, pgid, ...(restarted ? { restarted: true } : {}) }));
+  try {
+    const nc = await connect({
+      servers: cluster.urls,
+      // Node 0 first, then the others in order: the same server each run.
+      noRandomize: true,
+      ignoreClusterUpdates: true,
+      reconnect: true,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 100,
+      timeout: START_TIMEOUT_MS,
+    });
+    return { server: cluster, nc };
+  } catch (err) {
+    await cluster.kill();
+    throw new NatsQueueError(`open: could not connect to the cluster at ${cluster.urls.join(', ')}: ${(err as Error).message}`);
+  }
+}
+
+/** On a cluster, a stream's or consumer's info must name its leader (else it is tried again): before one is elected, nothing is served. */
+function leaderOf<T extends StreamInfo | ConsumerInfo>(info: T, replicated: boolean, what: string): T {
+  if (replicated && !info.cluster?.leader) throw new NatsQueueError(`${what} has no leader yet`, undefined, true);
+  return info;
+}
+
 function streamConfig(s: NatsSettings) {
   return {
     name: STREAM,
     subjects: [SUBJECT],
     storage: StorageType.File,
-    num_replicas: 1,
+    num_replicas: s.replicas,
     retention: RETENTION[s.retention],
     // A full stream refuses the publish (loud) rather than dropping old messages (silent); fitWorkload keeps runs below it.
     discard: DiscardPolicy.New,
@@ -423,8 +526,8 @@ async function redeliverPending(nc: NatsConnection, jsm: JetStreamManager, info:
   await Promise.all(held.map((seq) => nc.request(`$JS.ACK.${STREAM}.${info.name}.1.${seq}.${dseq}.0.0`, '-NAK', { timeout: REQUEST_TIMEOUT_MS })));
 }
 
-async function ackAck(nc: NatsConnection, reply: string): Promise<void> {
-  await nc.request(reply, '+ACK', { timeout: REQUEST_TIMEOUT_MS });
+async function ackAck(nc: NatsConnection, reply: string, ackTimeoutMs = REQUEST_TIMEOUT_MS): Promise<void> {
+  await nc.request(reply, '+ACK', { timeout: ackTimeoutMs });
 }
 
 /** A pull request the server neither answered nor ended within HELD_PULL_MS although it asked for no wait. */
@@ -471,14 +574,16 @@ function pull(nc: NatsConnection, consumer: string, batch: number, expiresMs: nu
         const description = m.headers?.description ?? '';
         // 404 No Messages, 408 Request Timeout: the request is over.
         if (code === 404 || (code === 408 && /timeout/i.test(description))) return finish();
-        finish(new NatsQueueError(`pull request to consumer ${consumer} answered ${code || '(no status)'} ${description}`.trim()));
+        // 503: no consumer leader (an election on a cluster); 409 Leadership Change: it moved. A cluster's queue tries again.
+        const passing = Number(code) === 503 || (Number(code) === 409 && /leader/i.test(description));
+        finish(new NatsQueueError(`pull request to consumer ${consumer} answered ${code || '(no status)'} ${description}`.trim(), undefined, passing));
       },
     });
     const armTimer = (ms: number) => {
       clearTimeout(timer);
       timer = setTimeout(() => {
         if (expiresMs === 0 && got.length === 0) finish(undefined, true);
-        else finish(new NatsQueueError(`pull request to consumer ${consumer}: no answer within ${ms} ms`));
+        else finish(new NatsQueueError(`pull request to consumer ${consumer}: no answer within ${ms} ms`, undefined, true));
       }, ms);
     };
     armTimer(expiresMs === 0 ? HELD_PULL_MS : expiresMs + PULL_ANSWER_MS);
@@ -529,7 +634,7 @@ async function fsyncPath(p: string): Promise<void> {
 }
 
 /** The queue's error for a failure at `where`, naming the server's exit and log if it is gone (or always, with `withLog`). */
-function asQueueError(err: unknown, where: string, server: NatsServer, withLog = false): Error {
+function asQueueError(err: unknown, where: string, server: ServerSide, withLog = false): Error {
   if (err instanceof NatsQueueError && err.message.startsWith(where)) return err;
   // A NatsServerError already names the server's exit and log.
   if (err instanceof NatsServerError) return new NatsQueueError(`${where}: ${err.message}`);

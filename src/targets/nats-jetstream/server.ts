@@ -40,10 +40,30 @@ export class NatsServerError extends Error {
   }
 }
 
+/** One server of a loopback cluster: its name (the Raft peer id is derived from it) and every node's route port. */
+export interface ClusterMembership {
+  clusterName: string;
+  serverName: string;
+  /** This server's route port. */
+  routePort: number;
+  /** Every server's route port, this one's included (a server skips its own route). */
+  routePorts: readonly number[];
+}
+
 /** The configuration file's text: the store on the mount, limits given so the server never sizes them from statfs. */
-export function serverConfigText(storeDir: string, port: number, extra: string): string {
+export function serverConfigText(storeDir: string, port: number, extra: string, cluster?: ClusterMembership): string {
   return [
     `listen: 127.0.0.1:${port}`,
+    ...(cluster
+      ? [
+          `server_name: ${JSON.stringify(cluster.serverName)}`,
+          'cluster {',
+          `  name: ${JSON.stringify(cluster.clusterName)}`,
+          `  listen: 127.0.0.1:${cluster.routePort}`,
+          `  routes: [${cluster.routePorts.map((p) => JSON.stringify(`nats-route://127.0.0.1:${p}`)).join(', ')}]`,
+          '}',
+        ]
+      : []),
     'jetstream {',
     `  store_dir: ${JSON.stringify(storeDir)}`,
     '  max_file_store: 1G',
@@ -74,6 +94,7 @@ export class NatsServer {
     readonly proc: ChildProcess,
     readonly port: number,
     private readonly confDir: string,
+    private readonly storeDir: string,
   ) {
     running.add(proc);
     const log = (d: Buffer) => {
@@ -99,6 +120,14 @@ export class NatsServer {
 
   get url(): string {
     return `127.0.0.1:${this.port}`;
+  }
+
+  get urls(): string[] {
+    return [this.url];
+  }
+
+  get dirs(): string[] {
+    return [this.storeDir];
   }
 
   /** The end of the server's log, for error messages. */
@@ -146,18 +175,42 @@ export class NatsServer {
     throw last!;
   }
 
-  private static spawn(binary: string, storeDir: string, port: number, extraConfig: string): NatsServer {
+  /**
+   * Starts one server of a cluster in a process group of its own (the harness kills exactly that
+   * group at the node's cut); `spawned` learns the group at once, before the server can have read
+   * its store. The server's death is still tied to the driver's (parent-death signal, exit hook).
+   * Returns once it accepts a client connection (within START_TIMEOUT_MS); its ports are the
+   * caller's, fixed for the run, so a restarted node keeps its address.
+   */
+  static async startClusterNode(storeDir: string, port: number, extraConfig: string, cluster: ClusterMembership, spawned: (pgid: number) => void): Promise<NatsServer> {
+    const binary = onPath(NATS_SERVER_BINARY);
+    if (!binary) throw new NatsServerError(`${NATS_SERVER_BINARY} is not on the PATH (Debian package nats-server)`);
+    const server = NatsServer.spawn(binary, storeDir, port, extraConfig, cluster);
+    if (server.proc.pid !== undefined) spawned(server.proc.pid);
+    try {
+      const nc = await server.connect();
+      await nc.close();
+      server.cleanup();
+      return server;
+    } catch (err) {
+      await server.kill();
+      throw err;
+    }
+  }
+
+  private static spawn(binary: string, storeDir: string, port: number, extraConfig: string, cluster?: ClusterMembership): NatsServer {
     sweepConfigFolders();
     // The config file lives off the mount: the powercut filesystem holds only JetStream's store.
     const confDir = mkdtempSync(path.join(os.tmpdir(), `${CONFIG_FOLDER_PREFIX}${process.pid}-`));
     const conf = path.join(confDir, 'nats-server.conf');
-    writeFileSync(conf, serverConfigText(storeDir, port, extraConfig));
+    writeFileSync(conf, serverConfigText(storeDir, port, extraConfig, cluster));
     const setpriv = onPath('setpriv');
     const [file, args] = setpriv ? [setpriv, ['--pdeathsig', 'SIGKILL', '--', binary, '-c', conf]] : [binary, ['-c', conf]];
-    // A plain child: same process group as the driver (never detached), stdout and stderr piped to ours.
+    // One server: a plain child in the driver's process group. A cluster's: a group of its own
+    // (detached), so one node can be cut alone. stdout and stderr piped to ours either way.
     installExitHook();
-    const proc = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    return new NatsServer(proc, port, confDir);
+    const proc = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: cluster !== undefined });
+    return new NatsServer(proc, port, confDir, storeDir);
   }
 
   private async connect(): Promise<NatsConnection> {

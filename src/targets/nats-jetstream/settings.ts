@@ -35,6 +35,11 @@ export interface NatsSettings {
   duplicateWindowMs: number;
   /** Lines appended verbatim to the server's configuration file (e.g. to try an option). */
   serverConfig: string;
+  /**
+   * 1: one server (its store on spec.dir). 3: three servers clustered over loopback routes, one per
+   * node of a cluster case (spec.nodes), the stream and its consumers with num_replicas 3.
+   */
+  replicas: number;
 }
 
 export const DEFAULT_NATS_SETTINGS: Readonly<NatsSettings> = Object.freeze({
@@ -47,7 +52,11 @@ export const DEFAULT_NATS_SETTINGS: Readonly<NatsSettings> = Object.freeze({
   msgId: false,
   duplicateWindowMs: 0,
   serverConfig: '',
+  replicas: 1,
 });
+
+/** The replica counts the target runs: one server, or a three-node cluster. */
+export const REPLICAS = [1, 3] as const;
 
 /** max_bytes of a smallBlocks stream: at most 127999 gives 32000-byte blocks in 2.9.10 (128000 already gives 4 MiB). */
 export const SMALL_BLOCKS_MAX_BYTES = 127_000;
@@ -97,6 +106,7 @@ export function natsSettings(raw: Record<string, unknown>, { strict = false }: {
   }
   if (!Number.isInteger(s.duplicateWindowMs) || s.duplicateWindowMs < 0) fail('duplicateWindowMs', 'an integer >= 0 (0: the server default)');
   if (typeof s.serverConfig !== 'string') fail('serverConfig', 'a string');
+  if (!(REPLICAS as readonly unknown[]).includes(s.replicas)) fail('replicas', `one of ${REPLICAS.join(', ')} (one server, or a three-node cluster)`);
   return s;
 }
 

@@ -1,0 +1,120 @@
+// Three nats-server processes clustered over loopback routes, one per node of a cluster case, each
+// with its store on its node's disk and in a process group of its own. Ports are picked once when
+// the cluster opens and kept, so a node restarted after its cut comes back at the same address and
+// its peers' routes find it again.
+import type { ClusterNodeSpec } from '../../harness/driver-spec.js';
+import { freePort, NatsServer, NatsServerError, STOP_TIMEOUT_MS, type ClusterMembership } from './server.js';
+
+export const CLUSTER_NAME = 'powercut';
+export const serverNameOf = (node: number): string => `n${node}`;
+
+/** What the queue needs of the servers behind it: one server, or a cluster. */
+export interface ServerSide {
+  /** Every server's client URL (a client connects to any, and reconnects to another). */
+  readonly urls: string[];
+  /** Every node's store directory (the store is <dir>/jetstream). */
+  readonly dirs: string[];
+  settle(ms: number): Promise<void>;
+  exitDescription(): string | undefined;
+  describe(what: string): string;
+  stop(): Promise<void>;
+  kill(): Promise<void>;
+}
+
+export class NatsCluster implements ServerSide {
+  private constructor(
+    private readonly nodes: readonly ClusterNodeSpec[],
+    private readonly clientPorts: readonly number[],
+    private readonly routePorts: readonly number[],
+    private readonly extraConfig: string,
+    private readonly servers: (NatsServer | null)[],
+    private readonly emitNode: (node: number, pgid: number, restarted: boolean) => void,
+  ) {}
+
+  /**
+   * Starts a server per node, all at once (a clustered server waits for its peers' routes before
+   * JetStream is up), each node's group told through `emitNode` as soon as it exists. A server
+   * that does not start is a NatsServerError naming its log; the others are killed.
+   */
+  static async start(nodes: readonly ClusterNodeSpec[], extraConfig: string, emitNode: (node: number, pgid: number, restarted: boolean) => void): Promise<NatsCluster> {
+    const ports = await distinctFreePorts(nodes.length * 2);
+    const cluster = new NatsCluster(nodes, ports.slice(0, nodes.length), ports.slice(nodes.length), extraConfig, nodes.map(() => null), emitNode);
+    const started = await Promise.allSettled(nodes.map((n) => cluster.startNode(n.node, false)));
+    const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) {
+      await cluster.kill();
+      throw failed.reason;
+    }
+    return cluster;
+  }
+
+  private membership(node: number): ClusterMembership {
+    return { clusterName: CLUSTER_NAME, serverName: serverNameOf(node), routePort: this.routePorts[node], routePorts: this.routePorts };
+  }
+
+  private async startNode(node: number, restarted: boolean): Promise<void> {
+    const spec = this.nodes[node];
+    this.servers[node] = await NatsServer.startClusterNode(spec.dir, this.clientPorts[node], this.extraConfig, this.membership(node), (pgid) => this.emitNode(node, pgid, restarted));
+  }
+
+  get urls(): string[] {
+    return this.clientPorts.map((p) => `127.0.0.1:${p}`);
+  }
+
+  get dirs(): string[] {
+    return this.nodes.map((n) => n.dir);
+  }
+
+  /**
+   * Restarts node k's server on its crashed disk, at its old ports. The harness asks once it killed
+   * the node's group; the old server's exit is awaited (bounded) so two never share a store.
+   */
+  async restartNode(node: number): Promise<void> {
+    if (!this.nodes[node]) throw new NatsServerError(`restart: there is no node ${node} (the cluster has ${this.nodes.length})`);
+    const old = this.servers[node];
+    if (old && !old.gone) {
+      await old.settle(STOP_TIMEOUT_MS);
+      if (!old.gone) throw new NatsServerError(`restart: node ${node}'s server (pid ${old.proc.pid}) is still running ${STOP_TIMEOUT_MS} ms after the restart was asked for; the harness restarts a node after cutting it`);
+    }
+    await this.startNode(node, true);
+  }
+
+  private get live(): NatsServer[] {
+    return this.servers.filter((s): s is NatsServer => s !== null);
+  }
+
+  async settle(ms: number): Promise<void> {
+    await Promise.all(this.live.map((s) => s.settle(ms)));
+  }
+
+  /** How the servers that exited did, node by node; undefined while every server runs. */
+  exitDescription(): string | undefined {
+    const gone = this.servers.flatMap((s, k) => (s?.exitDescription() ? [`node ${k}'s server ${s.exitDescription()}`] : []));
+    return gone.length > 0 ? gone.join('; ') : undefined;
+  }
+
+  describe(what: string): string {
+    return this.servers.map((s, k) => (s ? `node ${k}: ${s.describe(s.exitDescription() ?? what)}` : `node ${k}: not started`)).join('\n');
+  }
+
+  /** A clean stop of every server that runs (SIGTERM each); the first failure is thrown once all stopped. */
+  async stop(): Promise<void> {
+    const results = await Promise.allSettled(this.live.filter((s) => !s.gone).map((s) => s.stop()));
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
+
+  async kill(): Promise<void> {
+    await Promise.all(this.live.map((s) => s.kill()));
+  }
+}
+
+/** `n` distinct free ports on 127.0.0.1. */
+async function distinctFreePorts(n: number): Promise<number[]> {
+  const ports = new Set<number>();
+  for (let attempts = 0; ports.size < n; attempts++) {
+    if (attempts > n * 10) throw new NatsServerError(`could not find ${n} distinct free ports on 127.0.0.1`);
+    ports.add(await freePort());
+  }
+  return [...ports];
+}

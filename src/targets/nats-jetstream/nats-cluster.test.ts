@@ -1,0 +1,97 @@
+// NATS JetStream R3 on a three-node cluster of real mounts: three nats-server 2.9.10 processes over
+// loopback routes, each in a process group of its own with its store on its node's mount, a
+// stream and consumer with 3 replicas. An uncut run passes with every node's requests in one trace;
+// a coordinated cut after a PubAck loses it (2.9.10 fsyncs neither its Raft log nor its stream
+// within a run: docs/nats.md, "Clusters"), deterministically; one node's cut with its restart while
+// the workload goes on passes (the others hold every confirmed write). No server is left behind.
+import { readFile } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requireRoot } from '../../../fusefs/testing.js';
+import { runClusterCase, type ClusterCase, type ClusterCaseResult } from '../../harness/cluster/cluster-run.js';
+import { startTempDaemon, type TempDaemon } from '../../harness/daemon-process.js';
+import type { Workload } from '../../harness/workload.js';
+import { natsJetstream } from './index.js';
+
+/** A run opens three servers and elects leaders (2.9.10: 4 to 9 s per election after a restart). */
+const TIMEOUTS = { runMs: 90_000 };
+const SETTINGS = { replicas: 3 };
+/** Ends on a read that waits on an empty stream: a restarted node is back before the run ends. */
+const WORKLOAD: Workload = {
+  steps: [
+    { op: 'write', sizesBytes: [100], waitDurable: true },
+    { op: 'write', sizesBytes: [200], waitDurable: true },
+    { op: 'read', maxEvents: 2 },
+    { op: 'ack', count: 1, order: 'oldest' },
+    { op: 'write', sizesBytes: [300], waitDurable: true },
+    { op: 'read', maxEvents: 1, waitMs: 500 },
+    { op: 'read', maxEvents: 1, waitMs: 2_000 },
+  ],
+};
+/**
+ * The 4th write of any node to the stream's message blocks: at most three come before the first
+ * PubAck (the leader's store of message 1, and at most the followers' applies of it), so the 4th
+ * comes after the driver printed it durable (the next publish waits for that line).
+ */
+const AFTER_FIRST_PUBACK = { atOp: 4, kind: 'write', path: '**/streams/POWERCUT/msgs/*.blk', timing: 'before' } as const;
+
+let cluster: TempDaemon;
+beforeAll(async () => {
+  requireRoot('a cluster of FUSE mounts');
+  natsJetstream.checkEnvironment!();
+  cluster = await startTempDaemon('nats-r3', 3);
+});
+afterAll(async () => {
+  const mounts = cluster?.daemon.mountpoints ?? [];
+  await cluster?.stop();
+  const table = await readFile('/proc/mounts', 'utf8');
+  for (const m of mounts) expect(table).not.toContain(` ${m} `);
+});
+
+const base: Omit<ClusterCase, 'nodesCut'> = { workload: WORKLOAD, settings: SETTINGS, policy: 'lose-unsynced', seed: 1 };
+
+/** A process that is gone or a zombie (this container's PID 1 may not reap orphans). */
+async function gone(pid: number): Promise<boolean> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
+  } catch {
+    return true;
+  }
+}
+
+/** Every server the runs named in their node lines (a server's pid is its group's id) has exited. */
+async function noServersLeft(r: ClusterCaseResult): Promise<void> {
+  const pids = r.runs.flatMap((run) => run.outcomes.flatMap((o) => (o.t === 'node' ? [o.pgid] : [])));
+  expect(pids.length).toBeGreaterThanOrEqual(3);
+  for (const pid of pids) expect(await gone(pid), `nats-server pid ${pid} still running`).toBe(true);
+}
+
+describe('nats-jetstream with replicas 3 on a three-node cluster', () => {
+  it('passes an uncut run, every node\'s requests in one trace', async () => {
+    const r = await runClusterCase(cluster.daemon, natsJetstream, { ...base, nodesCut: 'all' }, TIMEOUTS);
+    expect(r.violations).toEqual([]);
+    expect(new Set(r.trace.map((e) => e.node))).toEqual(new Set([0, 1, 2]));
+    expect(r.runs[0].outcomes.filter((o) => o.t === 'node').map((o) => o.t === 'node' && o.node).sort()).toEqual([0, 1, 2]);
+    await noServersLeft(r);
+  }, 120_000);
+
+  it('a coordinated cut after a PubAck loses it: nothing of a run reaches the disk of any node', async () => {
+    const r = await runClusterCase(cluster.daemon, natsJetstream, { ...base, nodesCut: 'all', cut: AFTER_FIRST_PUBACK }, TIMEOUTS);
+    expect(r.frozenAt).not.toBeNull();
+    expect(r.runs[0].killed).toBe(true);
+    expect(r.runs[0].outcomes.some((o) => o.t === 'durable' && o.durableSeq >= 1), 'a PubAck before the cut').toBe(true);
+    const lost = r.violations.filter((v) => v.check === 'at-least-once');
+    expect(lost.length, JSON.stringify(r.violations)).toBeGreaterThan(0);
+    expect(lost[0].message).toMatch(/seqs? 1\b/);
+    await noServersLeft(r);
+  }, 120_000);
+
+  it('one node\'s cut with its restart while the workload goes on passes: its peers hold what was confirmed', async () => {
+    const r = await runClusterCase(cluster.daemon, natsJetstream, { ...base, nodesCut: [1], cut: AFTER_FIRST_PUBACK }, TIMEOUTS);
+    expect(r.frozenAt).not.toBeNull();
+    expect(r.runs[0].killed).toBe(false);
+    expect(r.runs[0].outcomes.some((o) => o.t === 'node' && o.node === 1 && o.restarted === true), 'node 1 restarted during the run').toBe(true);
+    expect(r.violations).toEqual([]);
+    await noServersLeft(r);
+  }, 120_000);
+});
