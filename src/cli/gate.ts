@@ -11,6 +11,9 @@ import { gateResultJson, type GateResultOptions } from '../gate/result-json.js';
 import { writeGateReport } from '../report/index.js';
 import { DEFAULT_GATE_MODE, GATE_MODES, gateSuites, type GateMode } from '../gate/suites.js';
 import { checkVariant, DEFAULT_TARGET, resolveTarget, TARGET_NAMES } from '../targets/index.js';
+import { clusterNodes } from '../gate/gate.js';
+import { DEFAULT_LIVE_CUTS } from '../gate/cluster-gate.js';
+import { DEFAULT_NODES_CUT, isNodesCutChoice, kindsAsked, NODES_CUT_CHOICES, type NodesCutChoice } from '../gate/cluster-kinds.js';
 
 export const DEFAULT_TIME_BUDGET_S = 180;
 
@@ -57,6 +60,12 @@ requests instead. Needs Linux with FUSE (/dev/fuse, Debian's fuse and libfuse2).
                          report.html (docs/report.md)
   --json FILE            also write the whole result as one JSON document to FILE (its schema:
                          docs/gate-result.schema.json; docs/gate.md)
+  --nodes-cut K          a cluster target (several nodes, e.g. replicated-queue, or nats-jetstream with
+                         '{"replicas":3}'): which cuts to check: ${NODES_CUT_CHOICES.join(', ')}
+                         (default ${DEFAULT_NODES_CUT}); coordinated: every node at once; one: a single node,
+                         the others running on; minority: fewer nodes than a majority (docs/gate.md)
+  --live-cuts N          a cluster target: live cuts of each kind per workload, beside its offline
+                         crash states (default ${DEFAULT_LIVE_CUTS}; 0: crash states only)
   --artifacts DIR        where failure artifacts go (default $${ARTIFACTS_ENV}, else ./${DEFAULT_ARTIFACTS_DIR});
                          replay one with 'powercut replay DIR/<artifact>'
 
@@ -106,6 +115,8 @@ export const run: Command = async (argv) => {
         report: { type: 'string' },
         json: { type: 'string' },
         artifacts: { type: 'string' },
+        'nodes-cut': { type: 'string' },
+        'live-cuts': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     },
@@ -139,17 +150,38 @@ export const run: Command = async (argv) => {
   const groupBy = (values['group-by'] ?? 'cause') as GroupBy;
   if (!GROUP_BYS.includes(groupBy)) usageFail(`--group-by must be ${GROUP_BYS.join(' or ')}, got '${values['group-by']}'`, help);
   const artifactRoot = values.artifacts !== undefined ? path.resolve(values.artifacts) : defaultArtifactRoot();
+  const nodes = clusterNodes(target, values.variant, settings);
+  const nodesCutValue = values['nodes-cut'];
+  if (nodesCutValue !== undefined && !isNodesCutChoice(nodesCutValue)) usageFail(`--nodes-cut must be one of ${NODES_CUT_CHOICES.join(', ')}, got '${nodesCutValue}'`, help);
+  const nodesCut = nodesCutValue as NodesCutChoice | undefined;
+  const liveCuts = values['live-cuts'] !== undefined ? integer(values['live-cuts'], 'live-cuts', 0, 100) : undefined;
+  if (nodes === 1 && (nodesCut !== undefined || liveCuts !== undefined)) {
+    usageFail(`--${nodesCut !== undefined ? 'nodes-cut' : 'live-cuts'} is for a cluster target; ${target.name} runs on one disk with these settings`, help);
+  }
+  if (nodes > 1) {
+    // A cluster gate judges lose-unsynced crash states and live cuts; the single-disk options do not apply.
+    const single = (['mode', 'max-states-per-interval', 'sector-patterns', 'generation', 'group-by'] as const).find((f) => values[f] !== undefined);
+    if (single) usageFail(`--${single} does not apply to a cluster target (${target.name}, ${nodes} nodes): its gate judges offline lose-unsynced crash states and live cuts of each kind (--nodes-cut, --live-cuts)`, help);
+    if (policies && policies.some((p) => p !== 'lose-unsynced')) usageFail(`--policy: a cluster's crash states are lose-unsynced only (torn and journaled outcomes per node are not built), got '${values.policy}'`, help);
+    if (kindsAsked(nodesCut ?? DEFAULT_NODES_CUT, nodes).length === 0) usageFail(`--nodes-cut ${nodesCut}: a cluster of ${nodes} nodes has no such cut`, help);
+  }
   assertFuseAvailable();
 
   const scenarios = scenariosOf(target.name).length;
-  const suiteList = gateSuites(target, mode, undefined, {}, undefined, policies);
+  const suiteList = nodes > 1 ? [] : gateSuites(target, mode, undefined, {}, undefined, policies);
   const leastMs = minimumBudgetMs(suiteList.length);
-  if (budgetS * 1000 < leastMs) {
+  if (nodes === 1 && budgetS * 1000 < leastMs) {
     usageFail(`--time-budget ${budgetS} is too small for the gate to judge a case of every suite: its ${suiteList.length} suites need at least ` +
       `${leastMs / 1000} s (a slice each), besides the scenarios; give --time-budget ${Math.ceil(leastMs / 1000)} or more`, help);
   }
   const suites = suiteList.map((s) => s.name).join(', ');
-  console.log(
+  if (nodes > 1) {
+    console.log(
+      `powercut gate: target ${target.name}, a cluster of ${nodes} nodes; cuts ${nodesCut ?? DEFAULT_NODES_CUT} (${kindsAsked(nodesCut ?? DEFAULT_NODES_CUT, nodes).join(', ')}): ` +
+        `offline crash states and ${liveCuts ?? DEFAULT_LIVE_CUTS} live cut(s) of each kind per workload, for ${budgetS} s; ` +
+        `seed ${seed} (repeat with --seed ${seed})${values.variant ? `; on known-bad variant ${values.variant}` : ''}; artifacts in ${artifactRoot}`,
+    );
+  } else console.log(
     `powercut gate: target ${driver ? `${target.name} (${target.summary})` : target.name}, ${mode} mode; ${scenarios} scenarios, then suites (${suites}) for the rest of ${budgetS} s; ` +
       `seed ${seed} (repeat with --seed ${seed})${values.variant ? `; on known-bad variant ${values.variant}` : ''}; artifacts in ${artifactRoot}`,
   );
@@ -164,6 +196,8 @@ export const run: Command = async (argv) => {
     stopOnFirst: values['stop-on-first'] === true,
     generation,
     groupBy,
+    ...(nodesCut !== undefined ? { nodesCut } : {}),
+    ...(liveCuts !== undefined ? { liveCuts } : {}),
   };
   const report = await runGate({
     ...options,

@@ -3,7 +3,8 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { copyStoredImage, readArtifact, type StoredArtifact } from '../harness/artifacts.js';
+import { copyStoredImage, isClusterCase, readArtifact, type ClusterArtifactCase, type StoredArtifact } from '../harness/artifacts.js';
+import { replayCluster } from './replay-cluster.js';
 import { HarnessError } from '../harness/harness-error.js';
 import { explainCase, runExhaustive } from '../harness/exhaustive/exhaustive-run.js';
 import { formatOpenResult, openArtifactReport } from '../report/index.js';
@@ -20,7 +21,7 @@ import type { Violation } from '../harness/oracle.js';
 import type { FailedCase } from '../harness/failure-signature.js';
 import { formatTrace } from '../harness/trace-format.js';
 import type { Target } from '../harness/target.js';
-import { checkVariant, resolveTarget, targetName } from '../targets/index.js';
+import { assertSingleDisk, checkVariant, nodeCountOf, resolveTarget, targetName } from '../targets/index.js';
 import { parseCommandArgs, usageFail, type Command } from './usage.js';
 
 /** What a replay found, as its exit code. */
@@ -36,6 +37,12 @@ marked, the files that differ between the live and the durable image at the cut,
 re-run found. It also replays the recovery alone from the stored post-crash image (the exact disk
 state the failed recovery saw): that tells whether the recovery code still fails on the damaged
 disk, which it may even after a fix of the code that wrote it.
+
+A cluster's artifact (its case.json names "nodes") re-runs on a fresh daemon serving one mount per
+node. A crash state's stored images (images/cut-0-after-crash/node0, node1, ...) are recovered
+alone first, natively; then the workload is recorded again and the same state judged (else the
+states cutting the same nodes, in order, to the first that fails). A live cut is run again: the
+same request, the same nodes cut, restarted while the run goes on.
 
 options:
   --open            write the artifact's report.html, print its path, and open it in a browser
@@ -101,12 +108,21 @@ export async function readArtifactOrUsage(dir: string, help: string): Promise<St
   }
 }
 
-/** The target an artifact's case names, checked (a usage error naming case.json if it is unknown) and its environment too. */
-export function artifactTarget(artifact: StoredArtifact, dir: string, help: string): Target {
+/**
+ * The target an artifact's case names, checked (a usage error naming case.json if it is unknown) and
+ * its environment too. A cluster's artifact only where `cluster` is 'allow' (replay): single-disk
+ * machinery (explain's cause search) refuses it, saying so.
+ */
+export function artifactTarget(artifact: StoredArtifact, dir: string, help: string, cluster: 'allow' | 'refuse' = 'refuse'): Target {
   let target: Target;
   try {
     target = resolveTarget(artifact.case, artifact.case.settings);
     if (artifact.case.variant !== undefined) checkVariant(target, artifact.case.variant);
+    const settings = { ...(artifact.case.variant !== undefined ? target.knownBad[artifact.case.variant].settings : {}), ...artifact.case.settings };
+    if (isClusterCase(artifact.case)) {
+      if (cluster === 'refuse') throw new Error(`a cluster's artifact (${artifact.case.nodes} nodes): this command runs on one disk (a cluster's cause search is not built); 'powercut replay' re-runs it`);
+      if (nodeCountOf(target, settings) !== artifact.case.nodes) throw new Error(`nodes is ${artifact.case.nodes}, but target ${target.name} runs ${nodeCountOf(target, settings)} node(s) with these settings`);
+    } else assertSingleDisk(target, settings, 'this artifact (it names no nodes)');
   } catch (err) {
     usageFail(`${path.join(dir, 'case.json')}: ${(err as Error).message}`, help);
   }
@@ -170,7 +186,7 @@ export const run: Command = async (argv) => {
     if (!artifact.case.driver) usageFail(`--driver: ${dir} is an artifact of target ${targetName(artifact.case)}, not of an external driver`, help);
     artifact.case.driver = { command: parsed.values.driver, cwd: process.cwd() };
   }
-  const target = artifactTarget(artifact, dir, help);
+  const target = artifactTarget(artifact, dir, help, 'allow');
 
   if (parsed.values.open) {
     try {
@@ -178,6 +194,16 @@ export const run: Command = async (argv) => {
     } catch (err) {
       console.log(`could not write the report: ${(err as Error).message}`);
     }
+  }
+  if (isClusterCase(artifact.case)) {
+    let violations: Violation[];
+    try {
+      violations = await replayCluster(artifact as StoredArtifact & { case: ClusterArtifactCase }, target, traceLines);
+    } catch (err) {
+      console.log(`TOOL FAILED during the re-run (not a verdict on the queue): ${err instanceof Error ? err.message : String(err)}`);
+      return REPLAY_EXIT.toolFailed;
+    }
+    return verdictOfRerun(artifact, violations);
   }
   console.log(`artifact ${dir}\n${describeCase(artifact)}\n`);
   if (artifact.harnessError) console.log(`recorded: ${artifact.harnessError.trim()}`);
@@ -244,17 +270,23 @@ export const run: Command = async (argv) => {
     console.log(`TOOL FAILED during the re-run (not a verdict on the queue): ${err instanceof HarnessError ? err.message : String(err)}`);
     return REPLAY_EXIT.toolFailed;
   }
-  if (rerun.violations.length === 0) {
+  const verdict = verdictOfRerun(artifact, rerun.violations);
+  if (verdict === REPLAY_EXIT.reproduced && artifact.cause) console.log(await causeNow(artifact, artifact.cause, target, rerun));
+  return verdict;
+};
+
+/** Says what the full re-run found against what the artifact recorded, and returns it as the exit status. */
+function verdictOfRerun(artifact: StoredArtifact, violations: readonly Violation[]): number {
+  if (violations.length === 0) {
     console.log(artifact.harnessError ? 'the re-run completed and PASSES: the tool failure did not recur' : 'PASSES NOW: the full re-run found no violation (fixed, or it needs another interleaving of concurrent requests)');
     return REPLAY_EXIT.passesNow;
   }
-  const { reproduced, notRecurred } = compareRerun(artifact.violations, rerun.violations);
+  const { reproduced, notRecurred } = compareRerun(artifact.violations, violations);
   if (reproduced) {
-    console.log(`REPRODUCED by the full re-run:\n${indent(rerun.violations)}`);
+    console.log(`REPRODUCED by the full re-run:\n${indent(violations)}`);
     if (notRecurred.length) console.log(`  (recorded checks that did not fail this time: ${notRecurred.join(', ')})`);
-    if (artifact.cause) console.log(await causeNow(artifact, artifact.cause, target, rerun));
     return REPLAY_EXIT.reproduced;
   }
-  console.log(`DIFFERENT violation in the full re-run:\n${indent(rerun.violations)}`);
+  console.log(`DIFFERENT violation in the full re-run:\n${indent(violations)}`);
   return REPLAY_EXIT.different;
-};
+}

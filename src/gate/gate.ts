@@ -17,9 +17,12 @@ import { addCoverage } from '../harness/coverage.js';
 import { startTempDaemon, type TempDaemon } from '../harness/daemon-process.js';
 import { SCENARIOS } from '../../scenarios/index.js';
 import { crashInputArb, mutantInputArb, runCrashSuite } from '../../properties/crash-property.js';
-import type { ExternalDriver, TargetRef } from '../harness/target.js';
+import type { ExternalDriver, Target, TargetRef } from '../harness/target.js';
 import { DEFAULT_TARGET, resolveTarget } from '../targets/index.js';
 import { Budget } from './budget.js';
+import type { ClusterCoverage } from './cluster-coverage.js';
+import { runClusterGate } from './cluster-gate.js';
+import type { NodesCutChoice } from './cluster-kinds.js';
 import { checkFloor, SCENARIO_FLOOR, type FloorCheck, type FloorRequirement } from './floor.js';
 import { toJunitXml } from './junit.js';
 import { ProgressReporter, type ProgressOutput } from './progress.js';
@@ -56,8 +59,12 @@ export interface GateOptions {
   artifactRoot: string;
   junitFile?: string;
   out: ProgressOutput;
-  /** Starts the filesystem daemon (tests make one that dies); default a fresh temporary mount. */
+  /** Starts the filesystem daemon (tests make one that dies); default a fresh temporary mount (one per node for a cluster). */
   startDaemon?: () => Promise<TempDaemon>;
+  /** A cluster target: which kinds of cut to check (cluster-kinds.ts; default all-kinds). */
+  nodesCut?: NodesCutChoice;
+  /** A cluster target: live cuts of each kind per workload (default 1; 0 = offline crash states only). */
+  liveCuts?: number;
 }
 
 /** Exit codes of the gate: distinct, so CI can tell a finding from a broken tool and from a run that checked too little. */
@@ -82,6 +89,8 @@ export interface GateReport {
   exitCode: number;
   /** The summary table and failure details, as printed. */
   text: string;
+  /** A cluster target's coverage per cut kind and per node (cluster-gate.ts). */
+  cluster?: ClusterCoverage;
 }
 
 export type GroupBy = 'cause' | 'signature';
@@ -111,6 +120,10 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
   const ref: TargetRef = o.driver ? { driver: o.driver } : { target: o.target ?? DEFAULT_TARGET };
   const target = resolveTarget(ref, o.settings);
   target.checkEnvironment?.();
+  // A cluster runs cluster cases (cut kinds, live cuts), not the single-disk scenarios and suites.
+  const nodes = clusterNodes(target, o.variant, o.settings);
+  if (nodes > 1) return runClusterGate(o, target, nodes);
+  if (o.nodesCut !== undefined || o.liveCuts !== undefined) throw new Error(`nodesCut and liveCuts are for a cluster target; ${target.name} runs on one disk with these settings`);
   const mode = o.mode ?? DEFAULT_GATE_MODE;
   const rows: GateRow[] = [];
   /** What each row must reach (floor.ts), beside it. */
@@ -338,6 +351,11 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
   return {
     rows, failures, steered, durationMs, passed: verdict === 'passed', violations: t.violations, harnessErrors: t.errors, floor, verdict, exitCode: exitCodeOf(verdict), text,
   };
+}
+
+/** How many nodes the target runs with the variant's and the forced settings (1: a single disk). */
+export function clusterNodes(target: Target, variant: string | undefined, settings: Record<string, unknown> = {}): number {
+  return target.nodeCount?.({ ...(variant !== undefined ? target.knownBad[variant]?.settings : {}), ...settings }) ?? 1;
 }
 
 export function exitCodeOf(verdict: GateVerdict): number {

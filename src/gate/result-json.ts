@@ -9,6 +9,8 @@ import type { ExternalDriver } from '../harness/target.js';
 import type { Cause } from '../harness/cause/cause.js';
 import { rowResult, totals, type DistinctFailure, type GateRow } from '../report/gate-results.js';
 import type { FloorCheck } from './floor.js';
+import type { ClusterCoverage } from './cluster-coverage.js';
+import type { NodesCutChoice } from './cluster-kinds.js';
 import type { GateReport } from './gate.js';
 
 /** Bumped when a field changes meaning or goes away (new fields keep it). */
@@ -26,6 +28,9 @@ export interface GateResultOptions {
   stopOnFirst: boolean;
   generation: 'steered' | 'plain';
   groupBy: 'cause' | 'signature';
+  /** A cluster target: the cut kinds asked (--nodes-cut) and live cuts per kind and workload (--live-cuts). */
+  nodesCut?: NodesCutChoice;
+  liveCuts?: number;
 }
 
 export interface GateResultJson {
@@ -42,6 +47,8 @@ export interface GateResultJson {
   floor: { met: boolean; requirements: FloorCheck[] };
   failures: (Omit<DistinctFailure, 'cause'> & { cause?: Cause })[];
   steered: GateReport['steered'];
+  /** A cluster target: per cut kind the states and live cuts judged, per node its requests and cuts. */
+  cluster?: ClusterCoverage;
 }
 
 export function gateResultJson(report: GateReport, seed: number, options: GateResultOptions): GateResultJson {
@@ -72,5 +79,6 @@ export function gateResultJson(report: GateReport, seed: number, options: GateRe
       ...(f.path !== undefined ? { path: f.path } : {}),
     })),
     steered: report.steered,
+    ...(report.cluster ? { cluster: report.cluster } : {}),
   };
 }

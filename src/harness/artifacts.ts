@@ -12,13 +12,19 @@
 //   stderr/run-K.txt          driver diagnostics, when there were any
 //   cause.json                why it failed (exhaustive mode): the cause search's finding, its probes, proof and reach
 //   replay.sh                 the one command that replays it, from any checkout
+// A cluster's artifact (writeClusterArtifact) has the same layout: case.json adds `nodes` and, for a
+// live cut, `nodesCut`; the trace's entries carry `node`; images/cut-0-after-crash/nodeK is node k's
+// disk in a crash state.
 import { cp, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type { Cause } from './cause/cause.js';
 import type { CaseResult, CrashCase, CutRecord } from './crash-run.js';
+import { emptyCoverage } from './coverage.js';
 import type { HarnessError } from './harness-error.js';
+import type { Mark } from '../../fusefs/crash-states.js';
+import type { TraceEntry } from '../../fusefs/protocol.js';
 import type { RunRecord, Violation } from './oracle.js';
 import { parseOutcomes } from './outcome.js';
 import { formatTrace } from './trace-format.js';
@@ -93,7 +99,7 @@ async function startArtifact(root: string, targetName: string, c: CrashCase, wha
  * to draw (src/report), by whoever asked for the case.
  */
 export async function writeArtifact(root: string, targetName: string, result: CaseResult, imagesDir?: string): Promise<string> {
-  const dir = await startArtifact(root, targetName, result.case, result.violations[0]?.check ?? 'none');
+  const dir = await startArtifact(root, targetName, result.case, `${isClusterCase(result.case) ? 'cluster-' : ''}${result.violations[0]?.check ?? 'none'}`);
   await writeFile(path.join(dir, 'violations.json'), json(result.violations));
   if (result.cause) await writeFile(path.join(dir, CAUSE_FILE), json(result.cause));
   await writeFile(path.join(dir, 'violations.txt'), result.violations.map((v) => v.message).join('\n') + '\n');
@@ -116,6 +122,59 @@ export async function writeArtifact(root: string, targetName: string, result: Ca
     await writeImageFolderLists(path.join(dir, 'images'));
   }
   return dir;
+}
+
+/**
+ * A cluster's case (case.json): the crash case, how many nodes the cluster has, and for a live cut
+ * whose power it took: 'all' (a coordinated cut) or these nodes, restarted while the run went on.
+ * An offline crash state names its cut nodes in `state.nodes` (absent: every node).
+ */
+export interface ClusterArtifactCase extends CrashCase {
+  nodes: number;
+  nodesCut?: 'all' | number[];
+}
+
+export function isClusterCase(c: CrashCase): c is ClusterArtifactCase {
+  return (c as Partial<ClusterArtifactCase>).nodes !== undefined;
+}
+
+/** A judged cluster case or crash state, as an artifact keeps it. */
+export interface ClusterArtifactInput {
+  case: ClusterArtifactCase;
+  /** The workload run (as of the cut) and the drain. */
+  runs: RunRecord[];
+  violations: Violation[];
+  /** Every node's requests of the workload run (each entry names its node), where the cut froze, the confirmation markers. */
+  trace: TraceEntry[];
+  frozenAt: number | null;
+  marks?: Mark[];
+  stderr: string[];
+}
+
+/** Writes the artifact folder of a failing cluster case; `imagesDir` holds cut-0-after-crash/nodeK for a crash state. */
+export async function writeClusterArtifact(root: string, targetName: string, r: ClusterArtifactInput, imagesDir?: string): Promise<string> {
+  const result: CaseResult = {
+    case: r.case, runs: r.runs, violations: r.violations, verdict: 'fail', coverage: emptyCoverage(), durationMs: 0, stderr: r.stderr,
+    cuts: [{ frozenAt: r.frozenAt, trace: r.trace, ...(r.marks ? { marks: r.marks } : {}) }],
+  };
+  return writeArtifact(root, targetName, result, imagesDir);
+}
+
+/** Throws, naming case.json, when a cluster case's node fields are not what writeClusterArtifact writes. */
+function checkClusterCase(c: ClusterArtifactCase, casePath: string): void {
+  if (!Number.isInteger(c.nodes) || c.nodes < 2) throw new Error(`${casePath}: nodes must be the cluster's node count, an integer >= 2, got ${JSON.stringify(c.nodes)}`);
+  const nodeList = (x: unknown, what: string) => {
+    if (!Array.isArray(x) || x.length === 0 || !x.every((k) => Number.isInteger(k) && k >= 0 && k < c.nodes)) {
+      throw new Error(`${casePath}: ${what} must be a non-empty list of nodes in 0..${c.nodes - 1}, got ${JSON.stringify(x)}`);
+    }
+  };
+  if (c.state) {
+    if (c.state.nodes !== undefined) nodeList(c.state.nodes, 'state.nodes');
+    if (c.state.policy !== 'lose-unsynced') throw new Error(`${casePath}: a cluster's crash states are lose-unsynced, got state.policy ${JSON.stringify(c.state.policy)}`);
+  } else {
+    if (c.nodesCut === undefined) throw new Error(`${casePath}: a cluster case names a crash state (state) or a live cut's nodes (nodesCut: "all" or a list of nodes)`);
+    if (c.nodesCut !== 'all') nodeList(c.nodesCut, 'nodesCut');
+  }
 }
 
 /** Adds (or replaces) an artifact's cause.json: a cause found after the artifact was written (a random cut's, or `powercut explain`'s). */
@@ -199,6 +258,7 @@ export async function readArtifact(dir: string): Promise<StoredArtifact> {
   if (holds !== undefined && (typeof holds !== 'object' || holds === null || !Number.isInteger(holds.seed) || !Number.isInteger(holds.maxHoldMs))) {
     throw new Error(`${casePath}: fsyncHolds must be {"seed": integer, "maxHoldMs": integer}, got ${JSON.stringify(c.fsyncHolds)}`);
   }
+  if (isClusterCase(c)) checkClusterCase(c, casePath);
   const violations = (await readJson(path.join(dir, 'violations.json'))) as Violation[];
   const runFiles = (await readdir(path.join(dir, 'outcomes'))).filter((f) => f.endsWith('.jsonl')).sort((a, b) => parseInt(a.slice(4)) - parseInt(b.slice(4)));
   const runs: RunRecord[] = [];

@@ -9,7 +9,9 @@ export function formatTraceEntry(e: TraceEntry): string {
     e.datasync ? 'datasync' : '',
   ].filter(Boolean).join(' ');
   const result = e.state === 'held' ? 'HELD (never answered)' : e.result === 0 ? 'ok' : `errno ${-(e.result ?? 0)}`;
-  return `${String(e.op).padStart(5)} ${e.kind.padEnd(8)} ${e.path}${args ? ' ' + args : ''}  => ${result}`;
+  // A cluster's requests name their node (a single disk's carry none).
+  const node = e.node !== undefined ? `node ${e.node} ` : '';
+  return `${String(e.op).padStart(5)} ${node}${e.kind.padEnd(8)} ${e.path}${args ? ' ' + args : ''}  => ${result}`;
 }
 
 /** The trace, one request a line, with a marker line at the request the power was cut at. */

@@ -1,0 +1,107 @@
+// `powercut replay DIR` of a cluster artifact: the recovery alone from the stored images of a crash
+// state (exact), then the whole case on a fresh daemon serving a mount per node: a crash state's
+// workload recorded again and the same state judged (else the states cutting the same nodes, in
+// order, to the first that fails), or a live cut run again. The re-run's verdict is the exit status.
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { CrashStateId } from '../../fusefs/crash-states.js';
+import { copyStoredImage, type ClusterArtifactCase, type StoredArtifact } from '../harness/artifacts.js';
+import { runClusterCase, type ClusterInput } from '../harness/cluster/cluster-run.js';
+import { startTempDaemon } from '../harness/daemon-process.js';
+import { mergeTimeouts } from '../harness/driver-process.js';
+import type { Violation } from '../harness/oracle.js';
+import type { Target } from '../harness/target.js';
+import { formatTrace } from '../harness/trace-format.js';
+import { judgeClusterState, recordCluster, recoverClusterImage } from '../gate/cluster-cases.js';
+import { describeClusterCut } from '../gate/cluster-gate.js';
+import { targetName } from '../targets/index.js';
+
+const sameNodes = (a: readonly number[] | undefined, b: readonly number[] | undefined) => (a ?? []).join(',') === (b ?? []).join(',');
+const indent = (vs: readonly Violation[]) => vs.map((v) => `  ${v.message}`).join('\n');
+
+/** The case in words: target, nodes, workload, and which cut. */
+export function describeClusterArtifact(c: ClusterArtifactCase): string {
+  const cut = c.state
+    ? `${describeClusterCut('state', c.state.nodes)} after request ${c.state.afterOp} of the recorded run (offline, recovered natively)`
+    : `${describeClusterCut('live', c.nodesCut)} at request ${c.cut?.atOp} (${c.cut?.timing}), policy ${c.policy}, seed ${c.seed}`;
+  return [
+    `target:   ${targetName(c)}, ${c.variant ? `known-bad variant '${c.variant}'` : 'the correct queue'}, settings ${JSON.stringify(c.settings)}`,
+    `cluster:  ${c.nodes} nodes, one mount each`,
+    `workload: ${c.workload.steps.length} steps`,
+    `cut:      ${cut}`,
+  ].join('\n');
+}
+
+function traceExcerpt(a: StoredArtifact, maxBefore: number): string {
+  const cut = a.cuts[0];
+  if (!cut) return '  (no trace stored)';
+  const lines = formatTrace(cut.trace, cut.frozenAt, 'before').split('\n');
+  if (maxBefore === 0 || lines.length <= maxBefore + 5) return lines.join('\n');
+  const at = lines.findIndex((l) => l.startsWith('----- POWER CUT'));
+  const from = Math.max(0, (at < 0 ? lines.length : at) - maxBefore);
+  return [`  ... ${from} earlier requests (full trace: ${path.join(a.dir, 'trace-cut-0.txt')})`, ...lines.slice(from, (at < 0 ? lines.length : at) + 5)].join('\n');
+}
+
+/** The whole case again on a fresh cluster: the violations the re-run found (none: it passes now). */
+async function rerun(target: Target, c: ClusterArtifactCase, log: (s: string) => void): Promise<Violation[]> {
+  const timeouts = mergeTimeouts();
+  const input: ClusterInput = { workload: c.workload, settings: c.settings, ...(c.variant !== undefined ? { variant: c.variant } : {}) };
+  const cluster = await startTempDaemon('replay-cluster', c.nodes);
+  try {
+    if (!c.state) {
+      if (c.nodesCut === undefined || !c.cut) throw new Error('invariant: a live cluster case names its cut and nodes (readArtifact checks it)');
+      const r = await runClusterCase(cluster.daemon, target, { ...input, cut: c.cut, nodesCut: c.nodesCut, policy: c.policy, seed: c.seed }, timeouts);
+      log(r.frozenAt === null ? '  the cut did not land: the run ended before its request (judged as an uncut run)' : `  the cut froze at request ${r.frozenAt}`);
+      return r.violations;
+    }
+    const want: CrashStateId = c.state;
+    const rec = await recordCluster(cluster.daemon, target, input, c.stateCaps?.maxStates ?? 1_000, timeouts);
+    // The same state first; the interleaving of the nodes' requests may differ, so then the states cutting the same nodes.
+    const same = rec.states.filter((s) => sameNodes(s.id.nodes, want.nodes));
+    const exact = same.find((s) => s.id.afterOp === want.afterOp);
+    const order = exact ? [exact, ...same.filter((s) => s !== exact)] : same;
+    log(`  recorded again: ${rec.recorded.trace.length} requests, ${rec.states.length} crash states, ${same.length} cutting the same nodes${exact ? '' : ` (none after request ${want.afterOp} now)`}`);
+    for (const [i, s] of order.entries()) {
+      const j = await judgeClusterState(cluster.daemon, target, rec, s.id, timeouts);
+      if (j.violations.length > 0) {
+        log(`  ${i === 0 && exact ? 'the same state fails' : `first failing state now: ${describeClusterCut('state', s.id.nodes)} after request ${s.id.afterOp}`} (${i + 1} judged)`);
+        return j.violations;
+      }
+    }
+    log(`  ${order.length} states cutting the same nodes judged, none failed`);
+    return [];
+  } finally {
+    await cluster.stop();
+  }
+}
+
+/** What a cluster replay found: compared with the artifact's violations by the caller. */
+export async function replayCluster(a: StoredArtifact & { case: ClusterArtifactCase }, target: Target, traceLines: number): Promise<Violation[]> {
+  const c = a.case;
+  console.log(`artifact ${a.dir}\n${describeClusterArtifact(c)}\n`);
+  console.log(a.harnessError ? `recorded: ${a.harnessError.trim()}` : `recorded violation:\n${indent(a.violations)}`);
+  console.log(`\ntrace up to the cut (every node's requests in their one order):\n${traceExcerpt(a, traceLines)}`);
+
+  // 1. A crash state's stored images, recovered by the current code: exact, whatever the interleaving was.
+  if (c.state && a.runs.length > 1) {
+    const scratch = await mkdtemp(path.join(os.tmpdir(), 'powercut-replay-cluster-image-'));
+    try {
+      if (await copyStoredImage(a.dir, 'cut-0-after-crash', scratch)) {
+        console.log(`\nrecovery alone, natively from the stored images ${path.join(a.dir, 'images', 'cut-0-after-crash')} (node0..node${c.nodes - 1}):`);
+        try {
+          const r = await recoverClusterImage(target, c, scratch, c.nodes, a.runs[0], mergeTimeouts());
+          console.log(r.violations.length ? `  recovery of the stored disks still fails:\n${indent(r.violations)}` : '  recovery of the stored disks passes now');
+        } catch (err) {
+          console.log(`  could not replay the recovery (the tool failed): ${(err as Error).message}`);
+        }
+      }
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
+    }
+  }
+
+  // 2. The whole case with the current code, on a fresh cluster.
+  console.log(`\nre-running the whole case on a fresh ${c.nodes}-node cluster${c.state ? ' (recording the workload again)' : ''}...`);
+  return rerun(target, c, (s) => console.log(s));
+}

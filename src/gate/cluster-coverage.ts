@@ -1,0 +1,107 @@
+// What a cluster gate checked (pure): per cut kind the crash states and live cuts judged, per node
+// its requests and how often its power went; the floor each kind must reach, and the text.
+import type { TraceEntry } from '../../fusefs/protocol.js';
+import type { GateRow } from '../report/gate-results.js';
+import type { FloorCheck, FloorRequirement } from './floor.js';
+import { KIND_ROW, type CutKind, type NodesCutChoice } from './cluster-kinds.js';
+
+export interface ClusterKindCoverage {
+  /** Offline crash states of this kind recovered and judged. */
+  states: number;
+  /** Live cuts of this kind asked for, and those that froze at their request (the others ran uncut). */
+  liveCuts: number;
+  liveLanded: number;
+  /** Failing states and cases of this kind. */
+  failing: number;
+}
+
+export interface ClusterNodeCoverage {
+  node: number;
+  /** Its requests in the recorded runs and the live runs. */
+  requests: number;
+  /** Judged crash states in which its power went, and landed live cuts that took it. */
+  cutInStates: number;
+  cutLive: number;
+}
+
+export interface ClusterCoverage {
+  nodes: number;
+  nodesCut: NodesCutChoice;
+  /** The kinds asked for, each counted on its own row. */
+  kinds: CutKind[];
+  /** Workloads recorded, their persistence intervals, their states listed and those the caps left out. */
+  recordings: number;
+  intervals: number;
+  statesListed: number;
+  statesCapped: number;
+  perKind: Partial<Record<CutKind, ClusterKindCoverage>>;
+  perNode: ClusterNodeCoverage[];
+  /** How distinct failures are grouped, and that a cluster's causes are not searched (yet). */
+  grouping: string;
+}
+
+export const CLUSTER_GROUPING = 'by check, cut kind and nodes; causes are not built for clusters (no cause search on a cluster\'s states yet), so none is named';
+
+export function emptyClusterCoverage(nodes: number, nodesCut: NodesCutChoice, kinds: readonly CutKind[]): ClusterCoverage {
+  return {
+    nodes, nodesCut, kinds: [...kinds], recordings: 0, intervals: 0, statesListed: 0, statesCapped: 0,
+    perKind: Object.fromEntries(kinds.map((k) => [k, { states: 0, liveCuts: 0, liveLanded: 0, failing: 0 }])),
+    perNode: Array.from({ length: nodes }, (_, node) => ({ node, requests: 0, cutInStates: 0, cutLive: 0 })),
+    grouping: CLUSTER_GROUPING,
+  };
+}
+
+/** Counts each node's requests of a trace. */
+export function countRequests(c: ClusterCoverage, trace: readonly TraceEntry[]): void {
+  for (const e of trace) {
+    const n = c.perNode[e.node ?? 0];
+    if (!n) throw new Error(`invariant: a trace entry of node ${e.node} in a cluster of ${c.nodes}`);
+    n.requests++;
+  }
+}
+
+/** Counts the nodes a judged state or landed live cut took (absent or 'all': every node). */
+export function countCut(c: ClusterCoverage, nodes: readonly number[] | 'all' | undefined, how: 'state' | 'live'): void {
+  const taken = nodes === undefined || nodes === 'all' ? c.perNode.map((n) => n.node) : nodes;
+  for (const k of taken) c.perNode[k][how === 'state' ? 'cutInStates' : 'cutLive']++;
+}
+
+/** Each kind's row must judge a case: a crash state, or a live cut that landed. */
+export function kindFloor(kind: CutKind, liveCuts: boolean): FloorRequirement {
+  const raise = kind === 'coordinated'
+    ? 'raise --time-budget'
+    : `raise --time-budget or --max-states (a run's mixed states are listed after its coordinated ones)${liveCuts ? '' : ', or allow live cuts (--live-cuts)'}`;
+  return { what: `${kind} cuts judged (crash states and landed live cuts)`, figure: (r: GateRow) => r.cases, min: () => 1, raise };
+}
+
+const s = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
+
+/** The cluster's coverage in words, for the summary. */
+export function formatClusterCoverage(c: ClusterCoverage): string {
+  const kinds = c.kinds.map((k) => {
+    const x = c.perKind[k]!;
+    return `  ${k}: ${s(x.states, 'crash state')} judged, live cuts landed ${x.liveLanded}/${x.liveCuts}, failing ${x.failing}`;
+  });
+  const nodes = c.perNode.map((n) => `node ${n.node} ${s(n.requests, 'request')}, cut in ${s(n.cutInStates, 'state')} and ${s(n.cutLive, 'live cut')}`);
+  return [
+    `cluster: ${c.nodes} nodes, --nodes-cut ${c.nodesCut} (${c.kinds.join(', ')}); ${s(c.recordings, 'workload')} recorded, ${s(c.intervals, 'persistence interval')}, ` +
+      `${s(c.statesListed, 'crash state')} listed${c.statesCapped ? ` (${c.statesCapped} more left out by --max-states)` : ''}`,
+    ...kinds,
+    `  per node: ${nodes.join('; ')}`,
+    `distinct failures are grouped ${c.grouping}`,
+  ].join('\n');
+}
+
+/** The floor of a cluster gate in words: met or not, each kind's figure, what raises an unmet one. */
+export function formatClusterFloor(checks: readonly FloorCheck[]): string {
+  const unmet = checks.filter((c) => !c.met);
+  return [
+    unmet.length === 0
+      ? `floor: met (${checks.length} requirements): every cut kind asked for judged a case`
+      : `floor NOT met: ${unmet.length} of ${checks.length} requirements, so the gate checked too little to pass:`,
+    ...checks.map((c) => `  ${c.row}: ${c.what} ${c.figure}${c.met ? '' : ' (NOT met)'}`),
+    ...unmet.map((c) => `  NOT met: ${c.row}: ${c.what} ${c.figure}, needs at least ${c.min}; ${c.raise}`),
+  ].join('\n');
+}
+
+export { KIND_ROW };
