@@ -6,6 +6,7 @@
 import type { RunRecord } from '../harness/oracle.js';
 import { CSS, SCRIPT } from './assets.js';
 import { compareSummary, formatRange, renderCompare, sameEntry, renderSingle } from './bytes-diff.js';
+import { clusterCut, clusterCutView, namespacedCut } from './cluster-view.js';
 import { buildEvidence, describeLine, evidenceByRef, lineClass, refKey, ROLE_NAMES, type Evidence } from './evidence.js';
 import { reportHeader } from './header.js';
 import { esc, list, num, page, plural } from './html.js';
@@ -193,7 +194,12 @@ function stderrOf(a: ReportArtifact): string {
 
 /** The self-contained HTML report of one artifact. */
 export function renderArtifactReport(a: ReportArtifact): string {
-  const views = a.cuts.map((cut, k) => cutView(a.case, cut, k));
+  // A cluster's cut (its trace's entries name their node): each node's paths in a name space of its own, a lane group per node.
+  const clusters = a.cuts.map((cut, k) => clusterCut(a.case, cut, a.runs[k], k));
+  const views = a.cuts.map((cut, k) => {
+    const cluster = clusters[k];
+    return cluster ? clusterCutView(cutView(a.case, namespacedCut(cut), k), cluster) : cutView(a.case, cut, k);
+  });
   const evidence = buildEvidence(a, views);
   const byRef = evidenceByRef(evidence);
   const header = reportHeader(a);
@@ -205,7 +211,7 @@ export function renderArtifactReport(a: ReportArtifact): string {
 
   const cutSections = views.map((view, k) => {
     const run = a.runs[k];
-    const tl = renderTimeline(view, run, k, byRef);
+    const tl = renderTimeline(view, run, k, byRef, clusters[k]);
     const where = k === 0 ? (a.case.state ? 'the recorded workload' : 'during the workload') : 'during recovery';
     return `<section class="cut-section" id="cut-section-${k}">
 <h2>Cut ${k + 1}: ${where}</h2>

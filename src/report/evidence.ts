@@ -58,6 +58,7 @@ export function describeLine(o: Outcome): string {
     case 'acked': return `acked: seqs ${list(o.seqs)}`;
     case 'drained': return `drained ${o.count} events`;
     case 'error': return `error at ${o.where}: ${o.message}${o.code ? ` (${o.code})` : ''}`;
+    case 'node': return `node ${o.node} ${o.restarted ? 'restarted on its crashed disk' : 'started'} (process group ${o.pgid})`;
     default: return o.t;
   }
 }
@@ -71,6 +72,7 @@ export function lineClass(o: Outcome): string {
     case 'acked': return 'acked';
     case 'delivered': return 'delivered';
     case 'error': return 'error';
+    case 'node': return 'node';
     default: return 'info';
   }
 }

@@ -8,6 +8,7 @@ import type { TraceEntry } from '../../fusefs/protocol.js';
 import type { RunRecord } from '../harness/oracle.js';
 import { describeLine, describeRequest, lineClass, refKey, requestArgs, requestResult, ROLE_NAMES, type Evidence } from './evidence.js';
 import { esc, num, plural } from './html.js';
+import { nodesInWords, splitNodePath, type ClusterCut } from './cluster-view.js';
 import { DIR_KINDS, PERSIST_KINDS, type CutView } from './trace-model.js';
 
 const LABEL_W = 200;
@@ -24,6 +25,8 @@ const TARGET_CHART_W = 1100;
 /** Files beyond this many share one lane, so a trace touching hundreds of files stays readable. */
 export const MAX_FILE_LANES = 60;
 const MARKER = 8;
+/** A cluster's node header lane: the node's process (started, cut, restarted). */
+const NODE_H = 22;
 
 interface Lane {
   key: string;
@@ -40,8 +43,9 @@ export interface TimelineParts {
   log: string;
 }
 
-function laneOf(e: TraceEntry): string {
-  return DIR_KINDS.has(e.kind) ? 'dir' : `file:${e.path}`;
+function laneOf(e: TraceEntry, cluster: ClusterCut | undefined): string {
+  if (DIR_KINDS.has(e.kind)) return cluster ? `dir:${e.node}` : 'dir';
+  return `file:${e.path}`;
 }
 
 /** Ticks on the axis every `step` requests, `step` from 1-2-5 so labels never collide. */
@@ -101,20 +105,21 @@ export function timelineWindow(view: CutView, run: RunRecord | undefined, runInd
   return leftOut >= n / 4 ? { from, to } : undefined;
 }
 
-export function renderTimeline(view: CutView, run: RunRecord | undefined, runIndex: number, evidence: Map<string, Evidence[]>): TimelineParts {
+/** `cluster`: the cut is a cluster's (its view's paths namespaced per node): one lane group per node. */
+export function renderTimeline(view: CutView, run: RunRecord | undefined, runIndex: number, evidence: Map<string, Evidence[]>, cluster?: ClusterCut): TimelineParts {
   const log = renderLog(view, run, runIndex, evidence);
   const n = lastOp(view);
   const whole: OpRange = { from: 1, to: n };
   const win = timelineWindow(view, run, runIndex, evidence);
-  if (!win) return { chart: renderChart(view, run, runIndex, evidence, whole, { ids: true, targetWidth: TARGET_CHART_W }), log };
+  if (!win) return { chart: renderChart(view, run, runIndex, evidence, whole, { ids: true, targetWidth: TARGET_CHART_W, cluster }), log };
   // The window is the default (with the shapes' ids); the whole run waits behind a control, and
   // CSS swaps the two (details.tl-whole[open] ~ .tl-window), so it works with scripts off too.
   const chart = `<div class="tl-zoom" data-cut="${view.index}">
 ${zoomNote(view, run, runIndex, evidence, win)}
 <details class="tl-whole"><summary><span class="when-closed">Show the whole run (requests 1–${num(n)})</span><span class="when-open">Show only requests ${num(win.from)}–${num(win.to)}, around the cut</span></summary>
-${renderChart(view, run, runIndex, evidence, whole, { ids: false, targetWidth: TARGET_CHART_W })}
+${renderChart(view, run, runIndex, evidence, whole, { ids: false, targetWidth: TARGET_CHART_W, cluster })}
 </details>
-${renderChart(view, run, runIndex, evidence, win, { ids: true, targetWidth: WINDOW_CHART_W, className: 'tl-window' })}
+${renderChart(view, run, runIndex, evidence, win, { ids: true, targetWidth: WINDOW_CHART_W, className: 'tl-window', cluster })}
 </div>`;
   return { chart, log };
 }
@@ -154,6 +159,8 @@ interface ChartOptions {
   /** Pixels the requests of the range spread over, within the op width bounds. */
   targetWidth: number;
   className?: string;
+  /** A cluster's cut: a lane group per node (its process, its directory entries, its files). */
+  cluster?: ClusterCut;
 }
 
 /** The labels column and the scrolling chart of the requests `range` of a cut. */
@@ -194,8 +201,22 @@ function renderChart(view: CutView, run: RunRecord | undefined, runIndex: number
     lanes.push({ key, label, title, y, h });
     y += h;
   };
-  addLane('dir', 'directory entries', 'creates, links, renames, unlinks and directory fsyncs');
-  for (const p of shown) addLane(`file:${p}`, p, p);
+  const cluster = opts.cluster;
+  /** A cluster's node groups: where each starts and ends on the y axis. */
+  const groups: { node: number; y0: number; y1: number }[] = [];
+  if (cluster) {
+    for (let node = 0; node < cluster.nodes; node++) {
+      const y0 = y;
+      const cut = cluster.cut.includes(node);
+      addLane(`node:${node}`, `node ${node}`, `node ${node}: its server's process (started, ${cut ? 'its power cut' : 'kept its power'}${cluster.events.some((e) => e.node === node && e.restarted) ? ', restarted' : ''})`, NODE_H);
+      addLane(`dir:${node}`, 'directory entries', `node ${node}'s creates, links, renames, unlinks and directory fsyncs`);
+      for (const p of shown) if (splitNodePath(p)?.node === node) addLane(`file:${p}`, splitNodePath(p)!.path, `node ${node}: ${splitNodePath(p)!.path}`);
+      groups.push({ node, y0, y1: y });
+    }
+  } else {
+    addLane('dir', 'directory entries', 'creates, links, renames, unlinks and directory fsyncs');
+    for (const p of shown) addLane(`file:${p}`, p, p);
+  }
   if (overflow > 0) addLane('other', `${num(overflow)} more files`, fileOrder.slice(MAX_FILE_LANES).join('\n'));
   const programLane = run ? (addLane('program', `program: run ${runIndex} (${run.role})`, 'the lines the driver printed, placed after the request they followed', PROGRAM_H), lanes[lanes.length - 1]) : undefined;
   const height = y + 12;
@@ -204,7 +225,9 @@ function renderChart(view: CutView, run: RunRecord | undefined, runIndex: number
 
   const parts: string[] = [];
   // Lane backgrounds and separators.
-  lanes.forEach((l, i) => parts.push(`<rect class="lane-bg${i % 2 ? ' odd' : ''}${l.key === 'program' ? ' program' : ''}" x="0" y="${l.y}" width="${width}" height="${l.h}"/>`));
+  lanes.forEach((l, i) => parts.push(`<rect class="lane-bg${i % 2 ? ' odd' : ''}${l.key === 'program' ? ' program' : ''}${l.key.startsWith('node:') ? ' node-head' : ''}" x="0" y="${l.y}" width="${width}" height="${l.h}"/>`));
+  // A line between node groups.
+  for (const g of groups.slice(1)) parts.push(`<line class="node-sep" x1="0" x2="${width}" y1="${g.y0}" y2="${g.y0}"/>`);
 
   // Axis: request numbers and persistence points.
   const step = axisStep(opW);
@@ -246,7 +269,7 @@ function renderChart(view: CutView, run: RunRecord | undefined, runIndex: number
   for (const e of shownTrace) {
     const key = refKey({ kind: 'op', cut: view.index, op: e.op });
     const ev = evidence.get(key) ?? [];
-    const lane = laneFor(laneOf(e));
+    const lane = laneFor(laneOf(e, cluster));
     const pending = view.atCut.get(e.op);
     const classes = ['req', `k-${e.kind}`];
     if (e.kind === 'fsync' && e.datasync) classes.push('datasync');
@@ -319,14 +342,53 @@ function renderChart(view: CutView, run: RunRecord | undefined, runIndex: number
   const edge = (ex: number, what: string) => parts.push(`<g class="elided"><line x1="${ex}" x2="${ex}" y1="${AXIS_H}" y2="${height - 4}"/><title>${esc(what)} left out of this window (see the note above the chart)</title></g>`);
   if (from > 1) edge(1, `requests 1–${num(from - 1)}`);
   if (to < lastOp(view)) edge(width - 1, `requests ${num(to + 1)}–${num(lastOp(view))}`);
-  parts.push(`<g class="cut"${id(`cut-${view.index}`)}><line x1="${cutX}" x2="${cutX}" y1="${AXIS_H - 6}" y2="${height - 4}"/><path d="M${cutX - 5} ${AXIS_H - 14} l7 -9 l-2 6 l5 0 l-7 9 l2 -6 z"/><text x="${cutX + 6}" y="${AXIS_H - 6}">power cut</text><title>${esc(view.cutLabel)}\n${esc(view.policyLabel)}</title></g>`);
+  const bolt = (bx: number, by: number) => `<path d="M${bx - 5} ${by} l7 -9 l-2 6 l5 0 l-7 9 l2 -6 z"/>`;
+  if (cluster && groups.length > 0) {
+    parts.push(...nodeMarks(cluster, groups, view, xb, id));
+    // The power cut: across every node's group on a coordinated cut, else across the cut nodes' groups only.
+    const coordinated = cluster.cut.length === cluster.nodes;
+    const spans = coordinated ? [{ y0: AXIS_H - 6, y1: height - 4 }] : groups.filter((g) => cluster.cut.includes(g.node)).map((g) => ({ y0: g.y0, y1: g.y1 }));
+    const label = coordinated ? 'power cut: every node' : `power cut: ${nodesInWords(cluster.cut)}`;
+    parts.push(`<g class="cut${coordinated ? '' : ' some-nodes'}"${id(`cut-${view.index}`)} data-nodes="${cluster.cut.join(',')}">${spans.map((s) => `<line x1="${cutX}" x2="${cutX}" y1="${s.y0}" y2="${s.y1}"/>`).join('')}${bolt(cutX, AXIS_H - 14)}<text x="${cutX + 6}" y="${AXIS_H - 6}">${label}</text><title>${esc(view.cutLabel)}\n${esc(view.policyLabel)}</title></g>`);
+  } else {
+    parts.push(`<g class="cut"${id(`cut-${view.index}`)}><line x1="${cutX}" x2="${cutX}" y1="${AXIS_H - 6}" y2="${height - 4}"/>${bolt(cutX, AXIS_H - 14)}<text x="${cutX + 6}" y="${AXIS_H - 6}">power cut</text><title>${esc(view.cutLabel)}\n${esc(view.policyLabel)}</title></g>`);
+  }
   parts.push(...badges);
 
-  const labels = lanes.map((l) => `<g><title>${esc(l.title)}</title><text class="lane-label${l.key === 'dir' || l.key === 'program' ? ' strong' : ''}" x="${LABEL_W - 8}" y="${l.y + l.h / 2 + 4}">${esc(shorten(l.label, 28))}</text></g>`).join('');
+  const labels = lanes.map((l) => `<g${l.key.startsWith('node:') ? ` class="node-label" data-node="${l.key.slice(5)}"` : ''}><title>${esc(l.title)}</title><text class="lane-label${l.key === 'dir' || l.key === 'program' ? ' strong' : ''}${l.key.startsWith('node:') ? ' node' : ''}" x="${LABEL_W - 8}" y="${l.y + l.h / 2 + 4}">${esc(shorten(l.label, 28))}</text></g>`).join('');
   return `<div class="timeline${opts.className ? ` ${opts.className}` : ''}" data-cut="${view.index}" data-from="${from}" data-to="${to}">
 <svg class="tl-labels" width="${LABEL_W}" height="${height}" viewBox="0 0 ${LABEL_W} ${height}" role="img" aria-label="lanes"><text class="axis-name" x="${LABEL_W - 8}" y="12">request</text><text class="axis-name" x="${LABEL_W - 8}" y="${AXIS_H - 4}">persistence points</text>${labels}</svg>
 <div class="tl-scroll" data-cut-x="${cutX}"><svg class="tl-chart" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="${esc(`timeline of cut ${view.index + 1}, requests ${from}–${to}: ${view.cutLabel}`)}">${parts.join('')}</svg></div>
 </div>`;
+}
+
+/**
+ * Each node's header lane: its process as a bar, up from its first node line (or the run's start)
+ * until its cut, and again from its restart; a marker at each node line (started, restarted), and
+ * the cut's bolt on the cut nodes. Shapes carry <title>s, as the requests do.
+ */
+function nodeMarks(cluster: ClusterCut, groups: { node: number; y0: number }[], view: CutView, xb: (afterOp: number) => number, id: (key: string) => string): string[] {
+  const out: string[] = [];
+  const end = Math.max(view.maxOp, view.boundary);
+  for (const g of groups) {
+    const k = g.node;
+    const cy = g.y0 + NODE_H / 2;
+    const events = cluster.events.filter((e) => e.node === k);
+    const cut = cluster.cut.includes(k);
+    // Up-intervals of the node's process, in request numbers (gaps after afterOp).
+    const started = events.find((e) => !e.restarted)?.afterOp ?? 0;
+    const restart = events.find((e) => e.restarted && (e.afterOp ?? -1) >= view.boundary);
+    const ups: [number, number][] = cut ? [[started, view.boundary], ...(restart ? [[restart.afterOp!, end] as [number, number]] : [])] : [[started, end]];
+    for (const [a, b] of ups) if (b >= a) out.push(`<rect class="node-up" x="${xb(a)}" y="${cy - 3}" width="${Math.max(1, xb(b) - xb(a))}" height="6"><title>node ${k}'s server running (after request ${a}${b === end ? '' : ` until request ${b}`})</title></rect>`);
+    for (const e of events) {
+      if (e.afterOp === undefined) continue;
+      const ex = xb(e.afterOp);
+      const what = e.restarted ? `restarted on its crashed disk (process group ${e.pgid})` : `started (process group ${e.pgid})`;
+      out.push(`<g class="node-event ${e.restarted ? 'restarted' : 'started'}" data-node="${k}"${id(`node-${k}-line-${e.line}`)}><circle cx="${ex}" cy="${cy}" r="5"/>${e.restarted ? `<text x="${ex + 7}" y="${cy + 4}">restarted</text>` : ''}<title>node ${k} ${esc(what)}: line ${e.line}, after request ${e.afterOp}</title></g>`);
+    }
+    if (cut) out.push(`<g class="node-cut" data-node="${k}"><path d="M${xb(view.boundary) - 5} ${cy + 1} l7 -9 l-2 6 l5 0 l-7 9 l2 -6 z"/><title>node ${k}: ${esc(view.cutLabel)}</title></g>`);
+  }
+  return out;
 }
 
 function badge(cx: number, top: number, ns: number[]): string {
