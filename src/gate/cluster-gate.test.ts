@@ -1,0 +1,97 @@
+// `powercut gate` on a cluster target as users run it: compiled CLI, one daemon serving a real FUSE
+// mount per node, the replicated queue's servers in their own process groups. The correct queue
+// passes with coverage per cut kind and per node; its known-bad variant fails with a cluster
+// artifact that replay reproduces; a kind that judged nothing is below the floor; a bad
+// --nodes-cut is a usage error. (Live cuts of one node are left out here: their restart timing is
+// not deterministic yet, docs/cluster.md; live coordinated cuts are in.)
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execa } from 'execa';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Ajv } from 'ajv';
+import { distPath, REPO_ROOT } from '../harness/dist-path.js';
+import { variantsProvenBy } from '../../properties/variant-proofs.js';
+
+const cli = distPath('src/cli.js');
+const TARGET = 'replicated-queue';
+let root: string;
+/** The commands' temporary folders (their mounts among them) go under this test's, so only this file's mounts count. */
+let commandTmp: string;
+beforeAll(async () => {
+  root = await mkdtemp(path.join(os.tmpdir(), 'powercut-cluster-gate-test-'));
+  commandTmp = path.join(root, 'tmp');
+  await mkdir(commandTmp);
+});
+afterAll(async () => {
+  const left = (await readFile('/proc/mounts', 'utf8')).split('\n').filter((l) => l.includes(commandTmp));
+  await rm(root, { recursive: true, force: true });
+  expect(left, 'mounts left behind').toEqual([]);
+});
+const powercut = (args: string[], cwd = root) => execa(process.execPath, [cli, ...args], { reject: false, timeout: 90_000, env: { TMPDIR: commandTmp }, cwd });
+const schema = async () => new Ajv({ allErrors: true, strict: true }).compile(JSON.parse(await readFile(path.join(REPO_ROOT, 'docs/gate-result.schema.json'), 'utf8')));
+
+describe(`powercut gate --target ${TARGET} (a cluster of three nodes)`, () => {
+  it('passes on the correct queue with coverage per cut kind and per node, in the summary and in --json', async () => {
+    const r = await powercut(['gate', '--target', TARGET, '--time-budget', '10', '--seed', '3', '--live-cuts', '0', '--artifacts', 'arts-pass', '--json', 'out/pass.json']);
+    expect(r.exitCode, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^cluster: 3 nodes, --nodes-cut all-kinds \(coordinated, one, majority\)/m);
+    expect(r.stdout).toMatch(/^ {2}per node: node 0 [1-9]\d* requests, .*; node 1 [1-9]\d* requests, .*; node 2 [1-9]\d* requests/m);
+    expect(r.stdout).toMatch(/^floor: met \(3 requirements\)/m);
+    expect(r.stdout).toContain('causes are not built for clusters');
+    expect(existsSync(path.join(root, 'arts-pass'))).toBe(false);
+    const result = JSON.parse(await readFile(path.join(root, 'out/pass.json'), 'utf8'));
+    const validate = await schema();
+    expect(validate(result), JSON.stringify(validate.errors, null, 1)).toBe(true);
+    expect(result.cluster.kinds).toEqual(['coordinated', 'one', 'majority']);
+    for (const kind of result.cluster.kinds) expect(result.cluster.perKind[kind].states, kind).toBeGreaterThan(0);
+    expect(result.cluster.perNode.map((n: { requests: number }) => n.requests > 0)).toEqual([true, true, true]);
+    expect(result.rows.map((row: { name: string; cases: number }) => row.cases > 0)).toEqual([true, true, true]);
+  });
+
+  it('--nodes-cut coordinated also cuts live runs at seeded requests, and passes', async () => {
+    const r = await powercut(['gate', '--target', TARGET, '--nodes-cut', 'coordinated', '--time-budget', '14', '--seed', '5', '--artifacts', 'arts-live', '--json', 'out/live.json']);
+    expect(r.exitCode, r.stdout + r.stderr).toBe(0);
+    const result = JSON.parse(await readFile(path.join(root, 'out/live.json'), 'utf8'));
+    expect(result.cluster.kinds).toEqual(['coordinated']);
+    expect(result.cluster.perKind.coordinated.liveLanded).toBeGreaterThan(0);
+    expect(result.cluster.perNode.every((n: { cutLive: number }) => n.cutLive > 0)).toBe(true);
+  });
+
+  it.each(variantsProvenBy('replicated-queue', 'exhaustive'))('catches %s with an artifact that replay reproduces on a fresh cluster', async (variant) => {
+    const r = await powercut(['gate', '--target', TARGET, '--variant', variant, '--time-budget', '10', '--seed', '3', '--live-cuts', '0', '--stop-on-first', '--artifacts', 'arts-bad']);
+    expect(r.exitCode, r.stdout + r.stderr).toBe(1);
+    expect(r.stdout).toMatch(/^distinct failures: 1$/m);
+    const [one] = await readdir(path.join(root, 'arts-bad'));
+    const dir = path.join(root, 'arts-bad', one);
+    const c = JSON.parse(await readFile(path.join(dir, 'case.json'), 'utf8'));
+    expect([c.target, c.variant, c.nodes, c.state.policy]).toEqual([TARGET, variant, 3, 'lose-unsynced']);
+    const { trace } = JSON.parse(await readFile(path.join(dir, 'trace-cut-0.json'), 'utf8'));
+    expect(new Set(trace.map((e: { node: number }) => e.node))).toEqual(new Set([0, 1, 2]));
+    expect(existsSync(path.join(dir, 'report.html'))).toBe(true);
+    expect(existsSync(path.join(dir, 'images/cut-0-after-crash/node2'))).toBe(true);
+    const replayed = await powercut(['replay', dir]);
+    expect(replayed.exitCode, replayed.stdout + replayed.stderr).toBe(1);
+    expect(replayed.stdout).toContain('recovery of the stored disks still fails');
+    expect(replayed.stdout).toContain('REPRODUCED by the full re-run');
+  });
+
+  it('is below the floor (exit 4) when a kind asked for judged nothing, naming it and what raises it', async () => {
+    const r = await powercut(['gate', '--target', TARGET, '--nodes-cut', 'one', '--max-states', '1', '--live-cuts', '0', '--time-budget', '5', '--seed', '3']);
+    expect(r.exitCode, r.stdout + r.stderr).toBe(4);
+    expect(r.stdout).toMatch(/^ {2}NOT met: cluster one-node: one cuts judged \(crash states and landed live cuts\) 0, needs at least 1; raise --time-budget or --max-states/m);
+  });
+
+  it('refuses a bad --nodes-cut, naming the valid values, and the cluster options on a single disk', async () => {
+    const bad = await powercut(['gate', '--target', TARGET, '--nodes-cut', 'sideways']);
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stderr).toContain("--nodes-cut must be one of coordinated, one, minority, all-kinds, got 'sideways'");
+    const single = await powercut(['gate', '--nodes-cut', 'one']);
+    expect(single.exitCode).toBe(2);
+    expect(single.stderr).toContain('--nodes-cut is for a cluster target; powercut-queue runs on one disk');
+    const mode = await powercut(['gate', '--target', TARGET, '--mode', 'random']);
+    expect(mode.exitCode).toBe(2);
+    expect(mode.stderr).toContain('--mode does not apply to a cluster target');
+  });
+});

@@ -1,0 +1,49 @@
+// The cut kinds of a cluster gate: which cuts each counts, what --nodes-cut asks for, seeded draws.
+import { describe, expect, it } from 'vitest';
+import { drawNodes, kindOfCut, kindsAsked, majorityOf, seededRandom, spreadFrom } from './cluster-kinds.js';
+
+describe('cluster cut kinds', () => {
+  it('count each cut under the first kind asked that it fits', () => {
+    expect([1, 2, 3, 4, 5].map(majorityOf)).toEqual([1, 2, 2, 3, 3]);
+    const all = kindsAsked('all-kinds', 5);
+    expect(all).toEqual(['coordinated', 'one', 'minority', 'majority']);
+    expect(kindOfCut(all, undefined, 5)).toBe('coordinated');
+    expect(kindOfCut(all, [3], 5)).toBe('one');
+    expect(kindOfCut(all, [1, 4], 5)).toBe('minority');
+    expect(kindOfCut(all, [0, 1, 2], 5)).toBe('majority');
+    expect(kindOfCut(['minority'], [3], 5), 'a single node is a minority when one-node cuts are not asked').toBe('minority');
+    expect(kindOfCut(['coordinated'], [3], 5)).toBeUndefined();
+  });
+
+  it('all-kinds with three nodes leaves out minority, which would count nothing beside one node', () => {
+    expect(kindsAsked('all-kinds', 3)).toEqual(['coordinated', 'one', 'majority']);
+    expect(kindsAsked('minority', 3)).toEqual(['minority']);
+    expect(kindsAsked('all-kinds', 2), 'two nodes have no majority short of both').toEqual(['coordinated', 'one']);
+  });
+
+  it('draw live cuts of the kind asked, repeatably from the seed', () => {
+    const asked = kindsAsked('all-kinds', 5);
+    const draw = (seed: number) => {
+      const r = seededRandom(seed);
+      return asked.map((k) => drawNodes(k, asked, 5, r));
+    };
+    expect(draw(7)).toEqual(draw(7));
+    for (let seed = 0; seed < 50; seed++) {
+      const [all, one, minority, majority] = draw(seed);
+      expect(all).toBe('all');
+      expect(one).toHaveLength(1);
+      expect(minority).toHaveLength(2);
+      expect((majority as number[]).length).toBeGreaterThanOrEqual(3);
+      expect((majority as number[]).length).toBeLessThan(5);
+      for (const nodes of [one, minority, majority] as number[][]) expect([...nodes].sort()).toEqual(nodes);
+    }
+  });
+
+  it('spread states over the whole run, at a seeded offset', () => {
+    const items = Array.from({ length: 100 }, (_, i) => i);
+    const picked = spreadFrom(items, 4, seededRandom(1));
+    expect(picked).toHaveLength(4);
+    expect(picked[3]).toBeGreaterThanOrEqual(75);
+    expect(spreadFrom(items.slice(0, 3), 4, seededRandom(1))).toEqual([0, 1, 2]);
+  });
+});
