@@ -67,7 +67,7 @@ dl.case dd { margin: 0; word-break: break-word; }
 .lane-bg.node-head { fill: #eef2ff; } .lane-label.node { font-family: inherit; font-weight: 700; fill: #3730a3; }
 .node-sep { stroke: #6366f1; stroke-width: 1; }
 .node-up { fill: #818cf8; } .node-event circle { fill: #fff; stroke: #4338ca; stroke-width: 2; } .node-event.restarted circle { fill: #16a34a; stroke: #166534; }
-.node-event text { font-size: 11px; fill: #166534; font-weight: 600; } .node-cut path { fill: var(--red); }
+.node-event text { font-size: 11px; fill: #166534; font-weight: 600; } .node-cut path { fill: var(--red); } .node-killed path { stroke: #475569; stroke-width: 2.5; fill: none; }
 .req:hover rect:not(.halo), .line:hover rect:not(.halo), .req:hover circle { stroke: #111; stroke-width: 1.5; }
 .selected rect:not(.halo), .selected circle { stroke: #000 !important; stroke-width: 2.2 !important; }
 .badge rect { fill: #111827; } .badge text { fill: #fff; font-size: 9.5px; font-weight: 700; text-anchor: middle; }

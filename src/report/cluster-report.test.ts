@@ -33,6 +33,7 @@ describe('a cluster artifact\'s report', () => {
     expect(html).toContain('power cut before request 17 (it is not applied), on node 1 of 3, the others running on');
     expect(html).toMatch(/<g class="node-cut" data-node="1">/);
     expect(html).not.toMatch(/<g class="node-cut" data-node="[02]">/);
+    expect(html).not.toContain('class="node-killed"');
     expect((html.match(/<g class="node-event started" data-node="\d"/g) ?? []).length).toBe(3);
     expect(html).toMatch(/<g class="node-event restarted" data-node="1"[^>]*><circle[^>]*\/><text[^>]*>restarted<\/text><title>node 1 restarted on its crashed disk \(process group 4201\): line 10, after request 21/);
     // Requests after the cut ran: node 0's fsync right after it is applied, and node 1's held write is not.
@@ -44,6 +45,9 @@ describe('a cluster artifact\'s report', () => {
     const html = renderArtifactReport(clusterArtifact('mixed-state'));
     expect(html).toContain('data-nodes="0"');
     expect(html).toContain('on node 0 of 3, the others losing only their processes');
+    // Every node's process ends at the cut: node 0's power went, nodes 1 and 2 lost their processes.
+    expect(html).toMatch(/<g class="node-cut" data-node="0">/);
+    expect((html.match(/<g class="node-killed" data-node="[12]">/g) ?? []).length).toBe(2);
     // Node 2's unsynced write of event 2 is kept (its process only was lost); node 0's is lost.
     expect(html).toMatch(/<tr class="req-row k-write[^"]*" id="c0-op14"[^]*?unsynced at the cut: <strong class="fate-kept">kept<\/strong> \(node 2 lost only its process/);
     expect(html).toMatch(/<tr class="req-row k-write[^"]*" id="c0-op13"[^]*?unsynced at the cut: <strong class="fate-lost">lost<\/strong>/);

@@ -378,7 +378,9 @@ function nodeMarks(cluster: ClusterCut, groups: { node: number; y0: number }[], 
     // Up-intervals of the node's process, in request numbers (gaps after afterOp).
     const started = events.find((e) => !e.restarted)?.afterOp ?? 0;
     const restart = events.find((e) => e.restarted && (e.afterOp ?? -1) >= view.boundary);
-    const ups: [number, number][] = cut ? [[started, view.boundary], ...(restart ? [[restart.afterOp!, end] as [number, number]] : [])] : [[started, end]];
+    // A node's process ends at the cut unless the node ran on through a live cut of others.
+    const ranOn = !cut && cluster.live;
+    const ups: [number, number][] = ranOn ? [[started, end]] : [[started, view.boundary], ...(restart ? [[restart.afterOp!, end] as [number, number]] : [])];
     for (const [a, b] of ups) if (b >= a) out.push(`<rect class="node-up" x="${xb(a)}" y="${cy - 3}" width="${Math.max(1, xb(b) - xb(a))}" height="6"><title>node ${k}'s server running (after request ${a}${b === end ? '' : ` until request ${b}`})</title></rect>`);
     for (const e of events) {
       if (e.afterOp === undefined) continue;
@@ -387,6 +389,7 @@ function nodeMarks(cluster: ClusterCut, groups: { node: number; y0: number }[], 
       out.push(`<g class="node-event ${e.restarted ? 'restarted' : 'started'}" data-node="${k}"${id(`node-${k}-line-${e.line}`)}><circle cx="${ex}" cy="${cy}" r="5"/>${e.restarted ? `<text x="${ex + 7}" y="${cy + 4}">restarted</text>` : ''}<title>node ${k} ${esc(what)}: line ${e.line}, after request ${e.afterOp}</title></g>`);
     }
     if (cut) out.push(`<g class="node-cut" data-node="${k}"><path d="M${xb(view.boundary) - 5} ${cy + 1} l7 -9 l-2 6 l5 0 l-7 9 l2 -6 z"/><title>node ${k}: ${esc(view.cutLabel)}</title></g>`);
+    else if (!ranOn) out.push(`<g class="node-killed" data-node="${k}"><path d="M${xb(view.boundary) - 4} ${cy - 4} l8 8 m0 -8 l-8 8"/><title>node ${k} lost only its process at the cut: its page cache kept what it had not synced</title></g>`);
   }
   return out;
 }
