@@ -22,20 +22,23 @@ import { newRow, totals, type DistinctFailure, type GateRow } from '../report/ga
 import { Budget } from './budget.js';
 import { judgeClusterState, recordCluster, type ClusterJudged, type ClusterRecording } from './cluster-cases.js';
 import { countCut, countRequests, emptyClusterCoverage, formatClusterCoverage, formatClusterFloor, kindFloor, type ClusterCoverage } from './cluster-coverage.js';
-import { DEFAULT_NODES_CUT, drawNodes, KIND_ROW, kindOfCut, kindsAsked, seededRandom, spreadFrom, type CutKind } from './cluster-kinds.js';
+import { DEFAULT_NODES_CUT, drawNodes, KIND_ROW, kindOfCut, kindsAsked, seededRandom, spreadOrder, type CutKind } from './cluster-kinds.js';
 import { checkFloor, type FloorRequirement } from './floor.js';
 import { ProgressReporter } from './progress.js';
 import { roundSeed } from './suites.js';
 import { formatFailures, formatSummaryTable } from './summary.js';
 import { exitCodeOf, type GateOptions, type GateReport, type GateVerdict } from './gate.js';
 
-/** Crash states of each kind judged per recorded workload, at most (spread over its run). */
-export const STATES_PER_KIND = 3;
+/** A workload's crash states are judged for this long at most (the kinds in turn, each spread over the run), so later workloads get turns. */
+export const MAX_STATES_SLICE_MS = 30_000;
 /** Live cuts of each kind per workload, unless --live-cuts says otherwise. */
 export const DEFAULT_LIVE_CUTS = 1;
 /** Below this much budget no new state is judged (a state's recovery takes a second or so), except for a kind still owed one. */
 const MIN_STATE_MS = 2_000;
-/** Below this much budget no new live cut or workload starts (a live cut runs and drains the whole cluster). */
+/**
+ * Below this much budget no new live cut or workload starts (a live cut runs the workload, restarts
+ * its nodes and drains the whole cluster: a few seconds); a workload's states leave this much for each of its live cuts.
+ */
 const MIN_LIVE_MS = 6_000;
 /**
  * The kinds cut live. A majority short of all is checked offline only: a live cut of two nodes of
@@ -230,16 +233,23 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
       countRequests(cov, rec.recorded.trace);
       if (rec.capped > 0) for (const r of rows.values()) if (!r.capsHit.includes('max-states')) r.capsHit.push('max-states');
 
-      // Offline: a few states of each kind, the kinds in turn so each gets its first state early.
-      const byKind = asked.map((k) => spreadFrom(rec.states.filter((s) => kindOfCut(asked, s.id.nodes, nodes) === k), STATES_PER_KIND, random));
-      for (let i = 0; i < STATES_PER_KIND && !stopped && fixture; i++) {
+      // Offline: the kinds in turn, each kind's states in spread order, for this workload's slice of
+      // the budget (leaving room for its live cuts), so each kind gets its first state early.
+      const liveKinds = liveCuts > 0 ? asked.filter((k) => LIVE_KINDS.includes(k)).length : 0;
+      const slice = Math.min(MAX_STATES_SLICE_MS, budget.leftMs() - liveKinds * liveCuts * MIN_LIVE_MS - 500);
+      const sliceEndsMs = Date.now() + Math.max(0, slice);
+      const byKind = asked.map((k) => spreadOrder(rec.states.filter((s) => kindOfCut(asked, s.id.nodes, nodes) === k), random));
+      const longest = Math.max(0, ...byKind.map((x) => x.length));
+      for (let i = 0; i < longest && !stopped && fixture; i++) {
         for (const [j, kind] of asked.entries()) {
           const s = byKind[j][i];
           if (!s || stopped || !fixture) continue;
-          if (budget.leftMs() < MIN_STATE_MS && !owed(kind)) continue;
+          // Past the slice only a kind still owed a case goes on (the floor), one state.
+          if ((Date.now() >= sliceEndsMs || budget.leftMs() < MIN_STATE_MS) && !owed(kind)) continue;
           phase = `${KIND_ROW[kind]}: crash state after request ${s.id.afterOp} of workload ${input + 1}`;
           await judgeState(rec, s, kind, fixture);
         }
+        if (Date.now() >= sliceEndsMs && !asked.some(owed)) break;
       }
       // Live: each kind's cuts at seeded requests and nodes.
       for (let i = 0; i < liveCuts && !stopped; i++) {

@@ -1,6 +1,6 @@
 // The cut kinds of a cluster gate: which cuts each counts, what --nodes-cut asks for, seeded draws.
 import { describe, expect, it } from 'vitest';
-import { drawNodes, kindOfCut, kindsAsked, majorityOf, seededRandom, spreadFrom } from './cluster-kinds.js';
+import { drawNodes, kindOfCut, kindsAsked, majorityOf, seededRandom, spreadOrder } from './cluster-kinds.js';
 
 describe('cluster cut kinds', () => {
   it('count each cut under the first kind asked that it fits', () => {
@@ -39,11 +39,15 @@ describe('cluster cut kinds', () => {
     }
   });
 
-  it('spread states over the whole run, at a seeded offset', () => {
+  it('orders states so that every prefix spreads over the whole run, from a seeded rotation', () => {
     const items = Array.from({ length: 100 }, (_, i) => i);
-    const picked = spreadFrom(items, 4, seededRandom(1));
-    expect(picked).toHaveLength(4);
-    expect(picked[3]).toBeGreaterThanOrEqual(75);
-    expect(spreadFrom(items.slice(0, 3), 4, seededRandom(1))).toEqual([0, 1, 2]);
+    const order = spreadOrder(items, seededRandom(1));
+    expect([...order].sort((x, y) => x - y)).toEqual(items);
+    // The first four of a rotation of 0..99 fall in four different quarters of the rotated run.
+    const shift = order[0] - 50;
+    const quarter = (x: number) => Math.floor((((x - shift) % 100) + 100) % 100 / 25);
+    expect(new Set(order.slice(0, 4).map(quarter)).size).toBeGreaterThanOrEqual(3);
+    expect(spreadOrder(items, seededRandom(2))).not.toEqual(order);
+    expect(spreadOrder([], seededRandom(1))).toEqual([]);
   });
 });

@@ -90,13 +90,27 @@ export function drawNodes(kind: CutKind, asked: readonly CutKind[], n: number, r
 }
 
 /**
- * Of `items`, at most `max`, spread evenly over them and starting at a seeded offset within the
- * first gap, so successive inputs look at other parts of their runs.
+ * Every one of `items`, in an order whose every prefix is spread over the whole list (the middle,
+ * then the quarters, then the eighths...), starting from a seeded rotation: however many a budget
+ * lets the gate judge, they sample the whole run, and successive workloads start elsewhere.
  */
-export function spreadFrom<T>(items: readonly T[], max: number, random: () => number): T[] {
-  if (items.length <= max) return [...items];
-  if (max <= 0) return [];
-  const step = items.length / max;
-  const offset = random() * step;
-  return Array.from({ length: max }, (_, i) => items[Math.min(items.length - 1, Math.floor(offset + i * step))]);
+export function spreadOrder<T>(items: readonly T[], random: () => number): T[] {
+  const n = items.length;
+  if (n === 0) return [];
+  const shift = Math.floor(random() * n);
+  const rotated = [...items.slice(shift), ...items.slice(0, shift)];
+  const out: T[] = [];
+  // Breadth first over halves: each level takes the middle of every range the last one left.
+  for (let ranges: [number, number][] = [[0, n]]; ranges.length > 0;) {
+    const next: [number, number][] = [];
+    for (const [lo, hi] of ranges) {
+      const mid = Math.floor((lo + hi) / 2);
+      out.push(rotated[mid]);
+      if (lo < mid) next.push([lo, mid]);
+      if (mid + 1 < hi) next.push([mid + 1, hi]);
+    }
+    ranges = next;
+  }
+  if (out.length !== n) throw new Error(`invariant: spreadOrder lists each of ${n} items once, listed ${out.length}`);
+  return out;
 }
