@@ -33,17 +33,22 @@ export class NatsCluster implements ServerSide {
 
   /**
    * Starts a server per node, all at once (a clustered server waits for its peers' routes before
-   * JetStream is up), each node's group told through `emitNode` as soon as it exists. A server
-   * that does not start is a NatsServerError naming its log; the others are killed.
+   * JetStream is up), each node's group told through `emitNode` as soon as it exists. A node cut
+   * while it starts (killed by SIGKILL) is down until the harness restarts it, and a majority
+   * suffices; any other server that does not start is a NatsServerError naming its log, and the
+   * others are killed.
    */
   static async start(nodes: readonly ClusterNodeSpec[], extraConfig: string, emitNode: (node: number, pgid: number, restarted: boolean) => void): Promise<NatsCluster> {
     const ports = await distinctFreePorts(nodes.length * 2);
     const cluster = new NatsCluster(nodes, ports.slice(0, nodes.length), ports.slice(nodes.length), extraConfig, nodes.map(() => null), emitNode);
     const started = await Promise.allSettled(nodes.map((n) => cluster.startNode(n.node, false)));
-    const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failed) {
+    // The harness's SIGKILL, not ours (a server that never accepted a connection is killed too, but after its own failure).
+    const cut = (r: PromiseRejectedResult) => r.reason instanceof NatsServerError && /was killed by SIGKILL before accepting a connection/.test(r.reason.message);
+    const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected' && !cut(r));
+    const up = started.filter((r) => r.status === 'fulfilled').length;
+    if (failed || up < Math.floor(nodes.length / 2) + 1) {
       await cluster.kill();
-      throw failed.reason;
+      throw failed?.reason ?? new NatsServerError(`only ${up} of ${nodes.length} servers started, fewer than a majority`);
     }
     return cluster;
   }
@@ -54,7 +59,11 @@ export class NatsCluster implements ServerSide {
 
   private async startNode(node: number, restarted: boolean): Promise<void> {
     const spec = this.nodes[node];
-    this.servers[node] = await NatsServer.startClusterNode(spec.dir, this.clientPorts[node], this.extraConfig, this.membership(node), (pgid) => this.emitNode(node, pgid, restarted));
+    await NatsServer.startClusterNode(spec.dir, this.clientPorts[node], this.extraConfig, this.membership(node), (server) => {
+      // Known before it is ready: a cut while it starts finds it here, and a restart waits for its exit.
+      this.servers[node] = server;
+      this.emitNode(node, server.proc.pid!, restarted);
+    });
   }
 
   get urls(): string[] {
@@ -70,6 +79,15 @@ export class NatsCluster implements ServerSide {
    * the node's group; the old server's exit is awaited (bounded) so two never share a store.
    */
   async restartNode(node: number): Promise<void> {
+    const restart = this.restarting.then(() => this.restartNow(node));
+    this.restarting = restart.catch(() => undefined);
+    return restart;
+  }
+
+  /** Restarts under way, in order: a stop waits for them, so no server starts after the cluster stopped. */
+  private restarting: Promise<void> = Promise.resolve();
+
+  private async restartNow(node: number): Promise<void> {
     if (!this.nodes[node]) throw new NatsServerError(`restart: there is no node ${node} (the cluster has ${this.nodes.length})`);
     const old = this.servers[node];
     if (old && !old.gone) {
@@ -77,6 +95,11 @@ export class NatsCluster implements ServerSide {
       if (!old.gone) throw new NatsServerError(`restart: node ${node}'s server (pid ${old.proc.pid}) is still running ${STOP_TIMEOUT_MS} ms after the restart was asked for; the harness restarts a node after cutting it`);
     }
     await this.startNode(node, true);
+  }
+
+  /** Nodes whose server is not running (cut, and not restarted yet). */
+  downNodes(): number[] {
+    return this.servers.flatMap((s, k) => (s === null || s.gone ? [k] : []));
   }
 
   private get live(): NatsServer[] {
@@ -99,6 +122,7 @@ export class NatsCluster implements ServerSide {
 
   /** A clean stop of every server that runs (SIGTERM each); the first failure is thrown once all stopped. */
   async stop(): Promise<void> {
+    await this.restarting;
     const results = await Promise.allSettled(this.live.filter((s) => !s.gone).map((s) => s.stop()));
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;

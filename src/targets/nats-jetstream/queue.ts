@@ -91,7 +91,8 @@ function transient(err: unknown): boolean {
   if (err instanceof NatsQueueError) return err.transient;
   if (err instanceof NatsServerError) return false;
   // A definite answer of the JetStream API (not found, bad request) stands; "temporarily unavailable" (503) and leader changes pass.
-  if (err instanceof JetStreamApiError) return err.status === 503 || /not.*leader|unavailable|no.*leader|timeout/i.test(err.message);
+  // "No suitable peers for placement": a stream of 3 replicas is created only once 3 servers are up (a cut node restarting).
+  if (err instanceof JetStreamApiError) return err.status === 503 || /not.*leader|unavailable|no.*leader|timeout|suitable peers|insufficient resources/i.test(err.message);
   return true;
 }
 
@@ -193,7 +194,19 @@ export class NatsQueue implements DrivenQueue {
       const timeout = replicated ? REPLICATED_ATTEMPT_MS : REQUEST_TIMEOUT_MS;
       // Its first call asks whether JetStream is enabled, which a cluster answers once its meta leader is elected.
       const jsm = await ready('JetStream', () => jetstreamManager(nc, { timeout }));
-      const stream = await ready('the stream', async () => leaderOf(await ensureStream(jsm, s), replicated, `stream ${STREAM}`));
+      const stream = await ready('the stream', async () => {
+        try {
+          return leaderOf(await ensureStream(jsm, s), replicated, `stream ${STREAM}`);
+        } catch (err) {
+          // 2.9.10 places a new R3 stream on three running servers; a node cut while the cluster
+          // first opens is restarted only once the queue is open (node-driver.ts), so waiting is futile.
+          const down = server instanceof NatsCluster ? server.downNodes() : [];
+          if (down.length > 0 && /suitable peers|insufficient resources/i.test((err as Error).message)) {
+            throw new NatsQueueError(`the stream cannot be created while node ${down.join(', ')} is down (nats-server places a new stream of ${s.replicas} replicas on ${s.replicas} running servers): ${(err as Error).message}`);
+          }
+          throw err;
+        }
+      });
       const consumer = await ready(`consumer ${CONSUMER}`, async () => leaderOf(await ensureConsumer(jsm, CONSUMER), replicated, `consumer ${CONSUMER}`));
       const extras: Extra[] = [];
       for (let i = 0; i < s.extraConsumers; i++) {

@@ -182,11 +182,16 @@ export class NatsServer {
    * Returns once it accepts a client connection (within START_TIMEOUT_MS); its ports are the
    * caller's, fixed for the run, so a restarted node keeps its address.
    */
-  static async startClusterNode(storeDir: string, port: number, extraConfig: string, cluster: ClusterMembership, spawned: (pgid: number) => void): Promise<NatsServer> {
+  static async startClusterNode(storeDir: string, port: number, extraConfig: string, cluster: ClusterMembership, spawned: (server: NatsServer) => void): Promise<NatsServer> {
     const binary = onPath(NATS_SERVER_BINARY);
     if (!binary) throw new NatsServerError(`${NATS_SERVER_BINARY} is not on the PATH (Debian package nats-server)`);
     const server = NatsServer.spawn(binary, storeDir, port, extraConfig, cluster);
-    if (server.proc.pid !== undefined) spawned(server.proc.pid);
+    if (server.proc.pid === undefined) {
+      await server.settle(STOP_TIMEOUT_MS);
+      throw new NatsServerError(server.describe('could not be started'));
+    }
+    // Its pid is its process group's id (detached).
+    spawned(server);
     try {
       const nc = await server.connect();
       await nc.close();
