@@ -76,12 +76,22 @@ class Run {
     this.out.emit(o);
   }
 
+  /** Restarts asked for while the queue opened (a node cut during its open): carried out once it is open. */
+  private pendingRestarts: number[] = [];
+  private opening = false;
+
   async open(): Promise<void> {
     this.where = 'open';
-    this.queue = await this.t.open(this.spec, (o) => this.emit(o));
+    this.opening = true;
+    try {
+      this.queue = await this.t.open(this.spec, (o) => this.emit(o));
+    } finally {
+      this.opening = false;
+    }
     this.emit({ t: 'open', ...this.queue!.durability() });
     this.unsubscribe = this.queue!.onDurable((state) => this.emit({ t: 'durable', ...state }));
     this.unacked = [];
+    for (const node of this.pendingRestarts.splice(0)) this.restart(node);
   }
 
   async close(): Promise<void> {
@@ -89,7 +99,30 @@ class Run {
     this.emit({ t: 'close-intent' });
     this.unsubscribe();
     await this.queue!.close();
+    this.queue = null;
     this.emit({ t: 'closed' });
+  }
+
+  /**
+   * The harness's {"cmd":"restart","node":k}: the queue restarts node k and prints its node line.
+   * A failed restart is an error line and exit 3, like any failure of the queue.
+   */
+  restart(node: number): void {
+    if (this.opening) {
+      this.pendingRestarts.push(node);
+      return;
+    }
+    const queue = this.queue;
+    // The run it was meant for is closed (the queue waits for restarts before it closes, so only a harness that asked too late gets here).
+    if (!queue) {
+      process.stderr.write(`driver: restart of node ${node} asked for while no queue is open; ignored\n`);
+      return;
+    }
+    if (!queue.restartNode) throw new UsageError(`restart of node ${node} asked for, but this target does not run a cluster`);
+    queue.restartNode(node).catch((err: unknown) => {
+      this.emit(errorLine(`restart of node ${node}`, err));
+      process.exit(DRIVER_EXIT.queueError);
+    });
   }
 
   private async writeOne(sizeBytes: number, waitDurable: boolean): Promise<number> {
@@ -206,6 +239,9 @@ class Run {
   }
 }
 
+/** A command the driver cannot carry out (exit 2). */
+class UsageError extends Error {}
+
 /** The error line of a failure at `where`. */
 function errorLine(where: string, err: unknown): Outcome {
   const e = err as NodeJS.ErrnoException;
@@ -260,14 +296,17 @@ export function runNodeDriver(t: NodeTargetDriver): void {
         } catch (err) {
           return fail(DRIVER_EXIT.usage, `command on stdin: ${(err as Error).message}`);
         }
-        const { run, out } = current;
-        // The run it was meant for ended first (the others served it to its end): the next run opens every node anyway.
-        if (!run?.queue || !out) return;
-        if (!run.queue.restartNode) return fail(DRIVER_EXIT.usage, `restart of node ${cmd.node} asked for, but this target does not run a cluster`);
-        run.queue.restartNode(cmd.node).catch((err: unknown) => {
-          out.emit(errorLine(`restart of node ${cmd.node}`, err));
-          process.exit(DRIVER_EXIT.queueError);
-        });
+        // Between specs: the run it was meant for ended (the next run opens every node anyway).
+        if (!current.run) {
+          process.stderr.write(`driver: restart of node ${cmd.node} asked for between specs; ignored\n`);
+          return;
+        }
+        try {
+          current.run.restart(cmd.node);
+        } catch (err) {
+          if (!(err instanceof UsageError)) throw err;
+          return fail(DRIVER_EXIT.usage, err.message);
+        }
         return;
       }
       try {

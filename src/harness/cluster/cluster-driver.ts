@@ -54,6 +54,7 @@ export function runClusterDriver(
     let lineCount = 0;
     let readable = true;
     let ended = false;
+    let doneSeen = false;
     proc.stdout!.on('data', (d: Buffer) => {
       stdout += d.toString();
       for (let nl = stdout.indexOf('\n', unparsed); readable && nl >= 0; nl = stdout.indexOf('\n', unparsed)) {
@@ -70,6 +71,7 @@ export function runClusterDriver(
           trackGroup(o.pgid);
         }
         if (o.t === 'done' || o.t === 'error') ended = true;
+        if (o.t === 'done') doneSeen = true;
         lineWaiters = lineWaiters.filter((w) => !(w.test(o) && (w.resolve(), true)));
       }
     });
@@ -98,13 +100,19 @@ export function runClusterDriver(
         }
       },
       restart: async (node) => {
+        let doneFirst = doneSeen;
         const restarted = new Promise<void>((resolve) => {
-          lineWaiters.push({ test: (o) => (o.t === 'node' && o.node === node && o.restarted === true) || o.t === 'done' || o.t === 'error', resolve });
+          lineWaiters.push({ test: (o) => (o.t === 'node' && o.node === node && o.restarted === true) || o.t === 'done' || o.t === 'error', resolve: () => resolve() });
+          lineWaiters.push({ test: (o) => o.t === 'done', resolve: () => (doneFirst = true) });
           if (exited || ended) resolve();
         });
         const cmd: RestartCommand = { cmd: 'restart', node };
         proc.stdin!.write(JSON.stringify(cmd) + '\n');
-        if ((await within(restarted, RESTART_TIMEOUT_MS)) === 'timeout') {
+        const waited = await within(restarted, RESTART_TIMEOUT_MS);
+        // A run that ends (done) while one of its nodes is cut leaves that node down for good: a
+        // cluster driver waits for the restart before its run ends (docs/driver-protocol.md, "Clusters").
+        if (doneFirst) throw new HarnessError(`the cluster driver ended its run (its "done" line) while node ${node} was cut and not yet restarted: a cluster driver must wait (bounded) for the harness's {"cmd":"restart","node":${node}} before it ends a run in which a node's server was killed (docs/driver-protocol.md, "Clusters")`);
+        if (waited === 'timeout') {
           const said = stdout.trim().split('\n').slice(-3).join('\n  ');
           throw new HarnessError(`the cluster driver did not restart node ${node} (no {"t":"node","node":${node},...,"restarted":true} line) within ${RESTART_TIMEOUT_MS} ms; its last lines:\n  ${said}${stderr.trim() ? `\nits stderr:\n  ${stderr.trim().slice(-2000).split('\n').join('\n  ')}` : ''}`);
         }

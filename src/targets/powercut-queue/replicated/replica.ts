@@ -13,8 +13,9 @@ export interface DurableState {
 
 /** A request to a replica whose server is gone (its node was cut): the cluster goes on without it. */
 export class ReplicaDown extends Error {
-  constructor(readonly node: number) {
-    super(`node ${node}'s replica server is not running`);
+  /** killed: by a signal (its node's cut) rather than its own failure. */
+  constructor(readonly node: number, readonly killed = false) {
+    super(`node ${node}'s replica server is not running${killed ? ' (killed)' : ''}`);
   }
 }
 
@@ -53,12 +54,12 @@ export class Replica {
       const timer = setTimeout(() => reject(new Error(`node ${node}'s replica did not open its queue within ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS);
       r.onReady = (failure) => {
         clearTimeout(timer);
-        if (failure) reject(new Error(`node ${node}'s replica could not open its queue in ${dir}: ${failure}`));
+        if (failure) reject(r.killed ? new ReplicaDown(node, true) : new Error(`node ${node}'s replica could not open its queue in ${dir}: ${failure}`));
         else resolve();
       };
     });
     createInterface({ input: proc.stdout! }).on('line', (line) => r.receive(parseReplicaMessage(line)));
-    void proc.then(() => r.down());
+    void proc.then((result) => r.down(result.signal));
     await ready;
     return r;
   }
@@ -86,20 +87,28 @@ export class Replica {
     }
   }
 
-  private exited: Promise<void> = new Promise((resolve) => (this.markExited = resolve));
-  private markExited: () => void = () => {};
+  // One initialiser for both: a resolver field declared after the promise's would run after it
+  // and overwrite the resolver the promise set, which then never resolves.
+  private readonly exit = (() => {
+    let resolve!: () => void;
+    const promise = new Promise<void>((r) => (resolve = r));
+    return { promise, resolve };
+  })();
+  /** Its server was killed by a signal (its node's cut), not closed: the harness restarts it. */
+  killed = false;
 
   /** True once its server exited, waiting up to `ms` for it. */
   async exitedWithin(ms: number): Promise<boolean> {
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.exited, new Promise((r) => (timer = setTimeout(r, ms)))]);
+    await Promise.race([this.exit.promise, new Promise((r) => (timer = setTimeout(r, ms)))]);
     clearTimeout(timer);
     return !this.alive;
   }
 
-  private down(): void {
+  private down(signal: string | undefined): void {
     this.alive = false;
-    this.markExited();
+    this.killed = signal !== undefined;
+    this.exit.resolve();
     this.onReady('its server exited');
     for (const p of this.pending.values()) p.reject(new ReplicaDown(this.node));
     this.pending.clear();

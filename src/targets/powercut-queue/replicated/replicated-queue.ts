@@ -19,6 +19,13 @@ export const ASYNC_REPLICATION = 'async-replication';
 /** How long a restart waits to see the cut node's old server gone. */
 const RESTART_EXIT_WAIT_MS = 5_000;
 
+/**
+ * How long the run's end waits for the harness to restart a node it cut (docs/driver-protocol.md,
+ * "Clusters"): the harness asks only once it has reaped the node, which under load may come after
+ * the workload's last step; a run that ended first would never restart it.
+ */
+export const RESTART_AWAIT_MS = 20_000;
+
 /** The k-th largest of the values (k from 1). */
 function kthLargest(values: readonly number[], k: number): number {
   return [...values].sort((a, b) => b - a)[k - 1] ?? 0;
@@ -60,6 +67,10 @@ export class ReplicatedQueue implements DrivenQueue {
   /** The async-replication variant's backups get each operation after the primary, in order. */
   private backupChain: Promise<unknown> = Promise.resolve();
   private waiters: { seq: number; resolve: () => void }[] = [];
+  /** Nodes whose server was killed while the cluster opened (their cut): the harness restarts them. */
+  private readonly killedAtOpen = new Set<number>();
+  /** Restarts asked for and not finished: the run's end waits for them. */
+  private readonly restartsInFlight = new Set<Promise<void>>();
 
   private constructor(
     private readonly nodes: readonly ClusterNodeSpec[],
@@ -81,7 +92,11 @@ export class ReplicatedQueue implements DrivenQueue {
     if (!nodes) throw new Error('the replicated queue runs on a cluster: the spec must list its nodes');
     if (spec.variant !== undefined && spec.variant !== ASYNC_REPLICATION) throw new Error(`unknown variant '${spec.variant}' (the replicated queue has ${ASYNC_REPLICATION})`);
     // A node cut while the cluster opens is down (the harness restarts it): a majority must open.
-    const startAll = async () => (await Promise.allSettled(nodes.map((n) => ReplicatedQueue.startNode(n, spec.settings, emit, false)))).map((r) => (r.status === 'fulfilled' && r.value.alive ? r.value : null));
+    const killedAtOpen = new Set<number>();
+    const startAll = async () => (await Promise.allSettled(nodes.map((n) => ReplicatedQueue.startNode(n, spec.settings, emit, false)))).map((r, k) => {
+      if (r.status === 'rejected' && r.reason instanceof ReplicaDown && r.reason.killed) killedAtOpen.add(k);
+      return r.status === 'fulfilled' && r.value.alive ? r.value : null;
+    });
     const majority = Math.floor(nodes.length / 2) + 1;
     let replicas = await startAll();
     const up = (rs: (Replica | null)[]) => {
@@ -103,6 +118,7 @@ export class ReplicatedQueue implements DrivenQueue {
     }
     const copied = up(replicas)[0].state.durableFirstUnackedSeq;
     const q = new ReplicatedQueue(nodes, spec.settings, spec.variant, emit, replicas, { durableSeq, durableFirstUnackedSeq: Math.max(firstUnacked, copied) });
+    for (const k of killedAtOpen) q.killedAtOpen.add(k);
     // Acks a majority made durable that the copied node had not: made on every node again.
     await q.ackBelow(copied, firstUnacked);
     return q;
@@ -246,10 +262,32 @@ export class ReplicatedQueue implements DrivenQueue {
     };
   }
 
+  /** Nodes cut (their server killed) and not restarted since. */
+  private get awaitingRestart(): number[] {
+    return this.nodes.map((n) => n.node).filter((k) => {
+      const r = this.replicas[k];
+      return r === null ? this.killedAtOpen.has(k) : !r.alive && r.killed;
+    });
+  }
+
+  /**
+   * Closes every node, once every node cut during the run was restarted (bounded by
+   * RESTART_AWAIT_MS): the harness's restart must find the run still going. A node cut while the
+   * others close is waited for and closed too.
+   */
   async close(): Promise<void> {
-    await this.restarting;
-    await this.backupChain;
-    await Promise.all(this.running.map((r) => r.close()));
+    const deadline = Date.now() + RESTART_AWAIT_MS;
+    for (;;) {
+      while ((this.awaitingRestart.length > 0 || this.restartsInFlight.size > 0) && Date.now() < deadline) {
+        await Promise.race([...[...this.restartsInFlight].map((p) => p.catch(() => {})), new Promise((r) => setTimeout(r, 10))]);
+      }
+      const missing = this.awaitingRestart;
+      if (missing.length > 0) process.stderr.write(`replicated queue: node${missing.length > 1 ? 's' : ''} ${missing.join(', ')} cut and not restarted within ${RESTART_AWAIT_MS} ms; closing the others without ${missing.length > 1 ? 'them' : 'it'}\n`);
+      await this.restarting;
+      await this.backupChain;
+      await Promise.all(this.running.map((r) => r.close()));
+      if (Date.now() >= deadline || (this.awaitingRestart.length === 0 && this.restartsInFlight.size === 0 && this.running.length === 0)) return;
+    }
   }
 
   /**
@@ -265,7 +303,16 @@ export class ReplicatedQueue implements DrivenQueue {
     }
   }
 
-  async restartNode(node: number): Promise<void> {
+  /** Restarts node k (the harness cut it); counted from the moment it is asked for, so the run's end waits for it. */
+  restartNode(node: number): Promise<void> {
+    const p = this.restart(node);
+    this.restartsInFlight.add(p);
+    const forget = () => this.restartsInFlight.delete(p);
+    p.then(forget, forget);
+    return p;
+  }
+
+  private async restart(node: number): Promise<void> {
     const spec = this.nodes[node];
     if (!spec) throw new Error(`restart: there is no node ${node} (the cluster has ${this.nodes.length})`);
     // The harness asks once it killed the node's group: its server's end may not have reached us yet.
@@ -296,6 +343,7 @@ export class ReplicatedQueue implements DrivenQueue {
       const toAck = deliveredThere.filter((s) => this.acked.has(s));
       if (toAck.length > 0) await r.request({ op: 'ack', seqs: toAck });
       this.replicas[node] = r;
+      this.killedAtOpen.delete(node);
       this.watch(r);
     } finally {
       done();
