@@ -4,7 +4,7 @@
 // each kind at a seeded request and seeded nodes, restarted while the run goes on. One row per cut
 // kind; the floor asks each kind for a judged case. Distinct failures are grouped by check, cut
 // kind and nodes (no cause search for clusters yet); each gets an artifact that `replay` re-runs.
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
@@ -24,6 +24,7 @@ import { judgeClusterState, recordCluster, type ClusterJudged, type ClusterRecor
 import { countCut, countRequests, emptyClusterCoverage, formatClusterCoverage, formatClusterFloor, kindFloor, type ClusterCoverage } from './cluster-coverage.js';
 import { DEFAULT_NODES_CUT, drawNodes, KIND_ROW, kindOfCut, kindsAsked, seededRandom, spreadOrder, type CutKind } from './cluster-kinds.js';
 import { checkFloor, type FloorRequirement } from './floor.js';
+import { toJunitXml } from './junit.js';
 import { ProgressReporter } from './progress.js';
 import { roundSeed } from './suites.js';
 import { formatFailures, formatSummaryTable } from './summary.js';
@@ -213,6 +214,8 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
         overtime = true;
       }
       const drawn = fc.sample(arb, { seed: roundSeed(o.seed, 0, input), numRuns: 1 })[0];
+      const drawnNodes = target.nodeCount?.(drawn.settings) ?? 1;
+      if (drawnNodes !== nodes) throw new Error(`invariant: every workload of a cluster gate runs on its ${nodes} nodes, but settings ${JSON.stringify(drawn.settings)} give ${drawnNodes} (force the node count with --settings)`);
       const clusterInput: ClusterInput = { workload: drawn.workload, settings: drawn.settings, ...(drawn.variant !== undefined ? { variant: drawn.variant } : {}) };
       const first = rows.get(asked[0])!;
       phase = `recording workload ${input + 1}`;
@@ -279,6 +282,10 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
     ...(details ? ['', details] : []),
   ].join('\n');
   const exitCode = exitCodeOf(verdict);
+  if (o.junitFile) {
+    await mkdir(path.dirname(path.resolve(o.junitFile)), { recursive: true });
+    await writeFile(o.junitFile, toJunitXml(rowList, durationMs, failures, floor));
+  }
   return {
     rows: rowList, failures, steered: { inputs: 0, of: recordings }, durationMs, passed: verdict === 'passed', violations: t.violations, harnessErrors: t.errors,
     floor, verdict, exitCode, text, cluster: cov,
