@@ -20,15 +20,23 @@
 //    gate run gets. Only the suites count (the scenarios, the same in both arms, are left out).
 //    --gate-max-states N caps the crash states checked per input (the gate's --max-states): with 1,
 //    the runs are mostly generation, so many more inputs show what steering does per input.
+// 5. a cluster (three nodes on one daemon): the replicated queue's coordinated and mixed crash states
+//    per minute (runClusterStates: each state's three images written, the three-node drain run and
+//    judged), beside the single-disk states per minute of the same workload on the built-in queue,
+//    both measured here; and NATS JetStream R3's time to its first finding (nats-jetstream with
+//    {"replicas": 3}: one recorded run, its coordinated and mixed states spread over the run, until
+//    the first fails), or n/a when that target cannot run a cluster here.
 //   node dist/bench/crash.bench.js [--workloads N] [--seed N] [--gate-seconds N] [--gate-seeds N] [--gate-max-states N] [--only SECTIONS]
 //   --only takes a comma-separated list of sections: queue (1), targets (2, needs queue), catch (3),
-//   explain (3b), steering (4); e.g. `npm run bench:crash -- --only steering` runs the comparison alone.
+//   explain (3b), steering (4), cluster (5); e.g. `npm run bench:crash -- --only steering` runs the
+//   comparison alone, `--only cluster` the cluster rows alone.
 import fc from 'fast-check';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_STATE_CAPS } from '../fusefs/crash-states.js';
+import { runClusterStates } from '../src/harness/cluster/cluster-run.js';
 import { runCase } from '../src/harness/crash-run.js';
 import { startTempDaemon, type DaemonHandle } from '../src/harness/daemon-process.js';
 import { mergeTimeouts } from '../src/harness/driver-process.js';
@@ -41,6 +49,9 @@ import { roundSeed } from '../src/gate/suites.js';
 import { totals } from '../src/report/gate-results.js';
 import { resolveTarget } from '../src/targets/index.js';
 import { KNOWN_BAD } from '../src/targets/powercut-queue/known-bad.js';
+import { replicatedQueue } from '../src/targets/powercut-queue/replicated/index.js';
+import type { Target } from '../src/harness/target.js';
+import type { Workload } from '../src/harness/workload.js';
 import { explainCost } from './explain-cost.js';
 
 const ROUNDS = 2;
@@ -56,7 +67,7 @@ const CATCH_BUDGET_WORKLOADS = 10;
 /** Section 2: workloads per other target. */
 const TARGET_WORKLOADS = 4;
 
-const SECTIONS = ['queue', 'targets', 'catch', 'explain', 'steering'] as const;
+const SECTIONS = ['queue', 'targets', 'catch', 'explain', 'steering', 'cluster'] as const;
 type Section = (typeof SECTIONS)[number];
 
 interface Options {
@@ -126,6 +137,7 @@ async function main(): Promise<void> {
       await fixture.stop();
     }
   }
+  if (o.only.has('cluster')) await clusterRows();
   if (o.only.has('steering')) await steering(o);
 }
 
@@ -238,6 +250,115 @@ async function timeToCatch(d: DaemonHandle, seed: number): Promise<void> {
     await rm(artifactRoot, { recursive: true, force: true });
   }
   console.log(`target: exhaustive mode catches every listed variant in fewer seconds than random cuts: ${faster === CATCH_VARIANTS.length ? 'met' : `NOT met (${faster} of ${CATCH_VARIANTS.length})`}`);
+}
+
+/** Section 5: the replicated queue's workload (the cluster tests' longer one): writes confirmed by a majority, reads and acks. */
+const CLUSTER_WORKLOAD: Workload = {
+  steps: [
+    { op: 'write', sizesBytes: [120, 900], waitDurable: true },
+    { op: 'read', maxEvents: 2 },
+    { op: 'ack', count: 1, order: 'oldest' },
+    { op: 'write', sizesBytes: [300], waitDurable: true },
+    { op: 'read', maxEvents: 2 },
+    { op: 'ack', count: 2, order: 'oldest' },
+    { op: 'write', sizesBytes: [64], waitDurable: true },
+  ],
+};
+const CLUSTER_SETTINGS = { checkpointAcks: 1, checkpointWrites: 1, pageCapacityBytes: 4096 };
+const CLUSTER_NODES = 3;
+/** Coordinated and mixed states recovered per kind, spread over the run. */
+const CLUSTER_STATES_PER_KIND = 20;
+/** The one-disk baseline runs at least this long. */
+const BASELINE_MIN_MS = 10_000;
+/** NATS R3: the nats cluster tests' workload (it ends on reads that wait, so a restarted node is back before the run ends). */
+const NATS_WORKLOAD: Workload = {
+  steps: [
+    { op: 'write', sizesBytes: [100], waitDurable: true },
+    { op: 'write', sizesBytes: [200], waitDurable: true },
+    { op: 'read', maxEvents: 2 },
+    { op: 'ack', count: 1, order: 'oldest' },
+    { op: 'write', sizesBytes: [300], waitDurable: true },
+    { op: 'read', maxEvents: 1, waitMs: 500 },
+    { op: 'read', maxEvents: 1, waitMs: 2_000 },
+  ],
+};
+const NATS_SETTINGS = { replicas: 3 };
+/** NATS R3 states per kind, spread over the run: each recovery starts three servers and waits for their elections. */
+const NATS_STATES_PER_KIND = 8;
+/** A run of three nats-servers (their elections take seconds after a restart). */
+const NATS_TIMEOUTS = { runMs: 120_000 };
+
+/** nats-jetstream as a three-node cluster target, or why it cannot run one here. */
+function natsR3(): Target | string {
+  try {
+    const t = resolveTarget({ target: 'nats-jetstream' });
+    t.checkEnvironment?.();
+    const n = t.nodeCount?.(NATS_SETTINGS);
+    return n === CLUSTER_NODES ? t : `target not built (nats-jetstream's nodeCount for ${JSON.stringify(NATS_SETTINGS)} is ${n ?? 'absent'})`;
+  } catch (err) {
+    return `target not available: ${(err as Error).message}`;
+  }
+}
+
+/** Section 5: a cluster's crash states per minute beside one disk's on the same workload; NATS R3's time to its first finding. */
+async function clusterRows(): Promise<void> {
+  const cluster = await startTempDaemon('bench-cluster', CLUSTER_NODES);
+  const single = await startTempDaemon('bench-cluster-single');
+  const workers = new DriverWorkers(mergeTimeouts());
+  try {
+    console.log(`
+cluster (${CLUSTER_NODES} nodes on one daemon, one mount each), exhaustive mode, lose-unsynced, the same workload (${CLUSTER_WORKLOAD.steps.length} steps) both ways, after a round to warm up (not counted):`);
+    const input = { workload: CLUSTER_WORKLOAD, settings: CLUSTER_SETTINGS };
+    const builtIn = resolveTarget({ target: 'powercut-queue' });
+    const singleInput = { target: 'powercut-queue', ...input };
+    const singleOptions = { writeArtifacts: false, driverWorkers: workers, policies: ['lose-unsynced' as const] };
+    await runClusterStates(cluster.daemon, replicatedQueue, input, { maxStates: 1_000, maxStatesPerKind: 1 });
+    await runExhaustive(single.daemon, builtIn, singleInput, singleOptions);
+    // The recording and enumeration alone (no state recovered), to tell a state's own cost.
+    let t = performance.now();
+    await runClusterStates(cluster.daemon, replicatedQueue, input, { maxStates: 1_000, maxStatesPerKind: 0 });
+    const recordMs = performance.now() - t;
+    t = performance.now();
+    const r = await runClusterStates(cluster.daemon, replicatedQueue, input, { maxStates: 1_000, maxStatesPerKind: CLUSTER_STATES_PER_KIND });
+    const clusterMs = performance.now() - t;
+    if (r.failures.length > 0) throw new Error(`the correct replicated queue failed a cluster state: ${r.failures[0].violations[0].message}`);
+    const judged = r.judged.coordinated + r.judged.mixed;
+    // One disk: its states of the same workload, recorded and recovered as exhaustive mode does (in
+    // parallel slots), run after run until as many as the cluster's and BASELINE_MIN_MS (one run is too short to time).
+    t = performance.now();
+    let singleStates = 0;
+    let runs = 0;
+    while ((singleStates < judged || performance.now() - t < BASELINE_MIN_MS) && runs < 500) {
+      const s = await runExhaustive(single.daemon, builtIn, singleInput, singleOptions);
+      if (s.failure) throw new Error(`the correct queue failed a crash state: ${s.failure.violations[0].message}`);
+      singleStates += s.coverage.states;
+      runs++;
+    }
+    const singleMs = performance.now() - t;
+    const row = (name: string, states: number, ms: number, note: string) => `${name.padEnd(52)}${pad(states, 8)}${pad((ms / 1000).toFixed(1), 10)}${pad(perMin(states, ms).toFixed(0), 12)}  ${note}`;
+    console.log(`${'what'.padEnd(52)}${pad('states', 8)}${pad('seconds', 10)}${pad('per minute', 12)}`);
+    console.log(row(`replicated-queue, ${CLUSTER_NODES} nodes: coordinated + mixed states`, judged, clusterMs, `${r.judged.coordinated} coordinated, ${r.judged.mixed} mixed (of ${r.states} listed over ${r.intervals} intervals${r.capped ? `, ${r.capped} capped` : ''}); one recorded run`));
+    console.log(row('baseline: powercut-queue, one disk, same workload', singleStates, singleMs, `${runs} recorded run${runs === 1 ? '' : 's'} (each run's states)`));
+    console.log(`cluster / one disk: ${(perMin(judged, clusterMs) / perMin(singleStates, singleMs)).toFixed(2)}x. A coordinated and a mixed state cost alike: ${(Math.max(0, clusterMs - recordMs) / Math.max(1, judged)).toFixed(0)} ms a state (its ${CLUSTER_NODES} images written, a driver and ${CLUSTER_NODES} replica servers started for its drain, one state at a time) after ${(recordMs / 1000).toFixed(1)} s recording and enumerating the run; one disk's states recover in parallel slots on serving drivers`);
+
+    const nats = natsR3();
+    const natsName = `nats-jetstream R3 ${JSON.stringify(NATS_SETTINGS)}: time to first finding`;
+    if (typeof nats === 'string') {
+      console.log(`${natsName.padEnd(52)}n/a (${nats})`);
+      return;
+    }
+    t = performance.now();
+    const n = await runClusterStates(cluster.daemon, nats, { workload: NATS_WORKLOAD, settings: NATS_SETTINGS }, { maxStates: 1_000, maxStatesPerKind: NATS_STATES_PER_KIND, stopAtFirstFailure: true, timeouts: NATS_TIMEOUTS });
+    const natsMs = performance.now() - t;
+    const judgedNats = n.judged.coordinated + n.judged.mixed;
+    const f = n.failures[0];
+    const found = f ? `${f.violations[0].check} at a ${f.state.nodes === undefined ? 'coordinated' : `mixed (node${f.state.nodes.length > 1 ? 's' : ''} ${f.state.nodes.join(', ')})`} state after request ${f.state.afterOp}, the ${judgedNats}${judgedNats === 1 ? 'st' : judgedNats === 2 ? 'nd' : judgedNats === 3 ? 'rd' : 'th'} state judged` : `none in ${judgedNats} states`;
+    console.log(`${natsName.padEnd(52)}${pad((natsMs / 1000).toFixed(1), 8)} s  ${found} (recording the run included; ${n.states} states listed over ${n.intervals} intervals)`);
+  } finally {
+    await workers.stop();
+    await cluster.stop();
+    await single.stop();
+  }
 }
 
 /** Section 4's events (counted as events, not as runs reaching them) and the features always listed when reached. */
