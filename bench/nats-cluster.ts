@@ -1,0 +1,136 @@
+// Explores NATS JetStream R3 (three nats-server 2.9.10 on one cluster daemon) under cluster cuts,
+// for docs/nats.md's cluster findings: node dist/bench/nats-cluster.js MODE [options]
+//   case    --cut N [--kind write --path GLOB] [--nodes all|1|0,2] [--seed S]   one live case
+//   states  [--max-per-kind K] [--first]                                    coordinated and mixed states of one recorded run
+// Prints each verdict, its violations, and the seconds from the start to the first failure.
+import { parseArgs } from 'node:util';
+import { startTempDaemon } from '../src/harness/daemon-process.js';
+import { runClusterCase, runClusterStates, type NodesCut } from '../src/harness/cluster/cluster-run.js';
+import { natsJetstream } from '../src/targets/nats-jetstream/index.js';
+import type { Workload } from '../src/harness/workload.js';
+import { nodeImageDir, type MutatingKind } from '../fusefs/protocol.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { DEFAULT_STATE_CAPS } from '../fusefs/crash-states.js';
+import { markDir } from '../src/harness/crash-run.js';
+import { mergeTimeouts } from '../src/harness/driver-process.js';
+import { truncateAtCut, type Recorded } from '../src/harness/exhaustive/judge-states.js';
+import { scratchRoot } from '../src/harness/exhaustive/recovery-pool.js';
+import { judge } from '../src/harness/oracle.js';
+import { clusterSpec } from '../src/harness/cluster/cluster-run.js';
+import { runClusterDriver } from '../src/harness/cluster/cluster-driver.js';
+
+const { positionals, values } = parseArgs({
+  allowPositionals: true,
+  options: {
+    cut: { type: 'string' },
+    kind: { type: 'string' },
+    path: { type: 'string' },
+    nodes: { type: 'string', default: 'all' },
+    seed: { type: 'string', default: '1' },
+    repeat: { type: 'string', default: '1' },
+    'max-per-kind': { type: 'string', default: '1000' },
+    'max-states': { type: 'string', default: '1000' },
+    first: { type: 'boolean', default: false },
+    workload: { type: 'string', default: 'small' },
+    only: { type: 'string' },
+    step: { type: 'string', default: '0' },
+  },
+});
+
+const WORKLOADS: Record<string, Workload> = {
+  small: {
+    steps: [
+      { op: 'write', sizesBytes: [100], waitDurable: true },
+      { op: 'write', sizesBytes: [200], waitDurable: true },
+      { op: 'read', maxEvents: 2 },
+      { op: 'ack', count: 1, order: 'oldest' },
+      { op: 'write', sizesBytes: [300], waitDurable: true },
+    ],
+  },
+  long: {
+    steps: Array.from({ length: 12 }, (_, i) => [
+      { op: 'write' as const, sizesBytes: [100 + i], waitDurable: true },
+      { op: 'read' as const, maxEvents: 1, waitMs: 300 },
+      { op: 'ack' as const, count: 1, order: 'oldest' as const },
+    ]).flat(),
+  },
+};
+
+const settings = { replicas: 3 };
+const timeouts = { runMs: 120_000 };
+const workload = WORKLOADS[values.workload!];
+if (!workload) throw new Error(`--workload: one of ${Object.keys(WORKLOADS).join(', ')}`);
+
+const t0 = Date.now();
+const secs = () => ((Date.now() - t0) / 1000).toFixed(1);
+const cluster = await startTempDaemon('nats-r3-explore', 3);
+// Stopped from outside: unmount before leaving.
+for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => void cluster.stop().finally(() => process.exit(130)));
+try {
+  if (positionals[0] === 'case') {
+    const nodesCut: NodesCut = values.nodes === 'all' ? 'all' : values.nodes!.split(',').map(Number);
+    for (let i = 0; i < Number(values.repeat); i++) {
+      const seed = Number(values.seed) + i;
+      const cut = values.cut ? { atOp: Number(values.cut) + i * Number(values.step), timing: 'before' as const, ...(values.kind ? { kind: values.kind as MutatingKind } : {}), ...(values.path ? { path: values.path } : {}) } : undefined;
+      const r = await runClusterCase(cluster.daemon, natsJetstream, { workload, settings, nodesCut, cut, policy: 'lose-unsynced', seed }, timeouts);
+      const restarted = r.runs[0].outcomes.filter((o) => o.t === 'node' && o.restarted).length;
+      console.log(JSON.stringify({ at: secs(), seed, cut: cut?.atOp, nodes: values.nodes, verdict: r.verdict, frozenAt: r.frozenAt, restarted, violations: r.violations.map((v) => `${v.check}: ${v.message}`.slice(0, 400)) }));
+      if (r.verdict === 'fail' && values.first) break;
+    }
+  } else if (positionals[0] === 'states') {
+    const r = await runClusterStates(cluster.daemon, natsJetstream, { workload, settings }, {
+      maxStates: Number(values['max-states']), maxStatesPerKind: Number(values['max-per-kind']), stopAtFirstFailure: values.first, timeouts,
+    });
+    console.log(JSON.stringify({ at: secs(), intervals: r.intervals, states: r.states, capped: r.capped, judged: r.judged, failures: r.failures.length }));
+    for (const f of r.failures) console.log(JSON.stringify({ state: f.state, violations: f.violations.map((v) => `${v.check}: ${v.message}`.slice(0, 300)) }));
+  } else if (positionals[0] === 'explore') {
+    // The states of one recorded run, one kind (--only coordinated|1|2: nodes cut), each judged and printed as it goes.
+    const timeoutsAll = mergeTimeouts(timeouts);
+    const client = cluster.daemon.client;
+    const input = { workload, settings };
+    await client.reset(true);
+    const run = await runClusterDriver(cluster.daemon, natsJetstream.driver, { ...clusterSpec(cluster.daemon.mountpoints, input, 'workload', 0), mark: markDir(cluster.daemon) }, timeoutsAll);
+    const { trace, marks } = await client.traceWithMarks();
+    const recorded: Recorded = { run, trace, marks };
+    const answer = await client.states(['lose-unsynced'], { ...DEFAULT_STATE_CAPS, maxStates: Number(values['max-states']) });
+    const fsyncs = trace.filter((e) => e.kind === 'fsync' || e.kind === 'fsyncdir');
+    console.log(JSON.stringify({ at: secs(), requests: trace.length, fsyncs: fsyncs.length, fsyncPaths: fsyncs.slice(0, 10).map((e) => `${e.node}:${e.path}`), intervals: answer.intervals, states: answer.states.length }));
+    const only = values.only;
+    let picked = answer.states.filter((st) => only === undefined || (only === 'coordinated' ? st.id.nodes === undefined : st.id.nodes?.length === Number(only)));
+    if (only === 'lagging') {
+      // Raft appends of the stream's group (S-...): the same entry lands at the same offset on each node.
+      // States just before the last node appends an entry, the power cut on the node that appended it second.
+      const appends = new Map<string, typeof trace>();
+      for (const e of trace) {
+        const m = /\/_js_\/(S-[^/]+)\/msgs\/(\d+)\.blk$/.exec(e.path);
+        if (e.kind !== 'write' || !m || e.node === undefined) continue;
+        const key = `${m[1]}/${m[2]}@${e.offset}`;
+        appends.set(key, [...(appends.get(key) ?? []), e]);
+      }
+      const which = values.nodes === 'all' ? 1 : Number(values.nodes);
+      picked = [...appends.values()].filter((es) => es.length === 3).map((es) => ({ id: { afterOp: es[2].op - 1, policy: 'lose-unsynced' as const, nodes: [es[which].node!] } })) as unknown as typeof picked;
+      console.log(JSON.stringify({ lagging: picked.length, orders: [...appends.values()].map((es) => es.map((e) => `${e.node}@${e.op}`).join(' ')).slice(0, 40) }));
+    }
+    const slot = await mkdtemp(path.join(scratchRoot(), 'powercut-nats-explore-'));
+    try {
+      for (let rep = 0; rep < Number(values.repeat); rep++) {
+        for (const st of picked) {
+          await client.stateImage(st.id, slot, true);
+          const dirs = cluster.daemon.mountpoints.map((_, k) => path.join(slot, nodeImageDir(k)));
+          const drain = await runClusterDriver(null, natsJetstream.driver, clusterSpec(dirs, input, 'drain', 1), timeoutsAll);
+          const violations = judge({ target: natsJetstream.name, faultsInjected: false, runs: [truncateAtCut(recorded, st.id.afterOp), drain.record] });
+          console.log(JSON.stringify({ at: secs(), rep, state: st.id, verdict: violations.length ? 'fail' : 'pass', violations: violations.map((v) => `${v.check}: ${v.message}`.slice(0, 300)) }));
+          if (violations.length) console.log(drain.stderr.split("\n").filter((l) => /leader|Lost|Catchup|catchup|truncat|Resetting|mismatch|WARN|bootstrap|opened stream|not found|reset/i.test(l) && !/connect to route/.test(l)).slice(0, 80).join('\n'));
+        }
+      }
+    } finally {
+      await rm(slot, { recursive: true, force: true });
+    }
+  } else {
+    throw new Error('mode: case, states or explore');
+  }
+} finally {
+  await cluster.stop();
+}
+console.log(`done in ${secs()} s`);
