@@ -243,10 +243,12 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
       const sliceEndsMs = Date.now() + Math.max(0, slice);
       const byKind = asked.map((k) => spreadOrder(rec.states.filter((s) => kindOfCut(asked, s.id.nodes, nodes) === k), random));
       const longest = Math.max(0, ...byKind.map((x) => x.length));
-      for (let i = 0; i < longest && !stopped && fixture; i++) {
+      // The recording lives in the daemon that made it: after a failure of the tool (a fresh daemon) its states are gone.
+      const recordedOn: TempDaemon = fixture;
+      for (let i = 0; i < longest && !stopped && fixture === recordedOn; i++) {
         for (const [j, kind] of asked.entries()) {
           const s = byKind[j][i];
-          if (!s || stopped || !fixture) continue;
+          if (!s || stopped || fixture !== recordedOn) continue;
           // Past the slice only a kind still owed a case goes on (the floor), one state.
           if ((Date.now() >= sliceEndsMs || budget.leftMs() < MIN_STATE_MS) && !owed(kind)) continue;
           phase = `${KIND_ROW[kind]}: crash state after request ${s.id.afterOp} of workload ${input + 1}`;

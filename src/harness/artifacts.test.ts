@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { copyStoredImage, writeImageFolderLists } from './artifacts.js';
+import { copyStoredImage, isClusterCase, readArtifact, writeClusterArtifact, writeImageFolderLists, type ClusterArtifactCase } from './artifacts.js';
 
 let tmp: string | undefined;
 afterEach(async () => {
@@ -35,5 +35,34 @@ describe('stored images keep their empty folders (git does not)', () => {
     await mkdir(path.join(tmp, 'images'));
     await writeFile(path.join(tmp, 'images', 'cut-0-after-crash.dirs.json'), '["../escape"]');
     await expect(copyStoredImage(tmp, 'cut-0-after-crash', path.join(tmp, 'copy'))).rejects.toThrow(/cut-0-after-crash\.dirs\.json: expected a list of relative folder paths/);
+  });
+});
+
+describe('a cluster artifact', () => {
+  const base: ClusterArtifactCase = {
+    target: 'replicated-queue', workload: { steps: [{ op: 'write', sizesBytes: [10], waitDurable: true }] }, settings: {}, policy: 'lose-unsynced', seed: 4, nodes: 3,
+    cut: { atOp: 7, timing: 'before' }, nodesCut: [1],
+  };
+  const write = (c: ClusterArtifactCase) => writeClusterArtifact(tmp!, c.target!, {
+    case: c, runs: [{ role: 'workload', outcomes: [], exitCode: null, killed: true, hung: false, failedRequests: [] }], violations: [],
+    trace: [{ op: 1, kind: 'write', path: '/page.1', node: 2, result: 0 } as never], frozenAt: 1, stderr: [''],
+  });
+
+  it('reads back with its nodes, its live cut and its trace of every node', async () => {
+    tmp = await mkdtemp(path.join(os.tmpdir(), 'powercut-artifacts-test-'));
+    const dir = await write(base);
+    expect(path.basename(dir)).toContain('-cluster-');
+    const a = await readArtifact(dir);
+    expect(isClusterCase(a.case) && [a.case.nodes, a.case.nodesCut]).toEqual([3, [1]]);
+    expect(a.cuts[0].trace[0].node).toBe(2);
+    expect(await readFile(path.join(dir, 'trace-cut-0.txt'), 'utf8')).toContain('node 2 write');
+  });
+
+  it('names case.json and the field when its nodes are wrong', async () => {
+    tmp = await mkdtemp(path.join(os.tmpdir(), 'powercut-artifacts-test-'));
+    await expect(readArtifact(await write({ ...base, nodesCut: [3] }))).rejects.toThrow(/case\.json: nodesCut must be a non-empty list of nodes in 0\.\.2, got \[3\]/);
+    await expect(readArtifact(await write({ ...base, nodes: 1 }))).rejects.toThrow(/case\.json: nodes must be the cluster's node count, an integer >= 2, got 1/);
+    const { nodesCut: _, cut: __, ...noCut } = base;
+    await expect(readArtifact(await write(noCut as ClusterArtifactCase))).rejects.toThrow(/case\.json: a cluster case names a crash state \(state\) or a live cut's nodes/);
   });
 });

@@ -131,7 +131,7 @@ export async function writeArtifact(root: string, targetName: string, result: Ca
  */
 export interface ClusterArtifactCase extends CrashCase {
   nodes: number;
-  nodesCut?: 'all' | number[];
+  nodesCut?: 'all' | readonly number[];
 }
 
 export function isClusterCase(c: CrashCase): c is ClusterArtifactCase {
