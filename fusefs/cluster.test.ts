@@ -102,6 +102,26 @@ describe('a cluster of three nodes in one daemon', () => {
     expect(status.opCount).toBeGreaterThan(opsBefore);
   });
 
+  it('release thaws a freeze without a power cut (a pause): held requests complete, nothing is lost, and the next point is armed at once', async () => {
+    const c = cluster.daemon.client;
+    await expect(c.release()).rejects.toThrow(/not frozen/);
+    await c.arm({ atOp: 2, kind: 'write', node: 1, timing: 'before' });
+    writeFsynced(join(mnt[1], 'first'), 'one');
+    const held = writer(join(mnt[1], 'paused'), 'written across the pause');
+    const at = (await c.waitFrozen(10_000)).frozenAt!;
+    await expect(c.release({ atOp: at, timing: 'before' })).rejects.toThrow(/already passed/);
+    expect((await c.status()).frozen, 'a refused release leaves the freeze').toBe(true);
+    await c.release({ atOp: 1, kind: 'write', node: 2, timing: 'before' });
+    expect((await held).exitCode).toBe(0);
+    expect(readFileSync(join(mnt[1], 'paused'), 'utf8')).toBe('written across the pause');
+    const next = writer(join(mnt[2], 'g'), 'x');
+    expect((await c.waitFrozen(10_000)).frozen, 'the point armed by release froze node 2\'s first write').toBe(true);
+    next.kill('SIGKILL');
+    await c.crash('lose-unsynced', 0);
+    await next;
+    expect((await c.status()).frozen).toBe(false);
+  });
+
   it('a coordinated cut takes every node\'s unsynced data and restarts the numbering', async () => {
     const c = cluster.daemon.client;
     for (const [k, m] of mnt.entries()) writeFsynced(join(m, 'f'), `node ${k}`, k === 0 ? m : null);

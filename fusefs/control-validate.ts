@@ -4,7 +4,7 @@ import { MUTATING_KINDS, POLICIES, type ControlRequest, type CrashPoint, type Fa
 import { STATE_POLICIES, type CrashStateId, type DataOutcome, type Hypothesis, type ProbeUnit } from './crash-states.js';
 import { MAX_FSYNC_HOLD_MS } from './fsync-holds.js';
 
-const CMDS = ['status', 'arm', 'disarm', 'wait-frozen', 'crash', 'trace', 'image', 'fault', 'clear-faults', 'reset', 'states', 'load-state', 'state-image', 'units', 'shutdown'] as const;
+const CMDS = ['status', 'arm', 'disarm', 'release', 'wait-frozen', 'crash', 'trace', 'image', 'fault', 'clear-faults', 'reset', 'states', 'load-state', 'state-image', 'units', 'shutdown'] as const;
 const DATA_KINDS = ['all', 'none', 'only', 'except', 'sectors'] as const;
 const FAULT_TYPES = ['fsync-eio', 'enospc', 'read-eio', 'bitflip'] as const;
 const MAX_WAIT_MS = 10 * 60_000;
@@ -243,6 +243,12 @@ export function parseRequest(line: string): ControlRequest {
     }
     case 'arm':
       return { cmd, ...parseCrashPoint(o) };
+    case 'release': {
+      allowOnly(o, cmd, ['arm']);
+      if (o.arm === undefined) return { cmd };
+      if (typeof o.arm !== 'object' || o.arm === null || Array.isArray(o.arm)) fail(`release: 'arm' must be a crash point object, got ${JSON.stringify(o.arm)}`);
+      return { cmd, arm: parseCrashPoint(o.arm as Obj, 'release.arm') };
+    }
     case 'wait-frozen':
       allowOnly(o, cmd, ['timeoutMs']);
       return { cmd, timeoutMs: int(o, cmd, 'timeoutMs', 0, MAX_WAIT_MS) };

@@ -195,6 +195,18 @@ export class PowercutDaemon {
       case 'disarm':
         gate.disarm();
         return { ok: true };
+      case 'release': {
+        if (gate.frozenAt === null) throw new Error('the daemon is not frozen (arm a crash point and wait for it first)');
+        if (req.arm) {
+          if (req.arm.node !== undefined) this.nodesOf('release', [req.arm.node]);
+          // Checked before the thaw, which cannot be undone: a point already passed must not leave the run thawed and unarmed.
+          if (!(req.arm.kind || req.arm.path || req.arm.node !== undefined) && req.arm.atOp <= gate.opCount) throw new Error(`arm: crash point already passed: ${gate.opCount} requests since mount, atOp is ${req.arm.atOp}`);
+        }
+        // Held requests resume synchronously and the point is armed in the same turn: no request comes between.
+        gate.release(new Set(this.nodes.map((n) => n.index)));
+        if (req.arm) gate.arm(req.arm);
+        return { ok: true };
+      }
       case 'wait-frozen': {
         const at = await gate.waitFrozen(req.timeoutMs);
         return at === null ? { ok: true, frozen: false } : { ok: true, frozen: true, frozenAt: at };

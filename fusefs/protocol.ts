@@ -63,6 +63,12 @@ export type ControlRequest =
   | { cmd: 'status' }
   | ({ cmd: 'arm' } & CrashPoint)
   | { cmd: 'disarm' }
+  /**
+   * Thaws a freeze without a power cut: every node's held requests run on in order (a node's
+   * pause: the harness stopped its processes at the freeze); `arm`, if given, is armed at once, before
+   * any later request is counted.
+   */
+  | { cmd: 'release'; arm?: CrashPoint }
   | { cmd: 'wait-frozen'; timeoutMs: number }
   /** nodes: the cluster's nodes whose power goes (default: all); the others' held requests run on. */
   | { cmd: 'crash'; policy?: CrashPolicy; seed?: number; nodes?: number[] }

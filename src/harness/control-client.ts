@@ -76,6 +76,10 @@ export class ControlClient {
   async disarm(): Promise<void> {
     await this.ok({ cmd: 'disarm' });
   }
+  /** Thaws a freeze without a power cut (every node's held requests run on); `arm` is armed in the same step. */
+  async release(arm?: CrashPoint): Promise<void> {
+    await this.ok(arm ? { cmd: 'release', arm } : { cmd: 'release' });
+  }
   async waitFrozen(timeoutMs: number): Promise<{ frozen: boolean; frozenAt?: number }> {
     const a = await this.ok({ cmd: 'wait-frozen', timeoutMs }, timeoutMs + DEFAULT_REQUEST_TIMEOUT_MS);
     return a.frozen ? { frozen: true, frozenAt: a.frozenAt as number } : { frozen: false };

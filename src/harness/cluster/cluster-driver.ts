@@ -3,6 +3,7 @@
 // node. A node's cut kills exactly its group; the driver's group and every node's group are killed
 // when the run ends. Every wait is bounded.
 import { execa } from 'execa';
+import { readFileSync } from 'node:fs';
 import type { DaemonHandle } from '../daemon-process.js';
 import { withScratch, type DriverCommand, type DriverRun, type DriverTimeouts } from '../driver-process.js';
 import type { DriverSpec, RestartCommand } from '../driver-spec.js';
@@ -14,10 +15,16 @@ import { killGroup, OWN_PROCESS_GROUP, signalGroup, trackGroup } from '../proces
 export interface ClusterControl {
   /** Each node's process group, as its latest node line named it. */
   readonly groups: ReadonlyMap<number, number>;
-  /** SIGKILLs the driver and every node (a coordinated cut: then call the daemon's crash). */
+  /** SIGKILLs the driver and every node (a coordinated cut: then call the daemon's crash); a paused node is resumed first. */
   killAll(): void;
-  /** SIGKILLs these nodes' groups only; `reap` then waits (bounded) until they are gone (after the cut: a process in a held request dies only once it is answered). */
+  /** SIGKILLs these nodes' groups only (resumed first if paused); `reap` then waits (bounded) until they are gone (after the cut: a process in a held request dies only once it is answered). */
   killNodes(nodes: readonly number[]): void;
+  /**
+   * SIGSTOPs node k's group at once and SIGCONTs it `durationMs` later (bounded by MAX_PAUSE_MS),
+   * or at the run's end or the node's kill, whichever comes first: nothing is left stopped. Resolves
+   * once its leader is seen stopped (release a freeze meanwhile: a held request delays the stop).
+   */
+  pause(node: number, durationMs: number): Promise<void>;
   reap(nodes: readonly number[]): Promise<void>;
   /** Asks the driver to restart node k and waits (bounded) for its node line saying so, or for the run's end (the others served it to its end). */
   restart(node: number): Promise<void>;
@@ -25,6 +32,34 @@ export interface ClusterControl {
 
 /** How long a driver may take to restart a node and say so. */
 export const RESTART_TIMEOUT_MS = 20_000;
+
+/** The longest pause of a node: the workload waits for a paused node's answers, within its run's bound. */
+export const MAX_PAUSE_MS = 10_000;
+
+/** What atFreeze answers: 'again' if it armed another crash point (a pause's release arms the cut), so the run waits for that freeze too. */
+export type FreezeHandled = void | 'again';
+
+/** How long a SIGSTOPped node's leader may take to be seen stopped. */
+const STOP_SEEN_MS = 2_000;
+
+/** A process's state letter from /proc (R, S, D, T, Z, ...), or null if it is gone. */
+function processState(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+  } catch {
+    return null;
+  }
+}
+
+function signalGroupWith(pgid: number | undefined, signal: 'SIGSTOP' | 'SIGCONT'): void {
+  if (pgid === undefined) return;
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    // the group is gone already
+  }
+}
 
 /**
  * Runs one cluster driver. `atFreeze`, if given, runs once the daemon froze at the armed crash
@@ -36,7 +71,7 @@ export function runClusterDriver(
   command: DriverCommand,
   spec: DriverSpec,
   timeouts: DriverTimeouts,
-  atFreeze?: (control: ClusterControl) => Promise<void>,
+  atFreeze?: (control: ClusterControl, frozenAt: number) => Promise<FreezeHandled>,
 ): Promise<DriverRun> {
   return withScratch(spec, async (withFolder) => {
     const proc = execa(command.file, command.args, {
@@ -84,15 +119,43 @@ export function runClusterDriver(
     });
     const within = async <T>(p: Promise<T>, ms: number): Promise<T | 'timeout'> => Promise.race([p, new Promise<'timeout'>((r) => setTimeout(r, ms, 'timeout').unref())]);
     let killed = false;
+    /** Paused nodes: the group stopped and the timer that resumes it. */
+    const paused = new Map<number, { pgid: number; timer: NodeJS.Timeout }>();
+    const resume = (node: number) => {
+      const p = paused.get(node);
+      if (!p) return;
+      paused.delete(node);
+      clearTimeout(p.timer);
+      signalGroupWith(p.pgid, 'SIGCONT');
+    };
     const control: ClusterControl = {
       groups,
       killAll: () => {
         killed ||= !exited;
+        for (const k of [...paused.keys()]) resume(k);
         signalGroup(proc.pid);
         for (const g of groups.values()) signalGroup(g);
       },
       killNodes: (nodes) => {
-        for (const k of nodes) signalGroup(groups.get(k));
+        for (const k of nodes) {
+          resume(k);
+          signalGroup(groups.get(k));
+        }
+      },
+      pause: async (node, durationMs) => {
+        const pgid = groups.get(node);
+        if (pgid === undefined) throw new HarnessError(`cannot pause node ${node}: the cluster driver printed no node line for it`);
+        if (!(durationMs > 0 && durationMs <= MAX_PAUSE_MS)) throw new Error(`a pause lasts 1..${MAX_PAUSE_MS} ms, got ${durationMs}`);
+        resume(node);
+        signalGroupWith(pgid, 'SIGSTOP');
+        paused.set(node, { pgid, timer: setTimeout(() => resume(node), durationMs) });
+        // The node's leader (its pgid) must be seen stopped: a pause that did not bite would pass unnoticed.
+        const deadline = Date.now() + STOP_SEEN_MS;
+        for (let state = processState(pgid); state !== 'T' && state !== 't'; state = processState(pgid)) {
+          if (state === null || state === 'Z') return; // it died meanwhile: nothing left to pause
+          if (Date.now() > deadline) throw new HarnessError(`node ${node}'s server (pid ${pgid}) was not stopped within ${STOP_SEEN_MS} ms of SIGSTOP (state ${state})`);
+          await new Promise((r) => setTimeout(r, 5));
+        }
       },
       reap: async (nodes) => {
         for (const k of nodes) {
@@ -129,8 +192,9 @@ export function runClusterDriver(
           if (r.frozen) {
             frozenAt = r.frozenAt ?? null;
             await within(done, timeouts.graceMs);
-            await atFreeze(control);
-            break;
+            if ((await atFreeze(control, r.frozenAt!)) !== 'again') break;
+            frozenAt = null;
+            continue;
           }
           if (Date.now() > deadline) {
             hung = true;

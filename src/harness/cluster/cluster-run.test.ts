@@ -52,7 +52,7 @@ let cluster: TempDaemon;
 async function noServersLeft(): Promise<void> {
   const r = await execa('pgrep', ['-af', 'powercut-queue/replicated/replica-server\\.js'], { reject: false });
   const ours = r.stdout.split('\n').filter((l) => cluster.daemon.mountpoints.some((m) => l.includes(m)));
-  expect(ours, 'replica servers still running').toEqual([]);
+  expect(ours, 'replica servers still running (or stopped)').toEqual([]);
 }
 
 beforeAll(async () => {
@@ -90,6 +90,23 @@ describe('a replicated queue on a three-node cluster', () => {
     expect(r.frozenAt).not.toBeNull();
     expect(r.runs[0].exitCode, `${JSON.stringify(r.runs[0].outcomes.slice(-2))}\n${r.stderr[0]}`).toBe(0);
     expect(r.runs[0].outcomes.some((o) => o.t === 'node' && o.node === 1 && o.restarted === true), `frozen at ${r.frozenAt} of ${r.trace.length}: ${r.trace.filter((e) => e.op >= r.frozenAt! - 2 && e.op <= r.frozenAt! + 2).map((e) => `${e.op} n${e.node} ${e.kind} ${e.path}`).join('; ')}\n${r.runs[0].outcomes.map((o) => JSON.stringify(o)).join('\n')}`).toBe(true);
+    expect(r.violations).toEqual([]);
+    await noServersLeft();
+  });
+
+  it('passes a pause of a backup (node 2) while the others serve, then node 1\'s cut: nothing is left stopped or running', async () => {
+    const r = await runClusterCase(cluster.daemon, replicatedQueue, { ...base, nodesCut: [1], pause: { node: 2, atOp: 30, durationMs: 300 }, cut: { atOp: 60, timing: 'before' } });
+    expect(r.pausedAt).toBe(30);
+    expect(r.frozenAt).toBe(60);
+    expect(r.runs[0].outcomes.some((o) => o.t === 'node' && o.node === 1 && o.restarted === true)).toBe(true);
+    expect(r.violations).toEqual([]);
+    await noServersLeft();
+  });
+
+  it('passes a pause of the primary (node 0): the backups wait for it, and it serves on once resumed', async () => {
+    const r = await runClusterCase(cluster.daemon, replicatedQueue, { ...base, nodesCut: [1], pause: { node: 0, atOp: 30, durationMs: 300 } });
+    expect(r.pausedAt).toBe(30);
+    expect(r.runs[0].exitCode).toBe(0);
     expect(r.violations).toEqual([]);
     await noServersLeft();
   });

@@ -15,7 +15,10 @@ import { truncateAtCut, type Recorded } from '../exhaustive/judge-states.js';
 import { scratchRoot } from '../exhaustive/recovery-pool.js';
 import { judge, type RunRecord, type Violation } from '../oracle.js';
 import type { Target } from '../target.js';
-import { runClusterDriver } from './cluster-driver.js';
+import { MAX_PAUSE_MS, runClusterDriver } from './cluster-driver.js';
+import type { NodePause } from './live-draw.js';
+
+export { drawLiveCase, type LiveCutKind, type LiveDraw, type LiveDrawOptions, type NodePause } from './live-draw.js';
 
 /** Whose power a live cut takes: every node's (a rack losing power), or these nodes' while the others run on. */
 export type NodesCut = 'all' | readonly number[];
@@ -28,6 +31,12 @@ export interface ClusterCase extends ClusterInput {
   nodesCut: NodesCut;
   policy: CrashPolicy;
   seed: number;
+  /**
+   * A node's process group stopped (SIGSTOP) just before request `atOp` of the merged order while
+   * the others run on, and resumed (SIGCONT) `durationMs` later; before the cut (whose point must
+   * come later), which may take the paused node too.
+   */
+  pause?: NodePause;
 }
 
 export interface ClusterCaseResult {
@@ -37,6 +46,8 @@ export interface ClusterCaseResult {
   verdict: 'pass' | 'fail';
   /** The request the cut froze at, or null if the run ended first. */
   frozenAt: number | null;
+  /** The request the pause stopped its node at, or null if there was none or the run ended first. */
+  pausedAt: number | null;
   /** Every node's requests of the workload run, in their one order. */
   trace: TraceEntry[];
   stderr: string[];
@@ -47,6 +58,15 @@ export function clusterSpec(dirs: readonly string[], c: ClusterInput, mode: Driv
   return { ...specFor(dirs[0], c, mode, runIndex), nodes: dirs.map((dir, node) => ({ node, dir })) };
 }
 
+/** A pause names a node of the cluster, lasts 1..MAX_PAUSE_MS, and comes before the cut (a cut point counting every request must be later). */
+function checkPause(p: NodePause, cut: CrashPoint | undefined, nodes: number): void {
+  if (!Number.isInteger(p.node) || p.node < 0 || p.node >= nodes) throw new Error(`pause.node is ${p.node}, but the cluster has nodes 0..${nodes - 1}`);
+  if (!Number.isInteger(p.atOp) || p.atOp < 1) throw new Error(`pause.atOp must be a request number >= 1, got ${p.atOp}`);
+  if (!(p.durationMs > 0 && p.durationMs <= MAX_PAUSE_MS)) throw new Error(`pause.durationMs must be 1..${MAX_PAUSE_MS} ms, got ${p.durationMs}`);
+  const countsEveryRequest = cut && cut.kind === undefined && cut.path === undefined && cut.node === undefined;
+  if (countsEveryRequest && cut.atOp <= p.atOp) throw new Error(`the pause (at request ${p.atOp}) must come before the cut (at request ${cut.atOp})`);
+}
+
 /** One live cluster case on a running cluster daemon (reset first), judged as one queue. */
 export async function runClusterCase(daemon: DaemonHandle, target: Target, c: ClusterCase, partial?: Partial<DriverTimeouts>): Promise<ClusterCaseResult> {
   const timeouts = mergeTimeouts(partial);
@@ -54,10 +74,24 @@ export async function runClusterCase(daemon: DaemonHandle, target: Target, c: Cl
   const dirs = daemon.mountpoints;
   if (dirs.length < 2) throw new Error(`a cluster case needs a daemon serving two nodes or more, got ${dirs.length}`);
   if (c.nodesCut !== 'all') for (const k of c.nodesCut) if (k >= dirs.length) throw new Error(`nodesCut names node ${k}, but the cluster has nodes 0..${dirs.length - 1}`);
+  if (c.pause) checkPause(c.pause, c.cut, dirs.length);
   await client.reset();
-  if (c.cut) await client.arm(c.cut);
+  const first = c.pause ? { atOp: c.pause.atOp, timing: 'before' as const } : c.cut;
+  if (first) await client.arm(first);
   let trace: TraceEntry[] = [];
-  const work = await runClusterDriver(daemon, target.driver, clusterSpec(dirs, c, 'workload', 0), timeouts, c.cut ? async (control) => {
+  let pausedAt: number | null = null;
+  let cutAt: number | null = null;
+  const work = await runClusterDriver(daemon, target.driver, clusterSpec(dirs, c, 'workload', 0), timeouts, first ? async (control, frozenAt) => {
+    if (c.pause && pausedAt === null) {
+      // The pause: its node stops at this request, every node's held requests run on (its own are
+      // answered while it is stopped), and the cut, if any, is armed in the same step.
+      pausedAt = frozenAt;
+      // SIGSTOP goes first (pause's synchronous part); the node is seen stopped only after the
+      // release, since a process in a held request stops only once it is answered.
+      await Promise.all([control.pause(c.pause.node, c.pause.durationMs), client.release(c.cut)]);
+      return c.cut ? 'again' : undefined;
+    }
+    cutAt = frozenAt;
     if (c.nodesCut === 'all') {
       trace = await client.trace();
       control.killAll();
@@ -70,11 +104,13 @@ export async function runClusterCase(daemon: DaemonHandle, target: Target, c: Cl
     await control.reap(cut);
     for (const k of cut) await control.restart(k);
   } : undefined);
-  if (c.nodesCut !== 'all' || !c.cut || work.frozenAt === null) trace = await client.trace();
+  if (c.nodesCut !== 'all' || !c.cut || cutAt === null) trace = await client.trace();
+  // A point the run never reached stays armed: the drain must not freeze at it.
+  if (first && cutAt === null) await client.disarm();
   const drain = await runClusterDriver(daemon, target.driver, clusterSpec(dirs, c, 'drain', 1), timeouts);
   const runs = [work.record, drain.record];
   const violations = judge({ target: target.name, faultsInjected: false, runs });
-  return { case: c, runs, violations, verdict: violations.length > 0 ? 'fail' : 'pass', frozenAt: work.frozenAt, trace, stderr: [work.stderr, drain.stderr] };
+  return { case: c, runs, violations, verdict: violations.length > 0 ? 'fail' : 'pass', frozenAt: cutAt, pausedAt, trace, stderr: [work.stderr, drain.stderr] };
 }
 
 export interface ClusterStatesResult {
