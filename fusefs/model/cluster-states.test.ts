@@ -132,6 +132,15 @@ describe('a cluster\'s crash states', () => {
     }), { numRuns: 25 });
   });
 
+  it('lists every lose-unsynced state, coordinated and mixed, before any torn one', () => {
+    fc.assert(fc.property(fc.array(stepArb(3), { minLength: 1, maxLength: 20 }), (steps) => {
+      const cluster = new ClusterStateSpace(run(3, steps));
+      const answer = cluster.enumerate(['lose-unsynced', 'torn'], { ...DEFAULT_STATE_CAPS, maxStates: 1_000_000 });
+      const policies = answer.states.map((s) => s.id.policy);
+      expect(policies.lastIndexOf('lose-unsynced')).toBeLessThan(policies.indexOf('torn') === -1 ? Infinity : policies.indexOf('torn'));
+    }), { numRuns: 15 });
+  });
+
   it('draws each node\'s sector patterns from its own seed, so nodes with the same writes tear differently', () => {
     const steps: Step[] = [0, 1].flatMap((node) => [{ node, t: 'fsyncdir' as const, name: 'a', fill: 0 }]);
     const same: Step[] = [{ node: 0, t: 'write', name: 'a', fill: 7, bytes: 4096 }, { node: 1, t: 'write', name: 'a', fill: 7, bytes: 4096 }];

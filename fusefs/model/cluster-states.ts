@@ -122,9 +122,9 @@ export class ClusterStateSpace implements RunStates {
   }
 
   /**
-   * The distinct states, subset by subset (every node first, then single nodes, then larger
-   * subsets); within a subset, every interval's lose-unsynced state, then the torn (journaled)
-   * states of every interval in rounds, breadth first as for one disk. Under torn each cut node's
+   * The distinct states, breadth first: every interval's lose-unsynced state subset by subset
+   * (every node first, then single nodes, then larger subsets), then the torn (journaled) states in
+   * rounds, each round every subset's every interval, as for one disk. Under torn each cut node's
    * outcome is its own: the node's candidates as one disk's (capped at maxStatesPerInterval, its
    * sector patterns from its own seed), of which the combinations of the cut nodes' distinct images
    * are taken by outcomeTuples, at most maxStatesPerInterval per interval and subset. A tuple of
@@ -155,36 +155,36 @@ export class ClusterStateSpace implements RunStates {
       if (states.length >= caps.maxStates) leaveOut(info.id.policy, info.interval, 1, `maxStates ${caps.maxStates}`);
       else states.push({ ...info, hash });
     };
-    for (const subset of subsets) {
-      const nodes = subset.length < all ? { nodes: subset } : {};
-      if (policies.includes('lose-unsynced')) {
+    const nodesOf = (subset: number[]) => (subset.length < all ? { nodes: subset } : {});
+    if (policies.includes('lose-unsynced')) {
+      for (const subset of subsets) {
         ends.forEach((afterOp, interval) => {
-          list({ id: { afterOp, policy: 'lose-unsynced', ...nodes }, interval, hash: '' }, hashes[interval].map((h, k) => (subset.includes(k) ? h.durable : h.live)));
+          list({ id: { afterOp, policy: 'lose-unsynced', ...nodesOf(subset) }, interval, hash: '' }, hashes[interval].map((h, k) => (subset.includes(k) ? h.durable : h.live)));
         });
       }
-      // Each interval's tuples for each policy, then listed round by round.
-      const tuples = writeBack.map((policy, p) => ends.map((_, interval) => {
-        const per = subset.map((k) => outcomes[p][interval][k]);
-        const chosen = outcomeTuples(per.map((o) => o.outcomes.length), caps.maxStatesPerInterval, (position) => ((interval * 1024 + subset[position]) * 4 + p));
-        // Candidates a node's own cap left out count as if each made distinct images.
-        const offered = per.reduce((a, o) => a * (o.outcomes.length + o.cappedCandidates), 1);
-        if (offered > chosen.length) leaveOut(policy, interval, offered - chosen.length, `maxStatesPerInterval ${caps.maxStatesPerInterval}`);
-        return chosen;
-      }));
-      const rounds = Math.max(0, ...tuples.flat().map((t) => t.length));
-      for (let round = 0; round < rounds; round++) {
-        writeBack.forEach((policy, p) => ends.forEach((afterOp, interval) => {
-          const t = tuples[p][interval][round];
-          if (!t) return;
-          const chosen = subset.map((k, position) => ({ node: k, ...outcomes[p][interval][k].outcomes[t[position]] }));
-          const partialWrites = chosen.reduce((a, o) => a + o.partialWrites, 0);
-          const id: CrashStateId = { afterOp, policy, ...nodes, outcomes: chosen.map(({ node, dirPrefix, data }) => ({ node, dirPrefix, data })) };
-          list({ id, interval, hash: '', ...(partialWrites > 0 ? { partialWrites } : {}) }, hashes[interval].map((h, k) => {
-            const position = subset.indexOf(k);
-            return position < 0 ? h.live : chosen[position].hash;
-          }));
+    }
+    // Each subset's and interval's tuples for each policy, then listed round by round over them all.
+    const tuples = writeBack.map((policy, p) => subsets.map((subset) => ends.map((_, interval) => {
+      const per = subset.map((k) => outcomes[p][interval][k]);
+      const chosen = outcomeTuples(per.map((o) => o.outcomes.length), caps.maxStatesPerInterval, (position) => ((interval * 1024 + subset[position]) * 4 + p));
+      // Candidates a node's own cap left out count as if each made distinct images.
+      const offered = per.reduce((a, o) => a * (o.outcomes.length + o.cappedCandidates), 1);
+      if (offered > chosen.length) leaveOut(policy, interval, offered - chosen.length, `maxStatesPerInterval ${caps.maxStatesPerInterval}`);
+      return chosen;
+    })));
+    const rounds = Math.max(0, ...tuples.flat(2).map((t) => t.length));
+    for (let round = 0; round < rounds; round++) {
+      writeBack.forEach((policy, p) => subsets.forEach((subset, si) => ends.forEach((afterOp, interval) => {
+        const t = tuples[p][si][interval][round];
+        if (!t) return;
+        const chosen = subset.map((k, position) => ({ node: k, ...outcomes[p][interval][k].outcomes[t[position]] }));
+        const partialWrites = chosen.reduce((a, o) => a + o.partialWrites, 0);
+        const id: CrashStateId = { afterOp, policy, ...nodesOf(subset), outcomes: chosen.map(({ node, dirPrefix, data }) => ({ node, dirPrefix, data })) };
+        list({ id, interval, hash: '', ...(partialWrites > 0 ? { partialWrites } : {}) }, hashes[interval].map((h, k) => {
+          const position = subset.indexOf(k);
+          return position < 0 ? h.live : chosen[position].hash;
         }));
-      }
+      })));
     }
     const intervalsComplete = ends.filter((_, i) => [...incomplete.values()].every((set) => !set.has(i))).length;
     return {
