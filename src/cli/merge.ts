@@ -8,6 +8,7 @@ import { toJunitXml } from '../gate/junit.js';
 import { checkShard, mergeShards, MergeError, type MergedGate, type Shard } from '../gate/merge.js';
 import { gateResultJson } from '../gate/result-json.js';
 import { formatGateText } from '../gate/summary.js';
+import { formatClusterCoverage } from '../gate/cluster-coverage.js';
 import { writeGateReport } from '../report/index.js';
 import { parseCommandArgs, usageFail, type Command } from './usage.js';
 
@@ -47,7 +48,7 @@ async function readShard(file: string): Promise<Shard> {
 
 /** The merged result as the gate's --json document, with the shards it came from. */
 function mergedJson(m: MergedGate) {
-  const report = { rows: m.rows, failures: m.failures, floor: m.floor, verdict: m.verdict, exitCode: m.exitCode, durationMs: m.durationMs, steered: m.steered, passed: m.verdict === 'passed', violations: 0, harnessErrors: 0, text: '' };
+  const report = { rows: m.rows, failures: m.failures, floor: m.floor, verdict: m.verdict, exitCode: m.exitCode, durationMs: m.durationMs, steered: m.steered, passed: m.verdict === 'passed', violations: 0, harnessErrors: 0, text: '', ...(m.cluster ? { cluster: m.cluster } : {}) };
   return { ...gateResultJson(report, m.seeds[0], m.options), shards: m.shards };
 }
 
@@ -68,6 +69,7 @@ export const run: Command = async (argv) => {
   console.log(`${merged.shards.length} shard${merged.shards.length === 1 ? '' : 's'} (seeds ${merged.seeds.join(', ')}):`);
   for (const s of merged.shards) console.log(`  seed ${s.seed}: ${s.verdict} in ${(s.durationMs / 1000).toFixed(0)} s (${s.file})`);
   console.log(`\n${formatGateText(merged.rows, merged.failures, merged.floor, merged.options.mode, merged.steered, merged.durationMs)}`);
+  if (merged.cluster) console.log(formatClusterCoverage(merged.cluster));
 
   const write = async (file: string, what: string, content: string) => {
     await mkdir(path.dirname(path.resolve(file)), { recursive: true });

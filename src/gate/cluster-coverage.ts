@@ -66,6 +66,27 @@ export function countCut(c: ClusterCoverage, nodes: readonly number[] | 'all' | 
   for (const k of taken) c.perNode[k][how === 'state' ? 'cutInStates' : 'cutLive']++;
 }
 
+/** The coverage of several shards of one cluster gate, added up (undefined: none was a cluster's). */
+export function mergeClusterCoverage(parts: readonly (ClusterCoverage | undefined)[]): ClusterCoverage | undefined {
+  const given = parts.filter((c): c is ClusterCoverage => c !== undefined);
+  if (given.length === 0) return undefined;
+  const out = emptyClusterCoverage(given[0].nodes, given[0].nodesCut, given[0].kinds);
+  for (const c of given) {
+    if (c.nodes !== out.nodes) throw new Error(`invariant: shards of one cluster gate have one node count, got ${out.nodes} and ${c.nodes}`);
+    out.recordings += c.recordings;
+    out.intervals += c.intervals;
+    out.statesListed += c.statesListed;
+    out.statesCapped += c.statesCapped;
+    for (const k of out.kinds) {
+      const x = c.perKind[k];
+      const o = out.perKind[k]!;
+      if (x) for (const f of ['states', 'liveCuts', 'liveLanded', 'failing'] as const) o[f] += x[f];
+    }
+    for (const n of c.perNode) for (const f of ['requests', 'cutInStates', 'cutLive'] as const) out.perNode[n.node][f] += n[f];
+  }
+  return out;
+}
+
 /** Each kind's row must judge a case: a crash state, or a live cut that landed. */
 export function kindFloor(kind: CutKind, liveCuts: boolean): FloorRequirement {
   const raise = kind === 'coordinated'

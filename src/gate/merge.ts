@@ -5,6 +5,7 @@
 import { addCoverage, emptyCoverage } from '../harness/coverage.js';
 import type { DistinctFailure, GateRow } from '../report/gate-results.js';
 import type { FloorCheck } from './floor.js';
+import { mergeClusterCoverage, type ClusterCoverage } from './cluster-coverage.js';
 import { exitCodeOf, type GateVerdict } from './gate.js';
 import { GATE_RESULT_SCHEMA, type GateResultJson, type GateResultOptions } from './result-json.js';
 
@@ -26,6 +27,8 @@ export interface MergedGate {
   durationMs: number;
   steered: { inputs: number; of: number };
   shards: { file: string; seed: number; verdict: GateVerdict; durationMs: number }[];
+  /** A cluster gate's coverage per cut kind and node, added up over the shards. */
+  cluster?: ClusterCoverage;
 }
 
 export class MergeError extends Error {}
@@ -34,7 +37,7 @@ export class MergeError extends Error {}
 const VERDICT_ORDER: readonly GateVerdict[] = ['violation', 'tool-failed', 'below-floor', 'passed'];
 
 /** What makes shards parts of one run: the same target, queue and checks (the seed and the budget may differ). */
-const SAME_RUN: readonly (keyof GateResultOptions)[] = ['target', 'driver', 'mode', 'variant', 'settings', 'policies', 'groupBy'];
+const SAME_RUN: readonly (keyof GateResultOptions)[] = ['target', 'driver', 'mode', 'variant', 'settings', 'policies', 'groupBy', 'nodesCut'];
 
 /** Checks a parsed file is a gate result this version reads, naming the file and what is wrong. */
 export function checkShard(file: string, doc: unknown): GateResultJson {
@@ -101,7 +104,9 @@ export function mergeShards(shards: readonly Shard[]): MergedGate {
   // A floor is per shard: each must have checked enough on its own (its rows named with its seed).
   const floor = shards.flatMap((s) => s.result.floor.requirements.map((c) => ({ ...c, row: shards.length > 1 ? `${c.row} (seed ${s.result.seed})` : c.row })));
   const verdict = VERDICT_ORDER.find((v) => shards.some((s) => s.result.verdict === v))!;
+  const cluster = mergeClusterCoverage(shards.map((s) => s.result.cluster));
   return {
+    ...(cluster ? { cluster } : {}),
     options: first.result.options,
     seeds,
     rows: [...rows.values()],

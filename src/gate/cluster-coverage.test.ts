@@ -1,0 +1,37 @@
+// A cluster gate's coverage: counted per node, added up over shards, and its floor in words.
+import { describe, expect, it } from 'vitest';
+import { newRow } from '../report/gate-results.js';
+import { checkFloor } from './floor.js';
+import { countCut, countRequests, emptyClusterCoverage, formatClusterCoverage, formatClusterFloor, kindFloor, mergeClusterCoverage } from './cluster-coverage.js';
+
+describe('cluster coverage', () => {
+  it('counts requests and cuts per node, and adds shards up', () => {
+    const a = emptyClusterCoverage(3, 'all-kinds', ['coordinated', 'one', 'majority']);
+    countRequests(a, [{ node: 0 }, { node: 2 }, { node: 2 }] as never);
+    countCut(a, undefined, 'state');
+    countCut(a, [1], 'live');
+    a.perKind.one!.liveCuts = 1;
+    a.perKind.one!.liveLanded = 1;
+    const b = emptyClusterCoverage(3, 'all-kinds', ['coordinated', 'one', 'majority']);
+    countCut(b, [0, 2], 'state');
+    b.perKind.majority!.states = 1;
+    const m = mergeClusterCoverage([a, undefined, b])!;
+    expect(m.perNode).toEqual([
+      { node: 0, requests: 1, cutInStates: 2, cutLive: 0 },
+      { node: 1, requests: 0, cutInStates: 1, cutLive: 1 },
+      { node: 2, requests: 2, cutInStates: 2, cutLive: 0 },
+    ]);
+    expect([m.perKind.one!.liveLanded, m.perKind.majority!.states]).toEqual([1, 1]);
+    expect(formatClusterCoverage(m)).toContain('  per node: node 0 1 request, cut in 2 states and 0 live cuts; node 1 0 requests');
+    expect(mergeClusterCoverage([undefined])).toBeUndefined();
+  });
+
+  it('a kind that judged nothing is below the floor, named with what raises it', () => {
+    const judged = newRow('cluster coordinated', 'suite');
+    judged.cases = 4;
+    const none = newRow('cluster majority', 'suite');
+    const checks = checkFloor([{ row: judged, floor: [kindFloor('coordinated', true)] }, { row: none, floor: [kindFloor('majority', false)] }]);
+    expect(checks.map((c) => c.met)).toEqual([true, false]);
+    expect(formatClusterFloor(checks)).toContain('NOT met: cluster majority: majority cuts judged (crash states and landed live cuts) 0, needs at least 1; raise --time-budget or --max-states');
+  });
+});
