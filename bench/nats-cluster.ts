@@ -98,6 +98,13 @@ try {
     console.log(JSON.stringify({ at: secs(), requests: trace.length, fsyncs: fsyncs.length, fsyncPaths: fsyncs.slice(0, 10).map((e) => `${e.node}:${e.path}`), intervals: answer.intervals, states: answer.states.length }));
     const only = values.only;
     let picked = answer.states.filter((st) => only === undefined || (only === 'coordinated' ? st.id.nodes === undefined : st.id.nodes?.length === Number(only)));
+    if (only === 'grid') {
+      // One node's power cut at every --step-th request (the others keep their live images): mixed states between persistence points.
+      const step = Number(values.step) || 40;
+      picked = [];
+      for (let afterOp = step; afterOp < trace.length; afterOp += step) for (const k of [0, 1, 2]) picked.push({ id: { afterOp, policy: 'lose-unsynced', nodes: [k] } } as unknown as (typeof picked)[number]);
+      console.log(JSON.stringify({ grid: picked.length }));
+    }
     if (only === 'lagging') {
       // Raft appends of the stream's group (S-...): the same entry lands at the same offset on each node.
       // States just before the last node appends an entry, the power cut on the node that appended it second.

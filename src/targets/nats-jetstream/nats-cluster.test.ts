@@ -11,6 +11,7 @@ import { runClusterCase, type ClusterCase, type ClusterCaseResult } from '../../
 import { startTempDaemon, type TempDaemon } from '../../harness/daemon-process.js';
 import type { Workload } from '../../harness/workload.js';
 import { natsJetstream } from './index.js';
+import { serverConfigText } from './server.js';
 
 /** A run opens three servers and elects leaders (2.9.10: 4 to 9 s per election after a restart). */
 const TIMEOUTS = { runMs: 90_000 };
@@ -67,6 +68,16 @@ async function noServersLeft(r: ClusterCaseResult): Promise<void> {
 }
 
 describe('nats-jetstream with replicas 3 on a three-node cluster', () => {
+  it('replicas is 1 or 3, and sets the node count; a cluster server\'s config names it and routes over loopback', () => {
+    expect(natsJetstream.nodeCount!({})).toBe(1);
+    expect(natsJetstream.nodeCount!({ replicas: 3 })).toBe(3);
+    expect(() => natsJetstream.checkSettings({ replicas: 2 })).toThrow(/replicas must be one of 1, 3/);
+    const text = serverConfigText('/m/n1', 4222, '', { clusterName: 'powercut', serverName: 'n1', routePort: 6001, routePorts: [6000, 6001, 6002] });
+    expect(text).toContain('server_name: "n1"');
+    expect(text).toContain('listen: 127.0.0.1:6001');
+    expect(text).toContain('"nats-route://127.0.0.1:6000", "nats-route://127.0.0.1:6001", "nats-route://127.0.0.1:6002"');
+  });
+
   it('passes an uncut run, every node\'s requests in one trace', async () => {
     const r = await runClusterCase(cluster.daemon, natsJetstream, { ...base, nodesCut: 'all' }, TIMEOUTS);
     expect(r.violations).toEqual([]);

@@ -90,6 +90,8 @@ export class NatsQueueError extends Error {
 function transient(err: unknown): boolean {
   if (err instanceof NatsQueueError) return err.transient;
   if (err instanceof NatsServerError) return false;
+  // An I/O error of the driver's own fsync of the store (pubAckDurable off) is an answer: an fsync is not retried.
+  if (/^E[A-Z]+$/.test(String((err as NodeJS.ErrnoException)?.code ?? ''))) return false;
   // A definite answer of the JetStream API (not found, bad request) stands; "temporarily unavailable" (503) and leader changes pass.
   // "No suitable peers for placement": a stream of 3 replicas is created only once 3 servers are up (a cut node restarting).
   if (err instanceof JetStreamApiError) return err.status === 503 || /not.*leader|unavailable|no.*leader|timeout|suitable peers|insufficient resources/i.test(err.message);
