@@ -198,7 +198,7 @@ export function renderArtifactReport(a: ReportArtifact): string {
   const clusters = a.cuts.map((cut, k) => clusterCut(a.case, cut, a.runs[k], k));
   const views = a.cuts.map((cut, k) => {
     const cluster = clusters[k];
-    return cluster ? clusterCutView(cutView(a.case, namespacedCut(cut), k), cluster) : cutView(a.case, cut, k);
+    return cluster ? clusterCutView(cutView(a.case, namespacedCut(cut), k), cluster, k === 0 ? a.case.state : undefined) : cutView(a.case, cut, k);
   });
   const evidence = buildEvidence(a, views);
   const byRef = evidenceByRef(evidence);

@@ -54,6 +54,15 @@ describe('a cluster artifact\'s report', () => {
     expect(html).toContain('crash state after request 16, lose-unsynced, the power of node 0 (the others lost only their processes)');
   });
 
+  it('names each cut node\'s own outcome in a torn state', () => {
+    const a = clusterArtifact('mixed-state');
+    a.case = { ...a.case, state: { afterOp: 16, policy: 'torn', nodes: [0], outcomes: [{ node: 0, dirPrefix: 0, data: { kind: 'except', write: 1 } }] } };
+    const html = renderArtifactReport(a);
+    expect(html).toContain('torn, node 0: the first 0 unsynced directory operations kept; unsynced write 1 lost');
+    expect(html).toMatch(/id="c0-op13"[^]*?unsynced at the cut: <strong class="fate-maybe">may be lost<\/strong> \(torn, node 0:/);
+    expect(html).toMatch(/id="c0-op14"[^]*?<strong class="fate-kept">kept<\/strong> \(node 2 lost only its process/);
+  });
+
   it('leaves a single disk\'s report as it was: no node lanes', () => {
     const html = renderArtifactReport(preallocatedArtifact(1));
     expect(html).not.toMatch(/class="lane-bg[^"]*node-head/);

@@ -2,6 +2,8 @@
 // requests kept apart. A trace whose entries carry `node` is a cluster's; its paths are drawn and
 // modelled per node as /node<k>/... (one name space per disk, as the artifact's images are laid
 // out: nodeK/...), so two nodes' files of one name never mix.
+import type { CrashStateId } from '../../fusefs/crash-states.js';
+import { dataInWords } from '../../fusefs/model/policies/write-back.js';
 import type { TraceEntry } from '../../fusefs/protocol.js';
 import type { CrashCase, CutRecord } from '../harness/crash-run.js';
 import type { RunRecord } from '../harness/oracle.js';
@@ -89,12 +91,22 @@ export function nodesInWords(nodes: readonly number[]): string {
  * after a live cut of some nodes, the requests after the cut were applied (the run went on), all
  * but the cut nodes' request frozen at the cut.
  */
-export function clusterCutView(view: CutView, info: ClusterCut): CutView {
+export function clusterCutView(view: CutView, info: ClusterCut, state?: CrashStateId): CutView {
   const coordinated = info.cut.length === info.nodes;
+  // A torn (journaled) state: each cut node's own outcome, named per node (what it kept of each change is the node's own).
+  const own = new Map((state?.outcomes ?? []).map((o) => [o.node, o]));
+  const ownWords = (node: number) => {
+    const o = own.get(node)!;
+    return `${state!.policy}, node ${node}: the first ${o.dirPrefix} unsynced directory operations kept; ${dataInWords(o.data)}`;
+  };
   const whose = coordinated ? `every node (${info.nodes})` : `${nodesInWords(info.cut)} of ${info.nodes}${info.live ? ', the others running on' : ', the others losing only their processes'}`;
   const atCut = new Map<number, PendingChange>();
   for (const [op, p] of view.atCut) {
     const node = info.nodeOf.get(op)!;
+    if (info.cut.includes(node) && own.has(node)) {
+      atCut.set(op, { ...p, fate: 'maybe', because: ownWords(node) });
+      continue;
+    }
     atCut.set(op, info.cut.includes(node) ? p : {
       ...p, fate: 'kept', because: info.live ? `node ${node} kept its power and ran on` : `node ${node} lost only its process: its page cache kept it`,
     });
@@ -102,5 +114,6 @@ export function clusterCutView(view: CutView, info: ClusterCut): CutView {
   const applied = info.live
     ? (op: number) => (op > view.boundary ? view.byOp.has(op) && !(op === view.frozenAt && info.cut.includes(info.nodeOf.get(op)!)) : view.applied(op))
     : view.applied;
-  return { ...view, cutLabel: `${view.cutLabel}, on ${whose}`, atCut, applied };
+  const policyLabel = own.size > 0 ? [...own.keys()].map(ownWords).join('; ') : view.policyLabel;
+  return { ...view, cutLabel: `${view.cutLabel}, on ${whose}`, policyLabel, atCut, applied };
 }
