@@ -256,11 +256,12 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
         }
         if (Date.now() >= sliceEndsMs && !asked.some(owed)) break;
       }
-      // Live: each kind's cuts at seeded requests and nodes.
+      // Live: each kind's cuts at seeded requests and nodes. The first of each kind had its time kept
+      // from the states' slice, so it runs even when the last state ran over (by a second or so).
       for (let i = 0; i < liveCuts && !stopped; i++) {
         for (const kind of asked.filter((k) => LIVE_KINDS.includes(k))) {
           if (stopped || !fixture) break;
-          if (budget.leftMs() < MIN_LIVE_MS && !owed(kind)) continue;
+          if (budget.leftMs() < (i === 0 ? MIN_STATE_MS : MIN_LIVE_MS) && !owed(kind)) continue;
           await liveCut(clusterInput, kind, rec.recorded.trace.length, roundSeed(o.seed, 1, input * 97 + i), fixture);
         }
       }
