@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTempDaemon } from '../harness/daemon-process.js';
 import { distPath, REPO_ROOT } from '../harness/dist-path.js';
 import { checkDriverRun } from '../harness/protocol-check.js';
-import { checkDriver } from './driver.js';
+import { checkClusterDriver, checkDriver } from './driver.js';
 
 const cli = distPath('src/cli.js');
 let dir: string;
@@ -33,6 +33,19 @@ out({ t: 'written', id: spec.idBase + 3, seq: 2 });
 out({ t: 'flushed', seq: 5 });
 out({ t: 'done' });
 out({ t: 'closed' });
+`;
+
+/** The replicated queue's driver, but a restart asked for is never made (nor answered). */
+const NO_RESTART_DRIVER = `
+import { runNodeDriver } from ${JSON.stringify(distPath('src/targets/node-driver.js'))};
+import { ReplicatedQueue } from ${JSON.stringify(distPath('src/targets/powercut-queue/replicated/replicated-queue.js'))};
+import { queueContract } from ${JSON.stringify(distPath('src/targets/powercut-queue/contract.js'))};
+runNodeDriver({
+  target: 'no-restart',
+  open: async (spec, emit) => Object.assign(await ReplicatedQueue.open(spec, emit), { restartNode: () => new Promise(() => {}) }),
+  contract: queueContract,
+  maxEventBytes: () => 1000,
+});
 `;
 
 describe('powercut driver check', () => {
@@ -83,6 +96,40 @@ describe('powercut driver check', () => {
     expect(await readFile(path.join(out, 'drain-run.stdout.txt'), 'utf8')).toContain('"t":"drained"');
     expect(await readFile(path.join(out, 'malformed-spec.stderr.txt'), 'utf8')).toContain('driver spec on stdin');
   }, 300_000);
+
+  it('--nodes 3 passes the replicated queue\'s cluster driver: node lines, a cut of node 1, its restart, a clean end', async () => {
+    const r = await execa(process.execPath, [cli, 'driver', 'check', '--nodes', '3', '--out', path.join(dir, 'cluster'), '--', process.execPath, distPath('src/targets/powercut-queue/replicated/driver.js')], { reject: false, timeout: 120_000 });
+    expect(r.exitCode, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toContain("follows the driver protocol (cluster workload run, workload run with node 1's cut and restart, cluster drain run, oracle on the cut run and its drain)");
+    expect(await readFile(path.join(dir, 'cluster', 'workload-run-with-node-1-s-cut-and-restart.stdout.txt'), 'utf8')).toMatch(/\{"t":"node","node":1,"pgid":\d+,"restarted":true\}/);
+  }, 120_000);
+
+  describe('a broken cluster driver', () => {
+    let cluster: Awaited<ReturnType<typeof startTempDaemon>>;
+    beforeAll(async () => {
+      cluster = await startTempDaemon('driver-check-cluster', 3);
+    });
+    afterAll(async () => {
+      await cluster?.stop();
+    });
+    const messages = (results: Awaited<ReturnType<typeof checkClusterDriver>>) => results.flatMap((r) => r.problems.map((p) => `${r.name}${p.line > 0 ? `, line ${p.line}` : ''}: ${p.message}`));
+
+    it('that never answers a restart fails, naming the restart it did not make within the bound', async () => {
+      const driver = path.join(dir, 'no-restart-driver.mjs');
+      await writeFile(driver, NO_RESTART_DRIVER);
+      const results = await checkClusterDriver(cluster.daemon, [process.execPath, driver], {}, 1_500);
+      const said = messages(results);
+      expect(said.join('\n')).toMatch(/workload run with node 1's cut and restart: the cluster driver did not restart node 1 \(no \{"t":"node","node":1,\.\.\.,"restarted":true\} line\) within 1500 ms/);
+      expect(results.map((r) => r.name), 'no drain after a failed cut run').toEqual(['cluster workload run', "workload run with node 1's cut and restart"]);
+    }, 60_000);
+
+    it('that is a single-disk driver fails: no node lines, and it cannot restart a node', async () => {
+      const results = await checkClusterDriver(cluster.daemon, [process.execPath, distPath('src/targets/powercut-queue/driver.js')], {}, 1_500);
+      const said = messages(results);
+      for (let k = 0; k < 3; k++) expect(said).toContain(`cluster workload run: no node line for node ${k}: a cluster driver prints {"t":"node","node":${k},"pgid":P} for each node of the spec as it starts its server`);
+      expect(said.join('\n')).toContain('node 1 made no request of its disk in the workload run');
+    }, 60_000);
+  });
 
   it('says what is missing on a usage error', async () => {
     const r = await execa(process.execPath, [cli, 'driver', 'check'], { reject: false });

@@ -11,11 +11,17 @@ import { markDir } from '../harness/crash-run.js';
 import { withScratch } from '../harness/driver-process.js';
 import { checkDriverRun, type ProtocolProblem } from '../harness/protocol-check.js';
 import { judge, type RunRecord } from '../harness/oracle.js';
-import { helloOf, parseOutcomes } from '../harness/outcome.js';
+import { helloOf, parseOutcomes, type Outcome } from '../harness/outcome.js';
+import { readFileSync } from 'node:fs';
+import { HarnessError } from '../harness/harness-error.js';
+import { mergeTimeouts } from '../harness/driver-process.js';
+import { NODE_EXIT_GRACE_MS, RESTART_TIMEOUT_MS, runClusterDriver, type ClusterDriverRun } from '../harness/cluster/cluster-driver.js';
+import { checkNodeLines } from '../harness/protocol-check.js';
+import type { TraceEntry } from '../../fusefs/protocol.js';
 import type { DriverSpec } from '../harness/driver-spec.js';
 import type { Workload } from '../harness/workload.js';
 
-export const help = `usage: powercut driver check [--settings JSON] [--out DIR] -- CMD ARGS...
+export const help = `usage: powercut driver check [--settings JSON] [--nodes N] [--out DIR] -- CMD ARGS...
 
 Runs a short sequence against the driver CMD ARGS on a fresh powercut mount (no power cut): a
 workload run and a drain run with confirmation markers, a malformed spec, and (if its hello line
@@ -28,8 +34,17 @@ markers missing from the request trace. Then the oracle judges the two runs: an 
 pass every check. Each run's stdout and stderr are kept in a folder (printed), and the end of the
 stderr of a run with problems is shown.
 
+With --nodes N (2 or more) it checks a cluster driver on N mounts instead (docs/driver-protocol.md,
+"Clusters"): a workload run whose spec lists the nodes (one node line per node, naming a process
+group of its own that leads a live group, printed before that node's first request and before the
+open line), the same workload with node 1 cut in the middle of its requests (its group killed, its
+disk cut) and the driver asked to restart it (its restarted line within 20 s, the run going on to
+its done line and exit 0, no node's process left running after the driver exits), and a drain that
+the oracle judges with the cut run as one queue.
+
 options:
   --settings JSON   the settings the specs carry (default {})
+  --nodes N         check a cluster driver on N nodes (N >= 2; default 1, a single-disk driver)
   --out DIR         where each run's output is kept (default $${ARTIFACTS_ENV}, else
                     ./${DEFAULT_ARTIFACTS_DIR}, in a driver-check-<time> folder)
   -h, --help
@@ -37,6 +52,9 @@ options:
 exit codes: 0 the driver follows the protocol, 1 violations found, 2 usage error, 3 the tool itself failed`;
 
 export const TOOL_FAILED_EXIT = 3;
+
+/** The most nodes driver check mounts. */
+const MAX_CHECK_NODES = 9;
 
 /** One writer at a time on purpose (a write step of one size): seqs must increase line by line. */
 const CHECK_WORKLOAD: Workload = {
@@ -67,6 +85,7 @@ interface Checked {
 }
 
 const ORACLE_RUN = 'oracle on the uncut history';
+const CLUSTER_ORACLE_RUN = 'oracle on the cut run and its drain';
 
 /** Lines of a run's stderr shown with its problems (all of it is in the output folder). */
 const STDERR_LINES_SHOWN = 20;
@@ -147,6 +166,109 @@ export async function checkDriver(daemon: DaemonHandle, cmd: string[], settings:
   return results;
 }
 
+/** The cluster check's workload: short, with writes enough that node 1's cut comes in the middle of it. */
+const CLUSTER_WORKLOAD: Workload = {
+  steps: [
+    { op: 'write', sizesBytes: [64], waitDurable: true },
+    { op: 'write', sizesBytes: [300], waitDurable: true },
+    { op: 'read', maxEvents: 2 },
+    { op: 'ack', count: 1, order: 'oldest' },
+    { op: 'write', sizesBytes: [200], waitDurable: true },
+    { op: 'read', maxEvents: 2 },
+    { op: 'ack', count: 2, order: 'oldest' },
+    { op: 'write', sizesBytes: [100], waitDurable: true },
+  ],
+};
+/** The node the cluster check cuts and asks to restart. */
+const CUT_NODE = 1;
+
+/** A node line's pgid must lead a live process group of its own while the run goes on. */
+function groupProblem(node: number, pgid: number): string | null {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pgid}/stat`, 'utf8');
+  } catch {
+    return `node ${node}'s pgid ${pgid} names no running process when its node line is read: print the pgid of the server it started (its own group's leader), while it runs`;
+  }
+  const pgrp = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+  return pgrp === pgid ? null : `node ${node}'s pgid ${pgid} is not a process group: process ${pgid} is in group ${pgrp}; start the server in a group of its own (setsid, or spawn with detached) and print that group's id`;
+}
+
+/** One run of a cluster driver, its protocol and node-line problems; `cut`: node CUT_NODE is cut at its request `atOp` and the driver asked to restart it. */
+async function clusterRun(daemon: DaemonHandle, cmd: string[], spec: DriverSpec, name: string, cut: number | null, restartMs: number): Promise<Checked & { trace?: TraceEntry[] }> {
+  await daemon.client.reset();
+  if (cut !== null) await daemon.client.arm({ atOp: cut, node: CUT_NODE, timing: 'before' });
+  const problems: ProtocolProblem[] = [];
+  const lines: { line: number; o: Outcome }[] = [];
+  let run: ClusterDriverRun;
+  try {
+    run = await runClusterDriver(daemon, { file: cmd[0], args: cmd.slice(1) }, spec, mergeTimeouts({ runMs: RUN_TIMEOUT_MS }), cut === null ? undefined : async (control) => {
+      control.killNodes([CUT_NODE]);
+      await daemon.client.crash('lose-unsynced', 0, [CUT_NODE]);
+      await control.reap([CUT_NODE]);
+      await control.restart(CUT_NODE);
+    }, {
+      restartMs,
+      onLine: (o, line) => {
+        lines.push({ line, o });
+        if (o.t !== 'node') return;
+        const p = groupProblem(o.node, o.pgid);
+        if (p) problems.push({ line, message: p });
+      },
+    });
+  } catch (err) {
+    if (!(err instanceof HarnessError)) throw err;
+    if (cut !== null) await daemon.client.disarm().catch(() => {});
+    return { name, problems: [...problems, { line: 0, message: err.message }] };
+  }
+  const { trace, marks } = await daemon.client.traceWithMarks();
+  if (cut !== null && run.frozenAt === null) {
+    await daemon.client.disarm();
+    problems.push({ line: 0, message: `the run ended before node ${CUT_NODE}'s request ${cut}, which the uncut run reached: the cut was not made` });
+  }
+  problems.push(...checkDriverRun({ stdout: run.stdout, exitCode: run.record.exitCode ?? undefined, sequential: spec.mode === 'workload', marks: marks.length }));
+  problems.push(...checkNodeLines({ nodeCount: spec.nodes!.length, lines, marks, trace, driverPgid: run.pgid, ...(cut !== null ? { restartAsked: CUT_NODE } : {}) }));
+  for (const k of run.nodesLeft) problems.push({ line: 0, message: `node ${k}'s processes were still running ${NODE_EXIT_GRACE_MS} ms after the driver exited: stop every node's server before exiting (a server should also exit when its stdin, the driver's pipe, closes)` });
+  problems.sort((a, b) => a.line - b.line);
+  return { name, problems, stdout: run.stdout, stderr: run.stderr, record: run.record, trace };
+}
+
+/**
+ * The cluster driver check on a daemon serving N nodes: an uncut workload (node lines, groups,
+ * markers), the same workload with node 1 cut in the middle of its requests and restarted on
+ * request (its restarted line within `restartMs`, the run going on to a clean end, no node left
+ * running), and a drain; the oracle judges the cut run and the drain as one queue.
+ */
+export async function checkClusterDriver(daemon: DaemonHandle, cmd: string[], settings: Record<string, unknown>, restartMs = RESTART_TIMEOUT_MS): Promise<Checked[]> {
+  const dirs = daemon.mountpoints;
+  const spec = (mode: DriverSpec['mode'], idBase: number): DriverSpec => ({ dir: dirs[0], nodes: dirs.map((dir, node) => ({ node, dir })), settings, mode, idBase, mark: markDir(daemon), ...(mode === 'workload' ? { workload: CLUSTER_WORKLOAD } : {}) });
+  const results: (Checked & { trace?: TraceEntry[] })[] = [];
+  const uncut = await clusterRun(daemon, cmd, spec('workload', 0), 'cluster workload run', null, restartMs);
+  results.push(uncut);
+  const requestsOfCutNode = uncut.trace?.filter((e) => e.node === CUT_NODE).length ?? 0;
+  if (uncut.trace && requestsOfCutNode === 0) uncut.problems.push({ line: 0, message: `node ${CUT_NODE} made no request of its disk in the workload run (nothing to cut it at): does the driver start a server on every node's dir of the spec?` });
+  if (uncut.problems.length > 0) return results;
+  const cut = await clusterRun(daemon, cmd, spec('workload', 0), `workload run with node ${CUT_NODE}'s cut and restart`, Math.ceil(requestsOfCutNode / 2), restartMs);
+  results.push(cut);
+  if (cut.problems.length > 0) return results;
+  // The drain recovers what the cut run left on every node (the daemon keeps it: no reset).
+  const drainProblems: ProtocolProblem[] = [];
+  let drain: ClusterDriverRun | null = null;
+  try {
+    drain = await runClusterDriver(daemon, { file: cmd[0], args: cmd.slice(1) }, spec('drain', 1_000_000), mergeTimeouts({ runMs: RUN_TIMEOUT_MS }));
+    drainProblems.push(...checkDriverRun({ stdout: drain.stdout, exitCode: drain.record.exitCode ?? undefined, sequential: false }));
+  } catch (err) {
+    if (!(err instanceof HarnessError)) throw err;
+    drainProblems.push({ line: 0, message: err.message });
+  }
+  results.push({ name: 'cluster drain run', problems: drainProblems, ...(drain ? { stdout: drain.stdout, stderr: drain.stderr } : {}) });
+  if (drain && drainProblems.length === 0 && cut.record) {
+    const violations = judge({ target: 'external', faultsInjected: false, runs: [cut.record, drain.record] });
+    results.push({ name: CLUSTER_ORACLE_RUN, kind: 'oracle', problems: violations.map((v) => ({ line: 0, message: v.message })) });
+  }
+  return results;
+}
+
 /** Keeps each run's stdout and stderr under `dir`: a driver author reads what the driver said. */
 async function keepOutput(dir: string, results: readonly Checked[]): Promise<void> {
   await mkdir(dir, { recursive: true });
@@ -158,7 +280,7 @@ async function keepOutput(dir: string, results: readonly Checked[]): Promise<voi
 }
 
 export const run: Command = async (argv) => {
-  const { values, positionals } = parseCommandArgs({ args: argv, allowPositionals: true, options: { settings: { type: 'string' }, out: { type: 'string' }, help: { type: 'boolean', short: 'h' } } }, help);
+  const { values, positionals } = parseCommandArgs({ args: argv, allowPositionals: true, options: { settings: { type: 'string' }, nodes: { type: 'string' }, out: { type: 'string' }, help: { type: 'boolean', short: 'h' } } }, help);
   if (values.help) {
     console.log(help);
     return 0;
@@ -168,10 +290,12 @@ export const run: Command = async (argv) => {
   if (cmd.length === 0) usageFail('driver check needs the driver command after --, e.g. powercut driver check -- python3 driver.py', help);
   const settings = parseSettingsOption(values.settings, help) ?? {};
   const outDir = path.resolve(values.out ?? path.join(defaultArtifactRoot(), `driver-check-${new Date().toISOString().replace(/[:.]/g, '-')}`));
-  const fixture = await startTempDaemon('driver-check');
+  const nodes = values.nodes === undefined ? 1 : Number(values.nodes);
+  if (!Number.isInteger(nodes) || nodes < 1 || nodes > MAX_CHECK_NODES) usageFail(`--nodes must be a whole number of nodes from 1 to ${MAX_CHECK_NODES}, got '${values.nodes}'`, help);
+  const fixture = await startTempDaemon('driver-check', nodes);
   let results: Checked[];
   try {
-    results = await checkDriver(fixture.daemon, cmd, settings);
+    results = nodes > 1 ? await checkClusterDriver(fixture.daemon, cmd, settings) : await checkDriver(fixture.daemon, cmd, settings);
   } finally {
     await fixture.stop();
   }

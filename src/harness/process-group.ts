@@ -48,7 +48,7 @@ export function trackGroup(pgid: number | undefined): void {
  * True while a process of the group is alive. A zombie does not count: it is dead, only not yet
  * reaped, and where init does not reap orphans (some containers) it never will be.
  */
-function groupAlive(pgid: number): boolean {
+export function groupAlive(pgid: number): boolean {
   try {
     process.kill(-pgid, 0);
   } catch (err) {

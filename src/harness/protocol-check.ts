@@ -110,3 +110,60 @@ export function checkDriverRun(run: RunOutput): ProtocolProblem[] {
   }
   return problems;
 }
+
+/** What a cluster driver's run showed about its nodes, for checkNodeLines. */
+export interface ClusterRunFacts {
+  /** The nodes the spec listed. */
+  nodeCount: number;
+  /** Every stdout line that parsed, with its 1-based line number. */
+  lines: readonly { line: number; o: Outcome }[];
+  /** Line n was marked after `afterOp` requests of the merged order (the spec's mark). */
+  marks: readonly { n: number; afterOp: number }[];
+  /** Every node's requests, in their one order. */
+  trace: readonly { op: number; node?: number; kind: string; path: string }[];
+  /** The driver's own process group. */
+  driverPgid: number;
+  /** The node the harness cut and asked to restart, if it did; its restarted line is checked for. */
+  restartAsked?: number;
+}
+
+/**
+ * The cluster part of the driver protocol (docs/driver-protocol.md, "Clusters"): one node line
+ * per node before the run's open line, each naming a process group that is not the driver's and
+ * printed (marked) before that node's first request; a restarted line for a node only when the
+ * harness asked, and one when it did. Pure.
+ */
+export function checkNodeLines(f: ClusterRunFacts): ProtocolProblem[] {
+  const problems: ProtocolProblem[] = [];
+  const openLine = f.lines.find((l) => l.o.t === 'open')?.line ?? Infinity;
+  const started = new Map<number, number>(); // node -> line of its first node line
+  const markOf = new Map(f.marks.map((m) => [m.n, m.afterOp]));
+  for (const { line, o } of f.lines) {
+    if (o.t !== 'node') continue;
+    if (o.node >= f.nodeCount) {
+      problems.push({ line, message: `a node line for node ${o.node}, but the spec lists nodes 0..${f.nodeCount - 1}` });
+      continue;
+    }
+    if (o.pgid === f.driverPgid) problems.push({ line, message: `node ${o.node}'s pgid ${o.pgid} is the driver's own process group: start each node's server in a group of its own (setsid, or spawn with detached), or a cut of that node kills the driver too` });
+    if (o.restarted) {
+      if (f.restartAsked !== o.node) problems.push({ line, message: `a restarted line for node ${o.node}, which the harness did not ask to restart` });
+      continue;
+    }
+    if (started.has(o.node)) {
+      problems.push({ line, message: `a second node line for node ${o.node} (the first at line ${started.get(o.node)}) without "restarted": true` });
+      continue;
+    }
+    started.set(o.node, line);
+    if (line > openLine) problems.push({ line, message: `node ${o.node}'s node line comes after the open line (line ${openLine}): print every node's line as its server starts, before the cluster opens` });
+    const afterOp = markOf.get(line);
+    const first = f.trace.find((e) => (e.node ?? 0) === o.node);
+    if (afterOp !== undefined && first && first.op <= afterOp) {
+      problems.push({ line, message: `node ${o.node}'s disk was touched (request ${first.op}, ${first.kind} ${first.path}) before its node line was printed (marked after request ${afterOp}): print the line before the server touches its data directory, or the harness cannot cut that node at its first requests` });
+    }
+  }
+  for (let k = 0; k < f.nodeCount; k++) if (!started.has(k)) problems.push({ line: 0, message: `no node line for node ${k}: a cluster driver prints {"t":"node","node":${k},"pgid":P} for each node of the spec as it starts its server` });
+  if (f.restartAsked !== undefined && !f.lines.some(({ o }) => o.t === 'node' && o.node === f.restartAsked && o.restarted === true)) {
+    problems.push({ line: 0, message: `the harness asked to restart node ${f.restartAsked} ({"cmd":"restart","node":${f.restartAsked}} on stdin), but no {"t":"node","node":${f.restartAsked},"pgid":P,"restarted":true} line came` });
+  }
+  return problems;
+}

@@ -9,7 +9,7 @@ import { withScratch, type DriverCommand, type DriverRun, type DriverTimeouts } 
 import type { DriverSpec, RestartCommand } from '../driver-spec.js';
 import { HarnessError } from '../harness-error.js';
 import { DRIVER_EXIT, parseOutcomeLine, parseOutcomes, type Outcome } from '../outcome.js';
-import { killGroup, OWN_PROCESS_GROUP, signalGroup, trackGroup } from '../process-group.js';
+import { groupAlive, killGroup, OWN_PROCESS_GROUP, signalGroup, trackGroup } from '../process-group.js';
 
 /** What the harness may do to a cluster run once its crash point froze every node. */
 export interface ClusterControl {
@@ -61,6 +61,25 @@ function signalGroupWith(pgid: number | undefined, signal: 'SIGSTOP' | 'SIGCONT'
   }
 }
 
+export interface ClusterDriverOptions {
+  /** Sees each stdout line as it is parsed, with its line number (driver check looks at each node's group while it runs). */
+  onLine?: (o: Outcome, line: number) => void;
+  /** How long a restart may take (default RESTART_TIMEOUT_MS). */
+  restartMs?: number;
+}
+
+export interface ClusterDriverRun extends DriverRun {
+  /** Nodes whose process group was still alive NODE_EXIT_GRACE_MS after the driver exited by itself: a driver must stop its servers before it exits. */
+  nodesLeft: number[];
+  /** The driver's own process group (its pid). */
+  pgid: number;
+  /** Its stdout as printed. */
+  stdout: string;
+}
+
+/** How long a node's processes may outlive a driver that exited by itself (a server that sees its stdin close and exits). */
+export const NODE_EXIT_GRACE_MS = 2_000;
+
 /**
  * Runs one cluster driver. `atFreeze`, if given, runs once the daemon froze at the armed crash
  * point (after the grace period): it cuts what it cuts through `control`. Without it the run goes
@@ -72,7 +91,9 @@ export function runClusterDriver(
   spec: DriverSpec,
   timeouts: DriverTimeouts,
   atFreeze?: (control: ClusterControl, frozenAt: number) => Promise<FreezeHandled>,
-): Promise<DriverRun> {
+  options: ClusterDriverOptions = {},
+): Promise<ClusterDriverRun> {
+  const restartMs = options.restartMs ?? RESTART_TIMEOUT_MS;
   return withScratch(spec, async (withFolder) => {
     const proc = execa(command.file, command.args, {
       killSignal: 'SIGKILL', ...OWN_PROCESS_GROUP, ...(command.cwd ? { cwd: command.cwd } : {}),
@@ -107,6 +128,7 @@ export function runClusterDriver(
         }
         if (o.t === 'done' || o.t === 'error') ended = true;
         if (o.t === 'done') doneSeen = true;
+        options.onLine?.(o, lineCount);
         lineWaiters = lineWaiters.filter((w) => !(w.test(o) && (w.resolve(), true)));
       }
     });
@@ -171,18 +193,19 @@ export function runClusterDriver(
         });
         const cmd: RestartCommand = { cmd: 'restart', node };
         proc.stdin!.write(JSON.stringify(cmd) + '\n');
-        const waited = await within(restarted, RESTART_TIMEOUT_MS);
+        const waited = await within(restarted, restartMs);
         // A run that ends (done) while one of its nodes is cut leaves that node down for good: a
         // cluster driver waits for the restart before its run ends (docs/driver-protocol.md, "Clusters").
         if (doneFirst) throw new HarnessError(`the cluster driver ended its run (its "done" line) while node ${node} was cut and not yet restarted: a cluster driver must wait (bounded) for the harness's {"cmd":"restart","node":${node}} before it ends a run in which a node's server was killed (docs/driver-protocol.md, "Clusters")`);
         if (waited === 'timeout') {
           const said = stdout.trim().split('\n').slice(-3).join('\n  ');
-          throw new HarnessError(`the cluster driver did not restart node ${node} (no {"t":"node","node":${node},...,"restarted":true} line) within ${RESTART_TIMEOUT_MS} ms; its last lines:\n  ${said}${stderr.trim() ? `\nits stderr:\n  ${stderr.trim().slice(-2000).split('\n').join('\n  ')}` : ''}`);
+          throw new HarnessError(`the cluster driver did not restart node ${node} (no {"t":"node","node":${node},...,"restarted":true} line) within ${restartMs} ms; its last lines:\n  ${said}${stderr.trim() ? `\nits stderr:\n  ${stderr.trim().slice(-2000).split('\n').join('\n  ')}` : ''}`);
         }
       },
     };
     let frozenAt: number | null = null;
     let hung = false;
+    const nodesLeft: number[] = [];
     try {
       if (atFreeze) {
         if (!daemon) throw new Error('invariant: an armed cluster run needs the daemon that freezes it');
@@ -206,6 +229,14 @@ export function runClusterDriver(
       proc.stdin!.end();
       if (!killed && (await within(done, timeouts.runMs)) === 'timeout') hung = true;
     } finally {
+      // A driver that ended by itself must have stopped its nodes (a grace for servers that exit when their stdin closes).
+      if (exited && !killed) {
+        const deadline = Date.now() + NODE_EXIT_GRACE_MS;
+        for (const [k, g] of groups) {
+          while (groupAlive(g) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+          if (groupAlive(g)) nodesLeft.push(k);
+        }
+      }
       control.killAll();
       if ((await within(done, timeouts.killMs)) === 'timeout') throw new HarnessError(`cluster driver pid ${proc.pid} did not exit within ${timeouts.killMs} ms of SIGKILL`);
       await control.reap([...groups.keys()]);
@@ -223,6 +254,6 @@ export function runClusterDriver(
       hung,
       failedRequests: [],
     };
-    return { record, stderr, frozenAt };
+    return { record, stderr, frozenAt, nodesLeft, pgid: proc.pid!, stdout };
   });
 }
