@@ -1,6 +1,12 @@
 // Between the replicated queue's driver and one replica server: JSON lines over the server's stdin
 // (requests) and stdout (replies, matched by id, and durability news). Pure.
 
+/**
+ * The server's first stdin line, sent once the driver printed the node's line: the server touches
+ * its disk only after it, so the harness knows the node's group before its first request.
+ */
+export const START_LINE = 'start';
+
 export type ReplicaRequest =
   | { id: number; op: 'write'; data: string } // base64
   | { id: number; op: 'read'; maxEvents: number }

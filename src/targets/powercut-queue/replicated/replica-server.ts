@@ -1,11 +1,12 @@
 // One node of the replicated queue: node dist/src/targets/powercut-queue/replicated/replica-server.js DIR
 // SETTINGS_JSON. The built-in queue opened (recovered) in DIR, served to the driver over this
 // process's stdin and stdout, one JSON object per line (replica-protocol.ts). Its own process (and
-// process group), so the harness can cut one node's power while the others run.
+// process group), so the harness can cut one node's power while the others run. It waits for the
+// driver's 'start' line before it touches DIR: the driver sends it once the node's line is printed.
 import { createInterface } from 'node:readline';
 import { openQueue } from '../../../queue/index.js';
 import type { QueueSettings } from '../../../queue/types.js';
-import { parseReplicaRequest, type ReplicaMessage, type ReplicaRequest } from './replica-protocol.js';
+import { parseReplicaRequest, START_LINE, type ReplicaMessage, type ReplicaRequest } from './replica-protocol.js';
 
 function send(m: ReplicaMessage): void {
   process.stdout.write(JSON.stringify(m) + '\n');
@@ -14,6 +15,11 @@ function send(m: ReplicaMessage): void {
 async function main(): Promise<void> {
   const [dir, settingsJson] = process.argv.slice(2);
   if (!dir || !settingsJson) throw new Error('usage: replica-server.js DIR SETTINGS_JSON');
+  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity })[Symbol.asyncIterator]();
+  // Nothing touches the disk before the driver printed this node's line and said start.
+  const start = await lines.next();
+  if (start.done) process.exit(0);
+  if (start.value.trim() !== START_LINE) throw new Error(`the first line on stdin must be '${START_LINE}', got ${JSON.stringify(start.value.slice(0, 100))}`);
   const queue = await openQueue(dir, JSON.parse(settingsJson) as Partial<QueueSettings>);
   send({ t: 'ready', ...queue.durability() });
   queue.onDurable((state) => send({ t: 'durable', ...state }));
@@ -41,7 +47,8 @@ async function main(): Promise<void> {
         return { t: 'reply', id: req.id };
     }
   };
-  for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
+  for (let next = await lines.next(); !next.done; next = await lines.next()) {
+    const line = next.value;
     if (line.trim() === '') continue;
     const req = parseReplicaRequest(line);
     // Requests run as they come (a write waits for space while an ack frees it); the queue orders them.

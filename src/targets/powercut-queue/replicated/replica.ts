@@ -4,7 +4,7 @@
 import { execa, type ResultPromise } from 'execa';
 import { createInterface } from 'node:readline';
 import { distPath } from '../../../harness/dist-path.js';
-import { parseReplicaMessage, type ReplicaMessage, type ReplicaRequest } from './replica-protocol.js';
+import { parseReplicaMessage, START_LINE, type ReplicaMessage, type ReplicaRequest } from './replica-protocol.js';
 
 export interface DurableState {
   durableSeq: number;
@@ -50,6 +50,7 @@ export class Replica {
     // A server killed at its node's cut: writing to it fails (EPIPE) until its exit marks it down.
     proc.stdin!.on('error', () => {});
     started(r.pid);
+    proc.stdin!.write(START_LINE + '\n');
     const ready = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`node ${node}'s replica did not open its queue within ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS);
       r.onReady = (failure) => {
