@@ -7,7 +7,8 @@ import { REPO_ROOT } from './dist-path.js';
 import { judge } from './oracle.js';
 import { parseOutcomes, type Outcome } from './outcome.js';
 import { payloadCrc } from './payload.js';
-import { checkDriverRun } from './protocol-check.js';
+import { checkDriverRun, checkNodeLines, type ClusterRunFacts } from './protocol-check.js';
+import { parseDriverSpec } from './driver-spec.js';
 
 const hello = '{"t":"hello","protocol":1,"target":"t","replayBound":{"ackBatchSize":1,"outOfOrderAcksDurable":false}}';
 const lines = (...ls: string[]) => ls.join('\n') + '\n';
@@ -80,5 +81,45 @@ describe('driver protocol check', () => {
       { t: 'write-intent', id: 1_000_001, size: 64 }, { t: 'written', id: 1_000_001, seq: 3 }, { t: 'waited', seq: 3 }, { t: 'delivered', seq: 3, id: 1_000_001, size: 64, crc: payloadCrc(1_000_001, 64) }, { t: 'done' }] as Outcome[];
     const run = (role: 'workload' | 'drain', o: Outcome[]) => ({ role, outcomes: o, exitCode: 0, killed: role === 'workload', hung: false, failedRequests: [] });
     expect(judge({ target: 'doc', faultsInjected: false, runs: [run('workload', outcomes), run('drain', drain)] })).toEqual([]);
+  });
+
+  it('passes the complete cluster run docs/driver-protocol.md shows: the spec, node lines, the restart and its line, and the oracle', () => {
+    const doc = readFileSync(path.join(REPO_ROOT, 'docs/driver-protocol.md'), 'utf8');
+    const blocks = /#### One complete cluster run[\s\S]*?```json\n([\s\S]*?)```[\s\S]*?```json\n([\s\S]*?)```/.exec(doc);
+    expect(blocks, 'the cluster run in docs/driver-protocol.md').not.toBeNull();
+    const [specLine, commandLine, ...rest] = blocks![1].trim().split('\n');
+    expect(rest).toEqual([]);
+    const spec = parseDriverSpec(specLine, 'the documented spec');
+    expect(spec.nodes?.map((n) => n.node)).toEqual([0, 1, 2]);
+    // The node driver reads a line starting {"cmd" as a command (src/targets/node-driver.ts).
+    expect(commandLine).toMatch(/^\s*\{\s*"cmd"/);
+    expect(JSON.parse(commandLine)).toEqual({ cmd: 'restart', node: 1 });
+    const stdout = blocks![2];
+    expect(checkDriverRun({ stdout, exitCode: 0, sequential: true })).toEqual([]);
+    const outcomes = parseOutcomes(stdout, 'docs/driver-protocol.md');
+    const facts: ClusterRunFacts = { nodeCount: 3, lines: outcomes.map((o, i) => ({ line: i + 1, o })), marks: [], trace: [], driverPgid: 4100, restartAsked: 1 };
+    expect(checkNodeLines(facts)).toEqual([]);
+    expect(outcomes.findIndex((o) => o.t === 'node' && o.restarted === true), 'the restarted line comes before done').toBeLessThan(outcomes.findIndex((o) => o.t === 'done'));
+    const drain = [outcomes[0], ...outcomes.slice(1, 4), { t: 'open', durableSeq: 2, durableFirstUnackedSeq: 3 }, { t: 'drained', count: 0 },
+      { t: 'write-intent', id: 1_000_001, size: 64 }, { t: 'written', id: 1_000_001, seq: 3 }, { t: 'waited', seq: 3 }, { t: 'delivered', seq: 3, id: 1_000_001, size: 64, crc: payloadCrc(1_000_001, 64) }, { t: 'done' }] as Outcome[];
+    const run = (role: 'workload' | 'drain', o: Outcome[]) => ({ role, outcomes: o, exitCode: 0, killed: false, hung: false, failedRequests: [] });
+    expect(judge({ target: 'doc', faultsInjected: false, runs: [run('workload', outcomes), run('drain', drain)] })).toEqual([]);
+  });
+
+  it('checks a cluster run\'s node lines: one per node before open, not the driver\'s group, before the node\'s disk is touched, restarted only when asked', () => {
+    const node = (k: number, pgid: number, restarted?: boolean): Outcome => ({ t: 'node', node: k, pgid, ...(restarted ? { restarted } : {}) });
+    const open: Outcome = { t: 'open', durableSeq: 0, durableFirstUnackedSeq: 1 };
+    const facts = (os: Outcome[], extra: Partial<ClusterRunFacts> = {}): string[] =>
+      checkNodeLines({ nodeCount: 2, lines: os.map((o, i) => ({ line: i + 1, o })), marks: [], trace: [], driverPgid: 100, ...extra }).map((p) => `${p.line}: ${p.message}`);
+    expect(facts([node(0, 101), node(1, 102), open])).toEqual([]);
+    expect(facts([node(0, 101), open])).toEqual(['0: no node line for node 1: a cluster driver prints {"t":"node","node":1,"pgid":P} for each node of the spec as it starts its server']);
+    expect(facts([node(0, 100), node(1, 102), open])[0]).toMatch(/^1: node 0's pgid 100 is the driver's own process group/);
+    expect(facts([node(0, 101), open, node(1, 102)])[0]).toMatch(/^3: node 1's node line comes after the open line \(line 2\)/);
+    expect(facts([node(0, 101), node(1, 102), node(1, 103), open])[0]).toMatch(/^3: a second node line for node 1 \(the first at line 2\)/);
+    expect(facts([node(0, 101), node(1, 102), open, node(1, 103, true)])).toEqual(['4: a restarted line for node 1, which the harness did not ask to restart']);
+    expect(facts([node(0, 101), node(1, 102), open], { restartAsked: 1 })[0]).toMatch(/^0: the harness asked to restart node 1 .* but no .* line came/);
+    const trace = [{ op: 1, node: 0, kind: 'create', path: '/log' }, { op: 2, node: 1, kind: 'create', path: '/log' }];
+    expect(facts([node(0, 101), node(1, 102), open], { trace, marks: [{ n: 1, afterOp: 0 }, { n: 2, afterOp: 2 }] }))
+      .toEqual(['2: node 1\'s disk was touched (request 2, create /log) before its node line was printed (marked after request 2): print the line before the server touches its data directory, or the harness cannot cut that node at its first requests']);
   });
 });
