@@ -2,6 +2,10 @@
 // for docs/nats.md's cluster findings: node dist/bench/nats-cluster.js MODE [options]
 //   case    --cut N [--kind write --path GLOB] [--nodes all|1|0,2] [--seed S]   one live case
 //   states  [--max-per-kind K] [--first]                                    coordinated and mixed states of one recorded run
+//   explore [--only coordinated|1|2|grid|lagging] [--step N] [--repeat R]    one kind of state, each printed as judged (with
+//           the servers' election lines when it fails); grid: one node's cut every N requests; lagging: just before an
+//           entry's last Raft append, the node that appended it second cut
+// --workload small|long (default small); settings {"replicas":3}; every run's stderr is the servers' logs.
 // Prints each verdict, its violations, and the seconds from the start to the first failure.
 import { parseArgs } from 'node:util';
 import { startTempDaemon } from '../src/harness/daemon-process.js';
