@@ -24,7 +24,8 @@ const indent = (vs: readonly Violation[]) => vs.map((v) => `  ${v.message}`).joi
 export function describeClusterArtifact(c: ClusterArtifactCase): string {
   const cut = c.state
     ? `${describeClusterCut('state', c.state.nodes)} after request ${c.state.afterOp} of the recorded run (offline, recovered natively)`
-    : `${describeClusterCut('live', c.nodesCut)} at request ${c.cut?.atOp} (${c.cut?.timing}), policy ${c.policy}, seed ${c.seed}`;
+    : `${describeClusterCut('live', c.nodesCut)} at request ${c.cut?.atOp} (${c.cut?.timing}), policy ${c.policy}, seed ${c.seed}` +
+      (c.pause ? `; before it, node ${c.pause.node} paused at request ${c.pause.atOp} for ${c.pause.durationMs} ms` : '');
   return [
     `target:   ${targetName(c)}, ${c.variant ? `known-bad variant '${c.variant}'` : 'the correct queue'}, settings ${JSON.stringify(c.settings)}`,
     `cluster:  ${c.nodes} nodes, one mount each`,
@@ -51,7 +52,8 @@ async function rerun(target: Target, c: ClusterArtifactCase, log: (s: string) =>
   try {
     if (!c.state) {
       if (c.nodesCut === undefined || !c.cut) throw new Error('invariant: a live cluster case names its cut and nodes (readArtifact checks it)');
-      const r = await runClusterCase(cluster.daemon, target, { ...input, cut: c.cut, nodesCut: c.nodesCut, policy: c.policy, seed: c.seed }, timeouts);
+      const r = await runClusterCase(cluster.daemon, target, { ...input, cut: c.cut, nodesCut: c.nodesCut, policy: c.policy, seed: c.seed, ...(c.pause ? { pause: c.pause } : {}) }, timeouts);
+      if (c.pause) log(r.pausedAt === null ? '  the pause did not happen: the run ended before its request' : `  node ${c.pause.node} paused at request ${r.pausedAt} for ${c.pause.durationMs} ms`);
       log(r.frozenAt === null ? '  the cut did not land: the run ended before its request (judged as an uncut run)' : `  the cut froze at request ${r.frozenAt}`);
       return r.violations;
     }

@@ -11,6 +11,8 @@ export interface ClusterKindCoverage {
   /** Live cuts of this kind asked for, and those that froze at their request (the others ran uncut). */
   liveCuts: number;
   liveLanded: number;
+  /** Live cuts that a pause of a node (SIGSTOP, SIGCONT) came before. */
+  livePaused: number;
   /** Failing states and cases of this kind. */
   failing: number;
 }
@@ -45,7 +47,7 @@ export const CLUSTER_GROUPING = 'by check, cut kind and nodes; causes are not bu
 export function emptyClusterCoverage(nodes: number, nodesCut: NodesCutChoice, kinds: readonly CutKind[]): ClusterCoverage {
   return {
     nodes, nodesCut, kinds: [...kinds], recordings: 0, intervals: 0, statesListed: 0, statesCapped: 0,
-    perKind: Object.fromEntries(kinds.map((k) => [k, { states: 0, liveCuts: 0, liveLanded: 0, failing: 0 }])),
+    perKind: Object.fromEntries(kinds.map((k) => [k, { states: 0, liveCuts: 0, liveLanded: 0, livePaused: 0, failing: 0 }])),
     perNode: Array.from({ length: nodes }, (_, node) => ({ node, requests: 0, cutInStates: 0, cutLive: 0 })),
     grouping: CLUSTER_GROUPING,
   };
@@ -80,7 +82,7 @@ export function mergeClusterCoverage(parts: readonly (ClusterCoverage | undefine
     for (const k of out.kinds) {
       const x = c.perKind[k];
       const o = out.perKind[k]!;
-      if (x) for (const f of ['states', 'liveCuts', 'liveLanded', 'failing'] as const) o[f] += x[f];
+      if (x) for (const f of ['states', 'liveCuts', 'liveLanded', 'livePaused', 'failing'] as const) o[f] += x[f];
     }
     for (const n of c.perNode) for (const f of ['requests', 'cutInStates', 'cutLive'] as const) out.perNode[n.node][f] += n[f];
   }
@@ -101,7 +103,7 @@ const s = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
 export function formatClusterCoverage(c: ClusterCoverage): string {
   const kinds = c.kinds.map((k) => {
     const x = c.perKind[k]!;
-    return `  ${k}: ${s(x.states, 'crash state')} judged, live cuts landed ${x.liveLanded}/${x.liveCuts}, failing ${x.failing}`;
+    return `  ${k}: ${s(x.states, 'crash state')} judged, live cuts landed ${x.liveLanded}/${x.liveCuts}${x.livePaused ? ` (${x.livePaused} after a pause)` : ''}, failing ${x.failing}`;
   });
   const nodes = c.perNode.map((n) => `node ${n.node} ${s(n.requests, 'request')}, cut in ${s(n.cutInStates, 'state')} and ${s(n.cutLive, 'live cut')}`);
   return [

@@ -12,6 +12,7 @@ import type { CrashStateInfo } from '../../fusefs/crash-states.js';
 import { crashInputArb } from '../../properties/crash-property.js';
 import { replayCommand, writeClusterArtifact, type ClusterArtifactCase } from '../harness/artifacts.js';
 import { runClusterCase, type ClusterInput } from '../harness/cluster/cluster-run.js';
+import type { NodePause } from '../harness/cluster/live-draw.js';
 import { countContract, policyCoverage } from '../harness/coverage.js';
 import { startTempDaemon, type TempDaemon } from '../harness/daemon-process.js';
 import { mergeTimeouts } from '../harness/driver-process.js';
@@ -47,6 +48,10 @@ const MIN_LIVE_MS = 6_000;
  * of the live cut's machinery to fix before the gate can rely on it.
  */
 export const LIVE_KINDS: readonly CutKind[] = ['coordinated', 'one', 'minority'];
+/** The chance of a pause before a live cut of some nodes, and how long one lasts. */
+const PAUSE_CHANCE = 0.5;
+const MIN_PAUSE_MS = 100;
+const MAX_GATE_PAUSE_MS = 1_000;
 /** The tool failing this often ends the run: it is broken, not the queue. */
 const MAX_ERRORS = 3;
 
@@ -113,7 +118,7 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
     cov.perKind[kind]!.failing++;
     const checks = [...new Set(judged.violations.map((v) => v.check))].sort();
     const cutNodes = how === 'state' ? c.state?.nodes : c.nodesCut;
-    const key = `${checks.join(', ')} after ${describeClusterCut(how, cutNodes)}`;
+    const key = `${checks.join(', ')} after ${describeClusterCut(how, cutNodes)}${c.pause ? ' after a pause' : ''}`;
     const known = distinct.get(key);
     if (known) {
       known.count++;
@@ -173,12 +178,16 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
     const nodesCut = drawNodes(kind, asked, nodes, random);
     // A request within the recorded run's first nine tenths, so the live run (whose interleaving may differ) reaches it.
     const atOp = 1 + Math.floor(random() * Math.max(1, Math.floor(requests * 0.9)));
-    const c: ClusterArtifactCase = { target: target.name, ...input, cut: { atOp, timing: 'before' }, nodesCut: nodesCut === 'all' ? 'all' : [...nodesCut], policy: 'lose-unsynced', seed, nodes };
-    phase = `${row.name}: live cut at request ${atOp} of ${nodesCut === 'all' ? 'every node' : `node(s) ${nodesCut.join(', ')}`}`;
+    // Half the cuts of some nodes come after a pause of any node (SIGSTOP, then SIGCONT), as the randomised testers pause nodes.
+    const pause: NodePause | undefined = nodesCut !== 'all' && atOp > 1 && random() < PAUSE_CHANCE
+      ? { node: Math.floor(random() * nodes), atOp: 1 + Math.floor(random() * (atOp - 1)), durationMs: MIN_PAUSE_MS + Math.floor(random() * (MAX_GATE_PAUSE_MS - MIN_PAUSE_MS + 1)) }
+      : undefined;
+    const c: ClusterArtifactCase = { target: target.name, ...input, cut: { atOp, timing: 'before' }, nodesCut: nodesCut === 'all' ? 'all' : [...nodesCut], policy: 'lose-unsynced', seed, nodes, ...(pause ? { pause } : {}) };
+    phase = `${row.name}: live cut at request ${atOp} of ${nodesCut === 'all' ? 'every node' : `node(s) ${nodesCut.join(', ')}`}${pause ? `, node ${pause.node} paused at request ${pause.atOp}` : ''}`;
     const started = Date.now();
     let r: Awaited<ReturnType<typeof runClusterCase>>;
     try {
-      r = await runClusterCase(daemon.daemon, target, { ...input, cut: c.cut, nodesCut, policy: 'lose-unsynced', seed }, timeouts);
+      r = await runClusterCase(daemon.daemon, target, { ...input, cut: c.cut, nodesCut, policy: 'lose-unsynced', seed, ...(pause ? { pause } : {}) }, timeouts);
     } catch (err) {
       row.durationMs += Date.now() - started;
       return toolFailed(row, `the live cut at request ${atOp} (${describeClusterCut('live', nodesCut)})`, err);
@@ -190,6 +199,7 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
     const pc = policyCoverage(row.coverage, 'lose-unsynced');
     pc.cuts++;
     cov.perKind[kind]!.liveCuts++;
+    if (r.pausedAt !== null) cov.perKind[kind]!.livePaused++;
     if (landed) {
       row.cases++;
       row.coverage.cases++;

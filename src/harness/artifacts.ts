@@ -132,6 +132,8 @@ export async function writeArtifact(root: string, targetName: string, result: Ca
 export interface ClusterArtifactCase extends CrashCase {
   nodes: number;
   nodesCut?: 'all' | readonly number[];
+  /** A live cut: a node's processes stopped (SIGSTOP) at request atOp for durationMs before the cut. */
+  pause?: { node: number; atOp: number; durationMs: number };
 }
 
 export function isClusterCase(c: CrashCase): c is ClusterArtifactCase {
@@ -174,6 +176,10 @@ function checkClusterCase(c: ClusterArtifactCase, casePath: string): void {
   } else {
     if (c.nodesCut === undefined) throw new Error(`${casePath}: a cluster case names a crash state (state) or a live cut's nodes (nodesCut: "all" or a list of nodes)`);
     if (c.nodesCut !== 'all') nodeList(c.nodesCut, 'nodesCut');
+    const p = c.pause;
+    if (p !== undefined && !(typeof p === 'object' && p !== null && Number.isInteger(p.node) && p.node >= 0 && p.node < c.nodes && Number.isInteger(p.atOp) && p.atOp >= 1 && p.durationMs > 0)) {
+      throw new Error(`${casePath}: pause must be {"node": a node in 0..${c.nodes - 1}, "atOp": a request >= 1, "durationMs": > 0}, got ${JSON.stringify(p)}`);
+    }
   }
 }
 
