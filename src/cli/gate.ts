@@ -65,7 +65,8 @@ requests instead. Needs Linux with FUSE (/dev/fuse, Debian's fuse and libfuse2).
                          (default ${DEFAULT_NODES_CUT}); coordinated: every node at once; one: a single node,
                          the others running on; minority: fewer nodes than a majority (docs/gate.md)
   --live-cuts N          a cluster target: live cuts of each kind per workload, beside its offline
-                         crash states (default ${DEFAULT_LIVE_CUTS}; 0: crash states only)
+                         crash states (default ${DEFAULT_LIVE_CUTS}; 0: crash states only); its states are
+                         lose-unsynced unless --policy adds torn or journaled (each cut node's own outcome)
   --artifacts DIR        where failure artifacts go (default $${ARTIFACTS_ENV}, else ./${DEFAULT_ARTIFACTS_DIR});
                          replay one with 'powercut replay DIR/<artifact>'
 
@@ -162,7 +163,6 @@ export const run: Command = async (argv) => {
     // A cluster gate judges lose-unsynced crash states and live cuts; the single-disk options do not apply.
     const single = (['mode', 'max-states-per-interval', 'sector-patterns', 'generation', 'group-by'] as const).find((f) => values[f] !== undefined);
     if (single) usageFail(`--${single} does not apply to a cluster target (${target.name}, ${nodes} nodes): its gate judges offline lose-unsynced crash states and live cuts of each kind (--nodes-cut, --live-cuts)`, help);
-    if (policies && policies.some((p) => p !== 'lose-unsynced')) usageFail(`--policy: a cluster's crash states are lose-unsynced only (torn and journaled outcomes per node are not built), got '${values.policy}'`, help);
     if (kindsAsked(nodesCut ?? DEFAULT_NODES_CUT, nodes).length === 0) usageFail(`--nodes-cut ${nodesCut}: a cluster of ${nodes} nodes has no such cut`, help);
   }
   assertFuseAvailable();

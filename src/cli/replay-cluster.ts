@@ -23,7 +23,7 @@ const indent = (vs: readonly Violation[]) => vs.map((v) => `  ${v.message}`).joi
 /** The case in words: target, nodes, workload, and which cut. */
 export function describeClusterArtifact(c: ClusterArtifactCase): string {
   const cut = c.state
-    ? `${describeClusterCut('state', c.state.nodes)} after request ${c.state.afterOp} of the recorded run (offline, recovered natively)`
+    ? `${describeClusterCut('state', c.state.nodes, c.state.policy)} after request ${c.state.afterOp} of the recorded run (offline, recovered natively)${c.state.outcomes ? `; each cut node's outcome: ${JSON.stringify(c.state.outcomes)}` : ''}`
     : `${describeClusterCut('live', c.nodesCut)} at request ${c.cut?.atOp} (${c.cut?.timing}), policy ${c.policy}, seed ${c.seed}` +
       (c.pause ? `; before it, node ${c.pause.node} paused at request ${c.pause.atOp} for ${c.pause.durationMs} ms` : '');
   return [
@@ -58,16 +58,17 @@ async function rerun(target: Target, c: ClusterArtifactCase, log: (s: string) =>
       return r.violations;
     }
     const want: CrashStateId = c.state;
-    const rec = await recordCluster(cluster.daemon, target, input, c.stateCaps?.maxStates ?? 1_000, timeouts);
+    const rec = await recordCluster(cluster.daemon, target, input, c.stateCaps?.maxStates ?? 1_000, timeouts, [want.policy]);
     // The same state first; the interleaving of the nodes' requests may differ, so then the states cutting the same nodes.
-    const same = rec.states.filter((s) => sameNodes(s.id.nodes, want.nodes));
-    const exact = same.find((s) => s.id.afterOp === want.afterOp);
+    const same = rec.states.filter((s) => s.id.policy === want.policy && sameNodes(s.id.nodes, want.nodes));
+    const key = (id: CrashStateId) => JSON.stringify([id.afterOp, id.dirPrefix, id.data, id.outcomes]);
+    const exact = same.find((s) => key(s.id) === key(want));
     const order = exact ? [exact, ...same.filter((s) => s !== exact)] : same;
     log(`  recorded again: ${rec.recorded.trace.length} requests, ${rec.states.length} crash states, ${same.length} cutting the same nodes${exact ? '' : ` (none after request ${want.afterOp} now)`}`);
     for (const [i, s] of order.entries()) {
       const j = await judgeClusterState(cluster.daemon, target, rec, s.id, timeouts);
       if (j.violations.length > 0) {
-        log(`  ${i === 0 && exact ? 'the same state fails' : `first failing state now: ${describeClusterCut('state', s.id.nodes)} after request ${s.id.afterOp}`} (${i + 1} judged)`);
+        log(`  ${i === 0 && exact ? 'the same state fails' : `first failing state now: ${describeClusterCut('state', s.id.nodes, s.id.policy)} after request ${s.id.afterOp}`} (${i + 1} judged)`);
         return j.violations;
       }
     }

@@ -4,7 +4,7 @@
 // A failure comes back with what its artifact needs: the runs judged, the trace, the stderr.
 import { mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { DEFAULT_STATE_CAPS, type CrashStateId, type CrashStateInfo, type Mark, type StateCaps } from '../../fusefs/crash-states.js';
+import { DEFAULT_STATE_CAPS, type CrashStateId, type CrashStateInfo, type Mark, type StateCaps, type StatePolicy } from '../../fusefs/crash-states.js';
 import { nodeImageDir, type TraceEntry } from '../../fusefs/protocol.js';
 import { runClusterDriver } from '../harness/cluster/cluster-driver.js';
 import { clusterSpec, type ClusterInput } from '../harness/cluster/cluster-run.js';
@@ -16,7 +16,7 @@ import { scratchRoot } from '../harness/exhaustive/recovery-pool.js';
 import { judge, type RunRecord, type Violation } from '../harness/oracle.js';
 import type { Target } from '../harness/target.js';
 
-/** One recorded run of a cluster workload and its lose-unsynced crash states (coordinated, then mixed). */
+/** One recorded run of a cluster workload and its crash states (coordinated, then mixed; lose-unsynced before torn and journaled). */
 export interface ClusterRecording {
   input: ClusterInput;
   recorded: Recorded;
@@ -39,14 +39,14 @@ export interface ClusterJudged {
   stderr: string[];
 }
 
-/** Records `input` once on the cluster daemon and lists its coordinated and mixed lose-unsynced states. */
-export async function recordCluster(daemon: DaemonHandle, target: Target, input: ClusterInput, maxStates: number, timeouts: DriverTimeouts): Promise<ClusterRecording> {
+/** Records `input` once on the cluster daemon and lists its coordinated and mixed crash states under `policies` (each cut node's torn or journaled outcome drawn on its own). */
+export async function recordCluster(daemon: DaemonHandle, target: Target, input: ClusterInput, maxStates: number, timeouts: DriverTimeouts, policies: readonly StatePolicy[] = ['lose-unsynced']): Promise<ClusterRecording> {
   const client = daemon.client;
   await client.reset(true);
   const run = await runClusterDriver(daemon, target.driver, { ...clusterSpec(daemon.mountpoints, input, 'workload', 0), mark: markDir(daemon) }, timeouts);
   const { trace, marks } = await client.traceWithMarks();
   const caps = { ...DEFAULT_STATE_CAPS, maxStates };
-  const answer = await client.states(['lose-unsynced'], caps);
+  const answer = await client.states([...policies], caps);
   return { input, recorded: { run, trace, marks }, intervals: answer.intervals, states: answer.states, capped: answer.capped.states, caps };
 }
 

@@ -120,7 +120,7 @@ export function formatClusterFloor(checks: readonly FloorCheck[]): string {
   const unmet = checks.filter((c) => !c.met);
   return [
     unmet.length === 0
-      ? `floor: met (${checks.length} requirements): every cut kind asked for judged a case`
+      ? `floor: met (${checks.length} requirements): every cut kind asked for judged a case (and, with several policies, a crash state under each)`
       : `floor NOT met: ${unmet.length} of ${checks.length} requirements, so the gate checked too little to pass:`,
     ...checks.map((c) => `  ${c.row}: ${c.what} ${c.figure}${c.met ? '' : ' (NOT met)'}`),
     ...unmet.map((c) => `  NOT met: ${c.row}: ${c.what} ${c.figure}, needs at least ${c.min}; ${c.raise}`),

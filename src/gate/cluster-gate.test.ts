@@ -37,12 +37,12 @@ const powercut = (args: string[], cwd = root) => execa(process.execPath, [cli, .
 const schema = async () => new Ajv({ allErrors: true, strict: true }).compile(JSON.parse(await readFile(path.join(REPO_ROOT, 'docs/gate-result.schema.json'), 'utf8')));
 
 describe(`powercut gate --target ${TARGET} (a cluster of three nodes)`, () => {
-  it('passes on the correct queue with coverage per cut kind and per node, in the summary and in --json', async () => {
-    const r = await powercut(['gate', '--target', TARGET, '--time-budget', '10', '--seed', SEED, '--live-cuts', '0', '--artifacts', 'arts-pass', '--json', 'out/pass.json']);
+  it('passes on the correct queue with coverage per cut kind and per node, in the summary and in --json (lose-unsynced and torn states)', async () => {
+    const r = await powercut(['gate', '--target', TARGET, '--time-budget', '10', '--seed', SEED, '--live-cuts', '0', '--policy', 'lose-unsynced,torn', '--artifacts', 'arts-pass', '--json', 'out/pass.json']);
     expect(r.exitCode, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^cluster: 3 nodes, --nodes-cut all-kinds \(coordinated, one, majority\)/m);
     expect(r.stdout).toMatch(/^ {2}per node: node 0 [1-9]\d* requests, .*; node 1 [1-9]\d* requests, .*; node 2 [1-9]\d* requests/m);
-    expect(r.stdout).toMatch(/^floor: met \(3 requirements\)/m);
+    expect(r.stdout).toMatch(/^floor: met \(9 requirements\)/m);
     expect(r.stdout).toContain('causes are not built for clusters');
     expect(existsSync(path.join(root, 'arts-pass'))).toBe(false);
     const result = JSON.parse(await readFile(path.join(root, 'out/pass.json'), 'utf8'));
@@ -52,6 +52,8 @@ describe(`powercut gate --target ${TARGET} (a cluster of three nodes)`, () => {
     for (const kind of result.cluster.kinds) expect(result.cluster.perKind[kind].states, kind).toBeGreaterThan(0);
     expect(result.cluster.perNode.map((n: { requests: number }) => n.requests > 0)).toEqual([true, true, true]);
     expect(result.rows.map((row: { name: string; cases: number }) => row.cases > 0)).toEqual([true, true, true]);
+    // Each cut node's torn outcome is drawn on its own: every kind judged torn states too.
+    for (const row of result.rows) expect(row.coverage.policies.torn.states, row.name).toBeGreaterThan(0);
   });
 
   it('--nodes-cut coordinated also cuts live runs at seeded requests, and passes', async () => {

@@ -8,7 +8,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
-import type { CrashStateInfo } from '../../fusefs/crash-states.js';
+import type { CrashStateInfo, StatePolicy } from '../../fusefs/crash-states.js';
 import { crashInputArb } from '../../properties/crash-property.js';
 import { replayCommand, writeClusterArtifact, type ClusterArtifactCase } from '../harness/artifacts.js';
 import { runClusterCase, type ClusterInput } from '../harness/cluster/cluster-run.js';
@@ -24,12 +24,22 @@ import { Budget } from './budget.js';
 import { judgeClusterState, recordCluster, type ClusterJudged, type ClusterRecording } from './cluster-cases.js';
 import { countCut, countRequests, emptyClusterCoverage, formatClusterCoverage, formatClusterFloor, kindFloor, type ClusterCoverage } from './cluster-coverage.js';
 import { DEFAULT_NODES_CUT, drawNodes, KIND_ROW, kindOfCut, kindsAsked, seededRandom, spreadOrder, type CutKind } from './cluster-kinds.js';
-import { checkFloor, type FloorRequirement } from './floor.js';
+import { checkFloor, statesUnder, type FloorRequirement } from './floor.js';
 import { toJunitXml } from './junit.js';
 import { ProgressReporter } from './progress.js';
 import { roundSeed } from './suites.js';
 import { formatFailures, formatSummaryTable } from './summary.js';
 import { exitCodeOf, type GateOptions, type GateReport, type GateVerdict } from './gate.js';
+
+/** The crash policies of a cluster's states unless --policy says otherwise: lose-unsynced (torn and journaled multiply the states by each cut node's outcomes). */
+export const DEFAULT_CLUSTER_POLICIES: readonly StatePolicy[] = ['lose-unsynced'];
+
+/** The lists' items in turn: the first of each, then the second of each... */
+function interleave<T>(lists: readonly (readonly T[])[]): T[] {
+  const out: T[] = [];
+  for (let i = 0; i < Math.max(0, ...lists.map((l) => l.length)); i++) for (const l of lists) if (i < l.length) out.push(l[i]);
+  return out;
+}
 
 /** A workload's crash states are judged for this long at most (the kinds in turn, each spread over the run), so later workloads get turns. */
 export const MAX_STATES_SLICE_MS = 30_000;
@@ -58,10 +68,11 @@ const MAX_ERRORS = 3;
 type How = 'state' | 'live';
 
 /** A cut in words: "a coordinated crash state", "a live cut of node 1, restarted while the run went on". */
-export function describeClusterCut(how: How, nodes: readonly number[] | 'all' | undefined): string {
+export function describeClusterCut(how: How, nodes: readonly number[] | 'all' | undefined, policy: StatePolicy = 'lose-unsynced'): string {
   const all = nodes === undefined || nodes === 'all';
   const who = all ? '' : nodes.length === 1 ? `node ${nodes[0]}` : `nodes ${nodes.join(', ')}`;
-  if (how === 'state') return all ? 'a coordinated crash state' : `a crash state cutting ${who} (the others lost only their processes)`;
+  const state = policy === 'lose-unsynced' ? 'crash state' : `${policy} crash state`;
+  if (how === 'state') return all ? `a coordinated ${state}` : `a ${state} cutting ${who} (the others lost only their processes)`;
   return all ? 'a live coordinated cut' : `a live cut of ${who}, restarted while the run went on`;
 }
 
@@ -71,6 +82,7 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
   const asked = kindsAsked(choice, nodes);
   if (asked.length === 0) throw new Error(`a cluster of ${nodes} nodes has no cut of kind ${choice}`);
   const liveCuts = o.liveCuts ?? DEFAULT_LIVE_CUTS;
+  const policies: readonly StatePolicy[] = o.policies ?? DEFAULT_CLUSTER_POLICIES;
   const variantSettings: TargetSettings = o.variant !== undefined ? target.knownBad[o.variant].settings : {};
   const forced = { ...variantSettings, ...o.settings };
   const timeouts = mergeTimeouts();
@@ -78,7 +90,8 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
   const arb = crashInputArb({ target: target.name, kind: 'exhaustive', settings: forced, ...(o.variant !== undefined ? { variant: o.variant } : {}) });
 
   const rows = new Map<CutKind, GateRow>(asked.map((k) => [k, newRow(KIND_ROW[k], 'suite')]));
-  const floors = new Map<GateRow, readonly FloorRequirement[]>(asked.map((k) => [rows.get(k)!, [kindFloor(k, liveCuts > 0 && LIVE_KINDS.includes(k))]]));
+  // Each kind judges a case; with several policies, a state under each (a state of the first is judged before any of the next).
+  const floors = new Map<GateRow, readonly FloorRequirement[]>(asked.map((k) => [rows.get(k)!, [kindFloor(k, liveCuts > 0 && LIVE_KINDS.includes(k)), ...(policies.length > 1 ? policies.map(statesUnder) : [])]]));
   const cov: ClusterCoverage = emptyClusterCoverage(nodes, choice, asked);
   const distinct = new Map<string, DistinctFailure>();
   const owed = (k: CutKind) => rows.get(k)!.cases === 0;
@@ -118,7 +131,7 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
     cov.perKind[kind]!.failing++;
     const checks = [...new Set(judged.violations.map((v) => v.check))].sort();
     const cutNodes = how === 'state' ? c.state?.nodes : c.nodesCut;
-    const key = `${checks.join(', ')} after ${describeClusterCut(how, cutNodes)}${c.pause ? ' after a pause' : ''}`;
+    const key = `${checks.join(', ')} after ${describeClusterCut(how, cutNodes, c.state?.policy)}${c.pause ? ' after a pause' : ''}`;
     const known = distinct.get(key);
     if (known) {
       known.count++;
@@ -164,12 +177,12 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
     row.cases++;
     row.coverage.cases++;
     row.coverage.states++;
-    policyCoverage(row.coverage, 'lose-unsynced').states++;
+    policyCoverage(row.coverage, s.id.policy).states++;
     countContract(row.coverage, contractOf(judged.runs[0]?.outcomes ?? []));
     cov.perKind[kind]!.states++;
     countCut(cov, s.id.nodes, 'state');
     if (judged.violations.length === 0) return;
-    const c: ClusterArtifactCase = { target: target.name, ...rec.input, policy: 'lose-unsynced', seed: 0, nodes, state: s.id, stateCaps: rec.caps, recoveredOn: 'native' };
+    const c: ClusterArtifactCase = { target: target.name, ...rec.input, policy: s.id.policy, seed: 0, nodes, state: s.id, stateCaps: rec.caps, recoveredOn: 'native' };
     await found(kind, 'state', c, judged, (dir) => daemon.daemon.client.stateImage(s.id, dir));
   };
 
@@ -232,7 +245,7 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
       let rec: ClusterRecording;
       const started = Date.now();
       try {
-        rec = await recordCluster(fixture.daemon, target, clusterInput, o.caps?.maxStates ?? 1_000, timeouts);
+        rec = await recordCluster(fixture.daemon, target, clusterInput, o.caps?.maxStates ?? 1_000, timeouts, policies);
       } catch (err) {
         await toolFailed(first, `recording workload ${input + 1}`, err);
         continue;
@@ -251,7 +264,8 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
       const liveKinds = liveCuts > 0 ? asked.filter((k) => LIVE_KINDS.includes(k)).length : 0;
       const slice = Math.min(MAX_STATES_SLICE_MS, budget.leftMs() - liveKinds * liveCuts * MIN_LIVE_MS - 500);
       const sliceEndsMs = Date.now() + Math.max(0, slice);
-      const byKind = asked.map((k) => spreadOrder(rec.states.filter((s) => kindOfCut(asked, s.id.nodes, nodes) === k), random));
+      // Each kind's states: its policies in turn, each policy's states in spread order.
+      const byKind = asked.map((k) => interleave(policies.map((p) => spreadOrder(rec.states.filter((s) => s.id.policy === p && kindOfCut(asked, s.id.nodes, nodes) === k), random))));
       const longest = Math.max(0, ...byKind.map((x) => x.length));
       // The recording lives in the daemon that made it: after a failure of the tool (a fresh daemon) its states are gone.
       const recordedOn: TempDaemon = fixture;

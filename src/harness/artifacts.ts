@@ -172,7 +172,6 @@ function checkClusterCase(c: ClusterArtifactCase, casePath: string): void {
   };
   if (c.state) {
     if (c.state.nodes !== undefined) nodeList(c.state.nodes, 'state.nodes');
-    if (c.state.policy !== 'lose-unsynced') throw new Error(`${casePath}: a cluster's crash states are lose-unsynced, got state.policy ${JSON.stringify(c.state.policy)}`);
   } else {
     if (c.nodesCut === undefined) throw new Error(`${casePath}: a cluster case names a crash state (state) or a live cut's nodes (nodesCut: "all" or a list of nodes)`);
     if (c.nodesCut !== 'all') nodeList(c.nodesCut, 'nodesCut');
