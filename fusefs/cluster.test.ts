@@ -110,6 +110,7 @@ describe('a cluster of three nodes in one daemon', () => {
     const held = writer(join(mnt[1], 'paused'), 'written across the pause');
     const at = (await c.waitFrozen(10_000)).frozenAt!;
     await expect(c.release({ atOp: at, timing: 'before' })).rejects.toThrow(/already passed/);
+    await expect(c.release({ atOp: 2, kind: 'write', node: 1, timing: 'before' })).rejects.toThrow(/already passed/);
     expect((await c.status()).frozen, 'a refused release leaves the freeze').toBe(true);
     await c.release({ atOp: 1, kind: 'write', node: 2, timing: 'before' });
     expect((await held).exitCode).toBe(0);

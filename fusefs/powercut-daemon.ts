@@ -4,6 +4,7 @@ import { rmSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { FsModel, processOwner } from './model/fs-model.js';
 import { RequestGate } from './request-gate.js';
+import { CrashPointMatcher } from './crash-point.js';
 import type { CrashPolicy, Hypothesis } from './crash-states.js';
 import { DEFAULT_MAX_DATA_BYTES, Faults } from './faults.js';
 import { mountGeneration, ReplaceFailure, replaceGeneration, unmountGeneration, type Mounted } from './mount-generation.js';
@@ -200,7 +201,7 @@ export class PowercutDaemon {
         if (req.arm) {
           if (req.arm.node !== undefined) this.nodesOf('release', [req.arm.node]);
           // Checked before the thaw, which cannot be undone: a point already passed must not leave the run thawed and unarmed.
-          if (!(req.arm.kind || req.arm.path || req.arm.node !== undefined) && req.arm.atOp <= gate.opCount) throw new Error(`arm: crash point already passed: ${gate.opCount} requests since mount, atOp is ${req.arm.atOp}`);
+          new CrashPointMatcher(req.arm, gate.trace.all());
         }
         // Held requests resume synchronously and the point is armed in the same turn: no request comes between.
         gate.release(new Set(this.nodes.map((n) => n.index)));
