@@ -48,6 +48,24 @@ runNodeDriver({
 });
 `;
 
+/** The replicated queue's driver, but it never makes a restart, and its run ends without waiting for one. */
+const EARLY_END_DRIVER = `
+import { runNodeDriver } from ${JSON.stringify(distPath('src/targets/node-driver.js'))};
+import { ReplicatedQueue } from ${JSON.stringify(distPath('src/targets/powercut-queue/replicated/replicated-queue.js'))};
+import { queueContract } from ${JSON.stringify(distPath('src/targets/powercut-queue/contract.js'))};
+runNodeDriver({
+  target: 'early-end',
+  open: async (spec, emit) => {
+    const q = Object.assign(await ReplicatedQueue.open(spec, emit), { restartNode: () => new Promise(() => {}) });
+    // Its close waits for no cut node.
+    Object.defineProperty(q, 'awaitingRestart', { get: () => [] });
+    return q;
+  },
+  contract: queueContract,
+  maxEventBytes: () => 1000,
+});
+`;
+
 describe('powercut driver check', () => {
   it("passes the built-in queue's driver", async () => {
     const r = await execa(process.execPath, [cli, 'driver', 'check', '--', process.execPath, distPath('src/targets/powercut-queue/driver.js')], { reject: false, timeout: 120_000 });
@@ -121,6 +139,13 @@ describe('powercut driver check', () => {
       const said = messages(results);
       expect(said.join('\n')).toMatch(/workload run with node 1's cut and restart: the cluster driver did not restart node 1 \(no \{"t":"node","node":1,\.\.\.,"restarted":true\} line\) within 1500 ms/);
       expect(results.map((r) => r.name), 'no drain after a failed cut run').toEqual(['cluster workload run', "workload run with node 1's cut and restart"]);
+    }, 60_000);
+
+    it('that ends its run before the restart it was asked for fails, naming the rule', async () => {
+      const driver = path.join(dir, 'early-end-driver.mjs');
+      await writeFile(driver, EARLY_END_DRIVER);
+      const said = messages(await checkClusterDriver(cluster.daemon, [process.execPath, driver], {}, 5_000));
+      expect(said.join('\n')).toContain('workload run with node 1\'s cut and restart: the cluster driver ended its run (its "done" line) while node 1 was cut and not yet restarted: a cluster driver must wait (bounded) for the harness\'s {"cmd":"restart","node":1}');
     }, 60_000);
 
     it('that is a single-disk driver fails: no node lines, and it cannot restart a node', async () => {

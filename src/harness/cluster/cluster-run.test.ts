@@ -111,6 +111,14 @@ describe('a replicated queue on a three-node cluster', () => {
     await noServersLeft();
   });
 
+  it('passes a pause of node 1 cut at the next request: the stopped node is resumed, killed and restarted', async () => {
+    const r = await runClusterCase(cluster.daemon, replicatedQueue, { ...base, nodesCut: [1], pause: { node: 1, atOp: 30, durationMs: 1_000 }, cut: { atOp: 31, timing: 'before' } });
+    expect([r.pausedAt, r.frozenAt]).toEqual([30, 31]);
+    expect(r.runs[0].outcomes.some((o) => o.t === 'node' && o.node === 1 && o.restarted === true)).toBe(true);
+    expect(r.violations).toEqual([]);
+    await noServersLeft();
+  });
+
   it('passes every coordinated and mixed state of a recorded run', async () => {
     const r = await runClusterStates(cluster.daemon, replicatedQueue, { workload: SHORT_WORKLOAD, settings: {} }, { maxStates: 1_000, maxStatesPerKind: 4 });
     expect(r.capped).toBe(0);
