@@ -94,6 +94,17 @@ describe('a replicated queue on a three-node cluster', () => {
     await noServersLeft();
   });
 
+  it('passes one node\'s cut at its first request, while the cluster opens: the restart waits for the open and the run goes on', async () => {
+    const r = await runClusterCase(cluster.daemon, replicatedQueue, { ...base, nodesCut: [1], cut: { atOp: 1, node: 1, timing: 'before' } });
+    const opened = r.runs[0].outcomes.findIndex((o) => o.t === 'open');
+    const restarted = r.runs[0].outcomes.findIndex((o) => o.t === 'node' && o.node === 1 && o.restarted === true);
+    expect(r.frozenAt).not.toBeNull();
+    expect(restarted, 'node 1 restarted after the open').toBeGreaterThan(opened);
+    expect(r.runs[0].exitCode).toBe(0);
+    expect(r.violations).toEqual([]);
+    await noServersLeft();
+  });
+
   it('passes a pause of a backup (node 2) while the others serve, then node 1\'s cut: nothing is left stopped or running', async () => {
     const r = await runClusterCase(cluster.daemon, replicatedQueue, { ...base, nodesCut: [1], pause: { node: 2, atOp: 30, durationMs: 300 }, cut: { atOp: 60, timing: 'before' } });
     expect(r.pausedAt).toBe(30);
