@@ -11,7 +11,7 @@ import { replicatedQueue } from '../../targets/powercut-queue/replicated/index.j
 import { ASYNC_REPLICATION } from '../../targets/powercut-queue/replicated/replicated-queue.js';
 import { requireRoot } from '../../../fusefs/testing.js';
 import type { Workload } from '../workload.js';
-import { runClusterCase, runClusterStates, type ClusterCase } from './cluster-run.js';
+import { drawLiveCase, liveClusterCase, runClusterCase, runClusterStates, type ClusterCase } from './cluster-run.js';
 
 const WORKLOAD: Workload = {
   steps: [
@@ -126,6 +126,17 @@ describe('a replicated queue on a three-node cluster', () => {
     const r = await runClusterCase(cluster.daemon, replicatedQueue, { ...base, nodesCut: [1], pause: { node: 1, atOp: 30, durationMs: 1_000 }, cut: { atOp: 31, timing: 'before' } });
     expect([r.pausedAt, r.frozenAt]).toEqual([30, 31]);
     expect(r.runs[0].outcomes.some((o) => o.t === 'node' && o.node === 1 && o.restarted === true)).toBe(true);
+    expect(r.violations).toEqual([]);
+    await noServersLeft();
+  });
+
+  it('passes a seeded live case drawn for it (a cut of one node, a pause before it), which the draw repeats', async () => {
+    const seed = Array.from({ length: 50 }, (_, s) => s).find((s) => drawLiveCase(s, 120, 3).pause !== undefined)!;
+    const c = liveClusterCase({ workload: WORKLOAD, settings: SETTINGS }, drawLiveCase(seed, 120, 3, { maxPauseMs: 300 }), seed);
+    expect(liveClusterCase({ workload: WORKLOAD, settings: SETTINGS }, drawLiveCase(seed, 120, 3, { maxPauseMs: 300 }), seed)).toEqual(c);
+    const r = await runClusterCase(cluster.daemon, replicatedQueue, c);
+    expect(r.pausedAt).toBe(c.pause!.atOp);
+    expect(r.frozenAt).toBe(c.cut!.atOp);
     expect(r.violations).toEqual([]);
     await noServersLeft();
   });

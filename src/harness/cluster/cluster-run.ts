@@ -16,7 +16,7 @@ import { scratchRoot } from '../exhaustive/recovery-pool.js';
 import { judge, type RunRecord, type Violation } from '../oracle.js';
 import type { Target } from '../target.js';
 import { MAX_PAUSE_MS, runClusterDriver } from './cluster-driver.js';
-import type { NodePause } from './live-draw.js';
+import type { LiveDraw, NodePause } from './live-draw.js';
 
 export { drawLiveCase, type LiveCutKind, type LiveDraw, type LiveDrawOptions, type NodePause } from './live-draw.js';
 
@@ -56,6 +56,11 @@ export interface ClusterCaseResult {
 /** The spec of run `runIndex` for a cluster whose nodes keep their data in `dirs` (node 0 first). */
 export function clusterSpec(dirs: readonly string[], c: ClusterInput, mode: DriverSpec['mode'], runIndex: number): DriverSpec {
   return { ...specFor(dirs[0], c, mode, runIndex), nodes: dirs.map((dir, node) => ({ node, dir })) };
+}
+
+/** The live case a draw describes (drawLiveCase), on `input`, lose-unsynced, with the draw's seed. */
+export function liveClusterCase(input: ClusterInput, draw: LiveDraw, seed: number): ClusterCase {
+  return { ...input, nodesCut: [...draw.nodesCut], cut: draw.cut, ...(draw.pause ? { pause: draw.pause } : {}), policy: 'lose-unsynced', seed };
 }
 
 /** A pause names a node of the cluster, lasts 1..MAX_PAUSE_MS, and comes before the cut (a cut point counting every request must be later). */
