@@ -14,6 +14,7 @@ import { natsJetstream } from '../src/targets/nats-jetstream/index.js';
 import type { Workload } from '../src/harness/workload.js';
 import { nodeImageDir, type MutatingKind } from '../fusefs/protocol.js';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_STATE_CAPS } from '../fusefs/crash-states.js';
 import { markDir } from '../src/harness/crash-run.js';
@@ -39,6 +40,7 @@ const { positionals, values } = parseArgs({
     workload: { type: 'string', default: 'small' },
     only: { type: 'string' },
     step: { type: 'string', default: '0' },
+    'resume-ms': { type: 'string', default: '15000' },
   },
 });
 
@@ -52,6 +54,13 @@ const WORKLOADS: Record<string, Workload> = {
       { op: 'write', sizesBytes: [300], waitDurable: true },
     ],
   },
+  xlong: {
+    steps: Array.from({ length: 30 }, (_, i) => [
+      { op: 'write' as const, sizesBytes: [100 + i], waitDurable: true },
+      { op: 'read' as const, maxEvents: 1, waitMs: 300 },
+      { op: 'ack' as const, count: 1, order: 'oldest' as const },
+    ]).flat(),
+  },
   long: {
     steps: Array.from({ length: 12 }, (_, i) => [
       { op: 'write' as const, sizesBytes: [100 + i], waitDurable: true },
@@ -62,6 +71,23 @@ const WORKLOADS: Record<string, Workload> = {
 };
 
 const settings = { replicas: 3 };
+
+/** This process's cluster servers by node: the nats-server children of its driver, each node told by the mount its store is open on. */
+function serverPids(): Map<number, number> {
+  const stat = (pid: string) => { try { return readFileSync(`/proc/${pid}/stat`, 'utf8'); } catch { return ''; } };
+  const ppid = (pid: string) => Number(stat(pid).slice(stat(pid).lastIndexOf(')') + 2).split(' ')[1]);
+  const cmd = (pid: string) => { try { return readFileSync(`/proc/${pid}/cmdline`, 'utf8'); } catch { return ''; } };
+  const pids = readdirSync('/proc').filter((p) => /^\d+$/.test(p));
+  const drivers = new Set(pids.filter((p) => ppid(p) === process.pid && cmd(p).includes('nats-jetstream/driver.js')));
+  const out = new Map<number, number>();
+  for (const p of pids.filter((q) => drivers.has(String(ppid(q))) && cmd(q).includes('nats-server'))) {
+    let fds: string[] = [];
+    try { fds = readdirSync(`/proc/${p}/fd`).map((fd) => { try { return readlinkSync(`/proc/${p}/fd/${fd}`); } catch { return ''; } }); } catch { /* gone */ }
+    const node = fds.map((l) => /\/mnt(\d)\//.exec(l)?.[1]).find((n) => n !== undefined);
+    if (node !== undefined) out.set(Number(node), Number(p));
+  }
+  return out;
+}
 const timeouts = { runMs: 120_000 };
 const workload = WORKLOADS[values.workload!];
 if (!workload) throw new Error(`--workload: one of ${Object.keys(WORKLOADS).join(', ')}`);
@@ -138,8 +164,66 @@ try {
     } finally {
       await rm(slot, { recursive: true, force: true });
     }
+  } else if (positionals[0] === 'pause') {
+    // Jepsen's recipe for nats-server#7567 on three nodes: follower A paused while the leader L and
+    // follower B commit; B's power cut at its --cut-th further append; L paused and A resumed while B
+    // restarts on its empty disk; L resumed --resume-ms later. Then the drain, all three restarted.
+    const timeoutsAll = mergeTimeouts(timeouts);
+    const client = cluster.daemon.client;
+    const input = { workload, settings };
+    const seed = Number(values.seed);
+    const resumeMs = Number(values['resume-ms']);
+    await client.reset();
+    const WAL = /\/_js_\/S-[^/]+\/msgs\/\d+\.blk$/;
+    let plan: { L: number; A: number; B: number; pid: Map<number, number> } | null = null;
+    const log = (o: object) => console.log(JSON.stringify({ at: secs(), ...o }));
+    const work = runClusterDriver(cluster.daemon, natsJetstream.driver, clusterSpec(cluster.daemon.mountpoints, input, 'workload', 0), timeoutsAll, async (control) => {
+      const p = plan!;
+      control.killNodes([p.B]);
+      await client.crash('lose-unsynced', seed, [p.B]);
+      await control.reap([p.B]);
+      process.kill(-p.pid.get(p.L)!, 'SIGSTOP');
+      process.kill(-p.pid.get(p.A)!, 'SIGCONT');
+      log({ step: `node ${p.B} cut and restarting; leader ${p.L} paused, ${p.A} resumed` });
+      await control.restart(p.B);
+      setTimeout(() => {
+        try {
+          process.kill(-p.pid.get(p.L)!, 'SIGCONT');
+          log({ step: `leader ${p.L} resumed` });
+        } catch {
+          /* gone */
+        }
+      }, resumeMs).unref();
+    });
+    for (let tries = 0; plan === null && tries < 600; tries++) {
+      await new Promise((r) => setTimeout(r, 100));
+      const t = await client.trace();
+      const byEntry = new Map<string, number[]>();
+      for (const e of t) if (e.kind === 'write' && WAL.test(e.path)) byEntry.set(`${e.path.replace(/^.*\/_js_\//, '')}@${e.offset}`, [...(byEntry.get(`${e.path.replace(/^.*\/_js_\//, '')}@${e.offset}`) ?? []), e.node!]);
+      const complete = [...byEntry.values()].filter((ns) => ns.length === 3);
+      if (complete.length < 2) continue;
+      const L = complete.at(-1)![0];
+      const [A, B] = [0, 1, 2].filter((k) => k !== L);
+      const pid = serverPids();
+      if (pid.size < 3) continue;
+      // B's stores of committed messages: the cut comes once --cut more were committed by L and B alone (and PubAcked by L).
+      const STORE = /\/streams\/POWERCUT\/msgs\/\d+\.blk$/;
+      const bStores = t.filter((e) => e.node === B && e.kind === 'write' && STORE.test(e.path)).length;
+      process.kill(-pid.get(A)!, 'SIGSTOP');
+      const atOp = bStores + Number(values.cut ?? 3);
+      await client.arm({ atOp, kind: 'write', path: '**/streams/POWERCUT/msgs/*.blk', node: B, timing: 'before' });
+      plan = { L, A, B, pid };
+      log({ step: `leader ${L}; follower ${A} paused; ${B} cut at its store ${atOp}`, pids: [...pid] });
+    }
+    const w = await work;
+    if (plan) for (const pid of plan.pid.values()) try { process.kill(-pid, 'SIGCONT'); } catch { /* gone */ }
+    log({ workload: w.record.outcomes.filter((o) => o.t === 'durable' || o.t === 'error').map((o) => JSON.stringify(o)).slice(-4), frozenAt: w.frozenAt });
+    const drain = await runClusterDriver(cluster.daemon, natsJetstream.driver, clusterSpec(cluster.daemon.mountpoints, input, 'drain', 1), timeoutsAll);
+    const violations = judge({ target: natsJetstream.name, faultsInjected: false, runs: [w.record, drain.record] });
+    log({ verdict: violations.length ? 'fail' : 'pass', violations: violations.map((v) => `${v.check}: ${v.message}`.slice(0, 400)) });
+    if (violations.length) console.log([w.stderr, drain.stderr].join('\n').split('\n').filter((l) => /leader|bootstrap|opened stream|Catchup|catchup|truncat|reset|WARN|mismatch/i.test(l) && !/connect to route/.test(l)).slice(0, 60).join('\n'));
   } else {
-    throw new Error('mode: case, states or explore');
+    throw new Error('mode: case, states, explore or pause');
   }
 } finally {
   await cluster.stop();

@@ -441,6 +441,9 @@ async function startCluster(spec: DriverSpec, s: NatsSettings, emit: ((o: Outcom
       reconnect: true,
       maxReconnectAttempts: -1,
       reconnectTimeWait: 100,
+      // A server that stops answering (paused, or frozen at a cut) is left for another within ~3 s, not the default 2 minutes.
+      pingInterval: 1_000,
+      maxPingOut: 2,
       timeout: START_TIMEOUT_MS,
     });
     return { server: cluster, nc };
