@@ -6,6 +6,12 @@ import type { ClusterNodeSpec } from '../../harness/driver-spec.js';
 import { freePort, NatsServer, NatsServerError, STOP_TIMEOUT_MS, type ClusterMembership } from './server.js';
 
 export const CLUSTER_NAME = 'powercut';
+/**
+ * How long a stop waits for the harness to restart a node it cut (docs/driver-protocol.md,
+ * "Clusters": no end before the restart). The harness asks once it reaped the node, which can be
+ * after the workload's last step; a run that ended first would leave the node down.
+ */
+export const RESTART_AWAIT_MS = 20_000;
 export const serverNameOf = (node: number): string => `n${node}`;
 
 /** What the queue needs of the servers behind it: one server, or a cluster. */
@@ -81,20 +87,35 @@ export class NatsCluster implements ServerSide {
   async restartNode(node: number): Promise<void> {
     const restart = this.restarting.then(() => this.restartNow(node));
     this.restarting = restart.catch(() => undefined);
-    return restart;
+    this.restartsInFlight++;
+    return restart.finally(() => this.restartsInFlight--);
   }
+
+  /** Restarts asked for and not finished: a stop waits for them. */
+  private restartsInFlight = 0;
+  /** Set when the cluster's stop ended: a restart asked for later would outlive the run. */
+  private stopped = false;
 
   /** Restarts under way, in order: a stop waits for them, so no server starts after the cluster stopped. */
   private restarting: Promise<void> = Promise.resolve();
 
   private async restartNow(node: number): Promise<void> {
     if (!this.nodes[node]) throw new NatsServerError(`restart: there is no node ${node} (the cluster has ${this.nodes.length})`);
+    if (this.stopped) {
+      process.stderr.write(`nats-jetstream driver: restart of node ${node} asked for after the cluster stopped; ignored\n`);
+      return;
+    }
     const old = this.servers[node];
     if (old && !old.gone) {
       await old.settle(STOP_TIMEOUT_MS);
       if (!old.gone) throw new NatsServerError(`restart: node ${node}'s server (pid ${old.proc.pid}) is still running ${STOP_TIMEOUT_MS} ms after the restart was asked for; the harness restarts a node after cutting it`);
     }
     await this.startNode(node, true);
+  }
+
+  /** Nodes whose server the harness killed (their cut) and that were not restarted since. */
+  awaitingRestart(): number[] {
+    return this.servers.flatMap((s, k) => (s?.gone && s.cut ? [k] : []));
   }
 
   /** Nodes whose server is not running (cut, and not restarted yet). */
@@ -120,12 +141,30 @@ export class NatsCluster implements ServerSide {
     return this.servers.map((s, k) => (s ? `node ${k}: ${s.describe(s.exitDescription() ?? what)}` : `node ${k}: not started`)).join('\n');
   }
 
-  /** A clean stop of every server that runs (SIGTERM each); the first failure is thrown once all stopped. */
+  /**
+   * A clean stop of every server that runs (SIGTERM each), once every node cut during the run was
+   * restarted (bounded by RESTART_AWAIT_MS): the harness's restart must find the run going. A node
+   * cut while the others stop is waited for and stopped too. The first failure is thrown once all stopped.
+   */
   async stop(): Promise<void> {
+    const deadline = Date.now() + RESTART_AWAIT_MS;
+    let failure: unknown;
+    for (;;) {
+      while ((this.awaitingRestart().length > 0 || this.restartsInFlight > 0) && Date.now() < deadline) {
+        await Promise.race([this.restarting, new Promise((r) => setTimeout(r, 10))]);
+      }
+      await this.restarting;
+      const missing = this.awaitingRestart();
+      const late = Date.now() >= deadline;
+      if (late && missing.length > 0) process.stderr.write(`nats-jetstream driver: node ${missing.join(', ')} cut and not restarted within ${RESTART_AWAIT_MS} ms; stopping the others without it\n`);
+      if (late) this.stopped = true;
+      const results = await Promise.allSettled(this.live.filter((s) => !s.gone).map((s) => s.stop()));
+      failure ??= results.find((r): r is PromiseRejectedResult => r.status === 'rejected')?.reason;
+      if (late || (this.awaitingRestart().length === 0 && this.restartsInFlight === 0)) break;
+    }
+    this.stopped = true;
     await this.restarting;
-    const results = await Promise.allSettled(this.live.filter((s) => !s.gone).map((s) => s.stop()));
-    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failed) throw failed.reason;
+    if (failure) throw failure;
   }
 
   async kill(): Promise<void> {

@@ -1,9 +1,10 @@
 // NATS JetStream R3 on a three-node cluster of real mounts: three nats-server 2.9.10 processes over
 // loopback routes, each in a process group of its own with its store on its node's mount, a
-// stream and consumer with 3 replicas. An uncut run passes with every node's requests in one trace;
-// a coordinated cut after a PubAck loses it (2.9.10 fsyncs neither its Raft log nor its stream
-// within a run: docs/nats.md, "Clusters"), deterministically; one node's cut with its restart while
-// the workload goes on passes (the others hold every confirmed write). No server is left behind.
+// stream and consumer with 3 replicas. A coordinated cut after a PubAck loses it (2.9.10 fsyncs
+// neither its Raft log nor its stream within a run: docs/nats.md, "Clusters"), deterministically;
+// one node's cut with its restart while the workload goes on passes (the others hold every
+// confirmed write), with every node's line and requests in one trace. No server is left behind.
+// (An uncut run is `powercut driver check --nodes 3`'s; every open here costs 2.9.10's elections.)
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requireRoot } from '../../../fusefs/testing.js';
@@ -16,7 +17,7 @@ import { serverConfigText } from './server.js';
 /** A run opens three servers and elects leaders (2.9.10: 4 to 9 s per election after a restart). */
 const TIMEOUTS = { runMs: 90_000 };
 const SETTINGS = { replicas: 3 };
-/** Ends on a read that waits on an empty stream: a restarted node is back before the run ends. */
+/** The cluster holds the run's end until the node cut is restarted (cluster.ts stop), so no step waits for it. */
 const WORKLOAD: Workload = {
   steps: [
     { op: 'write', sizesBytes: [100], waitDurable: true },
@@ -25,7 +26,6 @@ const WORKLOAD: Workload = {
     { op: 'ack', count: 1, order: 'oldest' },
     { op: 'write', sizesBytes: [300], waitDurable: true },
     { op: 'read', maxEvents: 1, waitMs: 500 },
-    { op: 'read', maxEvents: 1, waitMs: 2_000 },
   ],
 };
 /**
@@ -78,14 +78,6 @@ describe('nats-jetstream with replicas 3 on a three-node cluster', () => {
     expect(text).toContain('"nats-route://127.0.0.1:6000", "nats-route://127.0.0.1:6001", "nats-route://127.0.0.1:6002"');
   });
 
-  it('passes an uncut run, every node\'s requests in one trace', async () => {
-    const r = await runClusterCase(cluster.daemon, natsJetstream, { ...base, nodesCut: 'all' }, TIMEOUTS);
-    expect(r.violations).toEqual([]);
-    expect(new Set(r.trace.map((e) => e.node))).toEqual(new Set([0, 1, 2]));
-    expect(r.runs[0].outcomes.filter((o) => o.t === 'node').map((o) => o.t === 'node' && o.node).sort()).toEqual([0, 1, 2]);
-    await noServersLeft(r);
-  }, 120_000);
-
   it('a coordinated cut after a PubAck loses it: nothing of a run reaches the disk of any node', async () => {
     const r = await runClusterCase(cluster.daemon, natsJetstream, { ...base, nodesCut: 'all', cut: AFTER_FIRST_PUBACK }, TIMEOUTS);
     expect(r.frozenAt).not.toBeNull();
@@ -97,11 +89,16 @@ describe('nats-jetstream with replicas 3 on a three-node cluster', () => {
     await noServersLeft(r);
   }, 120_000);
 
-  it('one node\'s cut with its restart while the workload goes on passes: its peers hold what was confirmed', async () => {
+  it('one node\'s cut with its restart while the workload goes on passes: its peers hold what was confirmed; every node\'s requests in one trace', async () => {
     const r = await runClusterCase(cluster.daemon, natsJetstream, { ...base, nodesCut: [1], cut: AFTER_FIRST_PUBACK }, TIMEOUTS);
     expect(r.frozenAt).not.toBeNull();
     expect(r.runs[0].killed).toBe(false);
-    expect(r.runs[0].outcomes.some((o) => o.t === 'node' && o.node === 1 && o.restarted === true), 'node 1 restarted during the run').toBe(true);
+    const nodeLines = r.runs[0].outcomes.flatMap((o) => (o.t === 'node' ? [o] : []));
+    expect(nodeLines.filter((o) => !o.restarted).map((o) => o.node).sort()).toEqual([0, 1, 2]);
+    expect(nodeLines.filter((o) => o.restarted).map((o) => o.node), 'node 1 restarted during the run').toEqual([1]);
+    const at = (test: (o: (typeof r.runs)[0]['outcomes'][number]) => boolean) => r.runs[0].outcomes.findIndex(test);
+    expect(at((o) => o.t === 'node' && o.restarted === true), 'the restart before the run\'s end').toBeLessThan(at((o) => o.t === 'done'));
+    expect(new Set(r.trace.map((e) => e.node))).toEqual(new Set([0, 1, 2]));
     expect(r.violations).toEqual([]);
     await noServersLeft(r);
   }, 120_000);

@@ -410,7 +410,10 @@ export class NatsQueue implements DrivenQueue {
     if (!this.s.pubAckDurable && this.pubAcked > this.claims.durableSeq) await this.syncStore(this.pubAcked);
   }
 
-  /** A clean stop: the client closes, the server gets SIGTERM (it flushes its files; 2.9.10 fsyncs none of them). */
+  /**
+   * A clean stop: the client closes, the server gets SIGTERM (it flushes its files; 2.9.10 fsyncs
+   * none of them). A cluster first waits (bounded) for the restart of every node the harness cut.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;

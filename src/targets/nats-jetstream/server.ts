@@ -88,6 +88,8 @@ function installExitHook(): void {
 export class NatsServer {
   private tail = '';
   private exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  /** The signal this driver sent it (stop, kill): any other that ended it was the harness's, at its node's cut. */
+  private sent: NodeJS.Signals | undefined;
   private readonly exited: Promise<void>;
 
   private constructor(
@@ -177,8 +179,8 @@ export class NatsServer {
 
   /**
    * Starts one server of a cluster in a process group of its own (the harness kills exactly that
-   * group at the node's cut); `spawned` learns the group at once, before the server can have read
-   * its store. The server's death is still tied to the driver's (parent-death signal, exit hook).
+   * group at the node's cut); `spawned` learns the group while the server is held, before it can
+   * have read its store, and the server starts once `spawned` returned. The server's death is still tied to the driver's (parent-death signal, exit hook).
    * Returns once it accepts a client connection (within START_TIMEOUT_MS); its ports are the
    * caller's, fixed for the run, so a restarted node keeps its address.
    */
@@ -190,8 +192,9 @@ export class NatsServer {
       await server.settle(STOP_TIMEOUT_MS);
       throw new NatsServerError(server.describe('could not be started'));
     }
-    // Its pid is its process group's id (detached).
+    // Its pid is its process group's id (detached); the line naming it goes out before the server may touch the store.
     spawned(server);
+    server.go();
     try {
       const nc = await server.connect();
       await nc.close();
@@ -211,11 +214,23 @@ export class NatsServer {
     writeFileSync(conf, serverConfigText(storeDir, port, extraConfig, cluster));
     const setpriv = onPath('setpriv');
     const [file, args] = setpriv ? [setpriv, ['--pdeathsig', 'SIGKILL', '--', binary, '-c', conf]] : [binary, ['-c', conf]];
-    // One server: a plain child in the driver's process group. A cluster's: a group of its own
-    // (detached), so one node can be cut alone. stdout and stderr piped to ours either way.
     installExitHook();
-    const proc = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: cluster !== undefined });
+    // One server: a plain child in the driver's process group. stdout and stderr piped to ours.
+    if (!cluster) return new NatsServer(spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'] }), port, confDir, storeDir);
+    // A cluster's: a group of its own (detached), so one node can be cut alone, and held by a shell
+    // until go() (the node's line printed), then exec'd into the server: same pid, same group.
+    const proc = spawn('/bin/sh', ['-c', HOLD_UNTIL_GO, 'nats-node', file, ...args], { stdio: ['pipe', 'pipe', 'pipe'], detached: true });
     return new NatsServer(proc, port, confDir, storeDir);
+  }
+
+  /**
+   * A cluster node's server, held since its spawn: lets it exec nats-server (which opens its store
+   * at once). Called once its node line is printed, so that line always comes before the node's
+   * first request. Its stdin is closed after the line: a driver gone before it never starts the server.
+   */
+  go(): void {
+    this.proc.stdin?.on('error', () => undefined);
+    this.proc.stdin?.end(`${GO_LINE}\n`);
   }
 
   private async connect(): Promise<NatsConnection> {
@@ -244,6 +259,7 @@ export class NatsServer {
       this.cleanup();
       throw new NatsServerError(this.describe(`${this.exitDescription()} before it was stopped`));
     }
+    this.sent = 'SIGTERM';
     this.proc.kill('SIGTERM');
     await this.settle(STOP_TIMEOUT_MS);
     if (!this.exit) {
@@ -256,10 +272,16 @@ export class NatsServer {
   /** SIGKILL, and wait for the exit (bounded). */
   async kill(): Promise<void> {
     if (!this.exit) {
+      this.sent = 'SIGKILL';
       this.proc.kill('SIGKILL');
       await this.settle(STOP_TIMEOUT_MS);
     }
     this.cleanup();
+  }
+
+  /** Ended by a signal this driver did not send: the harness's SIGKILL at its node's cut (a cluster's node then awaits its restart). */
+  get cut(): boolean {
+    return this.exit?.signal != null && this.exit.signal !== this.sent;
   }
 
   /** True once the process is gone. */
@@ -271,6 +293,10 @@ export class NatsServer {
     rmSync(this.confDir, { recursive: true, force: true });
   }
 }
+
+const GO_LINE = 'go';
+/** The wrapper of a cluster node: waits for the go line, then execs its arguments; a closed stdin (the driver gone) ends it. */
+const HOLD_UNTIL_GO = `IFS= read -r line || exit 0; [ "$line" = ${GO_LINE} ] || { echo "nats-node: expected '${GO_LINE}' on stdin, got '$line'" >&2; exit 2; }; exec "$@"`;
 
 /** Config folders are named after the driver's pid: one whose driver is gone was left by a cut during start-up. */
 const CONFIG_FOLDER_PREFIX = 'powercut-nats-';
