@@ -5,7 +5,8 @@
 // of its message must come back, and so must what the server said about the disk (its WRN or ERR
 // line, or the driver's `opened stream` line with the state it recovered). Replaying a stored image
 // is exact, so none of this depends on timing; `sh <artifact>/replay.sh` (which records the whole
-// case again) is what docs/nats.md shows for each.
+// case again) is what docs/nats.md shows for each. A cluster finding (C1) stores one image per node,
+// recovered together by three servers, as `powercut replay` recovers it first.
 //
 // A consumer's o.dat dates its pending deliveries from the moment it was written (its base timestamp
 // is the wall clock, in seconds): recovered more than ack_wait (one hour) after the cut, every pending
@@ -33,7 +34,9 @@ import path from 'node:path';
 import { connect, createInbox, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { describe, expect, it } from 'vitest';
-import { copyStoredImage, readArtifact } from '../../harness/artifacts.js';
+import { copyStoredImage, isClusterCase, readArtifact, type ClusterArtifactCase } from '../../harness/artifacts.js';
+import { nodeImageDir } from '../../../fusefs/protocol.js';
+import { recoverClusterImage } from '../../gate/cluster-cases.js';
 import { ID_BASE_PER_RUN, specFor } from '../../harness/crash-run.js';
 import { startDaemon, type DaemonHandle } from '../../harness/daemon-process.js';
 import { REPO_ROOT } from '../../harness/dist-path.js';
@@ -409,5 +412,29 @@ describe('nats-server 2.9.10 findings, from their committed artifacts (docs/nats
     const intact = await recoverStored('12-rejected-index-first-seq');
     expect(intact.violations).toEqual([]);
     expect(intact.stderr).toMatch(/opened stream POWERCUT \(messages 3, seqs 1\.\.3\)/);
+  }, 60_000);
+});
+
+describe('nats-server 2.9.10 cluster findings (replicas 3), from their committed artifacts (docs/nats.md, "Clusters")', () => {
+  it('C1. a coordinated cut loses every PubAck: the three recovered stores are empty, the stream is created anew and its seqs start over', async () => {
+    const dir = path.join(FINDINGS, 'C1-coordinated-cut-loses-pubacks');
+    const a = await readArtifact(dir);
+    expect(isClusterCase(a.case) && a.case.nodes).toBe(3);
+    const c = a.case as ClusterArtifactCase;
+    expect(c.state, 'a coordinated crash state: every node cut').toMatchObject({ policy: 'lose-unsynced' });
+    expect(c.state!.nodes).toBeUndefined();
+    const scratch = await mkdtemp(path.join(os.tmpdir(), 'powercut-nats-cluster-finding-'));
+    try {
+      // With its empty node folders, which a clone lacks (images/<name>.dirs.json lists them).
+      expect(await copyStoredImage(dir, 'cut-0-after-crash', scratch)).toBe(true);
+      for (const k of [0, 1, 2]) expect(await readdir(path.join(scratch, nodeImageDir(k))), `node ${k}'s disk kept nothing`).toEqual([]);
+      const r = await recoverClusterImage(natsJetstream, c, scratch, c.nodes, a.runs[0], mergeTimeouts());
+      expect(checks(r.violations)).toEqual(['at-least-once', 'monotonic-seqs']);
+      expect(messages(r.violations, 'at-least-once')).toMatch(/seqs 1 \(event ids 1\) were confirmed durable/);
+      expect(messages(r.violations, 'monotonic-seqs')).toMatch(/got seq 1 for event id 1000001, but seqs up to 1 were confirmed durable/);
+      expect(r.drainStderr).toMatch(/opened stream POWERCUT \(messages 0, seqs 0\.\.0\)/);
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
+    }
   }, 60_000);
 });
