@@ -3,11 +3,11 @@
 // passes with coverage per cut kind and per node; its known-bad variant fails with a cluster
 // artifact that replay reproduces; a kind that judged nothing is below the floor; a bad
 // --nodes-cut is a usage error. (Live cuts of one node are left out here: their restart timing is
-// not deterministic yet, docs/cluster.md; live coordinated cuts are in.) The seed draws workloads
-// without concurrent steps first: under concurrent steps the replicated queue's replicas can
-// diverge (each replica server runs its requests as they come), a bug of that queue the cluster
-// gate found (seed 31), not what these tests are about.
-const SEED = '176';
+// not deterministic yet, docs/cluster.md; live coordinated cuts are in.) The seed is not chosen to
+// avoid anything: its first workload has a concurrent step (producers and a consumer at once), at
+// which the replicated queue's replicas diverged before they applied requests in the primary's one
+// order (found by the cluster gate at this seed).
+const SEED = '31';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
 import { existsSync } from 'node:fs';

@@ -441,6 +441,11 @@ export class Queue implements PersistentQueue {
     return { durableSeq: this.durableSeq, durableFirstUnackedSeq: this.durableFirstUnacked };
   }
 
+  /** What backpressure counts now (unacked events and their record bytes): a replicated queue's primary admits writes from it. */
+  backlog(): { unackedCount: number; unackedBytes: number } {
+    return { unackedCount: this.unackedCount, unackedBytes: this.unackedBytes };
+  }
+
   onDurable(listener: (state: DurabilityState) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);

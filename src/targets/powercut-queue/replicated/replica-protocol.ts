@@ -15,8 +15,8 @@ export type ReplicaRequest =
   | { id: number; op: 'close' };
 
 export type ReplicaMessage =
-  /** The queue opened (recovered) and holds this. */
-  | { t: 'ready'; durableSeq: number; durableFirstUnackedSeq: number }
+  /** The queue opened (recovered) and holds this; unacked*: what its backpressure counts (the primary admits writes from it). */
+  | { t: 'ready'; durableSeq: number; durableFirstUnackedSeq: number; unackedCount: number; unackedBytes: number }
   /** More became durable on this node. */
   | { t: 'durable'; durableSeq: number; durableFirstUnackedSeq: number }
   | { t: 'reply'; id: number; seq?: number; events?: { seq: number; data: string }[]; error?: string; code?: string }

@@ -3,10 +3,15 @@
 // process's stdin and stdout, one JSON object per line (replica-protocol.ts). Its own process (and
 // process group), so the harness can cut one node's power while the others run. It waits for the
 // driver's 'start' line before it touches DIR: the driver sends it once the node's line is printed.
+// It applies requests one at a time, in the order they arrive: the primary's order. Backpressure is
+// off here (the primary admits a write only when it fits), so no request waits for a later one.
 import { createInterface } from 'node:readline';
-import { openQueue } from '../../../queue/index.js';
+import { Queue } from '../../../queue/index.js';
 import type { QueueSettings } from '../../../queue/types.js';
 import { parseReplicaRequest, START_LINE, type ReplicaMessage, type ReplicaRequest } from './replica-protocol.js';
+
+/** The settings that turn backpressure off: admission is the primary's (replicated-queue.ts). */
+const NO_BACKPRESSURE: Partial<QueueSettings> = { maxBytes: Number.MAX_SAFE_INTEGER, maxEvents: 0, writeTimeoutMs: 0 };
 
 function send(m: ReplicaMessage): void {
   process.stdout.write(JSON.stringify(m) + '\n');
@@ -20,8 +25,10 @@ async function main(): Promise<void> {
   const start = await lines.next();
   if (start.done) process.exit(0);
   if (start.value.trim() !== START_LINE) throw new Error(`the first line on stdin must be '${START_LINE}', got ${JSON.stringify(start.value.slice(0, 100))}`);
-  const queue = await openQueue(dir, JSON.parse(settingsJson) as Partial<QueueSettings>);
-  send({ t: 'ready', ...queue.durability() });
+  const settings = JSON.parse(settingsJson) as Partial<QueueSettings>;
+  // A write never waits for space here: one waiting in line would hold the ack that frees it.
+  const queue = await Queue.open(dir, { ...settings, ...NO_BACKPRESSURE });
+  send({ t: 'ready', ...queue.durability(), ...queue.backlog() });
   queue.onDurable((state) => send({ t: 'durable', ...state }));
   const serve = async (req: ReplicaRequest): Promise<ReplicaMessage> => {
     switch (req.op) {
@@ -51,17 +58,14 @@ async function main(): Promise<void> {
     const line = next.value;
     if (line.trim() === '') continue;
     const req = parseReplicaRequest(line);
-    // Requests run as they come (a write waits for space while an ack frees it); the queue orders them.
-    serve(req).then(
-      (m) => {
-        send(m);
-        if (req.op === 'close') process.exit(0);
-      },
-      (err: unknown) => {
-        const e = err as NodeJS.ErrnoException;
-        send({ t: 'reply', id: req.id, error: e?.message ?? String(err), ...(e?.code ? { code: String(e.code) } : {}) });
-      },
-    );
+    // One at a time, in the primary's order: every node orders a read against a write the same way.
+    try {
+      send(await serve(req));
+      if (req.op === 'close') process.exit(0);
+    } catch (err) {
+      const e = err as NodeJS.ErrnoException;
+      send({ t: 'reply', id: req.id, error: e?.message ?? String(err), ...(e?.code ? { code: String(e.code) } : {}) });
+    }
   }
   // The driver is gone (killed at a cut): so is this node's program.
   process.exit(0);

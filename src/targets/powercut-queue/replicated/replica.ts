@@ -11,6 +11,12 @@ export interface DurableState {
   durableFirstUnackedSeq: number;
 }
 
+/** Unacked events and their record bytes: what backpressure counts. */
+export interface Backlog {
+  unackedCount: number;
+  unackedBytes: number;
+}
+
 /** A request to a replica whose server is gone (its node was cut): the cluster goes on without it. */
 export class ReplicaDown extends Error {
   /** killed: by a signal (its node's cut) rather than its own failure. */
@@ -32,6 +38,8 @@ export class Replica {
   alive = true;
   /** What the node holds durably, as it last said. */
   state: DurableState = { durableSeq: 0, durableFirstUnackedSeq: 1 };
+  /** What its backpressure counted when it opened. */
+  backlog: Backlog = { unackedCount: 0, unackedBytes: 0 };
 
   private constructor(readonly node: number, private readonly proc: ResultPromise) {}
 
@@ -71,6 +79,7 @@ export class Replica {
     switch (m.t) {
       case 'ready':
         this.state = { durableSeq: m.durableSeq, durableFirstUnackedSeq: m.durableFirstUnackedSeq };
+        this.backlog = { unackedCount: m.unackedCount, unackedBytes: m.unackedBytes };
         this.onReady(null);
         return;
       case 'failed':

@@ -6,12 +6,19 @@
 // majority-th highest of theirs, and every node is made a copy of one that holds exactly that.
 // After one node's cut the others go on; the restarted node is brought back up to date from what
 // this session wrote, read and acked before it serves again.
+// The order is the primary's: each replica applies its requests one at a time as they arrive, so
+// a read meets the same writes on every node and delivers the same seqs (checked). Nothing blocks
+// inside a replica: the primary admits a write only once the backlog leaves room (backpressure
+// counted here, from what the nodes recovered and what this session wrote and acked).
 import { closeSync, copyFileSync, fsyncSync, openSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ClusterNodeSpec, DriverSpec } from '../../../harness/driver-spec.js';
 import type { Outcome } from '../../../harness/outcome.js';
 import type { DrivenQueue } from '../../node-driver.js';
-import { Replica, ReplicaDown, type DurableState } from './replica.js';
+import { BackpressureTimeoutError, validateSettings } from '../../../queue/index.js';
+import { recordBytes } from '../../../queue/format.js';
+import type { QueueSettings } from '../../../queue/types.js';
+import { Replica, ReplicaDown, type Backlog, type DurableState } from './replica.js';
 
 /** The known-bad variant: the primary confirms a write once its own disk has it, then replicates it. */
 export const ASYNC_REPLICATION = 'async-replication';
@@ -67,6 +74,11 @@ export class ReplicatedQueue implements DrivenQueue {
   /** The async-replication variant's backups get each operation after the primary, in order. */
   private backupChain: Promise<unknown> = Promise.resolve();
   private waiters: { seq: number; resolve: () => void }[] = [];
+  /** Backpressure, counted by the primary: unacked events and their record bytes, writes waiting (FIFO). */
+  private readonly limits: Pick<QueueSettings, 'maxBytes' | 'maxEvents' | 'writeTimeoutMs'>;
+  private readonly backlog: Backlog;
+  private readonly deliveredBytes = new Map<number, number>();
+  private spaceWaiters: { bytes: number; resolve: () => void }[] = [];
   /** Nodes whose server was killed while the cluster opened (their cut): the harness restarts them. */
   private readonly killedAtOpen = new Set<number>();
   /** Restarts asked for and not finished: the run's end waits for them. */
@@ -79,8 +91,12 @@ export class ReplicatedQueue implements DrivenQueue {
     private readonly emit: (o: Outcome) => void,
     replicas: (Replica | null)[],
     recovered: DurableState,
+    backlog: Backlog,
   ) {
     this.replicas = replicas;
+    const { maxBytes, maxEvents, writeTimeoutMs } = validateSettings(settings as Partial<QueueSettings>);
+    this.limits = { maxBytes, maxEvents, writeTimeoutMs };
+    this.backlog = { ...backlog };
     this.majority = Math.floor(nodes.length / 2) + 1;
     this.confirmed = recovered;
     this.lastSeq = recovered.durableSeq;
@@ -117,7 +133,7 @@ export class ReplicatedQueue implements DrivenQueue {
       up(replicas);
     }
     const copied = up(replicas)[0].state.durableFirstUnackedSeq;
-    const q = new ReplicatedQueue(nodes, spec.settings, spec.variant, emit, replicas, { durableSeq, durableFirstUnackedSeq: Math.max(firstUnacked, copied) });
+    const q = new ReplicatedQueue(nodes, spec.settings, spec.variant, emit, replicas, { durableSeq, durableFirstUnackedSeq: Math.max(firstUnacked, copied) }, up(replicas)[0].backlog);
     for (const k of killedAtOpen) q.killedAtOpen.add(k);
     // Acks a majority made durable that the copied node had not: made on every node again.
     await q.ackBelow(copied, firstUnacked);
@@ -161,6 +177,7 @@ export class ReplicatedQueue implements DrivenQueue {
    * drops out; fewer than a majority left is an error.
    */
   private async onAll<T>(what: string, op: (r: Replica) => Promise<T>, confirmed: () => Promise<void> = () => Promise.resolve()): Promise<T> {
+    // Requests reach every node in the order of these calls: each node's stdin gets them in turn.
     if (this.variant === ASYNC_REPLICATION) {
       const primary = this.replicas[0];
       if (!primary?.alive) throw new Error(`${what}: the primary (node 0) is not running`);
@@ -180,6 +197,7 @@ export class ReplicatedQueue implements DrivenQueue {
     const failure = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected' && !(s.reason instanceof ReplicaDown));
     if (failure) throw failure.reason;
     if (ok.length < this.majority) throw Object.assign(new Error(`${what}: only ${ok.length} of ${this.nodes.length} nodes running, fewer than a majority (${this.majority})`), { code: 'EIO' });
+    for (const other of ok.slice(1)) this.agree(what, ok[0], other);
     return ok[0];
   }
 
@@ -209,7 +227,10 @@ export class ReplicatedQueue implements DrivenQueue {
     if (JSON.stringify(a) !== JSON.stringify(b)) throw new Error(`invariant: replicas diverged at ${what}: ${JSON.stringify(a)} against ${JSON.stringify(b)}`);
   }
 
-  write(data: Buffer): Promise<number> {
+  async write(data: Buffer): Promise<number> {
+    const bytes = recordBytes(data.length);
+    // Admitted before it is ordered (outside `gated`): a write waiting for space must not hold up a restart, nor the acks that free it.
+    await this.admit(bytes);
     return this.gated(async () => {
       const seq = ++this.lastSeq;
       this.written.set(seq, data);
@@ -222,6 +243,48 @@ export class ReplicatedQueue implements DrivenQueue {
     });
   }
 
+  /** Backpressure as the built-in queue's (FIFO, bounded by writeTimeoutMs), decided here so that no replica waits. */
+  private admit(bytes: number): Promise<void> {
+    if (this.spaceWaiters.length === 0 && this.fits(bytes)) {
+      this.reserve(bytes);
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve, reject) => {
+      const waiter = { bytes, resolve: () => {} };
+      const timer = this.limits.writeTimeoutMs > 0
+        ? setTimeout(() => {
+          this.spaceWaiters = this.spaceWaiters.filter((w) => w !== waiter);
+          reject(new BackpressureTimeoutError(`write waited ${this.limits.writeTimeoutMs} ms (writeTimeoutMs) for space: the cluster holds ${this.backlog.unackedCount} unacked events ` +
+            `(maxEvents ${this.limits.maxEvents || 'unlimited'}) and ${this.backlog.unackedBytes} bytes (maxBytes ${this.limits.maxBytes}); ack events to make room`));
+          this.wakeWriters();
+        }, this.limits.writeTimeoutMs)
+        : undefined;
+      waiter.resolve = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      this.spaceWaiters.push(waiter);
+    });
+  }
+
+  private fits(bytes: number): boolean {
+    const { maxBytes, maxEvents } = this.limits;
+    return this.backlog.unackedBytes + bytes <= maxBytes && (maxEvents === 0 || this.backlog.unackedCount < maxEvents);
+  }
+
+  private reserve(bytes: number): void {
+    this.backlog.unackedBytes += bytes;
+    this.backlog.unackedCount += 1;
+  }
+
+  private wakeWriters(): void {
+    while (this.spaceWaiters.length > 0 && this.fits(this.spaceWaiters[0].bytes)) {
+      const w = this.spaceWaiters.shift()!;
+      this.reserve(w.bytes);
+      w.resolve();
+    }
+  }
+
   waitDurable(seq: number): Promise<void> {
     if (seq <= this.confirmed.durableSeq) return Promise.resolve();
     return new Promise((resolve) => this.waiters.push({ seq, resolve }));
@@ -232,7 +295,10 @@ export class ReplicatedQueue implements DrivenQueue {
     for (;;) {
       const events = await this.gated(async () => {
         const got = await this.onAll('read', async (r) => (await r.request({ op: 'read', maxEvents })).events ?? []);
-        for (const e of got) this.delivered.add(e.seq);
+        for (const e of got) {
+          this.delivered.add(e.seq);
+          this.deliveredBytes.set(e.seq, recordBytes(Buffer.byteLength(e.data, 'base64')));
+        }
         return got;
       });
       if (events.length > 0 || Date.now() >= deadline) return events.map((e) => ({ seq: e.seq, data: Buffer.from(e.data, 'base64') }));
@@ -242,13 +308,21 @@ export class ReplicatedQueue implements DrivenQueue {
 
   async ack(seqs: readonly number[]): Promise<void> {
     await this.gated(async () => {
-      await this.onAll(`ack of ${seqs.join(', ')}`, (r) => r.request({ op: 'ack', seqs: [...seqs] }));
-      for (const s of seqs) this.acked.add(s);
+      await this.onAll(`ack of ${seqs.join(', ')}`, async (r) => void (await r.request({ op: 'ack', seqs: [...seqs] })));
+      for (const s of seqs) {
+        this.acked.add(s);
+        const bytes = this.deliveredBytes.get(s);
+        if (bytes === undefined) throw new Error(`invariant: ack of seq ${s}, which the cluster never delivered, went through`);
+        this.deliveredBytes.delete(s);
+        this.backlog.unackedBytes -= bytes;
+        this.backlog.unackedCount -= 1;
+      }
+      this.wakeWriters();
     });
   }
 
   async checkpoint(): Promise<void> {
-    await this.gated(() => this.onAll('checkpoint', (r) => r.request({ op: 'checkpoint' })));
+    await this.gated(() => this.onAll('checkpoint', async (r) => void (await r.request({ op: 'checkpoint' }))));
   }
 
   durability(): DurableState {
@@ -335,8 +409,9 @@ export class ReplicatedQueue implements DrivenQueue {
       }
       const upTo = Math.max(0, ...this.delivered);
       const deliveredThere: number[] = [];
-      while ((deliveredThere.at(-1) ?? 0) < upTo) {
-        const events = (await r.request({ op: 'read', maxEvents: 64 })).events ?? [];
+      // Never past what the cluster delivered: the node's next read must deliver what the others' does.
+      for (let last = r.state.durableFirstUnackedSeq - 1; last < upTo; last = deliveredThere.at(-1)!) {
+        const events = (await r.request({ op: 'read', maxEvents: Math.min(64, upTo - last) })).events ?? [];
         if (events.length === 0) break;
         deliveredThere.push(...events.map((e) => e.seq));
       }
