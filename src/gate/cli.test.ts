@@ -60,7 +60,9 @@ describe('powercut gate', () => {
     const listed = [...r.stdout.matchAll(/^(\d+)\. (.+): (\d+) failing cases?(?: \(\d+ signatures?\))?, found by (.+)$/gm)];
     // ack-returns-early: an ack confirmed before its checkpoint was durable; purge-before-checkpoint: a page's deletion made durable too early.
     expect(listed.map((m) => m[2]), r.stdout).toEqual(expect.arrayContaining([expect.stringMatching(/^confirmation \("acked"\) before the/), expect.stringMatching(/^unlink \/page\.\* made durable too early$/)]));
-    expect(listed).toHaveLength(2);
+    // The same two mistakes, and no other: how many checkpoint designs the budget reaches decides
+    // whether the early ack also shows on /checkpoint.log (the append-log designs) as a cause of its own.
+    for (const m of listed) expect(m[2], r.stdout).toMatch(/^(confirmation \("acked"\) before the fsync of \/checkpoint\.(head\.tmp|log) completed|unlink \/page\.\* made durable too early)$/);
     expect(r.stdout).toMatch(/^ {5}fix: {5}wait for the fsync of \/checkpoint\S* at request \d+ to complete before line \d+ of run 0 \("acked"/m);
     expect([...r.stdout.matchAll(/^ {5}signatures: (.+)$/gm)].flatMap((m) => m[1].split('; ')).every((s) => s.includes('lose-unsynced')), '--policy lose-unsynced: no torn state').toBe(true);
     expect(r.stdout).toMatch(new RegExp(`^distinct failures: ${listed.length} causes \\(`, 'm'));
