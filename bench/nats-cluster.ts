@@ -225,6 +225,11 @@ try {
   } else {
     throw new Error('mode: case, states, explore or pause');
   }
+} catch (err) {
+  // A daemon that died mid-run shows here as "control socket ... closed": say how it ended and what it printed.
+  const death = await cluster.daemon.describeDeath(2_000);
+  if (death) console.error(`bench: ${death}`);
+  throw err;
 } finally {
   await cluster.stop();
 }

@@ -200,23 +200,38 @@ export class NatsQueue implements DrivenQueue {
         try {
           return leaderOf(await ensureStream(jsm, s), replicated, `stream ${STREAM}`);
         } catch (err) {
-          // 2.9.10 places a new R3 stream on three running servers; a node cut while the cluster
-          // first opens is restarted only once the queue is open (node-driver.ts), so waiting is futile.
+          // 2.9.10 places a new R3 stream on three running servers only; a node cut while the
+          // cluster first opens is restarted once the queue is open (node-driver.ts): so the queue
+          // opens without the stream, which does not exist, and creates it at its first call.
           const down = server instanceof NatsCluster ? server.downNodes() : [];
-          if (down.length > 0 && /suitable peers|insufficient resources/i.test((err as Error).message)) {
-            throw new NatsQueueError(`the stream cannot be created while node ${down.join(', ')} is down (nats-server places a new stream of ${s.replicas} replicas on ${s.replicas} running servers): ${(err as Error).message}`);
-          }
+          if (down.length > 0 && /suitable peers|insufficient resources/i.test((err as Error).message)) return null;
           throw err;
         }
       });
-      const consumer = await ready(`consumer ${CONSUMER}`, async () => leaderOf(await ensureConsumer(jsm, CONSUMER), replicated, `consumer ${CONSUMER}`));
-      const extras: Extra[] = [];
-      for (let i = 0; i < s.extraConsumers; i++) {
-        const info = await ready(`consumer ${extraConsumerName(i)}`, async () => leaderOf(await ensureConsumer(jsm, extraConsumerName(i)), replicated, `consumer ${extraConsumerName(i)}`));
-        await ready(`redelivery on ${info.name}`, () => redeliverPending(nc, jsm, info, stream));
-        extras.push({ name: info.name, held: new Map(), lastSeen: info.delivered.stream_seq });
+      const consumers = async (st: StreamInfo) => {
+        const consumer = await ready(`consumer ${CONSUMER}`, async () => leaderOf(await ensureConsumer(jsm, CONSUMER), replicated, `consumer ${CONSUMER}`));
+        const extras: Extra[] = [];
+        for (let i = 0; i < s.extraConsumers; i++) {
+          const info = await ready(`consumer ${extraConsumerName(i)}`, async () => leaderOf(await ensureConsumer(jsm, extraConsumerName(i)), replicated, `consumer ${extraConsumerName(i)}`));
+          await ready(`redelivery on ${info.name}`, () => redeliverPending(nc, jsm, info, st));
+          extras.push({ name: info.name, held: new Map(), lastSeen: info.delivered.stream_seq });
+        }
+        await ready(`redelivery on ${CONSUMER}`, () => redeliverPending(nc, jsm, consumer, st));
+        return { consumer, extras };
+      };
+      if (stream === null) {
+        const down = (server as NatsCluster).downNodes();
+        process.stderr.write(`nats-jetstream driver: no stream ${STREAM}, and it cannot be placed while node ${down.join(', ')} is down (cut while the cluster opened): opened without it (nothing held); it and its consumers are created at the first call, once the node is restarted\n`);
+        const claims = claimsOfRun.get(spec) ?? { durableSeq: 0, durableFirstUnackedSeq: 1 };
+        claimsOfRun.set(spec, claims);
+        const queue = new NatsQueue(server, nc, jetstream(nc, { timeout }), s, claims, [], spec, 0);
+        queue.setUp = async () => {
+          const st = await ready('the stream', async () => leaderOf(await ensureStream(jsm, s), replicated, `stream ${STREAM}`));
+          queue.extras.push(...(await consumers(st)).extras);
+        };
+        return queue;
       }
-      await ready(`redelivery on ${CONSUMER}`, () => redeliverPending(nc, jsm, consumer, stream));
+      const { consumer, extras } = await consumers(stream);
       let claims = claimsOfRun.get(spec);
       if (!claims) {
         claims = { durableSeq: stream.state.last_seq, durableFirstUnackedSeq: consumer.ack_floor.stream_seq + 1 };
@@ -260,10 +275,15 @@ export class NatsQueue implements DrivenQueue {
     if (this.closed) throw new NatsQueueError('the queue is closed');
   }
 
+  /** A cluster opened without its stream (a node cut while it opened): creates it and its consumers, once, before the first call. */
+  private setUp: (() => Promise<void>) | undefined;
+  private settingUp: Promise<void> | undefined;
+
   /** Runs one call; its first failure stops the queue (every later call rejects with it). */
   private async guard<T>(where: string, op: (attempt: number) => Promise<T>): Promise<T> {
     this.check();
     try {
+      if (this.setUp) await (this.settingUp ??= this.setUp());
       return await (this.s.replicas > 1 ? retrying(REPLICATED_RETRY_MS, where, op) : op(1));
     } catch (err) {
       // A connection closed by the server's death is seen before its exit: wait for the exit, to name it.
