@@ -12,20 +12,26 @@ Sends one control request to a running 'powercut mount' and prints the JSON answ
 
 commands:
   status                       mountpoint, mutating requests so far, armed crash point, frozen or not
-  arm --at-op N [--kind K] [--path GLOB] [--timing before|after]
+  arm --at-op N [--kind K] [--path GLOB] [--timing before|after] [--node K]
                                crash at the Nth mutating request since mount (or the Nth of kind K,
-                               or the Nth touching GLOB); K: ${MUTATING_KINDS.join('|')}; timing
-                               defaults to before (N is not applied)
+                               or the Nth touching GLOB, or the Nth of node K's mount); K: ${MUTATING_KINDS.join('|')};
+                               timing defaults to before (N is not applied)
   disarm                       forget the crash point
   wait-frozen [--timeout-ms MS] wait until the crash point is reached (default 10000 ms)
-  crash [--policy P] [--seed N] power cut and remount; P: ${POLICIES.join('|')} (default lose-unsynced)
+  release [--at-op N ...]      thaw a freeze without a power cut (a pause: stop a node's processes
+                               first); with --at-op and arm's other options, arm the next point at once
+  crash [--policy P] [--seed N] [--nodes 0,2]
+                               power cut and remount; P: ${POLICIES.join('|')} (default lose-unsynced);
+                               --nodes: only these nodes of a cluster lose power, the others run on
   trace                        every mutating request since mount, with results
-  image --out DIR [--state durable|live]
-                               write the durable (default) or live state as files under DIR (new or empty)
+  image --out DIR [--state durable|live] [--node K]
+                               write the durable (default) or live state as files under DIR (new or empty);
+                               a cluster's nodes under DIR/node<k>, or node K's alone at DIR
   fault --type fsync-eio --path GLOB [--count N]
   fault --type enospc --after-bytes N
   fault --type read-eio --path GLOB --offset N --length N
   fault --type bitflip --path GLOB --offset N [--bit 0-7]
+                               every fault takes --node K: only node K's mount (default: every node)
   clear-faults                 remove every fault
   reset                        empty filesystem, zeroed counters, disarmed, faults cleared
   shutdown                     unmount and stop the daemon
@@ -37,14 +43,16 @@ const options = {
   timing: { type: 'string' }, policy: { type: 'string' }, seed: { type: 'string' }, out: { type: 'string' },
   state: { type: 'string' }, type: { type: 'string' }, count: { type: 'string' }, 'after-bytes': { type: 'string' },
   offset: { type: 'string' }, length: { type: 'string' }, bit: { type: 'string' }, 'timeout-ms': { type: 'string' },
+  node: { type: 'string' }, nodes: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
 /** Options this command accepts, so a misplaced one is a usage error, not silently ignored. */
 const ACCEPTS: Record<string, string[]> = {
   status: [], disarm: [], trace: [], 'clear-faults': [], reset: [], shutdown: [],
-  arm: ['at-op', 'kind', 'path', 'timing'], 'wait-frozen': ['timeout-ms'], crash: ['policy', 'seed'],
-  image: ['out', 'state'], fault: ['type', 'path', 'count', 'after-bytes', 'offset', 'length', 'bit'],
+  arm: ['at-op', 'kind', 'path', 'timing', 'node'], release: ['at-op', 'kind', 'path', 'timing', 'node'],
+  'wait-frozen': ['timeout-ms'], crash: ['policy', 'seed', 'nodes'],
+  image: ['out', 'state', 'node'], fault: ['type', 'path', 'count', 'after-bytes', 'offset', 'length', 'bit', 'node'],
 };
 
 function num(v: string | undefined, flag: string): number | undefined {
@@ -56,20 +64,29 @@ function num(v: string | undefined, flag: string): number | undefined {
 function build(cmd: string, v: Record<string, string | boolean | undefined>): ControlRequest {
   const s = (k: string) => v[k] as string | undefined;
   const strip = <T extends object>(o: T) => Object.fromEntries(Object.entries(o).filter(([, x]) => x !== undefined)) as Record<string, unknown>;
+  const point = () => parseCrashPoint(strip({ atOp: num(s('at-op'), 'at-op'), kind: s('kind'), path: s('path'), timing: s('timing') ?? 'before', node: num(s('node'), 'node') }));
+  const nodeList = (v: string | undefined) => {
+    if (v === undefined) return undefined;
+    if (!/^\d+(,\d+)*$/.test(v)) usageFail(`--nodes must list node indexes separated by commas (0,2), got '${v}'`, help);
+    return v.split(',').map(Number);
+  };
   try {
     switch (cmd) {
       case 'arm':
         if (s('at-op') === undefined) usageFail('arm needs --at-op N', help);
-        return { cmd, ...parseCrashPoint(strip({ atOp: num(s('at-op'), 'at-op'), kind: s('kind'), path: s('path'), timing: s('timing') ?? 'before' })) };
+        return { cmd, ...point() };
+      case 'release':
+        if (s('at-op') === undefined && ['kind', 'path', 'timing', 'node'].some((k) => s(k) !== undefined)) usageFail('release arms a point only with --at-op N', help);
+        return s('at-op') === undefined ? { cmd } : { cmd, arm: point() };
       case 'wait-frozen':
         return { cmd, timeoutMs: num(s('timeout-ms'), 'timeout-ms') ?? 10_000 };
       case 'crash':
-        return strip({ cmd, policy: s('policy'), seed: num(s('seed'), 'seed') }) as ControlRequest;
+        return strip({ cmd, policy: s('policy'), seed: num(s('seed'), 'seed'), nodes: nodeList(s('nodes')) }) as ControlRequest;
       case 'image':
         if (!s('out')) usageFail('image needs --out DIR', help);
-        return strip({ cmd, out: resolve(s('out')!), state: s('state') }) as ControlRequest;
+        return strip({ cmd, out: resolve(s('out')!), state: s('state'), node: num(s('node'), 'node') }) as ControlRequest;
       case 'fault':
-        return { cmd, ...parseFault(strip({ type: s('type'), path: s('path'), count: num(s('count'), 'count'), afterBytes: num(s('after-bytes'), 'after-bytes'), offset: num(s('offset'), 'offset'), length: num(s('length'), 'length'), bit: num(s('bit'), 'bit') })) };
+        return { cmd, ...parseFault(strip({ type: s('type'), path: s('path'), count: num(s('count'), 'count'), afterBytes: num(s('after-bytes'), 'after-bytes'), offset: num(s('offset'), 'offset'), length: num(s('length'), 'length'), bit: num(s('bit'), 'bit'), node: num(s('node'), 'node') })) };
       default:
         return { cmd } as ControlRequest;
     }

@@ -142,4 +142,28 @@ describe('powercut ctl', () => {
     expect((await ctl('crash', '--policy', 'torn', '--seed', '7')).exitCode).toBe(0);
     expect((await execa(process.execPath, [cli, 'ctl', '--socket', join(work, 'nothing.sock'), 'status'], { reject: false })).exitCode).toBe(1);
   });
+
+  it('drives a cluster by node: a crash point on one node, a freeze released without a cut, a power cut of some nodes, a fault on one node', async () => {
+    const d = await startDaemon({ mountpoint: ['c5-0', 'c5-1', 'c5-2'].map((m) => join(work, m)), socketPath: join(work, 'c5.sock') });
+    started.push(d);
+    const ctl = (...args: string[]) => execa(process.execPath, [cli, 'ctl', '--socket', d.socketPath, ...args], { reject: false, timeout: 15_000 });
+    const [m0, m1, m2] = d.mountpoints;
+    expect((await ctl('arm', '--at-op', '1', '--node', '2')).exitCode).toBe(0);
+    writeFileSync(join(m0, 'a'), 'node 0 is not counted');
+    const held = execa('sh', ['-c', `echo x > ${join(m2, 'b')}`], { reject: false, timeout: 15_000 });
+    expect(JSON.parse((await ctl('wait-frozen', '--timeout-ms', '5000')).stdout)).toMatchObject({ frozen: true });
+    expect((await ctl('release')).exitCode).toBe(0);
+    expect((await held).exitCode).toBe(0);
+    writeFileSync(join(m1, 'c'), 'unsynced on node 1');
+    expect(JSON.parse((await ctl('crash', '--nodes', '0,1')).stdout)).toMatchObject({ ok: true, nodes: [0, 1] });
+    expect(statSync(join(m2, 'b')).isFile(), 'node 2 kept its power and its unsynced file').toBe(true);
+    expect(() => statSync(join(m1, 'c')), 'node 1 lost its unsynced file').toThrow();
+    expect((await ctl('fault', '--type', 'fsync-eio', '--path', '**', '--node', '1')).exitCode).toBe(0);
+    const nodes = JSON.parse((await ctl('status')).stdout).nodes as { node: number; faults: unknown[]; crashes: number }[];
+    expect(nodes.map((n) => [n.node, n.faults.length, n.crashes])).toEqual([[0, 0, 1], [1, 1, 1], [2, 0, 0]]);
+    const bad = await ctl('crash', '--nodes', 'one');
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stderr).toContain("--nodes must list node indexes separated by commas (0,2), got 'one'");
+    expect((await ctl('release', '--node', '1')).exitCode, 'release arms a point only with --at-op').toBe(2);
+  });
 });
