@@ -160,7 +160,13 @@ export class PowercutDaemon {
         failure ??= e;
       }
     }
-    if (!whole) this.gate.release(new Set(this.nodes.filter((n) => !nodes.includes(n)).map((n) => n.index)));
+    if (!whole) {
+      // A cut node's request can come after its own detach, while the next cut node is replaced (the
+      // kernel flushing the files of its killed processes as they exit): answered EIO too, or the
+      // release below would refuse to thaw and the spared nodes' held requests would wait forever.
+      for (const n of nodes) this.gate.disposeHeld(n.index);
+      this.gate.release(new Set(this.nodes.filter((n) => !nodes.includes(n)).map((n) => n.index)));
+    }
     if (failure !== null) throw failure;
   }
 
