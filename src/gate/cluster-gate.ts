@@ -23,7 +23,7 @@ import { newRow, totals, type DistinctFailure, type GateRow } from '../report/ga
 import { Budget } from './budget.js';
 import { judgeClusterState, recordCluster, type ClusterJudged, type ClusterRecording } from './cluster-cases.js';
 import { countCut, countRequests, emptyClusterCoverage, formatClusterCoverage, formatClusterFloor, kindFloor, type ClusterCoverage } from './cluster-coverage.js';
-import { DEFAULT_NODES_CUT, drawNodes, KIND_ROW, kindOfCut, kindsAsked, seededRandom, spreadOrder, type CutKind } from './cluster-kinds.js';
+import { DEFAULT_NODES_CUT, drawNodes, KIND_ROW, kindOfCut, kindsAsked, majorityOf, seededRandom, spreadOrder, type CutKind } from './cluster-kinds.js';
 import { checkFloor, statesUnder, type FloorRequirement } from './floor.js';
 import { toJunitXml } from './junit.js';
 import { ProgressReporter } from './progress.js';
@@ -52,12 +52,8 @@ const MIN_STATE_MS = 2_000;
  * its nodes and drains the whole cluster: a few seconds); a workload's states leave this much for each of its live cuts.
  */
 const MIN_LIVE_MS = 6_000;
-/**
- * The kinds cut live. A majority short of all is checked offline only: a live cut of two nodes of
- * three left the cluster driver unkillable (it outlived SIGKILL by 5 s, held in a request), a bug
- * of the live cut's machinery to fix before the gate can rely on it.
- */
-export const LIVE_KINDS: readonly CutKind[] = ['coordinated', 'one', 'minority'];
+/** The kinds cut live: every kind. */
+export const LIVE_KINDS: readonly CutKind[] = ['coordinated', 'one', 'minority', 'majority'];
 /** The chance of a pause before a live cut of some nodes, and how long one lasts. */
 const PAUSE_CHANCE = 0.5;
 const MIN_PAUSE_MS = 100;
@@ -66,6 +62,12 @@ const MAX_GATE_PAUSE_MS = 1_000;
 const MAX_ERRORS = 3;
 
 type How = 'state' | 'live';
+
+/** The requests of the recorded run before its open line (every node's recovery): a live run opens with as many. */
+function openedAfter(rec: ClusterRecording): number {
+  const line = rec.recorded.run.record.outcomes.findIndex((o) => o.t === 'open') + 1;
+  return rec.recorded.marks.find((m) => m.n === line)?.afterOp ?? 0;
+}
 
 /** A cut in words: "a coordinated crash state", "a live cut of node 1, restarted while the run went on". */
 export function describeClusterCut(how: How, nodes: readonly number[] | 'all' | undefined, policy: StatePolicy = 'lose-unsynced'): string {
@@ -186,11 +188,14 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
     await found(kind, 'state', c, judged, (dir) => daemon.daemon.client.stateImage(s.id, dir));
   };
 
-  const liveCut = async (input: ClusterInput, kind: CutKind, requests: number, seed: number, daemon: TempDaemon): Promise<void> => {
+  const liveCut = async (input: ClusterInput, kind: CutKind, requests: number, openedAfterOp: number, seed: number, daemon: TempDaemon): Promise<void> => {
     const row = rows.get(kind)!;
     const nodesCut = drawNodes(kind, asked, nodes, random);
+    // A cut of a majority comes after the cluster opened: a driver restarts a node only once its
+    // cluster is open (docs/cluster.md), and no cluster opens without a majority.
+    const from = nodesCut !== 'all' && nodesCut.length >= majorityOf(nodes) ? openedAfterOp : 0;
     // A request within the recorded run's first nine tenths, so the live run (whose interleaving may differ) reaches it.
-    const atOp = 1 + Math.floor(random() * Math.max(1, Math.floor(requests * 0.9)));
+    const atOp = from + 1 + Math.floor(random() * Math.max(1, Math.floor(requests * 0.9) - from));
     // Half the cuts of some nodes come after a pause of any node (SIGSTOP, then SIGCONT), as the randomised testers pause nodes.
     const pause: NodePause | undefined = nodesCut !== 'all' && atOp > 1 && random() < PAUSE_CHANCE
       ? { node: Math.floor(random() * nodes), atOp: 1 + Math.floor(random() * (atOp - 1)), durationMs: MIN_PAUSE_MS + Math.floor(random() * (MAX_GATE_PAUSE_MS - MIN_PAUSE_MS + 1)) }
@@ -286,7 +291,7 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
         for (const kind of asked.filter((k) => LIVE_KINDS.includes(k))) {
           if (stopped || !fixture) break;
           if (budget.leftMs() < (i === 0 ? MIN_STATE_MS : MIN_LIVE_MS) && !owed(kind)) continue;
-          await liveCut(clusterInput, kind, rec.recorded.trace.length, roundSeed(o.seed, 1, input * 97 + i), fixture);
+          await liveCut(clusterInput, kind, rec.recorded.trace.length, openedAfter(rec), roundSeed(o.seed, 1, input * 97 + i), fixture);
         }
       }
     }

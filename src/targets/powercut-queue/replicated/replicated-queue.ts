@@ -196,7 +196,9 @@ export class ReplicatedQueue implements DrivenQueue {
     const ok = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
     const failure = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected' && !(s.reason instanceof ReplicaDown));
     if (failure) throw failure.reason;
-    if (ok.length < this.majority) throw Object.assign(new Error(`${what}: only ${ok.length} of ${this.nodes.length} nodes running, fewer than a majority (${this.majority})`), { code: 'EIO' });
+    // Fewer than a majority (a majority was cut): what ran is recorded and given again to each node
+    // restarted; `gated` then waits for a majority before the operation counts as done.
+    if (ok.length === 0) throw Object.assign(new Error(`${what}: no node is running`), { code: 'EIO' });
     for (const other of ok.slice(1)) this.agree(what, ok[0], other);
     return ok[0];
   }
@@ -212,10 +214,23 @@ export class ReplicatedQueue implements DrivenQueue {
       if (r === this.restarting) break;
     }
     this.inflight++;
+    let result: T;
     try {
-      return await fn();
+      result = await fn();
     } finally {
       if (--this.inflight === 0) for (const idle of this.idleWaiters.splice(0)) idle();
+    }
+    // Outside the count: the restarts that bring a majority back wait for no operation in flight.
+    if (this.variant !== ASYNC_REPLICATION) await this.majorityRunning();
+    return result;
+  }
+
+  /** Waits (bounded) until a majority of nodes runs: after a cut of a majority, until enough were restarted. */
+  private async majorityRunning(): Promise<void> {
+    const deadline = Date.now() + RESTART_AWAIT_MS;
+    while (this.running.length < this.majority) {
+      if (Date.now() >= deadline) throw Object.assign(new Error(`only ${this.running.length} of ${this.nodes.length} nodes running, fewer than a majority (${this.majority}), for ${RESTART_AWAIT_MS} ms`), { code: 'EIO' });
+      await new Promise((r) => setTimeout(r, 10));
     }
   }
 
@@ -420,6 +435,8 @@ export class ReplicatedQueue implements DrivenQueue {
       this.replicas[node] = r;
       this.killedAtOpen.delete(node);
       this.watch(r);
+      // What it made durable while it caught up counts now (it may say nothing more).
+      this.recount();
     } finally {
       done();
     }
