@@ -118,6 +118,14 @@ export class NatsCluster implements ServerSide {
     return this.servers.flatMap((s, k) => (s?.gone && s.cut ? [k] : []));
   }
 
+  /** Whether node k's server was cut (killed by the harness), waiting up to `ms` to see its exit. */
+  async cutWithin(node: number, ms: number): Promise<boolean> {
+    const s = this.servers[node];
+    if (!s) return false;
+    if (!s.gone) await s.settle(ms);
+    return s.gone && s.cut;
+  }
+
   /** Nodes whose server is not running (cut, and not restarted yet). */
   downNodes(): number[] {
     return this.servers.flatMap((s, k) => (s === null || s.gone ? [k] : []));

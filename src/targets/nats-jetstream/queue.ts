@@ -57,6 +57,8 @@ const REQUEST_TIMEOUT_MS = 10_000;
 const PULL_ANSWER_MS = 10_000;
 /** Extra consumers fetch in batches of this many while catching up to an ack. */
 const EXTRA_FETCH_BATCH = 256;
+/** An I/O error on a cluster node's disk waits this long to see that node's server killed (its cut), under load. */
+const CUT_EXIT_WAIT_MS = 2_000;
 /** A closed connection waits this long for the server's exit, so the error can name it. */
 const SERVER_EXIT_WAIT_MS = 200;
 /** Pending deliveries looked up one by one at open, at most (a damaged o.dat can claim any range). */
@@ -325,7 +327,16 @@ export class NatsQueue implements DrivenQueue {
     while (this.claims.durableSeq < seq) {
       this.syncing ??= this.guard('fsync of the store', async () => {
         const covered = this.pubAcked;
-        for (const dir of this.server.dirs) await fsyncTree(dir);
+        for (const [node, dir] of this.server.dirs.entries()) {
+          try {
+            await fsyncTree(dir);
+          } catch (err) {
+            // A cluster's node cut meanwhile: its disk answers EIO until it is remounted, and its
+            // server is gone; its peers' fsynced stores hold what it held, and it catches up from them.
+            if (!(this.server instanceof NatsCluster) || !(await this.server.cutWithin(node, CUT_EXIT_WAIT_MS))) throw err;
+            process.stderr.write(`nats-jetstream driver: fsync of node ${node}'s store skipped: it was cut (${(err as Error).message})\n`);
+          }
+        }
         this.advance(covered);
       }).finally(() => {
         this.syncing = undefined;
@@ -493,8 +504,20 @@ function streamConfig(s: NatsSettings) {
     discard: DiscardPolicy.New,
     max_bytes: s.smallBlocks ? SMALL_BLOCKS_MAX_BYTES : -1,
     max_msg_size: s.maxMsgSize,
-    ...(s.duplicateWindowMs > 0 ? { duplicate_window: s.duplicateWindowMs * 1_000_000 } : {}),
+    ...(s.duplicateWindowMs > 0 ? { duplicate_window: duplicateWindowMs(s) * 1_000_000 } : {}),
   };
+}
+
+/**
+ * A replicated stream's publishes are retried for up to REPLICATED_RETRY_MS, and a retry of one the
+ * stream did store is told apart by its Nats-Msg-Id only within the duplicate window: so a cluster's
+ * window covers every retry (a shorter one stored a retried event twice: the gate's seed 3, a live cut
+ * of node 0 during two publishes with a 100 ms window).
+ */
+export const MIN_REPLICATED_DUPLICATE_WINDOW_MS = REPLICATED_RETRY_MS + 2 * REPLICATED_ATTEMPT_MS;
+
+function duplicateWindowMs(s: NatsSettings): number {
+  return s.replicas > 1 ? Math.max(s.duplicateWindowMs, MIN_REPLICATED_DUPLICATE_WINDOW_MS) : s.duplicateWindowMs;
 }
 
 function isApiError(err: unknown, code: number): boolean {

@@ -31,7 +31,7 @@ export interface NatsSettings {
   extraConsumersAck: boolean;
   /** Publish each event with a Nats-Msg-Id header (its event id): the stream's duplicate tracking is in play. */
   msgId: boolean;
-  /** The stream's duplicate_window in ms (0: the server's default, 2 minutes). */
+  /** The stream's duplicate_window in ms (0: the server's default, 2 minutes); with replicas 3 at least the span of a publish's retries (queue.ts). */
   duplicateWindowMs: number;
   /** Lines appended verbatim to the server's configuration file (e.g. to try an option). */
   serverConfig: string;
