@@ -12,7 +12,7 @@ import type { CrashStateInfo, StatePolicy } from '../../fusefs/crash-states.js';
 import { crashInputArb } from '../../properties/crash-property.js';
 import { replayCommand, writeClusterArtifact, type ClusterArtifactCase } from '../harness/artifacts.js';
 import { runClusterCase, type ClusterInput } from '../harness/cluster/cluster-run.js';
-import type { NodePause } from '../harness/cluster/live-draw.js';
+import { drawLiveCase, type NodePause } from '../harness/cluster/live-draw.js';
 import { countContract, policyCoverage } from '../harness/coverage.js';
 import { startTempDaemon, type TempDaemon } from '../harness/daemon-process.js';
 import { mergeTimeouts } from '../harness/driver-process.js';
@@ -23,7 +23,7 @@ import { newRow, totals, type DistinctFailure, type GateRow } from '../report/ga
 import { Budget } from './budget.js';
 import { judgeClusterState, recordCluster, type ClusterJudged, type ClusterRecording } from './cluster-cases.js';
 import { countCut, countRequests, emptyClusterCoverage, formatClusterCoverage, formatClusterFloor, kindFloor, type ClusterCoverage } from './cluster-coverage.js';
-import { DEFAULT_NODES_CUT, drawNodes, KIND_ROW, kindOfCut, kindsAsked, majorityOf, seededRandom, spreadOrder, type CutKind } from './cluster-kinds.js';
+import { cutSizes, DEFAULT_NODES_CUT, KIND_ROW, kindOfCut, kindsAsked, seededRandom, spreadOrder, type CutKind } from './cluster-kinds.js';
 import { checkFloor, statesUnder, type FloorRequirement } from './floor.js';
 import { toJunitXml } from './junit.js';
 import { ProgressReporter } from './progress.js';
@@ -190,16 +190,18 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
 
   const liveCut = async (input: ClusterInput, kind: CutKind, requests: number, openedAfterOp: number, seed: number, daemon: TempDaemon): Promise<void> => {
     const row = rows.get(kind)!;
-    const nodesCut = drawNodes(kind, asked, nodes, random);
-    // A cut of a majority comes after the cluster opened: a driver restarts a node only once its
-    // cluster is open (docs/cluster.md), and no cluster opens without a majority.
-    const from = nodesCut !== 'all' && nodesCut.length >= majorityOf(nodes) ? openedAfterOp : 0;
-    // A request within the recorded run's first nine tenths, so the live run (whose interleaving may differ) reaches it.
-    const atOp = from + 1 + Math.floor(random() * Math.max(1, Math.floor(requests * 0.9) - from));
-    // Half the cuts of some nodes come after a pause of any node (SIGSTOP, then SIGCONT), as the randomised testers pause nodes.
-    const pause: NodePause | undefined = nodesCut !== 'all' && atOp > 1 && random() < PAUSE_CHANCE
-      ? { node: Math.floor(random() * nodes), atOp: 1 + Math.floor(random() * (atOp - 1)), durationMs: MIN_PAUSE_MS + Math.floor(random() * (MAX_GATE_PAUSE_MS - MIN_PAUSE_MS + 1)) }
-      : undefined;
+    // A request within the recorded run's first nine tenths, so the live run (whose interleaving may
+    // differ) reaches it; a cut of a majority after the cluster opened: a driver restarts a node only
+    // once its cluster is open (docs/cluster.md), and no cluster opens without a majority. Half the
+    // cuts of some nodes come after a pause of any node (SIGSTOP, then SIGCONT), as the randomised testers pause nodes.
+    const lastOp = Math.max(1, Math.floor(requests * 0.9));
+    const draw = drawLiveCase(Math.floor(random() * 2 ** 31), requests, nodes, {
+      kinds: [kind], sizes: cutSizes(kind, asked, nodes), firstOp: kind === 'majority' ? Math.min(openedAfterOp + 1, lastOp) : 1, lastOp,
+      pauseChance: PAUSE_CHANCE, minPauseMs: MIN_PAUSE_MS, maxPauseMs: MAX_GATE_PAUSE_MS,
+    });
+    const nodesCut: readonly number[] | 'all' = kind === 'coordinated' ? 'all' : draw.nodesCut;
+    const atOp = draw.cut.atOp;
+    const pause: NodePause | undefined = draw.pause;
     const c: ClusterArtifactCase = { target: target.name, ...input, cut: { atOp, timing: 'before' }, nodesCut: nodesCut === 'all' ? 'all' : [...nodesCut], policy: 'lose-unsynced', seed, nodes, ...(pause ? { pause } : {}) };
     phase = `${row.name}: live cut at request ${atOp} of ${nodesCut === 'all' ? 'every node' : `node(s) ${nodesCut.join(', ')}`}${pause ? `, node ${pause.node} paused at request ${pause.atOp}` : ''}`;
     const started = Date.now();

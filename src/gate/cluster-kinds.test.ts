@@ -1,6 +1,7 @@
 // The cut kinds of a cluster gate: which cuts each counts, what --nodes-cut asks for, seeded draws.
 import { describe, expect, it } from 'vitest';
-import { drawNodes, kindOfCut, kindsAsked, majorityOf, seededRandom, spreadOrder } from './cluster-kinds.js';
+import { drawLiveCase } from '../harness/cluster/live-draw.js';
+import { cutSizes, kindOfCut, kindsAsked, majorityOf, seededRandom, spreadOrder } from './cluster-kinds.js';
 
 describe('cluster cut kinds', () => {
   it('count each cut under the first kind asked that it fits', () => {
@@ -21,21 +22,21 @@ describe('cluster cut kinds', () => {
     expect(kindsAsked('all-kinds', 2), 'two nodes have no majority short of both').toEqual(['coordinated', 'one']);
   });
 
-  it('draw live cuts of the kind asked, repeatably from the seed', () => {
+  it('draw live cuts of the kind asked, repeatably from the seed (the sizes each kind is counted under, the nodes by drawLiveCase)', () => {
     const asked = kindsAsked('all-kinds', 5);
-    const draw = (seed: number) => {
-      const r = seededRandom(seed);
-      return asked.map((k) => drawNodes(k, asked, 5, r));
-    };
+    expect(asked.map((k) => cutSizes(k, asked, 5))).toEqual([[5], [1], [2], [3, 4]]);
+    expect(cutSizes('minority', ['minority'], 5), 'a minority alone may be one node').toEqual([1, 2]);
+    const draw = (seed: number) => asked.map((k) => drawLiveCase(seed, 100, 5, { kinds: [k], sizes: cutSizes(k, asked, 5) }));
     expect(draw(7)).toEqual(draw(7));
     for (let seed = 0; seed < 50; seed++) {
-      const [all, one, minority, majority] = draw(seed);
-      expect(all).toBe('all');
+      const [all, one, minority, majority] = draw(seed).map((d) => d.nodesCut);
+      expect(all).toEqual([0, 1, 2, 3, 4]);
       expect(one).toHaveLength(1);
       expect(minority).toHaveLength(2);
-      expect((majority as number[]).length).toBeGreaterThanOrEqual(3);
-      expect((majority as number[]).length).toBeLessThan(5);
-      for (const nodes of [one, minority, majority] as number[][]) expect([...nodes].sort()).toEqual(nodes);
+      expect(majority.length).toBeGreaterThanOrEqual(3);
+      expect(majority.length).toBeLessThan(5);
+      for (const nodes of [one, minority, majority]) expect([...nodes].sort()).toEqual(nodes);
+      expect(draw(seed)[0].pause, 'a coordinated cut is never paused first').toBeUndefined();
     }
   });
 

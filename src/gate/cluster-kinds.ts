@@ -75,18 +75,15 @@ export function seededRandom(seed: number): () => number {
 }
 
 /**
- * The nodes a live cut of `kind` takes, drawn with `random` among the cuts counted under it (of the
- * kinds `asked`): every node (coordinated), or a subset of one of its sizes; sorted.
+ * The numbers of nodes a cut of `kind` may take so that it is counted under `kind` (of the kinds
+ * `asked`): every node (coordinated), or the sizes short of it whose first fitting kind is `kind`.
+ * The live cut's nodes of that size are drawn by drawLiveCase (src/harness/cluster/live-draw.ts).
  */
-export function drawNodes(kind: CutKind, asked: readonly CutKind[], n: number, random: () => number): readonly number[] | 'all' {
-  if (kind === 'coordinated') return 'all';
+export function cutSizes(kind: CutKind, asked: readonly CutKind[], n: number): number[] {
+  if (kind === 'coordinated') return [n];
   const fitting = sizes(n).filter((k) => k < n && kindOfCut(asked, firstNodes(k), n) === kind);
   if (fitting.length === 0) throw new Error(`invariant: a cluster of ${n} nodes has no cut counted as ${kind} (asked: ${asked.join(', ')})`);
-  const size = fitting[Math.floor(random() * fitting.length)];
-  const pool = firstNodes(n);
-  const chosen: number[] = [];
-  while (chosen.length < size) chosen.push(pool.splice(Math.floor(random() * pool.length), 1)[0]);
-  return chosen.sort((x, y) => x - y);
+  return fitting;
 }
 
 /**

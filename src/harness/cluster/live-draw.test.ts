@@ -42,6 +42,17 @@ describe('drawLiveCase', () => {
     expect(Array.from({ length: 50 }, (_, seed) => drawLiveCase(seed, 100, 3, { pauseChance: 0 })).some((d) => d.pause)).toBe(false);
   });
 
+  it('draws a majority short of every node, and a cut point within firstOp..lastOp', () => {
+    fc.assert(fc.property(fc.integer(), fc.integer({ min: 3, max: 7 }), fc.integer({ min: 1, max: 50 }), (seed, n, first) => {
+      const d = drawLiveCase(seed, 100, n, { kinds: ['majority'], firstOp: first, lastOp: 60 });
+      expect(d.nodesCut.length).toBeGreaterThanOrEqual(Math.floor(n / 2) + 1);
+      expect(d.nodesCut.length).toBeLessThan(n);
+      expect(d.cut.atOp).toBeGreaterThanOrEqual(first);
+      expect(d.cut.atOp).toBeLessThanOrEqual(60);
+    }));
+    expect(() => drawLiveCase(1, 100, 3, { kinds: ['majority'], sizes: [1] })).toThrow(/no majority cut of 1 nodes/);
+  });
+
   it('refuses what it cannot draw from, naming it', () => {
     expect(() => drawLiveCase(1, 100, 1)).toThrow(/2 nodes or more, got 1/);
     expect(() => drawLiveCase(1, 0, 3)).toThrow(/requests must be a positive integer/);

@@ -12,12 +12,20 @@ export interface NodePause {
   durationMs: number;
 }
 
-/** Whose power a live cut of some nodes takes: a single node, or a minority (fewer than a majority). */
-export type LiveCutKind = 'one' | 'minority';
+/**
+ * Whose power a live cut takes: a single node, a minority (fewer than a majority), a majority short
+ * of every node, or every node (coordinated: never paused first, the drain restarts them all).
+ */
+export type LiveCutKind = 'one' | 'minority' | 'majority' | 'coordinated';
 
 export interface LiveDrawOptions {
-  /** Which kinds to draw from (default both); with three nodes a minority is one node. */
+  /** Which kinds to draw from (default one and minority); with three nodes a minority is one node. */
   kinds?: readonly LiveCutKind[];
+  /** Only cuts of these numbers of nodes (a gate counts a cut under the first kind asked it fits: a minority of five, one node asked too, is two nodes). */
+  sizes?: readonly number[];
+  /** The cut point is uniform over firstOp..lastOp (defaults 1 and requests). */
+  firstOp?: number;
+  lastOp?: number;
   /** The chance of a pause before the cut (default 0.5). */
   pauseChance?: number;
   /** A pause lasts from minPauseMs to maxPauseMs (defaults 100 and 1000). */
@@ -40,11 +48,23 @@ function majorityOf(n: number): number {
   return Math.floor(n / 2) + 1;
 }
 
+/** The numbers of nodes a cut of `kind` takes in a cluster of `n`. */
+function sizesOf(kind: LiveCutKind, n: number): number[] {
+  const range = (lo: number, hi: number) => Array.from({ length: Math.max(0, hi - lo + 1) }, (_, i) => lo + i);
+  switch (kind) {
+    case 'one': return [1];
+    case 'minority': return range(1, Math.max(1, majorityOf(n) - 1));
+    case 'majority': return range(majorityOf(n), n - 1);
+    case 'coordinated': return [n];
+  }
+}
+
 /**
  * One live case of a cluster of `nodeCount` nodes whose workload makes about `requests` requests
- * (a recorded run's count, or an estimate): the cut nodes (one node, or a minority of 1 to
- * majority-1 nodes), the cut point uniform over the run's requests, and, with `pauseChance`, a
- * pause of a node at a uniform earlier request.
+ * (a recorded run's count, or an estimate): the cut nodes (of a kind drawn from `kinds`: one node,
+ * a minority of 1 to majority-1 nodes, a majority short of all, or all), the cut point uniform over
+ * firstOp..lastOp, and, with `pauseChance`, a pause of a node at a uniform earlier request (never
+ * before a coordinated cut). The gate draws its live cuts with it.
  */
 export function drawLiveCase(seed: number, requests: number, nodeCount: number, options: LiveDrawOptions = {}): LiveDraw {
   if (!Number.isInteger(nodeCount) || nodeCount < 2) throw new Error(`drawLiveCase: a live cut of some nodes needs a cluster of 2 nodes or more, got ${nodeCount}`);
@@ -54,17 +74,22 @@ export function drawLiveCase(seed: number, requests: number, nodeCount: number, 
   const minPauseMs = options.minPauseMs ?? 100;
   const maxPauseMs = options.maxPauseMs ?? 1_000;
   if (!(minPauseMs >= 0 && maxPauseMs >= minPauseMs)) throw new Error(`drawLiveCase: pauses must last from minPauseMs to maxPauseMs, got ${minPauseMs}..${maxPauseMs}`);
+  const firstOp = options.firstOp ?? 1;
+  const lastOp = options.lastOp ?? requests;
+  if (!(Number.isInteger(firstOp) && Number.isInteger(lastOp) && firstOp >= 1 && firstOp <= lastOp)) throw new Error(`drawLiveCase: the cut point is drawn from firstOp..lastOp, got ${firstOp}..${lastOp}`);
   const rng = new Prng(seed);
   const kind = kinds[rng.int(kinds.length)];
-  const size = kind === 'one' ? 1 : 1 + rng.int(Math.max(1, majorityOf(nodeCount) - 1));
+  const fits = sizesOf(kind, nodeCount).filter((k) => options.sizes === undefined || options.sizes.includes(k));
+  if (fits.length === 0) throw new Error(`drawLiveCase: a cluster of ${nodeCount} nodes has no ${kind} cut of ${options.sizes?.join(' or ')} nodes`);
+  const size = fits.length === 1 ? fits[0] : fits[rng.int(fits.length)];
   const pool = Array.from({ length: nodeCount }, (_, k) => k);
   const nodesCut: number[] = [];
   while (nodesCut.length < size) nodesCut.push(pool.splice(rng.int(pool.length), 1)[0]);
   nodesCut.sort((a, b) => a - b);
-  const cutAt = 1 + rng.int(requests);
+  const cutAt = firstOp + rng.int(lastOp - firstOp + 1);
   const draw: LiveDraw = { kind, nodesCut, cut: { atOp: cutAt, timing: 'before' } };
   // A pause needs a request before the cut's; drawn last, so the cut does not depend on the chance of one.
-  if (cutAt > 1 && rng.next() < (options.pauseChance ?? 0.5)) {
+  if (kind !== 'coordinated' && cutAt > 1 && rng.next() < (options.pauseChance ?? 0.5)) {
     draw.pause = { node: rng.int(nodeCount), atOp: 1 + rng.int(cutAt - 1), durationMs: minPauseMs + rng.int(maxPauseMs - minPauseMs + 1) };
   }
   return draw;
