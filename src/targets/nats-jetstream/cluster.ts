@@ -85,6 +85,7 @@ export class NatsCluster implements ServerSide {
    * the node's group; the old server's exit is awaited (bounded) so two never share a store.
    */
   async restartNode(node: number): Promise<void> {
+    process.stderr.write(`nats-jetstream driver: restart of node ${node} asked for\n`);
     const restart = this.restarting.then(() => this.restartNow(node));
     this.restarting = restart.catch(() => undefined);
     this.restartsInFlight++;
@@ -158,6 +159,9 @@ export class NatsCluster implements ServerSide {
     const deadline = Date.now() + RESTART_AWAIT_MS;
     let failure: unknown;
     for (;;) {
+      if (this.awaitingRestart().length > 0 || this.restartsInFlight > 0) {
+        process.stderr.write(`nats-jetstream driver: the run's end waits for the restart of node ${[...this.awaitingRestart()].join(', ') || '(under way)'}\n`);
+      }
       while ((this.awaitingRestart().length > 0 || this.restartsInFlight > 0) && Date.now() < deadline) {
         await Promise.race([this.restarting, new Promise((r) => setTimeout(r, 10))]);
       }

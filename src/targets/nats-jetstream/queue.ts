@@ -454,6 +454,7 @@ export class NatsQueue implements DrivenQueue {
     } catch (err) {
       failure ??= asQueueError(err, 'close', this.server);
     }
+    if (this.s.replicas > 1) process.stderr.write('nats-jetstream driver: client closed; stopping the servers\n');
     try {
       await this.server.stop();
     } catch (err) {
