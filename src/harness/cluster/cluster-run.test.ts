@@ -105,6 +105,27 @@ describe('a replicated queue on a three-node cluster', () => {
     await noServersLeft();
   });
 
+  it('holds a write for space at the primary until an ack frees it (maxEvents 3): the serial replicas never wait', async () => {
+    const workload: Workload = {
+      steps: [{
+        op: 'concurrently',
+        branches: [
+          [{ op: 'write', sizesBytes: [100, 100, 100, 100], waitDurable: true }],
+          [{ op: 'read', maxEvents: 3, waitMs: 1_000 }, { op: 'ack', count: 3, order: 'oldest' }, { op: 'read', maxEvents: 3, waitMs: 2_000 }, { op: 'ack', count: 3, order: 'oldest' }],
+        ],
+      }],
+    };
+    // maxEvents 3: the drain's three liveness writes fit once the workload acked everything.
+    const r = await runClusterCase(cluster.daemon, replicatedQueue, { ...base, settings: { maxEvents: 3 }, workload, nodesCut: 'all' });
+    const lines = r.runs[0].outcomes;
+    expect(r.runs[0].exitCode, `${JSON.stringify(lines.slice(-2))}\n${r.stderr[0]}`).toBe(0);
+    expect(r.violations).toEqual([]);
+    const written = lines.flatMap((o, i) => (o.t === 'written' ? [i] : []));
+    expect(written, 'four writes').toHaveLength(4);
+    expect(written[3], 'the fourth write went in only after the first ack').toBeGreaterThan(lines.findIndex((o) => o.t === 'acked'));
+    await noServersLeft();
+  });
+
   it('passes a coordinated cut: every node loses its unsynced data, and recovery restarts them all', async () => {
     const r = await runClusterCase(cluster.daemon, replicatedQueue, { ...base, nodesCut: 'all', cut: { atOp: 40, timing: 'before' } });
     expect(r.frozenAt).toBe(40);
