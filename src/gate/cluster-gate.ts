@@ -97,6 +97,9 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
   const cov: ClusterCoverage = emptyClusterCoverage(nodes, choice, asked);
   const distinct = new Map<string, DistinctFailure>();
   const owed = (k: CutKind) => rows.get(k)!.cases === 0;
+  // With several policies the floor also asks a state under each: owed too, so a slow machine cannot fall below it.
+  const owedUnder = (k: CutKind, p: StatePolicy) => policies.length > 1 && (rows.get(k)!.coverage.policies[p]?.states ?? 0) === 0;
+  const owesAny = (k: CutKind) => owed(k) || policies.some((p) => owedUnder(k, p));
   let errors = 0;
   let stopped = false;
   let phase = 'starting the filesystem daemon';
@@ -240,7 +243,7 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
     // Past the budget, one more workload runs only for kinds still owed a case (the floor); never a second.
     for (let input = 0, overtime = false; !stopped && fixture; input++) {
       if (budget.leftMs() < MIN_LIVE_MS) {
-        if (overtime || !asked.some(owed)) break;
+        if (overtime || !asked.some(owesAny)) break;
         overtime = true;
       }
       const drawn = fc.sample(arb, { seed: roundSeed(o.seed, 0, input), numRuns: 1 })[0];
@@ -280,12 +283,12 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
         for (const [j, kind] of asked.entries()) {
           const s = byKind[j][i];
           if (!s || stopped || fixture !== recordedOn) continue;
-          // Past the slice only a kind still owed a case goes on (the floor), one state.
-          if ((Date.now() >= sliceEndsMs || budget.leftMs() < MIN_STATE_MS) && !owed(kind)) continue;
+          // Past the slice only a kind still owed a case, or a state under a policy, goes on (the floor).
+          if ((Date.now() >= sliceEndsMs || budget.leftMs() < MIN_STATE_MS) && !owed(kind) && !owedUnder(kind, s.id.policy)) continue;
           phase = `${KIND_ROW[kind]}: crash state after request ${s.id.afterOp} of workload ${input + 1}`;
           await judgeState(rec, s, kind, fixture);
         }
-        if (Date.now() >= sliceEndsMs && !asked.some(owed)) break;
+        if (Date.now() >= sliceEndsMs && !asked.some(owesAny)) break;
       }
       // Live: each kind's cuts at seeded requests and nodes. The first of each kind had its time kept
       // from the states' slice, so it runs even when the last state ran over (by a second or so).
