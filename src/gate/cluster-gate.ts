@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import type { CrashStateInfo, StatePolicy } from '../../fusefs/crash-states.js';
+import { nodeCountOf } from '../targets/index.js';
 import { crashInputArb } from '../../properties/crash-property.js';
 import { replayCommand, writeClusterArtifact, type ClusterArtifactCase } from '../harness/artifacts.js';
 import { runClusterCase, type ClusterInput } from '../harness/cluster/cluster-run.js';
@@ -247,7 +248,7 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
         overtime = true;
       }
       const drawn = fc.sample(arb, { seed: roundSeed(o.seed, 0, input), numRuns: 1 })[0];
-      const drawnNodes = target.nodeCount?.(drawn.settings) ?? 1;
+      const drawnNodes = nodeCountOf(target, drawn.settings);
       if (drawnNodes !== nodes) throw new Error(`invariant: every workload of a cluster gate runs on its ${nodes} nodes, but settings ${JSON.stringify(drawn.settings)} give ${drawnNodes} (force the node count with --settings)`);
       const clusterInput: ClusterInput = { workload: drawn.workload, settings: drawn.settings, ...(drawn.variant !== undefined ? { variant: drawn.variant } : {}) };
       const first = rows.get(asked[0])!;

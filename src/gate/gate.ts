@@ -18,7 +18,7 @@ import { startTempDaemon, type TempDaemon } from '../harness/daemon-process.js';
 import { SCENARIOS } from '../../scenarios/index.js';
 import { crashInputArb, mutantInputArb, runCrashSuite } from '../../properties/crash-property.js';
 import type { ExternalDriver, Target, TargetRef } from '../harness/target.js';
-import { DEFAULT_TARGET, resolveTarget } from '../targets/index.js';
+import { DEFAULT_TARGET, nodeCountOf, resolveTarget } from '../targets/index.js';
 import { Budget } from './budget.js';
 import type { ClusterCoverage } from './cluster-coverage.js';
 import { runClusterGate } from './cluster-gate.js';
@@ -355,7 +355,7 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
 
 /** How many nodes the target runs with the variant's and the forced settings (1: a single disk). */
 export function clusterNodes(target: Target, variant: string | undefined, settings: Record<string, unknown> = {}): number {
-  return target.nodeCount?.({ ...(variant !== undefined ? target.knownBad[variant]?.settings : {}), ...settings }) ?? 1;
+  return nodeCountOf(target, { ...(variant !== undefined ? target.knownBad[variant]?.settings : {}), ...settings });
 }
 
 export function exitCodeOf(verdict: GateVerdict): number {
