@@ -4,7 +4,6 @@ import { rmSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { FsModel, processOwner } from './model/fs-model.js';
 import { RequestGate } from './request-gate.js';
-import { CrashPointMatcher } from './crash-point.js';
 import type { CrashPolicy, Hypothesis } from './crash-states.js';
 import { DEFAULT_MAX_DATA_BYTES, Faults } from './faults.js';
 import { mountGeneration, ReplaceFailure, replaceGeneration, unmountGeneration, type Mounted } from './mount-generation.js';
@@ -204,14 +203,8 @@ export class PowercutDaemon {
         return { ok: true };
       case 'release': {
         if (gate.frozenAt === null) throw new Error('the daemon is not frozen (arm a crash point and wait for it first)');
-        if (req.arm) {
-          if (req.arm.node !== undefined) this.nodesOf('release', [req.arm.node]);
-          // Checked before the thaw, which cannot be undone: a point already passed must not leave the run thawed and unarmed.
-          new CrashPointMatcher(req.arm, gate.trace.all());
-        }
-        // Held requests resume synchronously and the point is armed in the same turn: no request comes between.
-        gate.release(new Set(this.nodes.map((n) => n.index)));
-        if (req.arm) gate.arm(req.arm);
+        if (req.arm?.node !== undefined) this.nodesOf('release', [req.arm.node]);
+        gate.releaseAll(req.arm);
         return { ok: true };
       }
       case 'wait-frozen': {

@@ -16,6 +16,8 @@ interface Held {
   node: number;
   dispose: () => void;
   resume: () => void;
+  /** A mutating request: its entry (numbered when it came), its change and its answer apart, since a point armed at release may fall on it. */
+  mutating?: { entry: TraceEntry; apply: () => number; answer: (result: number) => void };
 }
 
 export class RequestGate {
@@ -91,7 +93,7 @@ export class RequestGate {
       reply(result);
     };
     if (this.frozenAtOp !== null) {
-      this.held.push({ node, dispose: () => reply(EIO), resume: () => answer(applyNow()) });
+      this.held.push({ node, dispose: () => reply(EIO), resume: () => answer(applyNow()), mutating: { entry, apply: applyNow, answer } });
       return;
     }
     const isCrashPoint = this.matcher !== null && this.matcher.offer(entry);
@@ -146,6 +148,42 @@ export class RequestGate {
     if (this.held.length > 0) throw new Error(`invariant: release of nodes ${[...nodes].join(', ')} with ${this.held.length} held requests of other nodes not disposed of`);
     this.frozenAtOp = null;
     for (const h of resumed) h.resume();
+  }
+
+  /**
+   * Thaws every node (a pause's end) and arms `point` in the same step. Requests that came while
+   * frozen were numbered as they came, so the point may be one of them: the held requests before it
+   * run, it freezes the gate again (applied first if its timing is 'after'), and the later ones stay
+   * held. Throws, changing nothing, if the point is already passed.
+   */
+  releaseAll(point?: CrashPoint): void {
+    if (this.frozenAtOp === null) throw new Error('release: the daemon is not frozen');
+    const frozenAt = this.frozenAtOp;
+    // The request the gate froze at counts as passed; those held after it are offered to the point in order.
+    const comeSince = new Set(this.held.flatMap((h) => (h.mutating && h.mutating.entry.op !== frozenAt ? [h.mutating.entry] : [])));
+    if (point && this.trace.truncated) throw new Error(`release: the trace holds only the first ${this.trace.all().length} of ${this.trace.length} requests since mount, too few to count crash points from; send reset first`);
+    const matcher = point ? new CrashPointMatcher(point, this.trace.all().filter((e) => !comeSince.has(e))) : null;
+    const held = this.held;
+    this.held = [];
+    this.frozenAtOp = null;
+    this.matcher = matcher;
+    for (const h of held) {
+      if (this.frozenAtOp !== null) {
+        this.held.push(h);
+        continue;
+      }
+      const m = h.mutating;
+      if (m && comeSince.has(m.entry) && this.matcher?.offer(m.entry)) {
+        if (this.matcher.point.timing === 'before') {
+          this.freeze(m.entry, h);
+        } else {
+          const result = m.apply();
+          this.freeze(m.entry, { node: h.node, dispose: h.dispose, resume: () => m.answer(result) });
+        }
+        continue;
+      }
+      h.resume();
+    }
   }
 
   /** Removes and returns the held requests of `nodes` (null: all), in order. */

@@ -44,6 +44,47 @@ export function trackGroup(pgid: number | undefined): void {
   live.add(pgid);
 }
 
+interface ProcessStat {
+  pid: number;
+  comm: string;
+  state: string;
+  pgrp: number;
+}
+
+/** Every process of /proc with its group, read after the last ')' since comm may hold spaces and parentheses. */
+function processStats(): ProcessStat[] {
+  const out: ProcessStat[] = [];
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      continue; // it exited meanwhile
+    }
+    const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    out.push({ pid: Number(pid), comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), state, pgrp: Number(pgrp) });
+  }
+  return out;
+}
+
+/**
+ * The group's live processes, each with its state and the kernel function it waits in (for a
+ * process that outlived SIGKILL: "D fuse_..." means a request the filesystem still holds).
+ */
+export function describeGroup(pgid: number): string {
+  const rows = processStats().filter((p) => p.pgrp === pgid && p.state !== 'Z' && p.state !== 'X').map((p) => {
+    let wchan = '?';
+    try {
+      wchan = readFileSync(`/proc/${p.pid}/wchan`, 'utf8') || '-';
+    } catch {
+      // gone meanwhile
+    }
+    return `pid ${p.pid} (${p.comm}) state ${p.state} in ${wchan}`;
+  });
+  return rows.length > 0 ? rows.join('; ') : 'none left';
+}
+
 /**
  * True while a process of the group is alive. A zombie does not count: it is dead, only not yet
  * reaped, and where init does not reap orphans (some containers) it never will be.
@@ -54,19 +95,7 @@ export function groupAlive(pgid: number): boolean {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
-  for (const pid of readdirSync('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    } catch {
-      continue; // it exited meanwhile
-    }
-    // pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses, so read after the last ')'.
-    const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (Number(pgrp) === pgid && state !== 'Z' && state !== 'X') return true;
-  }
-  return false;
+  return processStats().some((p) => p.pgrp === pgid && p.state !== 'Z' && p.state !== 'X');
 }
 
 /**

@@ -9,7 +9,7 @@ import { withScratch, type DriverCommand, type DriverRun, type DriverTimeouts } 
 import type { DriverSpec, RestartCommand } from '../driver-spec.js';
 import { HarnessError } from '../harness-error.js';
 import { DRIVER_EXIT, parseOutcomeLine, parseOutcomes, type Outcome } from '../outcome.js';
-import { groupAlive, killGroup, OWN_PROCESS_GROUP, signalGroup, trackGroup } from '../process-group.js';
+import { describeGroup, groupAlive, killGroup, OWN_PROCESS_GROUP, signalGroup, trackGroup } from '../process-group.js';
 
 /** What the harness may do to a cluster run once its crash point froze every node. */
 export interface ClusterControl {
@@ -205,6 +205,7 @@ export function runClusterDriver(
     };
     let frozenAt: number | null = null;
     let hung = false;
+    let failed: unknown;
     const nodesLeft: number[] = [];
     try {
       if (atFreeze) {
@@ -228,6 +229,9 @@ export function runClusterDriver(
       // The run goes on to its end (a cut of some nodes leaves it running); stdin closes, so it exits after its spec.
       proc.stdin!.end();
       if (!killed && (await within(done, timeouts.runMs)) === 'timeout') hung = true;
+    } catch (err) {
+      failed = err;
+      throw err;
     } finally {
       // A driver that ended by itself must have stopped its nodes (a grace for servers that exit when their stdin closes).
       if (exited && !killed) {
@@ -238,7 +242,12 @@ export function runClusterDriver(
         }
       }
       control.killAll();
-      if ((await within(done, timeouts.killMs)) === 'timeout') throw new HarnessError(`cluster driver pid ${proc.pid} did not exit within ${timeouts.killMs} ms of SIGKILL`);
+      if ((await within(done, timeouts.killMs)) === 'timeout') {
+        // Name what is stuck, and what went wrong first if something did: this error replaces it.
+        const stuck = [`the driver's group ${proc.pid}: ${describeGroup(proc.pid!)}`, ...[...groups].map(([k, g]) => `node ${k}'s group ${g}: ${describeGroup(g)}`)];
+        const first = failed === undefined ? '' : `\nafter this error of the run: ${failed instanceof Error ? failed.message : String(failed)}`;
+        throw new HarnessError(`cluster driver pid ${proc.pid} did not exit within ${timeouts.killMs} ms of SIGKILL (its stdout or stderr still open, or a process in a request the daemon holds)\n  ${stuck.join('\n  ')}${first}`);
+      }
       await control.reap([...groups.keys()]);
       if (!(await killGroup(proc.pid, timeouts.killMs))) throw new HarnessError(`a process of cluster driver pid ${proc.pid}'s group did not exit within ${timeouts.killMs} ms of SIGKILL`);
     }
