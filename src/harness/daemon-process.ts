@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ControlClient } from './control-client.js';
+import { OWN_NODE_ENV } from './dist-path.js';
 
 export const DEFAULT_START_TIMEOUT_MS = 15_000;
 const STOP_TIMEOUT_MS = 5_000;
@@ -120,7 +121,7 @@ export async function startDaemon(opts: { mountpoint: string | readonly string[]
   for (const m of mountpoints) if (existsSync(m) && !statSync(m).isDirectory()) throw new Error(`mountpoint ${m} is not a directory`);
   const args = [daemonEntry(), ...mountpoints.flatMap((m) => ['--mountpoint', m]), '--socket', socketPath];
   if (opts.imageDir) args.push('--image', resolve(opts.imageDir));
-  const child: ResultPromise = execa(process.execPath, args, { stdout: 'pipe', stderr: 'pipe', reject: false, buffer: false });
+  const child: ResultPromise = execa(process.execPath, args, { stdout: 'pipe', stderr: 'pipe', reject: false, buffer: false, env: OWN_NODE_ENV });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => {
     stderr += d.toString();

@@ -18,6 +18,8 @@ export interface DriverCommand {
   file: string;
   args: string[];
   cwd?: string;
+  /** Changes to the inherited environment (undefined: left out). */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 export interface DriverTimeouts {
@@ -116,6 +118,7 @@ async function runDriverIn(
     proc = execa(command.file, command.args, {
       ...DRIVER_PROCESS_OPTIONS,
       ...(command.cwd ? { cwd: command.cwd } : {}),
+      ...(command.env ? { env: command.env } : {}),
       input: JSON.stringify(spec) + '\n',
       stripFinalNewline: false, // a line without its newline was cut mid-print: parseOutcomes needs to tell
       reject: false,
@@ -227,6 +230,7 @@ export class DriverWorker {
     const proc: WorkerProc = execa(this.command.file, this.command.args, {
       ...DRIVER_PROCESS_OPTIONS,
       ...(this.command.cwd ? { cwd: this.command.cwd } : {}),
+      ...(this.command.env ? { env: this.command.env } : {}),
       stdin: 'pipe', stdout: 'pipe', stderr: 'pipe', reject: false, buffer: false,
     });
     trackGroup(proc.pid);

@@ -96,7 +96,7 @@ export function runClusterDriver(
   const restartMs = options.restartMs ?? RESTART_TIMEOUT_MS;
   return withScratch(spec, async (withFolder) => {
     const proc = execa(command.file, command.args, {
-      killSignal: 'SIGKILL', ...OWN_PROCESS_GROUP, ...(command.cwd ? { cwd: command.cwd } : {}),
+      killSignal: 'SIGKILL', ...OWN_PROCESS_GROUP, ...(command.cwd ? { cwd: command.cwd } : {}), ...(command.env ? { env: command.env } : {}),
       stdin: 'pipe', stdout: 'pipe', stderr: 'pipe', reject: false, buffer: false,
     });
     trackGroup(proc.pid);

@@ -2,7 +2,7 @@
 // only through synced batches or memtable flushes (queue.ts), under the power cut.
 import fc from 'fast-check';
 import type { TraceEntry } from '../../../fusefs/protocol.js';
-import { distPath } from '../../harness/dist-path.js';
+import { ownNodeCommand } from '../../harness/dist-path.js';
 import { mapEventSizes, MAX_EVENT_BYTES, type Workload } from '../../harness/workload.js';
 import type { Target, TargetSettings } from '../../harness/target.js';
 import { KNOWN_BAD } from './known-bad.js';
@@ -56,7 +56,7 @@ export const leveldb: Target = {
   name: 'leveldb',
   summary: 'a queue on LevelDB 1.20 (classic-level): seq-keyed records, durable through synced batches or memtable flushes',
   get driver() {
-    return { file: process.execPath, args: [distPath('src/targets/leveldb/driver.js')] };
+    return ownNodeCommand('src/targets/leveldb/driver.js');
   },
   contract: levelContract,
   checkSettings: (settings) => void levelSettings(settings),

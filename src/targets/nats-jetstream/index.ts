@@ -3,7 +3,7 @@
 // it on the crashed image to drain (docs/nats.md).
 import fc from 'fast-check';
 import type { TraceEntry } from '../../../fusefs/protocol.js';
-import { distPath } from '../../harness/dist-path.js';
+import { ownNodeCommand } from '../../harness/dist-path.js';
 import { PAYLOAD_HEADER_BYTES } from '../../harness/payload.js';
 import { eventSizes, mapEventSizes, type Workload } from '../../harness/workload.js';
 import type { Target, TargetSettings } from '../../harness/target.js';
@@ -84,7 +84,7 @@ export const natsJetstream: Target = {
   name: 'nats-jetstream',
   summary: 'NATS JetStream (nats-server 2.9.10, file storage): publish, a durable pull consumer with explicit acks; a PubAck taken as durable, as NATS documents it',
   get driver() {
-    return { file: process.execPath, args: [distPath('src/targets/nats-jetstream/driver.js')] };
+    return ownNodeCommand('src/targets/nats-jetstream/driver.js');
   },
   contract: () => natsContract(),
   checkSettings: (settings) => void natsSettings(settings, { strict: true }),

@@ -1,7 +1,7 @@
 // The built-in queue (src/queue/) as a target: the default one.
 import fc from 'fast-check';
 import type { TraceEntry } from '../../../fusefs/protocol.js';
-import { distPath } from '../../harness/dist-path.js';
+import { ownNodeCommand } from '../../harness/dist-path.js';
 import { mapEventSizes, type Workload } from '../../harness/workload.js';
 import { maxEventBytes } from '../../queue/format.js';
 import { validateSettings } from '../../queue/settings.js';
@@ -44,7 +44,7 @@ export const powercutQueue: Target = {
   name: 'powercut-queue',
   summary: "the built-in queue (Logstash's persisted-queue semantics, four designs)",
   get driver() {
-    return { file: process.execPath, args: [distPath('src/targets/powercut-queue/driver.js')] };
+    return ownNodeCommand('src/targets/powercut-queue/driver.js');
   },
   contract: queueContract,
   checkSettings: (settings) => void validateSettings(settings as Partial<QueueSettings>),

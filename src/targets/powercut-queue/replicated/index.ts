@@ -1,7 +1,7 @@
 // The replicated queue as a target: the built-in queue on every node of a cluster, behind the
 // driver's primary/backup protocol (replicated-queue.ts). It runs only on a cluster (one mount per
 // node): src/harness/cluster/ runs it; the single-disk gate and suites do not list it.
-import { distPath } from '../../../harness/dist-path.js';
+import { ownNodeCommand } from '../../../harness/dist-path.js';
 import type { Target } from '../../../harness/target.js';
 import { powercutQueue } from '../index.js';
 import { ASYNC_REPLICATION } from './replicated-queue.js';
@@ -11,7 +11,7 @@ export const replicatedQueue: Target = {
   name: 'replicated-queue',
   summary: 'the built-in queue on every node of a cluster, a write confirmed once a majority made it durable, recovery from what a majority holds',
   get driver() {
-    return { file: process.execPath, args: [distPath('src/targets/powercut-queue/replicated/driver.js')] };
+    return ownNodeCommand('src/targets/powercut-queue/replicated/driver.js');
   },
   suites: [{ name: 'default', settings: {} }],
   nodeCount: () => 3,

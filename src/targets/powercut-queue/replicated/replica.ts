@@ -3,7 +3,7 @@
 // durability news. Every request of a server that died fails with ReplicaDown.
 import { execa, type ResultPromise } from 'execa';
 import { createInterface } from 'node:readline';
-import { distPath } from '../../../harness/dist-path.js';
+import { distPath, OWN_NODE_ENV } from '../../../harness/dist-path.js';
 import { parseReplicaMessage, START_LINE, type ReplicaMessage, type ReplicaRequest } from './replica-protocol.js';
 
 export interface DurableState {
@@ -52,7 +52,7 @@ export class Replica {
     // detached: a session and process group of its own. Its stdin is the driver's pipe: if the
     // driver dies, the server sees its end and exits.
     const proc = execa(process.execPath, [distPath('src/targets/powercut-queue/replicated/replica-server.js'), dir, JSON.stringify(settings)], {
-      detached: true, stdin: 'pipe', stdout: 'pipe', stderr: 'inherit', reject: false, buffer: false,
+      detached: true, stdin: 'pipe', stdout: 'pipe', stderr: 'inherit', reject: false, buffer: false, env: OWN_NODE_ENV,
     });
     const r = new Replica(node, proc);
     // A server killed at its node's cut: writing to it fails (EPIPE) until its exit marks it down.
