@@ -20,8 +20,8 @@ import { causeProblems, explainOnce, variantsProvenBy } from './variant-proofs.j
 
 /** The budget: generated workloads per variant, the same for both modes. */
 const BUDGET_INPUTS = 10;
-/** Torn states per interval: half the gate's, so `npm test` stays within its time (every variant is still caught). */
-const CAPS = { ...DEFAULT_STATE_CAPS, maxStatesPerInterval: 16 };
+/** Torn states per interval: a quarter of the gate's, so `npm test` stays within its time (every variant is still caught). */
+const CAPS = { ...DEFAULT_STATE_CAPS, maxStatesPerInterval: 8 };
 const SEED = seedFromEnv().seed;
 /** The variants exhaustive mode proves (KnownBadVariant.provenBy): all but those whose bug needs an injected fault. */
 const VARIANTS = variantsProvenBy('powercut-queue', 'exhaustive');

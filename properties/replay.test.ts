@@ -15,6 +15,8 @@ import { KNOWN_BAD } from '../src/targets/powercut-queue/known-bad.js';
 import { useTempDaemon } from './use-temp-daemon.js';
 
 const daemon = useTempDaemon('replay');
+/** Shrinking is bounded: these tests need a shrunk case, not the smallest one (unbounded, the first took 42 s). */
+const SHRINK_MS = 5_000;
 let artifactRoot: string;
 beforeAll(async () => {
   artifactRoot = await mkdtemp(path.join(os.tmpdir(), 'powercut-replay-artifacts-'));
@@ -27,7 +29,7 @@ const cli = (...args: string[]) => execa(process.execPath, [distPath('src/cli.js
 
 it('a violation writes an artifact whose replay.sh, copied elsewhere, reproduces it; after a fix it passes now', async () => {
   const variant = 'checkpoint-in-place';
-  const report = await runCrashSuite(daemon(), crashInputArb({ variant, settings: KNOWN_BAD[variant].settings }), { numRuns: 40, seed: seedFromEnv(7).seed, artifactRoot, timeLimitMs: 25_000 });
+  const report = await runCrashSuite(daemon(), crashInputArb({ variant, settings: KNOWN_BAD[variant].settings }), { numRuns: 40, seed: seedFromEnv(7).seed, artifactRoot, timeLimitMs: 25_000, shrinkTimeLimitMs: SHRINK_MS });
   expect(report.failed, report.summary).toBe(true);
   // Shrinking ran, and the artifact is the smallest case: the one fast-check reports.
   expect(report.numShrinks).toBeGreaterThan(0);
@@ -87,7 +89,7 @@ it('replay of a folder that is not an artifact names the missing file and exits 
 
 it('exhaustive mode: a failing workload shrinks to a smaller one whose enumeration still fails, and its crash state replays exactly', async () => {
   const variant = 'checkpoint-unlink-before-rename';
-  const report = await runCrashSuite(daemon(), crashInputArb({ kind: 'exhaustive', variant, settings: KNOWN_BAD[variant].settings, maxSteps: 5 }), { numRuns: 10, seed: seedFromEnv(11).seed, artifactRoot });
+  const report = await runCrashSuite(daemon(), crashInputArb({ kind: 'exhaustive', variant, settings: KNOWN_BAD[variant].settings, maxSteps: 5 }), { numRuns: 10, seed: seedFromEnv(11).seed, artifactRoot, shrinkTimeLimitMs: SHRINK_MS });
   expect(report.error, 'harness error').toBeUndefined();
   expect(report.failed, report.summary).toBe(true);
   expect(report.numShrinks, 'shrink steps').toBeGreaterThan(0);
@@ -112,7 +114,7 @@ it('a confirmation that does not wait for its fsync is caught through the record
   // Held 25 ms, far beyond the variant's 1 ms wait and any timer jitter of a loaded machine: the
   // replay, with the same schedule, holds the same fsyncs as long.
   const fsyncHolds = { seed: 5, maxHoldMs: 25 };
-  const report = await runCrashSuite(daemon(), crashInputArb({ kind: 'exhaustive', variant, settings: KNOWN_BAD[variant].settings, maxSteps: 5 }), { numRuns: 10, seed: seedFromEnv(13).seed, artifactRoot, shrinkTimeLimitMs: 20_000, exhaustive: { fsyncHolds } });
+  const report = await runCrashSuite(daemon(), crashInputArb({ kind: 'exhaustive', variant, settings: KNOWN_BAD[variant].settings, maxSteps: 5 }), { numRuns: 10, seed: seedFromEnv(13).seed, artifactRoot, shrinkTimeLimitMs: SHRINK_MS, exhaustive: { fsyncHolds } });
   expect(report.error, 'harness error').toBeUndefined();
   expect(report.failed, report.summary).toBe(true);
   const dir = report.failure!.artifactDir!;

@@ -11,6 +11,8 @@ import { checkDriverRun } from '../harness/protocol-check.js';
 import { checkClusterDriver, checkDriver } from './driver.js';
 
 const cli = distPath('src/cli.js');
+/** Runs of the overlapping-writes driver: each must pass (the overlap is the driver's in every run). */
+const OVERLAP_RUNS = 8;
 let dir: string;
 beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'powercut-driver-check-'));
@@ -90,12 +92,12 @@ describe('powercut driver check', () => {
     expect(r.stdout).toMatch(/\d+ protocol violations found$/m);
   }, 120_000);
 
-  it('passes a correct driver whose liveness writes overlap, 20 runs of 20, and keeps its output', async () => {
+  it(`passes a correct driver whose liveness writes overlap, ${OVERLAP_RUNS} runs of ${OVERLAP_RUNS}, and keeps its output`, async () => {
     const fixture = await startTempDaemon('driver-check-overlap');
     const driver = [process.execPath, path.join(REPO_ROOT, 'src/cli/overlapping-writes-driver.mjs')];
     let overlapped = 0;
     try {
-      for (let i = 0; i < 20; i++) {
+      for (let i = 0; i < OVERLAP_RUNS; i++) {
         const results = await checkDriver(fixture.daemon, driver, {});
         expect(results.flatMap((r) => r.problems.map((p) => `${r.name}: ${p.message}`)), `run ${i + 1}`).toEqual([]);
         // The liveness writes did overlap: read as one writer at a time, the drain's seqs go backwards.
@@ -105,7 +107,7 @@ describe('powercut driver check', () => {
     } finally {
       await fixture.stop();
     }
-    expect(overlapped).toBe(20);
+    expect(overlapped).toBe(OVERLAP_RUNS);
     // The command line keeps each run's stdout and stderr, and says where.
     const out = path.join(dir, 'kept');
     const r = await execa(process.execPath, [cli, 'driver', 'check', '--out', out, '--', ...driver], { reject: false, timeout: 120_000 });

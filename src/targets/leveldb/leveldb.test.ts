@@ -79,7 +79,7 @@ describe('leveldb target', () => {
   it('powercut gate --target leveldb fails on claims-unsynced-durable, and its artifact replays the violation', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'powercut-leveldb-gate-'));
     tmpDirs.push(dir);
-    const r = await powercut(['gate', '--target', 'leveldb', '--variant', 'claims-unsynced-durable', '--time-budget', '20', '--seed', '3', '--artifacts', 'arts'], dir);
+    const r = await powercut(['gate', '--target', 'leveldb', '--variant', 'claims-unsynced-durable', '--time-budget', '20', '--seed', '3', '--stop-on-first', '--artifacts', 'arts'], dir);
     expect(r.exitCode, r.stdout + r.stderr).toBe(1);
     expect(r.stdout).toMatch(/^total\s+\d+\s+[1-9]\d*\s+0\s+.*FAIL$/m);
     expect(r.stdout).toContain('at-least-once');
