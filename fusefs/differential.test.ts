@@ -264,7 +264,7 @@ describe('differential: the mount behaves like an ordinary directory', () => {
           await fsp.rm(ref, { recursive: true, force: true });
         }
       }),
-      { numRuns: 100 },
+      { numRuns: 60 },
     );
   });
 });

@@ -9,8 +9,8 @@ import { powercutQueue } from '../src/targets/powercut-queue/index.js';
 import { useTempDaemon } from './use-temp-daemon.js';
 
 /** Inputs per design; each input is 2 to 4 power cuts of one workload. */
-const RUNS_PER_DESIGN = scaledRuns(7);
-const TORN_RUNS = scaledRuns(7);
+const RUNS_PER_DESIGN = scaledRuns(5);
+const TORN_RUNS = scaledRuns(5);
 /** Random cuts aim inside the uncut run's requests; most must freeze there, not fall back to after the exit. */
 const MIN_LANDED_FRACTION = 0.7;
 

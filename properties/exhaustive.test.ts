@@ -8,7 +8,7 @@ import { crashInputArb, runCrashSuite, scaledRuns, seedFromEnv } from './crash-p
 import { powercutQueue } from '../src/targets/powercut-queue/index.js';
 import { useTempDaemon } from './use-temp-daemon.js';
 
-const INPUTS_PER_DESIGN = scaledRuns(3);
+const INPUTS_PER_DESIGN = scaledRuns(2);
 const RECOVERY_CUT_INPUTS = scaledRuns(2);
 
 const daemon = useTempDaemon('exhaustive');
@@ -28,7 +28,7 @@ describe('every crash state of recorded runs, correct queue', () => {
 
   it('with a second power cut during the recovery of each state', async () => {
     const report = await runCrashSuite(daemon(), crashInputArb({ kind: 'exhaustive', maxSteps: 6 }), {
-      numRuns: RECOVERY_CUT_INPUTS, ...seedFromEnv(), exhaustive: { recoveryCuts: true, caps: { maxStates: 40, maxStatesPerInterval: 6, sectorPatterns: 1 } },
+      numRuns: RECOVERY_CUT_INPUTS, ...seedFromEnv(), exhaustive: { recoveryCuts: true, caps: { maxStates: 24, maxStatesPerInterval: 6, sectorPatterns: 1 } },
     });
     console.log(`[exhaustive, cut during recovery] ${report.summary}`);
     expect(report.error, 'harness error').toBeUndefined();

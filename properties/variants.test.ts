@@ -17,7 +17,7 @@ import { randomSuiteKindOf, variantsProvenBy } from './variant-proofs.js';
 const VARIANT_BUDGET_INPUTS = scaledRuns(25);
 /**
  * Inputs the correct queue passes, drawn over every variant's settings: fewer than a variant's
- * budget, which a catch seldom uses up (the last catches took 14 to 17 inputs) while the correct
+ * budget, which a catch seldom uses up (the latest, purge-and-ack-early, took 20) while the correct
  * queue runs every input in full; the gate explores further.
  */
 const CORRECT_INPUTS = scaledRuns(12);

@@ -107,7 +107,7 @@ describe('nats-jetstream target', () => {
       .map((input) => ({ ...input, cuts: input.cuts.map((c) => ({ ...c, policy: 'keep-all' as const })) }));
     // Unshrunk: shrinking a server's runs would outlast the test's bound, and the failure would be
     // reported as a timeout instead of the violation and its artifact.
-    const report = await runCrashSuite(daemon(), arb, { numRuns: 8, seed: SEED, artifactRoot, endOnFailure: true });
+    const report = await runCrashSuite(daemon(), arb, { numRuns: 5, seed: SEED, artifactRoot, endOnFailure: true });
     console.log(`[nats-jetstream, process crashes] ${report.summary}`);
     expect(report.error, 'harness error').toBeUndefined();
     expect(report.failed, report.summary).toBe(false);
