@@ -18,7 +18,7 @@ import type { CrashPoint, MutatingKind } from './protocol.js';
 import { requirePatchedBinding, requireRoot } from './testing.js';
 
 /** Cycles stop starting after this long; the test's own bound is below. */
-const BUDGET_MS = 12_000;
+const BUDGET_MS = 8_000;
 const FREEZE_TIMEOUT_MS = 15_000;
 const CHILD_EXIT_TIMEOUT_MS = 10_000;
 

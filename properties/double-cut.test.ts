@@ -4,7 +4,7 @@ import { expect, it } from 'vitest';
 import { crashInputArb, runCrashSuite, scaledRuns, seedFromEnv } from './crash-property.js';
 import { useTempDaemon } from './use-temp-daemon.js';
 
-const RUNS = scaledRuns(10);
+const RUNS = scaledRuns(7);
 /** About 60% of recovery cuts land (a recovery makes 20 to 35 requests); far fewer means the suite tests little. */
 const MIN_RECOVERY_LANDED_FRACTION = 0.3;
 

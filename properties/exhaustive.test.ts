@@ -9,7 +9,7 @@ import { powercutQueue } from '../src/targets/powercut-queue/index.js';
 import { useTempDaemon } from './use-temp-daemon.js';
 
 const INPUTS_PER_DESIGN = scaledRuns(2);
-const RECOVERY_CUT_INPUTS = scaledRuns(2);
+const RECOVERY_CUT_INPUTS = scaledRuns(1);
 
 const daemon = useTempDaemon('exhaustive');
 

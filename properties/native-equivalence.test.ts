@@ -22,7 +22,7 @@ const CASES: { name: string; target: string; variant?: string; settings: Record<
 ];
 /** Per case: recorded runs, and states per run (each is recovered twice). */
 const RUNS = 2;
-const CAPS = { maxStates: 20, maxStatesPerInterval: 8, sectorPatterns: 1 };
+const CAPS = { maxStates: 14, maxStatesPerInterval: 8, sectorPatterns: 1 };
 
 const daemon = useTempDaemon('native-equivalence');
 const artifactRoot = path.join(os.tmpdir(), `powercut-native-equivalence-${process.pid}`);
