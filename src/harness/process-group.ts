@@ -74,15 +74,39 @@ function processStats(): ProcessStat[] {
  */
 export function describeGroup(pgid: number): string {
   const rows = processStats().filter((p) => p.pgrp === pgid && p.state !== 'Z' && p.state !== 'X').map((p) => {
-    let wchan = '?';
-    try {
-      wchan = readFileSync(`/proc/${p.pid}/wchan`, 'utf8') || '-';
-    } catch {
-      // gone meanwhile
-    }
-    return `pid ${p.pid} (${p.comm}) state ${p.state} in ${wchan}`;
+    const wchan = readProc(`/proc/${p.pid}/wchan`) || '-';
+    // A main thread that waits for 20 s (a futex, a pipe) says little alone: its threads and kernel stack say what on.
+    const stack = readProc(`/proc/${p.pid}/stack`).split('\n').filter(Boolean).slice(0, 6).map((l) => l.replace(/^\[<[0-9a-f]+>\] /, '')).join(' < ');
+    return `pid ${p.pid} (${p.comm}) state ${p.state} in ${wchan}${stack ? ` [kernel stack: ${stack}]` : ''}${threadsOf(p.pid)}`;
   });
   return rows.length > 0 ? rows.join('; ') : 'none left';
+}
+
+/** A /proc file's text, '' if it cannot be read (the process is gone, or the file is root's). */
+function readProc(file: string): string {
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch {
+    return '';
+  }
+}
+
+/** A process's other threads, counted by name, state and wait channel: ", threads: 4 libuv-worker S in futex_do_wait, ...". */
+function threadsOf(pid: number): string {
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`).filter((t) => t !== String(pid));
+  } catch {
+    return '';
+  }
+  const counts = new Map<string, number>();
+  for (const tid of tids) {
+    const stat = readProc(`/proc/${pid}/task/${tid}/stat`);
+    if (!stat) continue;
+    const key = `${stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))} ${stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0]} in ${readProc(`/proc/${pid}/task/${tid}/wchan`) || '-'}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return counts.size > 0 ? `, threads: ${[...counts].map(([k, n]) => `${n} ${k}`).join(', ')}` : '';
 }
 
 /**
