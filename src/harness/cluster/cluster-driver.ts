@@ -199,7 +199,7 @@ export function runClusterDriver(
         if (doneFirst) throw new HarnessError(`the cluster driver ended its run (its "done" line) while node ${node} was cut and not yet restarted: a cluster driver must wait (bounded) for the harness's {"cmd":"restart","node":${node}} before it ends a run in which a node's server was killed (docs/driver-protocol.md, "Clusters")`);
         if (waited === 'timeout') {
           const said = stdout.trim().split('\n').slice(-3).join('\n  ');
-          // Where the driver is (its main thread waiting in pipe_write: a blocking write to a full pipe, not reading its stdin).
+          // Where the driver waits: a main thread blocked in the kernel or on a lock reads no stdin.
           throw new HarnessError(`the cluster driver did not restart node ${node} (no {"t":"node","node":${node},...,"restarted":true} line) within ${restartMs} ms; its processes: ${describeGroup(proc.pid!)}; its last lines:\n  ${said}${stderr.trim() ? `\nits stderr:\n  ${stderr.trim().slice(-2000).split('\n').join('\n  ')}` : ''}`);
         }
       },
