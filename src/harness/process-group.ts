@@ -51,21 +51,20 @@ interface ProcessStat {
   pgrp: number;
 }
 
-/** Every process of /proc with its group, read after the last ')' since comm may hold spaces and parentheses. */
+/** A process's or thread's stat file, read after the last ')' since comm may hold spaces and parentheses; null once it exited. */
+function readStat(file: string, pid: number): ProcessStat | null {
+  const stat = readProc(file);
+  if (!stat) return null;
+  const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { pid, comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), state, pgrp: Number(pgrp) };
+}
+
+/** Every process of /proc with its group. */
 function processStats(): ProcessStat[] {
-  const out: ProcessStat[] = [];
-  for (const pid of readdirSync('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    } catch {
-      continue; // it exited meanwhile
-    }
-    const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    out.push({ pid: Number(pid), comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), state, pgrp: Number(pgrp) });
-  }
-  return out;
+  return readdirSync('/proc').flatMap((pid) => {
+    const p = /^\d+$/.test(pid) ? readStat(`/proc/${pid}/stat`, Number(pid)) : null;
+    return p ? [p] : [];
+  });
 }
 
 /**
@@ -101,9 +100,9 @@ function threadsOf(pid: number): string {
   }
   const counts = new Map<string, number>();
   for (const tid of tids) {
-    const stat = readProc(`/proc/${pid}/task/${tid}/stat`);
-    if (!stat) continue;
-    const key = `${stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))} ${stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0]} in ${readProc(`/proc/${pid}/task/${tid}/wchan`) || '-'}`;
+    const t = readStat(`/proc/${pid}/task/${tid}/stat`, Number(tid));
+    if (!t) continue;
+    const key = `${t.comm} ${t.state} in ${readProc(`/proc/${pid}/task/${tid}/wchan`) || '-'}`;
     counts.set(key, (counts.get(key) ?? 0) + 1);
   }
   return counts.size > 0 ? `, threads: ${[...counts].map(([k, n]) => `${n} ${k}`).join(', ')}` : '';
