@@ -28,7 +28,7 @@ export async function explainCost(d: DaemonHandle, seed: number, drivers: Driver
     for (const variant of EXPLAIN_VARIANTS) {
       const arb = bothModesArb({ settings: KNOWN_BAD[variant].settings, variant }).map((p) => p.exhaustive);
       const found = await runCrashSuite(d, arb, { numRuns: WORKLOADS, seed, endOnFailure: true, artifactRoot, exhaustive: { writeArtifacts: false, driverWorkers: drivers } });
-      const explained = await runCrashSuite(d, arb, { numRuns: WORKLOADS, seed, endOnFailure: true, artifactRoot, exhaustive: { writeArtifacts: false, driverWorkers: drivers, explain: { ...EXPLAIN_BOUNDS, prove: () => true } } });
+      const explained = await runCrashSuite(d, arb, { numRuns: WORKLOADS, seed, endOnFailure: true, artifactRoot, exhaustive: { writeArtifacts: false, driverWorkers: drivers, explain: { ...EXPLAIN_BOUNDS, checkReach: () => true } } });
       if (found.error !== undefined || explained.error !== undefined) throw new Error(`${variant}: the tool failed: ${found.error ?? explained.error}`);
       const cause: Cause | undefined = explained.failure?.cause;
       if (!found.failure || !cause) {

@@ -66,6 +66,14 @@ function nodeList(o: Obj, cmd: string, key: string): number[] {
   return [...(v as number[])].sort((a, b) => a - b);
 }
 
+/** States of some persistence intervals only: a list of distinct interval indexes. */
+function intervalList(v: unknown): number[] {
+  if (!Array.isArray(v) || !v.every((k) => Number.isInteger(k) && k >= 0) || new Set(v).size !== v.length) {
+    fail(`states: 'onlyIntervals' must be an array of distinct interval indexes (integers from 0), got ${JSON.stringify(v)}`);
+  }
+  return [...(v as number[])].sort((a, b) => a - b);
+}
+
 /** A fault, and the cluster node it targets if named. */
 export function parseFault(raw: Obj): Fault & { node?: number } {
   const { node, ...o } = raw;
@@ -215,7 +223,7 @@ export function parseRequest(line: string): ControlRequest {
       return r;
     }
     case 'states': {
-      allowOnly(o, cmd, ['policies', 'maxStates', 'maxStatesPerInterval', 'sectorPatterns', 'hypothesis']);
+      allowOnly(o, cmd, ['policies', 'maxStates', 'maxStatesPerInterval', 'sectorPatterns', 'hypothesis', 'onlyIntervals']);
       if (!Array.isArray(o.policies) || o.policies.length === 0 || !o.policies.every((p) => (STATE_POLICIES as readonly unknown[]).includes(p))) {
         fail(`states: 'policies' must be a non-empty array of ${STATE_POLICIES.join(', ')}, got ${JSON.stringify(o.policies)}`);
       }
@@ -223,6 +231,7 @@ export function parseRequest(line: string): ControlRequest {
         cmd, policies: o.policies as (typeof STATE_POLICIES)[number][],
         maxStates: int(o, cmd, 'maxStates', 1, 1_000_000), maxStatesPerInterval: int(o, cmd, 'maxStatesPerInterval', 1, 100_000), sectorPatterns: int(o, cmd, 'sectorPatterns', 0, 1_000),
         ...withHypothesis(o, cmd),
+        ...(o.onlyIntervals !== undefined ? { onlyIntervals: intervalList(o.onlyIntervals) } : {}),
       };
     }
     case 'load-state': {

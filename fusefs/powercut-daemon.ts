@@ -233,8 +233,8 @@ export class PowercutDaemon {
       case 'reset':
         return this.serial(() => this.reset(req.record ?? false, req.fsyncHolds));
       case 'states': {
-        const { cmd: _cmd, policies, hypothesis, ...caps } = req;
-        return { ok: true, ...this.space(hypothesis).enumerate(policies, caps) };
+        const { cmd: _cmd, policies, hypothesis, onlyIntervals, ...caps } = req;
+        return { ok: true, ...this.space(hypothesis).enumerate(policies, caps, onlyIntervals) };
       }
       case 'load-state': {
         const models = this.space(req.hypothesis).build(req.state, req.probe);

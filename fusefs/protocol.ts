@@ -85,7 +85,8 @@ export type ControlRequest =
    */
   | { cmd: 'reset'; record?: boolean; fsyncHolds?: FsyncHoldSchedule }
   /** hypothesis (every request on recorded states may carry one): the same run with fsyncs inserted (Hypothesis). */
-  | ({ cmd: 'states'; policies: StatePolicy[]; hypothesis?: Hypothesis } & StateCaps)
+  /** onlyIntervals: list the states of these persistence intervals only (a targeted check, e.g. a cause's reach). */
+  | ({ cmd: 'states'; policies: StatePolicy[]; hypothesis?: Hypothesis; onlyIntervals?: number[] } & StateCaps)
   | { cmd: 'load-state'; state: CrashStateId; probe?: ProbeUnit[]; hypothesis?: Hypothesis }
   /** What a state of the recorded run lost, unit by unit (the cause search). */
   | { cmd: 'units'; state: CrashStateId; hypothesis?: Hypothesis }

@@ -15,7 +15,8 @@ import { hashTree, type StateSpace } from './state-space.js';
 
 /** What the daemon asks of a recorded run's states, for one node or a cluster: each build is one model per node. */
 export interface RunStates {
-  enumerate(policies: readonly StatePolicy[], caps: StateCaps): StatesAnswer;
+  /** onlyIntervals: the states of these intervals only (one disk; a cluster lists all). */
+  enumerate(policies: readonly StatePolicy[], caps: StateCaps, onlyIntervals?: readonly number[]): StatesAnswer;
   build(id: CrashStateId, probe?: readonly ProbeUnit[]): FsModel[];
   lostUnits(id: CrashStateId): LostUnit[];
 }
@@ -24,8 +25,8 @@ export interface RunStates {
 export class SingleNodeStates implements RunStates {
   constructor(readonly space: StateSpace) {}
 
-  enumerate(policies: readonly StatePolicy[], caps: StateCaps): StatesAnswer {
-    return this.space.enumerate(policies, caps);
+  enumerate(policies: readonly StatePolicy[], caps: StateCaps, onlyIntervals?: readonly number[]): StatesAnswer {
+    return this.space.enumerate(policies, caps, onlyIntervals);
   }
 
   build(id: CrashStateId, probe?: readonly ProbeUnit[]): FsModel[] {

@@ -63,7 +63,7 @@ export class StateSpace {
    * budget cutting the list short) leaves out the deepest states of the run, never its last intervals.
    * Counted first, then only the states kept are built.
    */
-  enumerate(policies: readonly StatePolicy[], caps: StateCaps = DEFAULT_STATE_CAPS): StatesAnswer {
+  enumerate(policies: readonly StatePolicy[], caps: StateCaps = DEFAULT_STATE_CAPS, onlyIntervals?: readonly number[]): StatesAnswer {
     const ends = this.intervalEnds();
     const enumerators = STATE_POLICIES.filter((p) => policies.includes(p)).map(stateEnumerator);
     const capsHit = new Set<string>();
@@ -72,7 +72,10 @@ export class StateSpace {
 
     // 1. What each interval offers under each policy.
     let replayed: { model: FsModel; next: number } | undefined;
-    const offers = ends.map((afterOp) => {
+    // Intervals not asked for offer nothing (and are not counted as capped).
+    const asked = onlyIntervals ? new Set(onlyIntervals) : undefined;
+    const offers = ends.map((afterOp, i) => {
+      if (asked && !asked.has(i)) return enumerators.map(() => 0);
       replayed = replay(this.recording, afterOp, replayed);
       const u = replayed.model.unsynced();
       return enumerators.map((e) => e.count(u, caps));
@@ -123,6 +126,7 @@ export class StateSpace {
     replayed = undefined;
     const built: CrashStateInfo[][][] = ends.map(() => enumerators.map(() => []));
     ends.forEach((afterOp, interval) => {
+      if (asked && !asked.has(interval)) return;
       replayed = replay(this.recording, afterOp, replayed);
       const u = replayed.model.unsynced();
       const loseHashes = new Set<string>();

@@ -75,7 +75,7 @@ export const run: Command = async (argv) => {
     const target = artifactTarget(artifact, dir, help);
     console.log(`searching the cause: recording the case again on a fresh mount (bound ${bound.maxProbes} probes, ${bound.maxMs / 1000} s)...`);
     try {
-      cause = await causeOfFailed(artifact, target, { ...EXPLAIN_BOUNDS, bound, prove: () => true });
+      cause = await causeOfFailed(artifact, target, { ...EXPLAIN_BOUNDS, bound, checkReach: () => true });
     } catch (err) {
       console.log(`TOOL FAILED while explaining (not a verdict on the queue): ${err instanceof HarnessError ? err.message : String(err)}`);
       return EXPLAIN_EXIT.toolFailed;

@@ -161,7 +161,7 @@ async function causeNow(artifact: StoredArtifact, was: Cause, target: Target, re
     // A crash state's re-run keeps only its violations: the recorded case stands for it.
     const failed = rerun.case && rerun.runs && rerun.cuts ? { case: rerun.case, runs: rerun.runs, cuts: rerun.cuts, violations: rerun.violations }
       : { case: artifact.case, runs: artifact.runs, cuts: artifact.cuts, violations: rerun.violations };
-    now = await causeOfFailed(failed, target, { ...EXPLAIN_BOUNDS, prove: () => false });
+    now = await causeOfFailed(failed, target, { ...EXPLAIN_BOUNDS, checkReach: () => false });
   } catch (err) {
     return `  could not check the cause (the tool failed): ${err instanceof HarnessError ? err.message : String(err)}`;
   }

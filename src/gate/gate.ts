@@ -185,11 +185,11 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
       return false;
     }
   };
-  /** Causes whose proof and reach were computed in this run's detection (once each; the shrunk case is proven again). */
-  const proving = new Set<string>();
+  /** Causes whose reach was checked in this run's detection (once each; the shrunk case is checked again). Every named cause is proven on its own run. */
+  const reaching = new Set<string>();
   const explain = (always: boolean): ExplainOptions | undefined => (groupBy !== 'cause' ? undefined : {
     ...EXPLAIN_BOUNDS,
-    prove: (c) => always || (c.kind !== 'not-isolated' && !distinct.has(c.key) && !proving.has(c.key) && Boolean(proving.add(c.key))),
+    checkReach: (c) => always || (c.kind !== 'not-isolated' && !distinct.has(c.key) && !reaching.has(c.key) && Boolean(reaching.add(c.key))),
   });
   /** Serving drivers kept alive for the whole run: a driver process start costs tens of milliseconds. */
   const drivers = new DriverWorkers(mergeTimeouts());

@@ -6,7 +6,7 @@ import { GATE_RESULT_SCHEMA, type GateResultJson } from './result-json.js';
 const failure = (key: string, count: number, signature: string, proven = false): GateResultJson['failures'][number] => ({
   key, title: key, count, signatures: [{ signature, count }], checks: ['liveness'], foundBy: ['atomic-file/sync'], messages: [`${key} message`],
   cause: { kind: 'missing-dir-fsync', key, title: key, fix: 'fsync /', evidence: [], search: { probes: 3, ms: 10, bound: { maxProbes: 100, maxMs: 20_000 }, boundReached: false },
-    ...(proven ? { proof: { step: 'an fsync of /', intervalsBefore: 5, failingBefore: 2, intervalsAfter: 5, failingAfter: 0, states: 9, capped: false, stillFailing: [], ms: 5 } } : {}) },
+    ...(proven ? { proof: { step: 'an fsync of /', failing: 2, cured: 2, curesOwnState: true, broken: 0, states: 9, capped: false, stillFailing: [], ms: 5 } } : {}) },
 });
 
 function shard(seed: number, over: Partial<GateResultJson> = {}): Shard {
@@ -33,7 +33,7 @@ describe('merging the shards of a gate run', () => {
     expect(m.failures.map((f) => [f.key, f.count])).toEqual([['missing-dir-fsync / create /page.*', 5], ['torn-write /page.* accepted', 1]]);
     expect(m.failures[0].signatures.map((s) => s.signature)).toEqual(['liveness, torn, at fsync /page.*', 'liveness, lose-unsynced, at the end']);
     expect(m.failures[0].foundBy).toEqual(['atomic-file/sync (seed 1)', 'atomic-file/sync (seed 2)']);
-    expect(m.failures[0].cause?.proof?.failingAfter).toBe(0);
+    expect(m.failures[0].cause?.proof?.cured).toBe(2);
     expect([m.verdict, m.exitCode]).toEqual(['violation', 1]);
     expect(m.durationMs).toBe(60_002);
     expect(m.floor.map((c) => c.row)).toEqual(['atomic-file/sync (seed 1)', 'atomic-file/sync (seed 2)']);

@@ -120,8 +120,8 @@ export class ControlClient {
     return { trace: a.trace as TraceEntry[], marks: (a.marks as Mark[] | undefined) ?? [] };
   }
   /** The distinct crash states of the recorded run (since the last `reset` with record), under the policies, within the caps. */
-  async states(policies: StatePolicy[], caps: StateCaps, hypothesis?: Hypothesis): Promise<StatesAnswer> {
-    return (await this.ok({ cmd: 'states', policies, ...caps, ...(hypothesis ? { hypothesis } : {}) }, CRASH_TIMEOUT_MS)) as unknown as StatesAnswer;
+  async states(policies: StatePolicy[], caps: StateCaps, hypothesis?: Hypothesis, onlyIntervals?: readonly number[]): Promise<StatesAnswer> {
+    return (await this.ok({ cmd: 'states', policies, ...caps, ...(hypothesis ? { hypothesis } : {}), ...(onlyIntervals ? { onlyIntervals: [...onlyIntervals] } : {}) }, CRASH_TIMEOUT_MS)) as unknown as StatesAnswer;
   }
   /**
    * Writes the image crash state `id` leaves under `out` (outside the mount; `replace`: emptied

@@ -347,15 +347,15 @@ describe('artifact report: evidence of the violated check', () => {
       step: { kind: 'fsync-after', afterOp: 1, ino: 1, path: '/', dir: true },
       evidence: ['with the directory / durable the state recovers and passes'],
       search: { probes: 3, ms: 120, bound: { maxProbes: 100, maxMs: 20_000 }, boundReached: false },
-      proof: { step: 'an fsync of / after request 1', intervalsBefore: 6, failingBefore: 3, intervalsAfter: 7, failingAfter: 0, states: 9, capped: false, stillFailing: [], ms: 400 },
-      reach: { journaled: true, words: 'also under the journaled model, as on ext4', why: 'a journaled state shows it', statesChecked: 4, ms: 50 },
+      proof: { step: 'an fsync of / after request 1', failing: 3, cured: 3, curesOwnState: true, broken: 0, states: 9, capped: false, stillFailing: [], ms: 400 },
+      reach: { journaled: true, complete: true, words: 'also under the journaled model, as on ext4', why: 'a journaled state shows it', statesChecked: 4, ms: 50 },
     };
     const html = renderArtifactReport(a);
     expect(html.indexOf('<section id="cause"><h2>Why it failed</h2>')).toBeGreaterThan(0);
     expect(html.indexOf('id="cause"')).toBeLessThan(html.indexOf('<section id="case">'));
     expect(html).toContain('<dt>cause</dt><dd>missing fsync of directory / after create of /page.*</dd>');
     expect(html).toContain('<dt>fix</dt><dd>fsync the directory / after create /page.2 (request 1), before line 5 of run 0 claimed seq 1 durable</dd>');
-    expect(html).toContain('<dt>proof</dt><dd>with an fsync of / after request 1: 0 of 7 intervals fail (was 3 of 6)');
+    expect(html).toContain('<dt>proof</dt><dd>with an fsync of / after request 1: 3 of the run\'s 3 failing states pass on the same cuts; no state that passed fails');
     expect(html).toContain('<dt>reach</dt><dd>also under the journaled model, as on ext4: a journaled state shows it</dd>');
     expect(html).toMatch(/<g class="req k-create[^"]*\brole-cause\b[^"]*" data-ref="c0-op1"/);
     expect(html).toContain('request 1 create /page.2: create /page.2 (request 1), lost at the cut; the fix: fsync the directory /');

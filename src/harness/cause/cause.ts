@@ -37,29 +37,39 @@ export interface SearchBound {
 }
 export const DEFAULT_SEARCH_BOUND: SearchBound = { maxProbes: 100, maxMs: 20_000 };
 
-/** The proof of a fix over the whole recording: the run's states re-enumerated with the step added, and judged. */
+/**
+ * The proof of a fix over the whole recording: the run's states listed again with the step added,
+ * judged, and compared cut by cut (the same policy, the power going after the same request of the
+ * program) with the run's own verdicts, so both counts are of the same states.
+ */
 export interface CauseProof {
   /** The step, in words: "an fsync of / after request 1". */
   step: string;
-  /** Persistence intervals of the run without and with the step, and how many failed. */
-  intervalsBefore: number;
-  failingBefore: number;
-  intervalsAfter: number;
-  failingAfter: number;
-  /** States judged with the step, and whether a cap or the time bound left some out. */
+  /** The run's failing states whose cuts the proof judged again with the fix. */
+  failing: number;
+  /** Of them, those whose cut passes with the fix: the states the cause explains. */
+  cured: number;
+  /** Whether the state the cause was found on is cured (else it is not that state's cause). */
+  curesOwnState: boolean;
+  /** States of cuts that passed without the fix and fail with it: a fix that breaks them is no fix. */
+  broken: number;
+  /** States judged with the fix, and whether a cap or the time bound left some out. */
   states: number;
   capped: boolean;
-  /** The signatures still failing with the step (another cause, or the fix is not enough). */
+  /** The signatures of the failing states the fix leaves failing (another cause, or the fix is not enough). */
   stillFailing: string[];
   ms: number;
 }
 
 /** Whether the cause bites a journaling filesystem in its default mode (ext4 data=ordered), under the journaled model. */
 export interface CauseReach {
+  /** A journaled state fails by it. */
   journaled: boolean;
-  /** In words: "only on a filesystem as strict as POSIX allows (not on ext4's default mode)" or "also under the journaled model, as on ext4". */
+  /** Not journaled: every journaled state of the cuts where it bites was judged (else it was only not seen). */
+  complete: boolean;
+  /** In words: reachWords. */
   words: string;
-  /** Why: the journaled state that shows it, or how many journaled states were checked without showing it. */
+  /** Why: the journaled state that shows it, or how many journaled states were checked without showing it, of how many. */
   why: string;
   statesChecked: number;
   ms: number;
@@ -92,6 +102,10 @@ export interface Cause {
   /** What the search took, against its bound. */
   search: { probes: number; ms: number; bound: SearchBound; boundReached: boolean };
   proof?: CauseProof;
+  /** A proof of another kind, for a cause whose fix is not in the recording (recovery's, or a fault's), in words: what was checked. */
+  proven?: string;
+  /** The failing states of its run this cause explains (set cover, attribute.ts), of how many failed. */
+  explains?: { states: number; of: number };
   reach?: CauseReach;
 }
 
@@ -127,24 +141,50 @@ export function persistenceTitle(kind: CauseKind, unit: Pick<LostUnit, 'kind' | 
   }
 }
 
-/** The reach of a cause, in the words the summary and the report use. */
-export function reachWords(journaled: boolean): string {
-  return journaled ? 'also under the journaled model, as on ext4' : "only on a filesystem as strict as POSIX allows (not on ext4's default mode)";
+/**
+ * The reach of a cause, in the words the summary and the report use. "Not on ext4" only when every
+ * journaled state of the cuts where it bites was judged and passed; a capped or timed-out check
+ * only did not see it.
+ */
+export function reachWords(journaled: boolean, complete: boolean): string {
+  if (journaled) return 'also under the journaled model, as on ext4';
+  return complete ? "only on a filesystem as strict as POSIX allows (not on ext4's default mode)" : 'not seen under the journaled model (the check was not complete: it may still bite ext4)';
 }
 
-/** "with an fsync of / after request 1: 0 of 317 intervals fail (was 41 of 316)", with what was left out. */
+/** "requests 3-5, 9 (4 requests)": request numbers as ranges and a count, however many. */
+export function requestsInWords(ops: readonly number[]): string {
+  const sorted = [...new Set(ops)].sort((a, b) => a - b);
+  if (sorted.length === 1) return `request ${sorted[0]}`;
+  const ranges: string[] = [];
+  for (let i = 0; i < sorted.length; ) {
+    let j = i;
+    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j] + 1) j++;
+    ranges.push(j === i ? `${sorted[i]}` : `${sorted[i]}-${sorted[j]}`);
+    i = j + 1;
+  }
+  const shown = ranges.length > 8 ? [...ranges.slice(0, 4), '...', ...ranges.slice(-3)] : ranges;
+  return `requests ${shown.join(', ')} (${sorted.length} requests)`;
+}
+
+/** "with an fsync of / after request 1: 12 of the run's 12 failing states pass on the same cuts; no state that passed fails". */
 export function proofInWords(p: CauseProof): string {
+  const own = p.curesOwnState ? '' : ', but not the state it was found on';
+  const broken = p.broken ? `; ${p.broken} state${p.broken === 1 ? '' : 's'} that passed fail${p.broken === 1 ? 's' : ''} with it` : '; no state that passed fails';
   const still = p.stillFailing.length ? `; still failing: ${p.stillFailing.join('; ')}` : '';
-  const capped = p.capped ? ` (within the caps and ${(p.ms / 1000).toFixed(1)} s: ${p.states} states judged)` : ` (${p.states} states judged in ${(p.ms / 1000).toFixed(1)} s)`;
-  return `with ${p.step}: ${p.failingAfter} of ${p.intervalsAfter} intervals fail (was ${p.failingBefore} of ${p.intervalsBefore})${capped}${still}`;
+  const judged = p.capped ? ` (within the caps and ${(p.ms / 1000).toFixed(1)} s: ${p.states} states judged)` : ` (${p.states} states judged in ${(p.ms / 1000).toFixed(1)} s)`;
+  return `with ${p.step}: ${p.cured} of the run's ${p.failing} failing states pass on the same cuts${own}${broken}${judged}${still}`;
+}
+
+/** A proof that names its cause: the state it was found on cured, and nothing that passed broken. */
+export function proofHolds(p: CauseProof): boolean {
+  return p.curesOwnState && p.broken === 0 && p.cured > 0;
 }
 
 /** A cause as labelled lines, in the order a reader wants them: the fix, its proof, its reach, what the search took. */
 export function causeFacts(c: Cause): { label: string; text: string }[] {
   const out = [{ label: 'cause', text: c.title }, { label: 'fix', text: c.fix }];
   if (c.proof) out.push({ label: 'proof', text: proofInWords(c.proof) });
-  else if (c.step) out.push({ label: 'proof', text: 'not computed (the gate proves each cause once, on its first case)' });
-  else if (c.kind !== 'not-isolated') out.push({ label: 'proof', text: 'none in the recording: the fix is in recovery or in the order of the program\'s steps (replay the artifact with the fixed code)' });
+  else if (c.kind !== 'not-isolated') out.push({ label: 'proof', text: c.proven ?? 'not computed' });
   if (c.reach) out.push({ label: 'reach', text: `${c.reach.words}: ${c.reach.why}` });
   if (c.search.probes > 0 || c.search.boundReached) {
     out.push({ label: 'search', text: `${c.search.probes} probes, ${(c.search.ms / 1000).toFixed(1)} s (bound ${c.search.bound.maxProbes} probes, ${c.search.bound.maxMs / 1000} s${c.search.boundReached ? ': reached' : ''})` });

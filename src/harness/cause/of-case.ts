@@ -1,8 +1,8 @@
 // The cause of any failing case (pure): the cause search's, when one ran; else what the case itself
-// says. An injected fault that fired and that the queue did not report is the cause (a swallowed
-// error); a write that failed part-way and was reported, yet left the disk unrecoverable, is a torn
-// write; damage read at recovery that the queue trusted is named; anything else (a case the search
-// could not take) groups by its signature alone.
+// proves. An injected fault that fired is the cause only when the run shows the queue went on as if
+// it had not (no error reported, or a confirmation after it that was then lost): a swallowed error.
+// Damage read at recovery that the queue trusted is named; anything else (a fault the queue reported,
+// a case the search could not take) is unexplained and groups by its signature alone.
 import type { CaseResult } from '../crash-run.js';
 import { errnoName } from '../../../fusefs/model/errno.js';
 import { failureSignature, type FailedCase } from '../failure-signature.js';
@@ -14,6 +14,23 @@ const NO_SEARCH = { probes: 0, ms: 0, bound: { maxProbes: 0, maxMs: 0 }, boundRe
 /** The key of every failure that needs a second cut during recovery: one group, whatever cut it. */
 export const SECOND_CUT_KEY = 'not-isolated second-cut';
 
+/**
+ * What proves a swallowed error, in words: the queue reported no error at all in the run whose
+ * request failed (fail-loudly), or, with no error line before it, a line of that run confirmed as
+ * durable what was then lost (the at-least-once violation's promise).
+ */
+function swallowProof(result: FailedCase, f: { run: number; op: number; kind: string; path: string }, errno: string): string | undefined {
+  const failedWords = `request ${f.op} (${f.kind} of ${f.path}) failed with ${errno}`;
+  if (result.violations.some((v) => v.check === 'fail-loudly')) return `${failedWords}, and the run that made it reported no error at all (fail-loudly)`;
+  const lie = result.violations.find((v) => v.check === 'at-least-once' && v.promise?.run === f.run);
+  if (!lie?.promise) return undefined;
+  const outcomes = result.runs[f.run]?.outcomes ?? [];
+  const errorLine = outcomes.findIndex((o) => o.t === 'error');
+  if (errorLine >= 0 && errorLine < lie.promise.line - 1) return undefined;
+  const line = outcomes[lie.promise.line - 1];
+  return `${failedWords}; the queue printed no error before line ${lie.promise.line} of that run (${JSON.stringify(line)}), which confirmed as durable what the recovery then lost`;
+}
+
 export function causeOfCase(result: FailedCase & Pick<CaseResult, 'cause'>): Cause {
   if (result.cause) return result.cause;
   const checks = new Set(result.violations.filter((v) => !v.hang).map((v) => v.check));
@@ -21,27 +38,28 @@ export function causeOfCase(result: FailedCase & Pick<CaseResult, 'cause'>): Cau
   if ((result.case.faults?.length ?? 0) > 0 && failed.length > 0) {
     const f = failed[0];
     const errno = errnoName(-f.result);
-    // The queue reported the failure and confirmed nothing after it, yet cannot recover: the write
-    // that failed part-way was an overwrite in place, and the disk holds neither version.
-    const reported = !checks.has('fail-loudly') && !result.violations.some((v) => v.promise);
-    if (reported && f.kind === 'write') {
+    const failedWords = `the filesystem failed request ${f.op} (${f.kind} of ${f.path}) with ${errno}, as the injected fault asked`;
+    const proof = swallowProof(result, f, errno);
+    if (proof) {
       return {
-        kind: 'torn-write',
-        key: `torn-write ${pathPattern(f.path)} unrecoverable`,
-        title: `a torn write of ${pathPattern(f.path)} leaves it unrecoverable`,
-        fix: `request ${f.op} (write of ${f.path}) failed with ${errno} part-way, and the queue reported it, but recovery found neither the old nor the new version (an overwrite in place); write the new version to a new file and rename it over the old one`,
-        evidence: [`run ${f.run}: the filesystem failed request ${f.op} (write ${f.path}: ${errno}) as the injected fault asked; the queue reported it and confirmed nothing after it`],
+        kind: 'swallowed-error',
+        key: `swallowed-error ${f.kind} ${pathPattern(f.path)} ${errno}`,
+        title: `an injected ${f.kind} ${errno} on ${pathPattern(f.path)} the queue did not report`,
+        fix: `when request ${f.op} (${f.kind} of ${f.path}) fails with ${errno}, fail that call and every later one, and never confirm what it did not persist`,
+        proven: proof,
+        evidence: [`run ${f.run}: ${failedWords}`],
         search: NO_SEARCH,
       };
     }
-    const lie = result.violations.find((v) => v.check === 'at-least-once' && v.promise);
-    const confirmed = lie?.promise ? `, and line ${lie.promise.line} of run ${lie.promise.run} confirmed as durable what it never persisted` : '';
+    // The queue reported the failure, or nothing it confirmed after it was lost: the fault is not shown
+    // to be the cause (a torn write it reported, or another bug the run met), and a fault's state is not probed.
+    const signature = failureSignature(result);
     return {
-      kind: 'swallowed-error',
-      key: `swallowed-error ${f.kind} ${pathPattern(f.path)} ${errno}`,
-      title: `an injected ${f.kind} ${errno} on ${pathPattern(f.path)} the queue did not report`,
-      fix: `when request ${f.op} (${f.kind} of ${f.path}) fails with ${errno}, fail that call and every later one, and never confirm what it did not persist${checks.has('fail-loudly') ? ' (the queue reported no error at all)' : ''}${confirmed}`,
-      evidence: [`run ${f.run}: the filesystem failed request ${f.op} (${f.kind} ${f.path}: ${errno}) as the injected fault asked`],
+      kind: 'not-isolated',
+      key: `unexplained ${signature}`,
+      title: `unexplained: ${signature}`,
+      fix: `no proven cause: ${failedWords}, but no line the queue printed after it claimed what it failed, and the state a fault leaves is not probed`,
+      evidence: [`run ${f.run}: ${failedWords}`],
       search: NO_SEARCH,
     };
   }
@@ -53,6 +71,7 @@ export function causeOfCase(result: FailedCase & Pick<CaseResult, 'cause'>): Cau
       key: `damaged-data-trusted ${damage.type} ${pathPattern(damage.path)} ${check}`,
       title: `a ${damage.type} of ${pathPattern(damage.path)} read at recovery, not reported (${check})`,
       fix: `when recovery reads damaged bytes of ${damage.path} (${damage.type} at offset ${damage.offset}), report the damage instead of ${checks.has('integrity') ? 'delivering them' : 'dropping or skipping durable records silently'}`,
+      proven: `the recoveries read ${damage.path} damaged by the injected ${damage.type} at offset ${damage.offset}, reported no damage, and failed ${check}`,
       evidence: [`the disk the recoveries read was damaged by ${JSON.stringify(damage)}`],
       search: NO_SEARCH,
     };

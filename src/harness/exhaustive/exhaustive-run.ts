@@ -28,7 +28,7 @@ import { RecoveryPool, type RecoverOn } from './recovery-pool.js';
 import { pathMatcher } from '../../../fusefs/crash-point.js';
 import type { CrashPoint } from '../../../fusefs/protocol.js';
 import type { Cause } from '../cause/cause.js';
-import { explainState, type ExplainOptions, type RunVerdicts } from './explain.js';
+import { explainRun, type ExplainOptions, type RunVerdicts } from './explain.js';
 import { recoverAndJudge, type Recorded } from './judge-states.js';
 
 
@@ -233,9 +233,8 @@ export async function runExhaustive(daemon: DaemonHandle, target: Target, input:
     const { groups, results, outOfTime, firstFailing } = await recoverAndJudge(ctx, answer, recorded, { allFailures: o.allFailures, deadlineMs: o.deadlineMs });
     // What the run's own judgement said: a cause's proof is compared with it (judged in full first when only one state was).
     const verdicts: RunVerdicts = {
-      intervals: enumerated.intervals,
-      failingIntervals: o.onlyCut || o.onlyState ? undefined : new Set(results.flatMap((r) => r?.verdicts.filter((v) => v.violations.length > 0).map((v) => v.state.interval) ?? [])).size,
       answer: enumerated,
+      ...(o.onlyCut || o.onlyState ? {} : { judged: results.flatMap((r) => r?.verdicts.map((v) => ({ state: v.state, violations: v.violations })) ?? []) }),
       signatureOf: (state, violations) => failureSignature(failureResult(caseOf(state), recorded, [], [], violations)),
     };
 
@@ -247,11 +246,13 @@ export async function runExhaustive(daemon: DaemonHandle, target: Target, input:
     });
     // In group order, so the first failure and the counts do not depend on which slot finished first.
     const failures: CaseResult[] = [];
+    /** Every failing state (explained together below), with what its case needs. */
+    const failing: { state: CrashStateInfo; violations: Violation[]; runs: RunRecord[]; on: RecoverOn; stderr: string[] }[] = [];
     const signatures = new Set<string>();
     const judgedOf = new Map<string, number>(); // `${policy} ${interval}` -> states judged
     let judged = 0;
     let statesBeforeFailure: number | undefined;
-    const enough = () => (!o.allFailures || o.firstFailureThat !== undefined) && failures.length > 0;
+    const enough = () => (!o.allFailures || o.firstFailureThat !== undefined) && (failures.length > 0 || failing.length > 0);
     for (const r of results) {
       if (r === undefined || enough()) break;
       for (const { state, runs, violations } of r.verdicts) {
@@ -272,12 +273,28 @@ export async function runExhaustive(daemon: DaemonHandle, target: Target, input:
           continue;
         }
         statesBeforeFailure ??= judged;
-        const failure = failureResult(caseOf(state, r.recovery.on), recorded, runs, [recorded.run.stderr, ...r.recovery.stderr], violations);
+        const stderr = [recorded.run.stderr, ...r.recovery.stderr];
+        if (o.explain) {
+          failing.push({ state, violations, runs, on: r.recovery.on, stderr });
+          continue;
+        }
+        const failure = failureResult(caseOf(state, r.recovery.on), recorded, runs, stderr, violations);
         const signature = failureSignature(failure);
         if (signatures.has(signature)) continue;
         signatures.add(signature);
         current = state;
-        if (o.explain) failure.cause = await explainState(ctx, recorded, { state, violations }, o.explain, verdicts);
+        failures.push(await saveFailure(daemon, target.name, o, failure));
+      }
+    }
+    if (o.explain && failing.length > 0) {
+      // Every failing state given the fewest proven causes; one kept case (and artifact) per cause, and per signature of the unexplained.
+      const attribution = await explainRun(ctx, recorded, failing, o.explain, verdicts);
+      const groups = [...attribution.causes, ...attribution.unexplained].sort((a, b) => a.states[0] - b.states[0]);
+      for (const { cause, states } of groups) {
+        const f = failing[states[0]];
+        current = f.state;
+        const failure = failureResult(caseOf(f.state, f.on), recorded, f.runs, f.stderr, f.violations);
+        failure.cause = cause;
         failures.push(await saveFailure(daemon, target.name, o, failure));
       }
     }

@@ -1,94 +1,242 @@
-// Explaining a failing crash state while its recorded run is still in the daemon: the cause search
-// (cause/search.ts) probes hypothetical images of the state in the recovery pool; the proof applies
-// the cause's fix to the recorded run and judges every state of it again; the reach re-checks the
-// run under the journaled model (an ext4-like journal) for a state that fails by the same cause.
+// Explaining the failing crash states of a run while its recording is still in the daemon. A cause
+// is named only with a proof: a candidate found by the cause search (cause/search.ts, probing
+// hypothetical images of one state) whose fix, applied to the recording, cures the states it claims
+// on the same cuts and breaks none that passed; or, where the fix is not in the recording (recovery
+// mishandles a legal disk, a torn record), the probes that show the disk legal and recovery failing
+// on it, repeated on each other state it claims. The run's failing states are then given the fewest
+// proven causes that explain them (cause/attribute.ts); the rest are said to be unexplained. The
+// reach re-checks every journaled state of the cuts where a cause bites.
 import type { CrashStateInfo, Hypothesis, StateCaps, StatesAnswer } from '../../../fusefs/crash-states.js';
 import { describeState } from '../../../fusefs/model/policies/index.js';
-import { DEFAULT_SEARCH_BOUND, reachWords, type Cause, type CauseProof, type CauseReach, type FixStep, type SearchBound } from '../cause/cause.js';
+import type { TraceEntry } from '../../../fusefs/protocol.js';
+import { coverStates } from '../cause/attribute.js';
+import { DEFAULT_SEARCH_BOUND, proofHolds, reachWords, requestsInWords, type Cause, type CauseProof, type CauseReach, type FixStep, type SearchBound } from '../cause/cause.js';
 import { SECOND_CUT_KEY } from '../cause/of-case.js';
 import { searchCause, type ProbeFn } from '../cause/search.js';
 import { judge, type Violation } from '../oracle.js';
 import { parentOf, pathPattern } from '../path-pattern.js';
-import type { TraceEntry } from '../../../fusefs/protocol.js';
 import { recoverAndJudge, truncateAtCut, type JudgeContext, type Recorded } from './judge-states.js';
 
 export interface ExplainOptions {
-  /** The cause search's bound (probes, time). */
+  /** One cause search's bound (probes, time). */
   bound: SearchBound;
-  /** Whether to prove a cause over the whole run and check its reach (the gate: once per new cause). */
-  prove: (cause: Cause) => boolean;
-  /** Time each of the proof and the reach may take; what they leave out is said. */
+  /** Whether to check a named cause's reach (the gate: once per new cause). */
+  checkReach: (cause: Cause) => boolean;
+  /** Time each proof and each reach check may take; what they leave out is said. */
   proofMs: number;
-  /** Caps of the proof's and the reach's enumerations. */
+  /** Explaining one run starts no new search, proof or check past this long; what is left is unexplained, and says so. */
+  runMs: number;
+  /** Cause searches per run at most (each on a state no proven cause explains yet). */
+  maxSearches: number;
+  /** Caps of the proofs' enumerations. */
   caps: StateCaps;
 }
 
 /** The bounds the gate and `powercut explain` search, prove and reach within. */
-export const EXPLAIN_BOUNDS: Omit<ExplainOptions, 'prove'> = {
+export const EXPLAIN_BOUNDS: Omit<ExplainOptions, 'checkReach'> = {
   bound: DEFAULT_SEARCH_BOUND,
   proofMs: 10_000,
+  runMs: 60_000,
+  maxSearches: 6,
   caps: { maxStates: 300, maxStatesPerInterval: 8, sectorPatterns: 1 },
 };
 
-/** What the run's own judgement said, to compare a proof with: intervals, and those with a failing state. */
+/** The reach's targeted listing: every journaled state of the cuts where a cause bites, within these (far above a gate's caps). */
+const REACH_CAPS: StateCaps = { maxStates: 4_000, maxStatesPerInterval: 512, sectorPatterns: 3 };
+/** Journaled states failing the same checks that are probed with the cause's unit made durable. */
+const REACH_PROBES = 4;
+/** Other failing states a proof of another kind is repeated on, per candidate. */
+const MAX_REPEATS = 40;
+
+export interface JudgedState {
+  state: CrashStateInfo;
+  violations: Violation[];
+}
+
+/** What the run's own judgement said, for proofs to compare with. */
 export interface RunVerdicts {
-  intervals: number;
-  /** Undefined when the run judged one state only: the proof then judges the run without its fix first. */
-  failingIntervals?: number;
   answer: StatesAnswer;
+  /** Every state the run judged; undefined when it judged some only (one cut): the proof then judges the run without its fix first. */
+  judged?: JudgedState[];
   /** A failing state's case as the failure signature needs it (its cut place and policy). */
   signatureOf: (state: CrashStateInfo, violations: Violation[]) => string;
 }
 
-/** The cause of one failing state, and, when `prove` says so, its proof and its reach. */
-export async function explainState(judging: JudgeContext, recorded: Recorded, failing: { state: CrashStateInfo; violations: Violation[] }, o: ExplainOptions, run: RunVerdicts): Promise<Cause> {
-  // Probes, the proof and the reach recover without a second cut: the lost units are those of the first.
-  const ctx: JudgeContext = judging.o.recoveryCuts ? {
+/** The run's failing states given their causes: each proven cause with the states it explains, the rest unexplained by signature. */
+export interface Attribution {
+  causes: { cause: Cause; states: number[] }[];
+  unexplained: { cause: Cause; states: number[] }[];
+}
+
+const failed = (vs: readonly Violation[]) => vs.some((v) => !v.hang);
+const checksOf = (vs: readonly Violation[]) => new Set(vs.filter((v) => !v.hang).map((v) => v.check));
+const cellOf = (policy: string, afterOp: number) => `${policy} ${afterOp}`;
+
+/** The recording's probes recover without a recovery cut: the lost units are those of the first cut. */
+function withoutRecoveryCuts(judging: JudgeContext): JudgeContext {
+  if (!judging.o.recoveryCuts) return judging;
+  return {
     ...judging,
     o: { ...judging.o, recoveryCuts: false },
     caseOf: (s, on) => {
       const { recoveryCut: _cut, ...c } = judging.caseOf(s, on);
       return c;
     },
-  } : judging;
-  const units = await ctx.daemon.client.units(failing.state.id);
-  const probe: ProbeFn = async (req) => {
-    // The failing state's hash seeds its recovery cut, if any: a probe recovers the same way.
-    const state = { id: req.state, interval: failing.state.interval, hash: failing.state.hash };
-    const prepared = await ctx.pool.prepare(0, state, ctx.caseOf(state), { ...(req.persist ? { probe: req.persist } : {}), ...(req.hypothesis ? { hypothesis: req.hypothesis } : {}) });
+  };
+}
+
+/** Probes of hypothetical images of one state (its hash seeds a recovery cut, if any: a probe recovers the same way). */
+function probeOf(ctx: JudgeContext, recorded: Recorded, state: CrashStateInfo): ProbeFn {
+  return async (req) => {
+    const s = { id: req.state, interval: state.interval, hash: state.hash };
+    const prepared = await ctx.pool.prepare(0, s, ctx.caseOf(s), { ...(req.persist ? { probe: req.persist } : {}), ...(req.hypothesis ? { hypothesis: req.hypothesis } : {}) });
     const recovery = await ctx.pool.recover(0, prepared);
     return judge({ target: ctx.target.name, faultsInjected: false, runs: [truncateAtCut(recorded, req.linesAsOf ?? req.state.afterOp), ...recovery.runs] });
   };
-  if (judging.o.recoveryCuts) {
-    // Cut during its recovery: only a failure the state shows without that second cut has its cause in what the first one lost.
-    const checks = new Set(failing.violations.filter((v) => !v.hang).map((v) => v.check));
-    if (!(await probe({ state: failing.state.id })).some((v) => !v.hang && checks.has(v.check))) {
-      return {
-        kind: 'not-isolated', key: SECOND_CUT_KEY, title: 'cause not isolated: the failure needs the cut during recovery',
-        fix: 'not isolated: recovered without its second cut (during recovery) the state passes, so the failure lies in what the recovery itself did before that cut; the recovery runs\' own units are not probed',
-        evidence: ['without the cut during its recovery, the state recovers'], search: { probes: 1, ms: 0, bound: o.bound, boundReached: false },
-      };
-    }
-  }
-  const cause = await searchCause({ state: failing.state, violations: failing.violations, units, trace: recorded.trace, marks: recorded.marks, workload: recorded.run.record }, probe, o.bound);
-  if (!o.prove(cause)) return cause;
-  const proof = await proveFix(ctx, recorded, cause, o, run);
-  const reach = await reachOf(ctx, recorded, failing, cause, probe, o);
-  return { ...cause, ...(proof ? { proof } : {}), reach };
 }
 
 /**
- * The run with the cause's fix applied, judged over every state again (bounded like the gate's
- * enumeration): an fsync inserted after a request (a request of its own; the requests and markers
- * after it move up by one), or a confirmation line printed only once the fsync it needed completed.
+ * Gives the run's failing states (`failing`, in state order) the fewest proven causes that explain
+ * them: candidates searched on the first state of each signature, then on states still unexplained,
+ * each proven on the recording; a greedy cover picks among the proven ones.
  */
-async function proveFix(ctx: JudgeContext, recorded: Recorded, cause: Cause, o: ExplainOptions, run: RunVerdicts): Promise<CauseProof | undefined> {
+export async function explainRun(judging: JudgeContext, recorded: Recorded, failing: readonly JudgedState[], o: ExplainOptions, run: RunVerdicts): Promise<Attribution> {
+  const ctx = withoutRecoveryCuts(judging);
+  const deadline = Date.now() + o.runMs;
+  const timeLeft = () => Date.now() < deadline;
+  const candidates: { cause: Cause; cures: Set<number> }[] = [];
+  /** Why each searched state got no cause of its own (its candidate's proof failed, or the search found none). */
+  const rejected = new Map<number, string[]>();
+  const searched = new Set<number>();
+  /** States whose failure needs their recovery cut: unexplained under one key, whatever cut them. */
+  const secondCut = new Set<number>();
+  let base: JudgedState[] | undefined = run.judged;
+  const baseVerdicts = async () => {
+    base ??= verdictsOf(await recoverAndJudge(ctx, run.answer, recorded, { allFailures: true, deadlineMs: Math.min(deadline, Date.now() + o.proofMs) }));
+    return base;
+  };
+  const covered = () => new Set(coverStates(failing.length, candidates.map((c) => ({ kind: c.cause.kind, cures: c.cures }))).chosen.flatMap((c) => c.states));
+
+  const tryState = async (i: number): Promise<void> => {
+    searched.add(i);
+    const f = failing[i];
+    const probe = probeOf(ctx, recorded, f.state);
+    const cause = await searchState(ctx, judging, recorded, f, probe, o.bound);
+    if (cause.kind === 'not-isolated') {
+      rejected.set(i, [cause.fix, ...cause.evidence]);
+      if (cause.key === SECOND_CUT_KEY) secondCut.add(i);
+      return;
+    }
+    if (cause.step) {
+      const proven = await proveFix(ctx, recorded, cause, i, failing, await baseVerdicts(), o, run, deadline);
+      if (!proven) {
+        rejected.set(i, [`candidate "${cause.title}": its fix could not be applied to the recording`]);
+        return;
+      }
+      cause.proof = proven.proof;
+      if (!proofHolds(proven.proof)) {
+        rejected.set(i, [`candidate "${cause.title}" (${cause.fix}) is not its cause: ${proofWordsShort(proven.proof)}`, ...cause.evidence]);
+        return;
+      }
+      candidates.push({ cause, cures: proven.cures });
+      return;
+    }
+    // A proof of another kind: the search's own probes on this state, repeated on each other failing state it may explain.
+    const cures = new Set([i]);
+    const others = failing.map((_, j) => j).filter((j) => j !== i && !covered().has(j));
+    let repeats = 0;
+    for (const j of others) {
+      if (!timeLeft() || repeats >= MAX_REPEATS) break;
+      if (!sameKindOfState(cause, failing[j])) continue;
+      repeats++;
+      if (await explainsToo(ctx, recorded, cause, failing[j])) cures.add(j);
+    }
+    cause.proven = `${provenOnState(cause)}${cures.size > 1 ? `; the same holds on ${cures.size - 1} other failing state${cures.size === 2 ? '' : 's'} of the run` : ''}`;
+    candidates.push({ cause, cures });
+  };
+
+  // The first state of each signature first (a cheap, wide start), then whatever is still unexplained.
+  const firstOfSignature = new Map<string, number>();
+  failing.forEach((f, i) => {
+    const s = run.signatureOf(f.state, f.violations);
+    if (!firstOfSignature.has(s)) firstOfSignature.set(s, i);
+  });
+  for (const i of firstOfSignature.values()) {
+    if (!timeLeft() || searched.size >= o.maxSearches) break;
+    if (!covered().has(i)) await tryState(i);
+  }
+  for (;;) {
+    const next = failing.findIndex((_, i) => !searched.has(i) && !covered().has(i));
+    if (next < 0 || !timeLeft() || searched.size >= o.maxSearches) break;
+    await tryState(next);
+  }
+
+  const cover = coverStates(failing.length, candidates.map((c) => ({ ...c, kind: c.cause.kind })));
+  const causes: Attribution['causes'] = [];
+  for (const { candidate, states } of cover.chosen) {
+    const cause: Cause = { ...candidate.cause, explains: { states: states.length, of: failing.length } };
+    if (o.checkReach(cause)) cause.reach = await reachOf(ctx, recorded, cause, states.map((i) => failing[i]), o);
+    causes.push({ cause, states });
+  }
+  // The rest, by signature, with what the search showed about them.
+  const bySignature = new Map<string, number[]>();
+  for (const i of cover.unexplained) {
+    const s = secondCut.has(i) ? SECOND_CUT_KEY : run.signatureOf(failing[i].state, failing[i].violations);
+    bySignature.set(s, [...(bySignature.get(s) ?? []), i]);
+  }
+  const unexplained = [...bySignature].map(([signature, states]) => {
+    const why = states.flatMap((i) => rejected.get(i) ?? []);
+    const notSearched = states.filter((i) => !searched.has(i)).length;
+    const bounded = notSearched > 0 ? [`${notSearched} of these ${states.length} states were not searched: the run's bound of ${o.maxSearches} searches or ${o.runMs / 1000} s was reached`] : [];
+    const secondCutGroup = signature === SECOND_CUT_KEY;
+    const cause: Cause = {
+      kind: 'not-isolated', key: secondCutGroup ? SECOND_CUT_KEY : `unexplained ${signature}`,
+      title: secondCutGroup ? 'cause not isolated: the failure needs the cut during recovery' : `unexplained: ${signature}`,
+      fix: `no proven cause: ${why[0] ?? bounded[0] ?? 'no candidate was found'}`,
+      evidence: [...why, ...bounded], search: { probes: 0, ms: 0, bound: o.bound, boundReached: notSearched > 0 },
+      explains: { states: 0, of: failing.length },
+    };
+    return { cause, states };
+  });
+  return { causes, unexplained };
+}
+
+/** The cause search on one state (a state whose failure needs its recovery cut gets no search: said so). */
+async function searchState(ctx: JudgeContext, judging: JudgeContext, recorded: Recorded, f: JudgedState, probe: ProbeFn, bound: SearchBound): Promise<Cause> {
+  if (judging.o.recoveryCuts) {
+    // Cut during its recovery: only a failure the state shows without that second cut has its cause in what the first one lost.
+    const checks = checksOf(f.violations);
+    if (!(await probe({ state: f.state.id })).some((v) => !v.hang && checks.has(v.check))) {
+      return {
+        kind: 'not-isolated', key: SECOND_CUT_KEY, title: 'cause not isolated: the failure needs the cut during recovery',
+        fix: 'not isolated: recovered without its second cut (during recovery) the state passes, so the failure lies in what the recovery itself did before that cut; the recovery runs\' own units are not probed',
+        evidence: ['without the cut during its recovery, the state recovers'], search: { probes: 1, ms: 0, bound, boundReached: false },
+      };
+    }
+  }
+  const units = await ctx.daemon.client.units(f.state.id);
+  return searchCause({ state: f.state, violations: f.violations, units, trace: recorded.trace, marks: recorded.marks, workload: recorded.run.record }, probe, bound);
+}
+
+/** The run with a fix applied: its recording, the hypothesis the daemon lists its states under, and how its cuts map to the run's. */
+interface FixedRun {
+  recorded: Recorded;
+  hypothesis?: Hypothesis;
+  words: string;
+  /** The request of the run a cut of the fixed run falls after (inserted requests belong to the one before them). */
+  runOpOf: (fixedOp: number) => number;
+  /** The cuts of the fixed run that fall after request `op` of the run: right after it, and after each fsync inserted there. */
+  fixedOpsOf: (op: number) => number[];
+}
+
+/**
+ * The cause's fix as a change to the recorded run: an fsync inserted after each request like the one
+ * it names (a request of its own; the requests and markers after it move up by one), or a
+ * confirmation printed only once the fsync it needed completed.
+ */
+function fixedRun(recorded: Recorded, cause: Cause): FixedRun | undefined {
   const step = cause.step;
   if (!step) return undefined;
-  const started = Date.now();
-  let hypothesis: Hypothesis | undefined;
-  let fixed: Recorded;
-  let words: string;
   if (step.kind === 'fsync-after') {
     // The fix is the program's: after every request like this one (its kind, its path pattern), not
     // only this one; and the same for each other unit the cause needed made durable with it.
@@ -111,94 +259,187 @@ async function proveFix(ctx: JudgeContext, recorded: Recorded, cause: Cause, o: 
         if (!inserted.some((x) => x.after === op && x.path === path)) inserted.push({ after: op, dir: st.dir, path });
       }
       const of = st.dir ? `the directory ${st.path}` : (like ? `the file, ${pathPattern(like.path)},` : st.path);
-      described.push(`${of} after ${after.length === 1 ? `request ${after[0]}` : `every ${like?.kind} of ${pathPattern(like?.path ?? '')} (requests ${after.join(', ')})`}`);
+      described.push(`${of} after ${after.length === 1 ? `request ${after[0]}` : `every ${like?.kind} of ${pathPattern(like?.path ?? '')} (${requestsInWords(after)})`}`);
     }
     inserted.sort((a, b) => a.after - b.after);
-    hypothesis = { fsyncAfter: inserted.map((x) => ({ afterOp: x.after, path: x.path })) };
     const before = (op: number, inclusive: boolean) => inserted.filter((x) => (inclusive ? x.after <= op : x.after < op)).length;
-    fixed = {
-      run: recorded.run,
-      trace: [
-        ...recorded.trace.map((e) => ({ ...e, op: e.op + before(e.op, false) })),
-        ...inserted.map((x, k) => ({ op: x.after + k + 1, kind: x.dir ? 'fsyncdir' as const : 'fsync' as const, path: x.path, state: 'applied' as const, result: 0 })),
-      ].sort((a, b) => a.op - b.op),
-      // Each fsync comes right after its request: before every line marked after it.
-      marks: recorded.marks.map((m) => ({ ...m, afterOp: m.afterOp + before(m.afterOp, true) })),
+    const insertedOps = inserted.map((x, k) => x.after + k + 1);
+    return {
+      hypothesis: { fsyncAfter: inserted.map((x) => ({ afterOp: x.after, path: x.path })) },
+      recorded: {
+        run: recorded.run,
+        trace: [
+          ...recorded.trace.map((e) => ({ ...e, op: e.op + before(e.op, false) })),
+          ...inserted.map((x, k) => ({ op: insertedOps[k], kind: x.dir ? 'fsyncdir' as const : 'fsync' as const, path: x.path, state: 'applied' as const, result: 0 })),
+        ].sort((a, b) => a.op - b.op),
+        // Each fsync comes right after its request: before every line marked after it.
+        marks: recorded.marks.map((m) => ({ ...m, afterOp: m.afterOp + before(m.afterOp, true) })),
+      },
+      words: `an fsync of ${described[0]}${described.length > 1 ? `, and of ${described.slice(1).join('; ')}` : ''}`,
+      runOpOf: (fixedOp) => fixedOp - insertedOps.filter((op) => op <= fixedOp).length,
+      fixedOpsOf: (op) => [op + before(op, false), ...insertedOps.filter((_, k) => inserted[k].after === op)],
     };
-    words = `an fsync of ${described[0]}${described.length > 1 ? `, and of ${described.slice(1).join('; ')}` : ''}`;
-  } else {
-    // The program waits at that line, and at every later line of its kind for the next fsync like
-    // that one (of a path of the same pattern) to complete: those lines are withheld from the states
-    // cut before. Only confirmations are: the program's other lines, and the requests they follow, stay
-    // where the recording has them (a write's intent held back past its write would make its bytes on disk look like nobody's).
-    const kind = recorded.run.record.outcomes[step.line - 1]?.t;
-    const sync = recorded.trace.find((e) => e.op === step.untilOp);
-    const syncs = recorded.trace.filter((e) => sync !== undefined && e.kind === sync.kind && e.result === 0 && pathPattern(e.path) === pathPattern(sync.path)).map((e) => e.op);
-    // A confirmation printed after the line (a "durable" report of the same acks) cannot come before the wait ends either.
-    const confirms = (t: string | undefined) => t === 'durable' || t === 'waited' || t === 'acked';
-    const withheld = new Map<number, number>([[step.line, step.untilOp]]);
-    for (const m of recorded.marks) {
-      const t = recorded.run.record.outcomes[m.n - 1]?.t;
-      if (m.n <= step.line || !confirms(t)) continue;
-      const until = Math.max(step.untilOp, t === kind ? (syncs.find((op) => op > m.afterOp) ?? 0) : 0);
-      if (until > m.afterOp) withheld.set(m.n, until);
-    }
-    const moved = withheld.size - 1;
-    fixed = { ...recorded, withheld };
-    words = `line ${step.line} printed only after request ${step.untilOp} completed${moved ? `, and each later confirmation after it (a "${kind}" line after the next ${sync?.kind ?? 'fsync'} of ${pathPattern(sync?.path ?? '')}; ${moved} moved)` : ''}`;
   }
-  const failingBefore = run.failingIntervals ?? failingIntervalsOf(await recoverAndJudge(ctx, run.answer, recorded, { allFailures: true, deadlineMs: Date.now() + o.proofMs }));
-  const answer = await ctx.daemon.client.states(ctx.o.policies, o.caps, hypothesis);
-  const judged = await recoverAndJudge(ctx, answer, fixed, { allFailures: true, deadlineMs: Date.now() + o.proofMs, ...(hypothesis ? { hypothesis } : {}) });
-  const failingIntervals = new Set<number>();
-  const stillFailing = new Set<string>();
-  let states = 0;
-  for (const r of judged.results) {
-    for (const v of r?.verdicts ?? []) {
-      states++;
-      if (v.violations.length === 0) continue;
-      failingIntervals.add(v.state.interval);
-      stillFailing.add(run.signatureOf(v.state, v.violations));
-    }
+  // The program waits at that line, and at every later line of its kind for the next fsync like
+  // that one (of a path of the same pattern) to complete: those lines are withheld from the states
+  // cut before. Only confirmations are: the program's other lines, and the requests they follow, stay
+  // where the recording has them (a write's intent held back past its write would make its bytes on disk look like nobody's).
+  const kind = recorded.run.record.outcomes[step.line - 1]?.t;
+  const sync = recorded.trace.find((e) => e.op === step.untilOp);
+  const syncs = recorded.trace.filter((e) => sync !== undefined && e.kind === sync.kind && e.result === 0 && pathPattern(e.path) === pathPattern(sync.path)).map((e) => e.op);
+  // A confirmation printed after the line (a "durable" report of the same acks) cannot come before the wait ends either.
+  const confirms = (t: string | undefined) => t === 'durable' || t === 'waited' || t === 'acked';
+  const withheld = new Map<number, number>([[step.line, step.untilOp]]);
+  for (const m of recorded.marks) {
+    const t = recorded.run.record.outcomes[m.n - 1]?.t;
+    if (m.n <= step.line || !confirms(t)) continue;
+    const until = Math.max(step.untilOp, t === kind ? (syncs.find((op) => op > m.afterOp) ?? 0) : 0);
+    if (until > m.afterOp) withheld.set(m.n, until);
   }
+  const moved = withheld.size - 1;
   return {
-    step: words, intervalsBefore: run.intervals, failingBefore, intervalsAfter: answer.intervals, failingAfter: failingIntervals.size,
-    states, capped: judged.outOfTime || answer.capped.states > 0, stillFailing: [...stillFailing], ms: Date.now() - started,
+    recorded: { ...recorded, withheld },
+    words: `line ${step.line} ${quoteLine(recorded, step.line)} printed only after request ${step.untilOp} completed${moved ? `, and each later confirmation after it (a "${kind}" line after the next ${sync?.kind ?? 'fsync'} of ${pathPattern(sync?.path ?? '')}; ${moved} moved)` : ''}`,
+    runOpOf: (op) => op,
+    fixedOpsOf: (op) => [op],
   };
 }
 
-/** The intervals with a failing state, of a judged run. */
-function failingIntervalsOf(judged: Awaited<ReturnType<typeof recoverAndJudge>>): number {
-  return new Set(judged.results.flatMap((r) => r?.verdicts.filter((v) => v.violations.length > 0).map((v) => v.state.interval) ?? [])).size;
+/** A line the workload printed, quoted: `("waited" seq 5)`. */
+function quoteLine(recorded: Recorded, line: number): string {
+  const o = recorded.run.record.outcomes[line - 1];
+  return o ? `(${JSON.stringify(o)})` : '';
+}
+
+function verdictsOf(judged: Awaited<ReturnType<typeof recoverAndJudge>>): JudgedState[] {
+  return judged.results.flatMap((r) => r?.verdicts.map((v) => ({ state: v.state, violations: v.violations })) ?? []);
+}
+
+/**
+ * Proves a cause's fix on the recording: the run's states listed and judged again with it, and
+ * compared with the run's verdicts cut by cut (the same policy, the power going after the same request
+ * of the program). The fix cures a failing state when every state of its cut passes with it; it breaks
+ * a cut that passed when one of that cut's states fails with it.
+ */
+async function proveFix(ctx: JudgeContext, recorded: Recorded, cause: Cause, own: number, failing: readonly JudgedState[], base: readonly JudgedState[], o: ExplainOptions, run: RunVerdicts, deadline: number): Promise<{ proof: CauseProof; cures: Set<number> } | undefined> {
+  const fix = fixedRun(recorded, cause);
+  if (!fix) return undefined;
+  const started = Date.now();
+  const until = Math.min(deadline, started + o.proofMs);
+  const answer = fix.hypothesis ? await ctx.daemon.client.states(ctx.o.policies, o.caps, fix.hypothesis) : run.answer;
+  const extras = fix.hypothesis ? { hypothesis: fix.hypothesis } : {};
+  const judged = await recoverAndJudge(ctx, answer, fix.recorded, { allFailures: true, deadlineMs: until, ...extras });
+  const verdicts = verdictsOf(judged);
+  // The state it was found on, when the listing did not hold its cut (a random cut falls anywhere): its cuts judged directly.
+  const ownState = failing[own].state;
+  const cut = (s: CrashStateInfo) => cellOf(s.id.policy, fix.runOpOf(s.id.afterOp));
+  if (ownState.id.policy === 'lose-unsynced' && !verdicts.some((v) => cut(v.state) === cellOf('lose-unsynced', ownState.id.afterOp))) {
+    const states = fix.fixedOpsOf(ownState.id.afterOp).map((afterOp) => ({ id: { afterOp, policy: 'lose-unsynced' as const }, interval: ownState.interval, hash: `fixed-cut-${afterOp}` }));
+    verdicts.push(...verdictsOf(await recoverAndJudge(ctx, { ...answer, states }, fix.recorded, { allFailures: true, deadlineMs: Infinity, ...extras })));
+  }
+  const fixedCuts = new Map<string, { judged: number; failing: JudgedState[] }>();
+  for (const v of verdicts) {
+    const c = fixedCuts.get(cut(v.state)) ?? { judged: 0, failing: [] };
+    c.judged++;
+    if (failed(v.violations)) c.failing.push(v);
+    fixedCuts.set(cut(v.state), c);
+  }
+  const runCutFailed = new Map<string, boolean>();
+  for (const v of [...base, ...failing]) runCutFailed.set(cellOf(v.state.id.policy, v.state.id.afterOp), (runCutFailed.get(cellOf(v.state.id.policy, v.state.id.afterOp)) ?? false) || failed(v.violations));
+  const cures = new Set<number>();
+  let judgedFailing = 0;
+  const stillFailing = new Set<string>();
+  failing.forEach((f, i) => {
+    const c = fixedCuts.get(cellOf(f.state.id.policy, f.state.id.afterOp));
+    if (!c) return;
+    judgedFailing++;
+    if (c.failing.length === 0) cures.add(i);
+    for (const v of c.failing) stillFailing.add(run.signatureOf(v.state, v.violations));
+  });
+  let broken = 0;
+  for (const [key, c] of fixedCuts) if (runCutFailed.get(key) === false) broken += c.failing.length;
+  return {
+    cures,
+    proof: {
+      step: fix.words, failing: judgedFailing, cured: cures.size, curesOwnState: cures.has(own), broken,
+      states: verdicts.length, capped: judged.outOfTime || answer.capped.states > 0, stillFailing: [...stillFailing], ms: Date.now() - started,
+    },
+  };
+}
+
+/** Why a proof names no cause, briefly. */
+function proofWordsShort(p: CauseProof): string {
+  if (!p.curesOwnState) return `with ${p.step}, the state it was found on still fails (${p.cured} of ${p.failing} failing states of the run pass)`;
+  return `with ${p.step}, ${p.broken} state${p.broken === 1 ? '' : 's'} that passed fail`;
+}
+
+/** The proof of another kind a cause's search made on its state, in words. */
+function provenOnState(cause: Cause): string {
+  switch (cause.kind) {
+    case 'torn-write': return `the disk is legal (a sector-prefix state the policy allows) and recovery fails on it, while it passes with ${cause.unit?.path ?? 'the file'} kept whole and with it not kept at all`;
+    case 'recovery-fails-on-legal-disk': return 'the disk is legal (every change the program made kept, as a process crash leaves it) and recovery still fails the same checks';
+    case 'non-atomic-update': return 'the state with one directory operation fewer passes and the state with both passes: only the state between them, which a cut may leave, fails';
+    case 'early-persistence': return `checked on the state itself: ${cause.evidence.at(-1) ?? ''}`;
+    default: return `checked on the state itself: ${cause.evidence.at(-1) ?? ''}`;
+  }
+}
+
+/** Whether a failing state could be explained by a cause of another kind than a fix (it is tried by probes only then). */
+function sameKindOfState(cause: Cause, f: JudgedState): boolean {
+  if (cause.kind === 'torn-write') return f.state.id.policy !== 'lose-unsynced';
+  return cause.kind === 'recovery-fails-on-legal-disk';
+}
+
+/**
+ * The same proof of another kind on another failing state: a logic error fails there too with every
+ * lost unit made durable; a torn write of the same file pattern passes there with that file kept
+ * whole and with it not kept at all.
+ */
+async function explainsToo(ctx: JudgeContext, recorded: Recorded, cause: Cause, f: JudgedState): Promise<boolean> {
+  const probe = probeOf(ctx, recorded, f.state);
+  const checks = checksOf(f.violations);
+  const fails = async (req: Parameters<ProbeFn>[0]) => (await probe(req)).some((v) => !v.hang && checks.has(v.check));
+  const units = await ctx.daemon.client.units(f.state.id);
+  if (cause.kind === 'recovery-fails-on-legal-disk') {
+    return fails({ state: f.state.id, persist: units.map((u) => ({ kind: u.kind, ino: u.ino })) });
+  }
+  const unit = units.find((u) => u.kind === 'file' && cause.unit && pathPattern(u.path) === pathPattern(cause.unit.path));
+  if (!unit) return false;
+  return !(await fails({ state: f.state.id, persist: [{ kind: 'file', ino: unit.ino }] })) && !(await fails({ state: f.state.id, persist: [{ kind: 'file', ino: unit.ino, upTo: 0 }] }));
 }
 
 /**
  * Whether the cause bites a journaling filesystem in its default mode: a state of the journaled
- * model (which may hold more states than ext4 can, never fewer) that fails the same checks and,
- * for a persistence cause, passes once the cause's unit is made durable. None: it cannot bite ext4.
+ * model (which may hold more states than ext4 can, never fewer) at the cuts where the cause bites
+ * that fails the same checks and, for a persistence cause, passes once the cause's unit is made
+ * durable. "Not on ext4" only when every journaled state of those cuts was judged and passed.
  */
-async function reachOf(ctx: JudgeContext, recorded: Recorded, failing: { state: CrashStateInfo; violations: Violation[] }, cause: Cause, probe: ProbeFn, o: ExplainOptions): Promise<CauseReach> {
+async function reachOf(ctx: JudgeContext, recorded: Recorded, cause: Cause, explained: readonly JudgedState[], o: ExplainOptions): Promise<CauseReach> {
   const started = Date.now();
-  const reach = (journaled: boolean, why: string, statesChecked: number): CauseReach => ({ journaled, words: reachWords(journaled), why, statesChecked, ms: Date.now() - started });
-  if (failing.state.id.policy === 'journaled') return reach(true, `the failing state is a journaled one (${describeState(failing.state.id)})`, 0);
-  const checks = new Set(failing.violations.filter((v) => !v.hang).map((v) => v.check));
-  const answer = await ctx.daemon.client.states(['journaled'], o.caps);
+  const reach = (journaled: boolean, complete: boolean, why: string, statesChecked: number): CauseReach => ({ journaled, complete, words: reachWords(journaled, complete), why, statesChecked, ms: Date.now() - started });
+  const journaledOne = explained.find((f) => f.state.id.policy === 'journaled');
+  if (journaledOne) return reach(true, true, `a state it explains is a journaled one (${describeState(journaledOne.state.id)})`, 0);
+  const checks = new Set(explained.flatMap((f) => [...checksOf(f.violations)]));
+  const intervals = [...new Set(explained.map((f) => f.state.interval))].sort((a, b) => a - b);
+  const answer = await ctx.daemon.client.states(['journaled'], REACH_CAPS, undefined, intervals);
   const judged = await recoverAndJudge(ctx, answer, recorded, { allFailures: true, deadlineMs: Date.now() + o.proofMs });
   let statesChecked = 0;
   let tried = 0;
-  for (const r of judged.results) {
-    for (const v of r?.verdicts ?? []) {
-      statesChecked++;
-      if (!v.violations.some((x) => !x.hang && checks.has(x.check))) continue;
-      const u = cause.unit;
-      if (!u || u.kind === 'meta') return reach(true, `journaled state ${describeState(v.state.id)} fails the same checks`, statesChecked);
-      // A persistence cause: the journaled state must fail for want of the same unit (a few are probed).
-      if (tried >= 4) continue;
-      tried++;
-      const fixedThere = await probe({ state: v.state.id, persist: [{ kind: u.kind, ino: u.ino }] });
-      if (!fixedThere.some((x) => !x.hang && checks.has(x.check))) return reach(true, `journaled state ${describeState(v.state.id)} fails the same checks and passes once ${u.path} is durable`, statesChecked);
-    }
+  for (const v of verdictsOf(judged)) {
+    statesChecked++;
+    if (!v.violations.some((x) => !x.hang && checks.has(x.check))) continue;
+    const u = cause.unit;
+    if (!u || u.kind === 'meta') return reach(true, true, `journaled state ${describeState(v.state.id)} fails the same checks`, statesChecked);
+    // A persistence cause: the journaled state must fail for want of the same unit (a few are probed).
+    if (tried >= REACH_PROBES) continue;
+    tried++;
+    const fixedThere = await probeOf(ctx, recorded, v.state)({ state: v.state.id, persist: [{ kind: u.kind, ino: u.ino }] });
+    if (!fixedThere.some((x) => !x.hang && checks.has(x.check))) return reach(true, true, `journaled state ${describeState(v.state.id)} fails the same checks and passes once ${u.path} is durable`, statesChecked);
   }
-  const capped = judged.outOfTime || answer.capped.states > 0 ? ` (within the caps: ${answer.capped.states} left out${judged.outOfTime ? ', and the time bound' : ''})` : '';
-  return reach(false, `none of the ${statesChecked} journaled states of the run fails by it${capped}`, statesChecked);
+  const where = `the ${intervals.length} interval${intervals.length === 1 ? '' : 's'} where it bites`;
+  const listed = answer.states.length + answer.capped.states;
+  const notChecked = listed - statesChecked;
+  if (notChecked === 0) return reach(false, true, `all ${statesChecked} journaled states of ${where} pass it`, statesChecked);
+  const bounds = [...(answer.capped.states > 0 ? [`${answer.capped.states} beyond the caps`] : []), ...(judged.outOfTime ? [`the ${o.proofMs / 1000} s bound`] : [])].join(', ');
+  return reach(false, false, `not seen in ${statesChecked} of ${listed} journaled states of ${where} (${notChecked} not checked: ${bounds})`, statesChecked);
 }
