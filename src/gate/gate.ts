@@ -139,8 +139,10 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
     const key = keyOf(result);
     const signature = failureSignature(result);
     const known = distinct.get(key);
+    const states = result.cause?.failingStates?.count ?? 1;
     if (known) {
       known.count++;
+      known.states = (known.states ?? 0) + states;
       const s = known.signatures.find((x) => x.signature === signature);
       if (s) s.count++;
       else known.signatures.push({ signature, count: 1 });
@@ -157,7 +159,7 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
     }
     const cause = causeOfCase(kept);
     distinct.set(key, {
-      key, title: groupBy === 'cause' ? cause.title : signature, count: 1, signatures: [{ signature, count: 1 }], cause,
+      key, title: groupBy === 'cause' ? cause.title : signature, count: 1, states, signatures: [{ signature, count: 1 }], cause,
       foundBy: [row.name], checks: [...new Set(kept.violations.map((v) => v.check))], messages: kept.violations.map((v) => v.message),
       ...(kept.artifactDir ? { artifactDir: kept.artifactDir, replay: replayCommand(kept.artifactDir) } : {}),
       ...(shrunk?.seed !== undefined ? { seed: shrunk.seed, ...(shrunk.path !== undefined ? { path: shrunk.path } : {}) } : {}),

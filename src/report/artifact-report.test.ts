@@ -355,7 +355,7 @@ describe('artifact report: evidence of the violated check', () => {
     expect(html.indexOf('id="cause"')).toBeLessThan(html.indexOf('<section id="case">'));
     expect(html).toContain('<dt>cause</dt><dd>missing fsync of directory / after create of /page.*</dd>');
     expect(html).toContain('<dt>fix</dt><dd>fsync the directory / after create /page.2 (request 1), before line 5 of run 0 claimed seq 1 durable</dd>');
-    expect(html).toContain('<dt>proof</dt><dd>with an fsync of / after request 1: 3 of the run\'s 3 failing states pass on the same cuts; no state that passed fails');
+    expect(html).toContain('<dt>proof</dt><dd>with an fsync of / after request 1: 3 of the 3 failing states of the run pass on the same cuts; no state that passed fails');
     expect(html).toContain('<dt>reach</dt><dd>also under the journaled model, as on ext4: a journaled state shows it</dd>');
     expect(html).toMatch(/<g class="req k-create[^"]*\brole-cause\b[^"]*" data-ref="c0-op1"/);
     expect(html).toContain('request 1 create /page.2: create /page.2 (request 1), lost at the cut; the fix: fsync the directory /');

@@ -40,6 +40,8 @@ export interface DistinctFailure {
   title: string;
   /** Failing cases it stands for. */
   count: number;
+  /** Failing crash states it stands for (a case of exhaustive mode stands for every failing state of its run its cause explains). */
+  states?: number;
   /** The signatures (check, policy, request at the cut) its cases showed, with how many each. */
   signatures: { signature: string; count: number }[];
   /** Why it failed: the cause of its kept (smallest) case, with its fix, proof and reach. */

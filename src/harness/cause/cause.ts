@@ -104,8 +104,11 @@ export interface Cause {
   proof?: CauseProof;
   /** A proof of another kind, for a cause whose fix is not in the recording (recovery's, or a fault's), in words: what was checked. */
   proven?: string;
-  /** The failing states of its run this cause explains (set cover, attribute.ts), of how many failed. */
-  explains?: { states: number; of: number };
+  /**
+   * The failing states of its run it stands for, of how many failed: those it explains (set cover,
+   * attribute.ts), or, unexplained (not-isolated), those of its signature no proven cause explains.
+   */
+  failingStates?: { count: number; of: number };
   reach?: CauseReach;
 }
 
@@ -166,13 +169,13 @@ export function requestsInWords(ops: readonly number[]): string {
   return `requests ${shown.join(', ')} (${sorted.length} requests)`;
 }
 
-/** "with an fsync of / after request 1: 12 of the run's 12 failing states pass on the same cuts; no state that passed fails". */
+/** "with an fsync of / after request 1: 12 of the 12 failing states of the run pass on the same cuts; no state that passed fails". */
 export function proofInWords(p: CauseProof): string {
   const own = p.curesOwnState ? '' : ', but not the state it was found on';
   const broken = p.broken ? `; ${p.broken} state${p.broken === 1 ? '' : 's'} that passed fail${p.broken === 1 ? 's' : ''} with it` : '; no state that passed fails';
   const still = p.stillFailing.length ? `; still failing: ${p.stillFailing.join('; ')}` : '';
   const judged = p.capped ? ` (within the caps and ${(p.ms / 1000).toFixed(1)} s: ${p.states} states judged)` : ` (${p.states} states judged in ${(p.ms / 1000).toFixed(1)} s)`;
-  return `with ${p.step}: ${p.cured} of the run's ${p.failing} failing states pass on the same cuts${own}${broken}${judged}${still}`;
+  return `with ${p.step}: ${p.cured} of the ${p.failing} failing states of the run pass on the same cuts${own}${broken}${judged}${still}`;
 }
 
 /** A proof that names its cause: the state it was found on cured, and nothing that passed broken. */
@@ -185,6 +188,7 @@ export function causeFacts(c: Cause): { label: string; text: string }[] {
   const out = [{ label: 'cause', text: c.title }, { label: 'fix', text: c.fix }];
   if (c.proof) out.push({ label: 'proof', text: proofInWords(c.proof) });
   else if (c.kind !== 'not-isolated') out.push({ label: 'proof', text: c.proven ?? 'not computed' });
+  if (c.failingStates && c.kind !== 'not-isolated') out.push({ label: 'explains', text: `${c.failingStates.count} of the ${c.failingStates.of} failing states of its run` });
   if (c.reach) out.push({ label: 'reach', text: `${c.reach.words}: ${c.reach.why}` });
   if (c.search.probes > 0 || c.search.boundReached) {
     out.push({ label: 'search', text: `${c.search.probes} probes, ${(c.search.ms / 1000).toFixed(1)} s (bound ${c.search.bound.maxProbes} probes, ${c.search.bound.maxMs / 1000} s${c.search.boundReached ? ': reached' : ''})` });

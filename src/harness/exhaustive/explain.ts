@@ -174,7 +174,7 @@ export async function explainRun(judging: JudgeContext, recorded: Recorded, fail
   const cover = coverStates(failing.length, candidates.map((c) => ({ ...c, kind: c.cause.kind })));
   const causes: Attribution['causes'] = [];
   for (const { candidate, states } of cover.chosen) {
-    const cause: Cause = { ...candidate.cause, explains: { states: states.length, of: failing.length } };
+    const cause: Cause = { ...candidate.cause, failingStates: { count: states.length, of: failing.length } };
     if (o.checkReach(cause)) cause.reach = await reachOf(ctx, recorded, cause, states.map((i) => failing[i]), o);
     causes.push({ cause, states });
   }
@@ -194,7 +194,7 @@ export async function explainRun(judging: JudgeContext, recorded: Recorded, fail
       title: secondCutGroup ? 'cause not isolated: the failure needs the cut during recovery' : `unexplained: ${signature}`,
       fix: `no proven cause: ${why[0] ?? bounded[0] ?? 'no candidate was found'}`,
       evidence: [...why, ...bounded], search: { probes: 0, ms: 0, bound: o.bound, boundReached: notSearched > 0 },
-      explains: { states: 0, of: failing.length },
+      failingStates: { count: states.length, of: failing.length },
     };
     return { cause, states };
   });
