@@ -6,7 +6,7 @@ import { GATE_RESULT_SCHEMA, type GateResultJson } from './result-json.js';
 const failure = (key: string, count: number, signature: string, proven = false): GateResultJson['failures'][number] => ({
   key, title: key, count, signatures: [{ signature, count }], checks: ['liveness'], foundBy: ['atomic-file/sync'], messages: [`${key} message`],
   cause: { kind: 'missing-dir-fsync', key, title: key, fix: 'fsync /', evidence: [], search: { probes: 3, ms: 10, bound: { maxProbes: 100, maxMs: 20_000 }, boundReached: false },
-    ...(proven ? { proof: { step: 'an fsync of /', failing: 2, cured: 2, curesOwnState: true, broken: 0, states: 9, capped: false, stillFailing: [], ms: 5 } } : {}) },
+    ...(proven ? { proof: { step: 'an fsync of /', failing: 2, cured: 2, curesOwnState: true, broken: 0, exposed: [], states: 9, capped: false, stillFailing: [], ms: 5 } } : {}) },
 });
 
 function shard(seed: number, over: Partial<GateResultJson> = {}): Shard {

@@ -57,16 +57,18 @@ export interface KnownBadVariant {
   /** The checks its catch may fail (at least one of them must): what its bug does to the queue. */
   trips?: readonly CheckName[];
   /**
-   * Why it fails, as the gate must say (cause/cause.ts): the first is the cause its bug is, named
-   * for its catch with a fix whose proof holds; the others are the same mistake seen from other
-   * crash states (a second place it sits, the process-crash state it also breaks). No other cause
-   * may be named for it (properties/variant-causes.test.ts).
+   * Why it fails, as the gate may say (cause/cause.ts): the first is the cause its bug is; the
+   * others are the same mistake seen from other crash states (a second place it sits, the
+   * process-crash state it also breaks) or an alternative fix that cures the same states. Its catch
+   * names at least one of them, each on a proof that holds, and no other cause
+   * (properties/exhaustive-variants.test.ts); failing states no proven cause explains stay unexplained.
    */
   causes: readonly [ExpectedCause, ...ExpectedCause[]];
   /**
    * false when no step added to the recording removes its failures (its bug is the order of the
-   * program's steps: records confirmed before they are written); the proof then only says which
-   * failures remain. By default the main cause's fix must remove failures.
+   * program's steps, or a design: records confirmed before they are written, a file rewritten in
+   * place): its catch may then leave every failing state unexplained. By default a declared cause
+   * must be named.
    */
   fixInRecording?: false;
 }

@@ -347,7 +347,7 @@ describe('artifact report: evidence of the violated check', () => {
       step: { kind: 'fsync-after', afterOp: 1, ino: 1, path: '/', dir: true },
       evidence: ['with the directory / durable the state recovers and passes'],
       search: { probes: 3, ms: 120, bound: { maxProbes: 100, maxMs: 20_000 }, boundReached: false },
-      proof: { step: 'an fsync of / after request 1', failing: 3, cured: 3, curesOwnState: true, broken: 0, states: 9, capped: false, stillFailing: [], ms: 400 },
+      proof: { step: 'an fsync of / after request 1', failing: 3, cured: 3, curesOwnState: true, broken: 0, exposed: [], states: 9, capped: false, stillFailing: [], ms: 400 },
       reach: { journaled: true, complete: true, words: 'also under the journaled model, as on ext4', why: 'a journaled state shows it', statesChecked: 4, ms: 50 },
     };
     const html = renderArtifactReport(a);

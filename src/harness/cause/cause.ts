@@ -51,8 +51,10 @@ export interface CauseProof {
   cured: number;
   /** Whether the state the cause was found on is cured (else it is not that state's cause). */
   curesOwnState: boolean;
-  /** States of cuts that passed without the fix and fail with it: a fix that breaks them is no fix. */
+  /** States that passed without the fix and fail with it: a fix that breaks them is no fix. */
   broken: number;
+  /** Signatures of failing states the fix makes possible that the run never had (a cut right after an inserted fsync): what else the program gets wrong. */
+  exposed: string[];
   /** States judged with the fix, and whether a cap or the time bound left some out. */
   states: number;
   capped: boolean;
@@ -174,8 +176,9 @@ export function proofInWords(p: CauseProof): string {
   const own = p.curesOwnState ? '' : ', but not the state it was found on';
   const broken = p.broken ? `; ${p.broken} state${p.broken === 1 ? '' : 's'} that passed fail${p.broken === 1 ? 's' : ''} with it` : '; no state that passed fails';
   const still = p.stillFailing.length ? `; still failing: ${p.stillFailing.join('; ')}` : '';
+  const exposed = p.exposed.length ? `; new states it makes (right after an inserted fsync) fail: ${p.exposed.join('; ')}` : '';
   const judged = p.capped ? ` (within the caps and ${(p.ms / 1000).toFixed(1)} s: ${p.states} states judged)` : ` (${p.states} states judged in ${(p.ms / 1000).toFixed(1)} s)`;
-  return `with ${p.step}: ${p.cured} of the ${p.failing} failing states of the run pass on the same cuts${own}${broken}${judged}${still}`;
+  return `with ${p.step}: ${p.cured} of the ${p.failing} failing states of the run pass on the same cuts${own}${broken}${judged}${still}${exposed}`;
 }
 
 /** A proof that names its cause: the state it was found on cured, and nothing that passed broken. */

@@ -6,7 +6,7 @@
 // on it, repeated on each other state it claims. The run's failing states are then given the fewest
 // proven causes that explain them (cause/attribute.ts); the rest are said to be unexplained. The
 // reach re-checks every journaled state of the cuts where a cause bites.
-import type { CrashStateInfo, Hypothesis, StateCaps, StatesAnswer } from '../../../fusefs/crash-states.js';
+import type { CrashStateInfo, Hypothesis, ProbeUnit, StateCaps, StatesAnswer } from '../../../fusefs/crash-states.js';
 import { describeState } from '../../../fusefs/model/policies/index.js';
 import type { TraceEntry } from '../../../fusefs/protocol.js';
 import { coverStates } from '../cause/attribute.js';
@@ -227,6 +227,10 @@ interface FixedRun {
   runOpOf: (fixedOp: number) => number;
   /** The cuts of the fixed run that fall after request `op` of the run: right after it, and after each fsync inserted there. */
   fixedOpsOf: (op: number) => number[];
+  /** Whether a cut of the fixed run falls right after an inserted fsync: a state the run never had (new, not one that passed). */
+  isNew: (fixedOp: number) => boolean;
+  /** Per inode the fix fsyncs, the requests of the run it fsyncs it after. */
+  syncedAfter: ReadonlyMap<number, readonly number[]>;
 }
 
 /**
@@ -242,6 +246,7 @@ function fixedRun(recorded: Recorded, cause: Cause): FixedRun | undefined {
     // only this one; and the same for each other unit the cause needed made durable with it.
     const steps = [step, ...(cause.alsoSteps ?? [])].filter((x): x is Extract<FixStep, { kind: 'fsync-after' }> => x.kind === 'fsync-after');
     const inserted: { after: number; path: string; dir: boolean }[] = [];
+    const syncedAfter = new Map<number, number[]>();
     const described: string[] = [];
     for (const st of steps) {
       const like = recorded.trace.find((e) => e.op === st.afterOp);
@@ -254,6 +259,7 @@ function fixedRun(recorded: Recorded, cause: Cause): FixedRun | undefined {
         if (!e) return st.path;
         return st.dir ? parentOf(toDest && e.path2 !== undefined ? e.path2 : e.path) : e.path;
       };
+      syncedAfter.set(st.ino, [...(syncedAfter.get(st.ino) ?? []), ...after]);
       for (const op of after) {
         const path = target(op);
         if (!inserted.some((x) => x.after === op && x.path === path)) inserted.push({ after: op, dir: st.dir, path });
@@ -278,6 +284,8 @@ function fixedRun(recorded: Recorded, cause: Cause): FixedRun | undefined {
       words: `an fsync of ${described[0]}${described.length > 1 ? `, and of ${described.slice(1).join('; ')}` : ''}`,
       runOpOf: (fixedOp) => fixedOp - insertedOps.filter((op) => op <= fixedOp).length,
       fixedOpsOf: (op) => [op + before(op, false), ...insertedOps.filter((_, k) => inserted[k].after === op)],
+      isNew: (fixedOp) => insertedOps.includes(fixedOp),
+      syncedAfter,
     };
   }
   // The program waits at that line, and at every later line of its kind for the next fsync like
@@ -302,6 +310,8 @@ function fixedRun(recorded: Recorded, cause: Cause): FixedRun | undefined {
     words: `line ${step.line} ${quoteLine(recorded, step.line)} printed only after request ${step.untilOp} completed${moved ? `, and each later confirmation after it (a "${kind}" line after the next ${sync?.kind ?? 'fsync'} of ${pathPattern(sync?.path ?? '')}; ${moved} moved)` : ''}`,
     runOpOf: (op) => op,
     fixedOpsOf: (op) => [op],
+    isNew: () => false,
+    syncedAfter: new Map(),
   };
 }
 
@@ -317,9 +327,13 @@ function verdictsOf(judged: Awaited<ReturnType<typeof recoverAndJudge>>): Judged
 
 /**
  * Proves a cause's fix on the recording: the run's states listed and judged again with it, and
- * compared with the run's verdicts cut by cut (the same policy, the power going after the same request
- * of the program). The fix cures a failing state when every state of its cut passes with it; it breaks
- * a cut that passed when one of that cut's states fails with it.
+ * compared with the run's states one to one: a lose-unsynced state by its cut (the power going after
+ * the same request of the program; a cut right after an inserted fsync is a new state, counted
+ * apart); with a fix that inserts nothing (a confirmation withheld), every state by its id. A torn or
+ * journaled state of a run with fsyncs inserted has no counterpart by id (its choices count the
+ * unsynced changes, which the fix changes): it is probed with what the fix makes durable by its cut.
+ * The fix cures a failing state when its counterpart passes; it breaks one that passed when its
+ * counterpart fails.
  */
 async function proveFix(ctx: JudgeContext, recorded: Recorded, cause: Cause, own: number, failing: readonly JudgedState[], base: readonly JudgedState[], o: ExplainOptions, run: RunVerdicts, deadline: number): Promise<{ proof: CauseProof; cures: Set<number> } | undefined> {
   const fix = fixedRun(recorded, cause);
@@ -330,41 +344,66 @@ async function proveFix(ctx: JudgeContext, recorded: Recorded, cause: Cause, own
   const extras = fix.hypothesis ? { hypothesis: fix.hypothesis } : {};
   const judged = await recoverAndJudge(ctx, answer, fix.recorded, { allFailures: true, deadlineMs: until, ...extras });
   const verdicts = verdictsOf(judged);
-  // The state it was found on, when the listing did not hold its cut (a random cut falls anywhere): its cuts judged directly.
+  // A state's counterpart key: its cut under lose-unsynced; its whole id when the fix inserts nothing.
+  const keyOf = (s: CrashStateInfo, runOp: number): string | undefined => (fix.hypothesis
+    ? (s.id.policy === 'lose-unsynced' ? cellOf('lose-unsynced', runOp) : undefined)
+    : JSON.stringify([s.id.policy, runOp, s.id.dirPrefix ?? null, s.id.data ?? null]));
+  const runKey = (s: CrashStateInfo) => keyOf(s, s.id.afterOp);
+  // The state it was found on, when the listing did not hold its cut (a random cut falls anywhere): its cut judged directly.
   const ownState = failing[own].state;
-  const cut = (s: CrashStateInfo) => cellOf(s.id.policy, fix.runOpOf(s.id.afterOp));
-  if (ownState.id.policy === 'lose-unsynced' && !verdicts.some((v) => cut(v.state) === cellOf('lose-unsynced', ownState.id.afterOp))) {
+  const fixedKey = (s: CrashStateInfo) => (fix.isNew(s.id.afterOp) ? undefined : keyOf(s, fix.runOpOf(s.id.afterOp)));
+  if (ownState.id.policy === 'lose-unsynced' && !verdicts.some((v) => fixedKey(v.state) === runKey(ownState))) {
     const states = fix.fixedOpsOf(ownState.id.afterOp).map((afterOp) => ({ id: { afterOp, policy: 'lose-unsynced' as const }, interval: ownState.interval, hash: `fixed-cut-${afterOp}` }));
     verdicts.push(...verdictsOf(await recoverAndJudge(ctx, { ...answer, states }, fix.recorded, { allFailures: true, deadlineMs: Infinity, ...extras })));
   }
-  const fixedCuts = new Map<string, { judged: number; failing: JudgedState[] }>();
+  const counterpart = new Map<string, JudgedState>();
+  const exposed = new Set<string>();
   for (const v of verdicts) {
-    const c = fixedCuts.get(cut(v.state)) ?? { judged: 0, failing: [] };
-    c.judged++;
-    if (failed(v.violations)) c.failing.push(v);
-    fixedCuts.set(cut(v.state), c);
+    const key = fixedKey(v.state);
+    if (key !== undefined) counterpart.set(key, v);
+    else if (fix.isNew(v.state.id.afterOp) && failed(v.violations)) exposed.add(run.signatureOf(v.state, v.violations));
   }
-  const runCutFailed = new Map<string, boolean>();
-  for (const v of [...base, ...failing]) runCutFailed.set(cellOf(v.state.id.policy, v.state.id.afterOp), (runCutFailed.get(cellOf(v.state.id.policy, v.state.id.afterOp)) ?? false) || failed(v.violations));
   const cures = new Set<number>();
-  let judgedFailing = 0;
   const stillFailing = new Set<string>();
-  failing.forEach((f, i) => {
-    const c = fixedCuts.get(cellOf(f.state.id.policy, f.state.id.afterOp));
-    if (!c) return;
-    judgedFailing++;
-    if (c.failing.length === 0) cures.add(i);
-    for (const v of c.failing) stillFailing.add(run.signatureOf(v.state, v.violations));
-  });
+  let compared = 0;
+  for (let i = 0; i < failing.length; i++) {
+    const f = failing[i];
+    const key = runKey(f.state);
+    const c = key !== undefined ? counterpart.get(key) : undefined;
+    let passes: boolean | undefined;
+    if (c) passes = !failed(c.violations);
+    else if (key === undefined && (i === own || Date.now() < until)) passes = await passesWithFix(ctx, recorded, fix, f);
+    if (passes === undefined) continue;
+    compared++;
+    if (passes) cures.add(i);
+    else stillFailing.add(run.signatureOf(f.state, f.violations));
+  }
   let broken = 0;
-  for (const [key, c] of fixedCuts) if (runCutFailed.get(key) === false) broken += c.failing.length;
+  const runPassed = new Set(base.filter((v) => !failed(v.violations)).map((v) => runKey(v.state)).filter((k) => k !== undefined));
+  for (const [key, v] of counterpart) if (runPassed.has(key) && failed(v.violations)) broken++;
   return {
     cures,
     proof: {
-      step: fix.words, failing: judgedFailing, cured: cures.size, curesOwnState: cures.has(own), broken,
+      step: fix.words, failing: compared, cured: cures.size, curesOwnState: cures.has(own), broken, exposed: [...exposed],
       states: verdicts.length, capped: judged.outOfTime || answer.capped.states > 0, stillFailing: [...stillFailing], ms: Date.now() - started,
     },
   };
+}
+
+/** A torn or journaled state with what the fix's inserted fsyncs would have made durable by its cut, judged. */
+async function passesWithFix(ctx: JudgeContext, recorded: Recorded, fix: FixedRun, f: JudgedState): Promise<boolean> {
+  const units = await ctx.daemon.client.units(f.state.id);
+  const persist: ProbeUnit[] = [];
+  for (const u of units) {
+    const lastSync = Math.max(-1, ...(fix.syncedAfter.get(u.ino) ?? []).filter((op) => op <= f.state.id.afterOp));
+    if (lastSync < 0 || u.kind === 'meta') continue;
+    const upTo = u.changes.filter((c) => c.op <= lastSync);
+    if (upTo.length === 0) continue;
+    persist.push(u.kind === 'file' ? { kind: 'file', ino: u.ino, upTo: upTo.length } : { kind: 'dir', ino: u.ino, seqs: upTo.map((c) => c.seq) });
+  }
+  if (persist.length === 0) return false;
+  const checks = checksOf(f.violations);
+  return !(await probeOf(ctx, recorded, f.state)({ state: f.state.id, persist })).some((v) => !v.hang && checks.has(v.check));
 }
 
 /** Why a proof names no cause, briefly. */
