@@ -158,6 +158,8 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
       if (kept.artifactDir) await writeCause(kept.artifactDir, result.cause);
     }
     const cause = causeOfCase(kept);
+    // Every artifact keeps the cause the summary prints (a fault's, read off its case, too): explain needs no re-recording.
+    if (!kept.cause && kept.artifactDir) await writeCause(kept.artifactDir, cause);
     distinct.set(key, {
       key, title: groupBy === 'cause' ? cause.title : signature, count: 1, states, signatures: [{ signature, count: 1 }], cause,
       foundBy: [row.name], checks: [...new Set(kept.violations.map((v) => v.check))], messages: kept.violations.map((v) => v.message),
