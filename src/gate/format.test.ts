@@ -4,7 +4,9 @@ import { Budget, formatClock, formatDuration } from './budget.js';
 import { toJunitXml, xmlEscape } from './junit.js';
 import { formatProgress, ProgressReporter } from './progress.js';
 import { totals, type GateRow } from '../report/gate-results.js';
-import { formatFailures, formatSummaryTable } from './summary.js';
+import { explainedInWords, formatFailures, formatSummaryTable } from './summary.js';
+import { requestsInWords, type Cause } from '../harness/cause/cause.js';
+import type { DistinctFailure } from '../report/gate-results.js';
 import { roundSeed } from './suites.js';
 import { emptyCoverage, type Coverage } from '../harness/coverage.js';
 
@@ -142,5 +144,28 @@ describe('suite seeds', () => {
     expect(new Set(seeds).size).toBe(9);
     expect(seeds.every((s) => Number.isInteger(s) && s === (s | 0))).toBe(true);
     expect(roundSeed(1000, 1, 2)).toBe(roundSeed(1000, 1, 2));
+  });
+});
+
+describe('what the causes explain', () => {
+  const cause = (kind: Cause['kind'], key: string, path: string): Cause => ({
+    kind, key, title: key, fix: '', evidence: [], search: { probes: 1, ms: 1, bound: { maxProbes: 1, maxMs: 1 }, boundReached: false },
+    unit: { kind: 'file', ino: 2, path }, change: { seq: 1, op: 1, kind: 'write' }, step: { kind: 'wait', line: 1, untilOp: 2 },
+  });
+  const failure = (c: Cause, states: number): DistinctFailure => ({ key: c.key, title: c.title, count: 1, states, signatures: [], cause: c, foundBy: [], checks: [], messages: [] });
+
+  it('counts the failing states proven causes explain and those left unexplained, and names one step missed in two places', () => {
+    const text = explainedInWords([
+      failure(cause('early-confirmation', 'early-confirmation /checkpoint.log acked', '/checkpoint.log'), 7),
+      failure(cause('early-confirmation', 'early-confirmation /checkpoint.head.tmp acked', '/checkpoint.head.tmp'), 3),
+      failure({ ...cause('not-isolated', 'unexplained liveness, torn, before fsync of /page.*', '/page.1') }, 2),
+    ]);
+    expect(text).toBe('12 failing states: 2 proven causes explain 10; 2 unexplained\nthe same step in 2 places (early-confirmation): /checkpoint.log, /checkpoint.head.tmp');
+  });
+
+  it('collapses request numbers into ranges and a count', () => {
+    expect(requestsInWords([7])).toBe('request 7');
+    expect(requestsInWords([5, 3, 4, 9])).toBe('requests 3-5, 9 (4 requests)');
+    expect(requestsInWords(Array.from({ length: 30 }, (_, i) => 2 * i))).toBe('requests 0, 2, 4, 6, ..., 54, 56, 58 (30 requests)');
   });
 });

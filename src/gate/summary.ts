@@ -83,7 +83,7 @@ export function explainedInWords(failures: readonly DistinctFailure[]): string {
   const states = (fs: readonly DistinctFailure[]) => fs.reduce((n, f) => n + (f.states ?? f.count), 0);
   const named = withCause.filter((f) => f.cause!.kind !== 'not-isolated');
   const unexplained = states(withCause) - states(named);
-  const lines = [`${states(withCause)} failing states: ${named.length} proven cause${named.length === 1 ? '' : 's'} explain ${states(named)}; ${unexplained} unexplained`];
+  const lines = [`${states(withCause)} failing states: ${named.length} proven cause${named.length === 1 ? ' explains' : 's explain'} ${states(named)}; ${unexplained} unexplained`];
   // One mistake in two places (both checkpoint designs): the same kind of step, its files told apart.
   const byStep = new Map<string, DistinctFailure[]>();
   for (const f of named) {
