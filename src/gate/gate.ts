@@ -238,7 +238,7 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
     rows.push(...suites.map((s) => s.row));
     for (const s of suites) floors.set(s.row, s.suite.floor);
     const exhaustiveOptions = (deadlineMs: number, recoveryCuts: boolean, shrinking = false) => {
-      const e = explain(shrinking);
+      const e = withinBudget(explain(shrinking), budget.leftMs());
       return {
         recoveryCuts, deadlineMs, driverWorkers: drivers, ...(o.policies ? { policies: o.policies } : {}), ...(o.caps ? { caps: { ...DEFAULT_STATE_CAPS, ...o.caps } } : {}),
         ...(e ? { explain: e } : {}),
@@ -355,6 +355,13 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
   return {
     rows, failures, steered, durationMs, passed: verdict === 'passed', violations: t.violations, harnessErrors: t.errors, floor, verdict, exitCode: exitCodeOf(verdict), text,
   };
+}
+
+/** Explaining a run takes at most half the budget left (at least 5 s): searches, proofs and reach checks start no later. */
+export function withinBudget(e: ExplainOptions | undefined, leftMs: number): ExplainOptions | undefined {
+  if (!e) return undefined;
+  const runMs = Math.min(e.runMs, Math.max(5_000, leftMs / 2));
+  return { ...e, runMs, proofMs: Math.min(e.proofMs, runMs), bound: { ...e.bound, maxMs: Math.min(e.bound.maxMs, runMs) } };
 }
 
 /** How many nodes the target runs with the variant's and the forced settings (1: a single disk). */

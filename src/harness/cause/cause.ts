@@ -191,7 +191,7 @@ export function causeFacts(c: Cause): { label: string; text: string }[] {
   const out = [{ label: 'cause', text: c.title }, { label: 'fix', text: c.fix }];
   if (c.proof) out.push({ label: 'proof', text: proofInWords(c.proof) });
   else if (c.kind !== 'not-isolated') out.push({ label: 'proof', text: c.proven ?? 'not computed' });
-  if (c.failingStates && c.kind !== 'not-isolated') out.push({ label: 'explains', text: `${c.failingStates.count} of the ${c.failingStates.of} failing states of its run` });
+  if (c.failingStates && c.kind !== 'not-isolated') out.push({ label: 'states', text: `it explains ${c.failingStates.count} of the ${c.failingStates.of} failing states of its run` });
   if (c.reach) out.push({ label: 'reach', text: `${c.reach.words}: ${c.reach.why}` });
   if (c.search.probes > 0 || c.search.boundReached) {
     out.push({ label: 'search', text: `${c.search.probes} probes, ${(c.search.ms / 1000).toFixed(1)} s (bound ${c.search.bound.maxProbes} probes, ${c.search.bound.maxMs / 1000} s${c.search.boundReached ? ': reached' : ''})` });
