@@ -8,7 +8,7 @@
 // 3. time to catch: on the same workloads, how many crash cases and seconds each mode needs to
 //    catch the known-bad variants whose bugs need one exact crash state, torn prefix, interleaving
 //    or slow fsync;
-// 3b. the cost of explaining (bench/explain-cost.ts): for one variant per kind of cause, the states and
+// 3b. explaining (bench/explain-cost.ts): for every variant exhaustive mode catches, cause precision and unexplained states, the states and
 //    seconds finding its first failure took (the baseline) beside the cause search's probes and
 //    seconds, the proof's and the reach's;
 // 4. steered against plain generation: gate runs on the built-in queue, --gate-seeds seeds per arm
