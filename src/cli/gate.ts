@@ -8,6 +8,7 @@ import { DEFAULT_STATE_CAPS, DEFAULT_STATE_POLICIES, STATE_POLICIES, type StateC
 import { writeFile, mkdir } from 'node:fs/promises';
 import { GATE_EXIT, GROUP_BYS, minimumBudgetMs, runGate, scenariosOf, type GroupBy } from '../gate/gate.js';
 import { gateResultJson, type GateResultOptions } from '../gate/result-json.js';
+import { allowedOverrunMs, formatDuration } from '../gate/budget.js';
 import { writeGateReport } from '../report/index.js';
 import { DEFAULT_GATE_MODE, GATE_MODES, gateSuites, type GateMode } from '../gate/suites.js';
 import { checkVariant, DEFAULT_TARGET, resolveTarget, TARGET_NAMES } from '../targets/index.js';
@@ -207,6 +208,8 @@ export const run: Command = async (argv) => {
     out: process.stdout,
   });
   console.log(`\n${report.text}`);
+  const overrunMs = report.durationMs - options.timeBudgetMs;
+  console.log(`time: ${formatDuration(report.durationMs)} of a ${formatDuration(options.timeBudgetMs)} budget${overrunMs > 0 ? ` (${formatDuration(overrunMs)} over; ${formatDuration(allowedOverrunMs(options.timeBudgetMs))} allowed${overrunMs > allowedOverrunMs(options.timeBudgetMs) ? ': the budget did NOT hold' : ''})` : ''}`);
   if (values.junit !== undefined) console.log(`\nJUnit report: ${path.resolve(values.junit)}`);
   let reportError: string | undefined;
   if (values.report !== undefined) {
@@ -235,7 +238,9 @@ export const run: Command = async (argv) => {
       if (exitCode === GATE_EXIT.passed) return GATE_EXIT.toolFailed;
     }
   }
-  if (exitCode === GATE_EXIT.violation) console.log('\ngate FAILED: a check was violated; see the failures above (each artifact replays with the command shown)');
+  // A violation outranks a floor not met in the exit code, but the floor is still said: what was found may not be all there is.
+  const floorMissed = report.floor.some((c) => !c.met) ? '; the floor was NOT met either (see "floor NOT met" above): the run checked too little to show what else fails' : '';
+  if (exitCode === GATE_EXIT.violation) console.log(`\ngate FAILED: a check was violated; see the failures above (each artifact replays with the command shown)${floorMissed}`);
   else if (exitCode === GATE_EXIT.toolFailed) console.log(`\ngate FAILED: the tool itself failed (${reportError ?? `${report.harnessErrors} harness error(s) above`}), not a verdict on the queue`);
   else if (exitCode === GATE_EXIT.belowFloor) console.log('\ngate FAILED: no violation found, but the gate checked too little to pass (see "floor NOT met" above: what was not reached, and what raises it)');
   else console.log('\ngate passed: no violation found, and the floor was met');

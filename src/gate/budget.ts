@@ -21,6 +21,11 @@ export class Budget {
   }
 }
 
+/** How far past its budget a gate may end: 10 %, or 10 s, whichever is larger (a running input, a proof, the last artifact). */
+export function allowedOverrunMs(budgetMs: number): number {
+  return Math.max(0.1 * budgetMs, 10_000);
+}
+
 /** "2:05" for 125 000 ms: minutes and seconds, rounded down. */
 export function formatClock(ms: number): string {
   const s = Math.max(0, Math.floor(ms / 1000));

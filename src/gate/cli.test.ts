@@ -144,6 +144,7 @@ describe('powercut gate', () => {
     const result = JSON.parse(await readFile(path.join(dir, 'out/result.json'), 'utf8'));
     expect(validate(result), JSON.stringify(validate.errors, null, 1)).toBe(true);
     expect([result.seed, result.verdict, result.exitCode, result.floor.met]).toEqual([4, 'passed', 0, true]);
+    expect(result.overrunMs, `the gate ended ${result.overrunMs} ms past its 20 s budget`).toBeLessThanOrEqual(result.allowedOverrunMs);
     expect(result.rows.map((row: { name: string }) => row.name)).toEqual(expect.arrayContaining(['atomic-file/sync', 'faults', 'cut-during-recovery']));
     expect(result.checkedAgainst[0].contract.seqScope).toBe('forever');
     // The schema is not vacuous: a file that breaks it is refused.

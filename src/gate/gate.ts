@@ -237,8 +237,8 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
     }));
     rows.push(...suites.map((s) => s.row));
     for (const s of suites) floors.set(s.row, s.suite.floor);
-    const exhaustiveOptions = (deadlineMs: number, recoveryCuts: boolean, shrinking = false) => {
-      const e = withinBudget(explain(shrinking), budget.leftMs());
+    const exhaustiveOptions = (deadlineMs: number, recoveryCuts: boolean, shrinkMs?: number) => {
+      const e = withinBudget(explain(shrinkMs !== undefined), Math.min(budget.leftMs(), 2 * (shrinkMs ?? Infinity)));
       return {
         recoveryCuts, deadlineMs, driverWorkers: drivers, ...(o.policies ? { policies: o.policies } : {}), ...(o.caps ? { caps: { ...DEFAULT_STATE_CAPS, ...o.caps } } : {}),
         ...(e ? { explain: e } : {}),
@@ -319,7 +319,7 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
               const small = await runCrashSuite(fixture.daemon, arb, {
                 // Exhaustive mode explains every case it keeps, so it can shrink by cause; a random cut by its signature.
                 numRuns: 1, seed, ...(groupBy === 'cause' && mode === 'exhaustive' ? { causeKey: key } : { signature: failureSignature(failure) }), artifactRoot: o.artifactRoot, shrinkTimeLimitMs: shrinkMs,
-                exhaustive: exhaustiveOptions(Infinity, s.suite.recoveryCuts ?? false, true),
+                exhaustive: exhaustiveOptions(Infinity, s.suite.recoveryCuts ?? false, shrinkMs),
               });
               s.row.durationMs += small.durationMs;
               shrinkingMs += small.durationMs;

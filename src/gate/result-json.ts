@@ -8,6 +8,7 @@ import type { Coverage } from '../harness/coverage.js';
 import type { ExternalDriver } from '../harness/target.js';
 import type { Cause } from '../harness/cause/cause.js';
 import { rowResult, totals, type DistinctFailure, type GateRow } from '../report/gate-results.js';
+import { allowedOverrunMs } from './budget.js';
 import type { FloorCheck } from './floor.js';
 import type { ClusterCoverage } from './cluster-coverage.js';
 import type { NodesCutChoice } from './cluster-kinds.js';
@@ -40,6 +41,9 @@ export interface GateResultJson {
   verdict: GateReport['verdict'];
   exitCode: number;
   durationMs: number;
+  /** How long past its time budget the gate ended (0: within it), and how long it may (budget.ts). */
+  overrunMs?: number;
+  allowedOverrunMs?: number;
   /** The contracts the cases were judged against, in words and as declared, with their case counts. */
   checkedAgainst: { contract: Contract; description: string; cases: number }[];
   coverage: Coverage;
@@ -60,6 +64,9 @@ export function gateResultJson(report: GateReport, seed: number, options: GateRe
     verdict: report.verdict,
     exitCode: report.exitCode,
     durationMs: report.durationMs,
+    // What the budget promised, checked: a test asserts overrunMs <= allowedOverrunMs.
+    overrunMs: Math.max(0, report.durationMs - options.timeBudgetMs),
+    allowedOverrunMs: allowedOverrunMs(options.timeBudgetMs),
     checkedAgainst: Object.entries(t.coverage.contracts).map(([key, cases]) => {
       const contract = JSON.parse(key) as Contract;
       return { contract, description: describeContract(contract), cases };

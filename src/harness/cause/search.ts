@@ -14,7 +14,7 @@ import type { Outcome } from '../outcome.js';
 import type { RunRecord, Violation } from '../oracle.js';
 import { parentOf, pathPattern, pathsNamedIn } from '../path-pattern.js';
 import { BudgetSpent, ddmin, smallestPrefix } from './ddmin.js';
-import { changedPath, changeInWords, DEFAULT_SEARCH_BOUND, persistenceKey, persistenceTitle, type Cause, type SearchBound } from './cause.js';
+import { changedPath, changeInWords, DEFAULT_SEARCH_BOUND, persistenceKey, persistenceTitle, requestsInWords, type Cause, type SearchBound } from './cause.js';
 
 /** One probe: a state of the recorded run (or of a hypothesis about it), with units made durable; judged against the state's confirmations. */
 export interface ProbeRequest {
@@ -274,8 +274,8 @@ async function tornWrite(f: FailingState, passes: (r: ProbeRequest) => Promise<b
       key: `torn-write ${pathPattern(unit.path)} ${integrity ? 'accepted' : 'unrecoverable'}`,
       title: integrity ? `recovery accepts a partially persisted write of ${pathPattern(unit.path)} as valid` : `a torn write of ${pathPattern(unit.path)} leaves it unrecoverable`,
       fix: integrity
-        ? `make recovery reject the partially persisted write of ${unit.path} (${range}, ${unit.changes.map((c) => `request ${c.op}`).join(', ')}): check each record (a checksum) and stop at the first that fails`
-        : `${unit.path} (${range}, ${unit.changes.map((c) => `request ${c.op}`).join(', ')}) torn by the cut: recovery found ${inPlace ? 'neither the old nor the new version (an overwrite in place); write the new version to a new file and rename it over the old one' : 'a partial record it cannot get past; make recovery drop the torn tail'}`,
+        ? `make recovery reject the partially persisted write of ${unit.path} (${range}, ${requestsInWords(unit.changes.map((c) => c.op))}): check each record (a checksum) and stop at the first that fails`
+        : `${unit.path} (${range}, ${requestsInWords(unit.changes.map((c) => c.op))}) torn by the cut: recovery found ${inPlace ? 'neither the old nor the new version (an overwrite in place); write the new version to a new file and rename it over the old one' : 'a partial record it cannot get past; make recovery drop the torn tail'}`,
       unit: { kind: unit.kind, ino: unit.ino, path: unit.path },
     };
   }
