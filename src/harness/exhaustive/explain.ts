@@ -37,7 +37,7 @@ export const EXPLAIN_BOUNDS: Omit<ExplainOptions, 'checkReach'> = {
   bound: DEFAULT_SEARCH_BOUND,
   proofMs: 10_000,
   runMs: 60_000,
-  maxSearches: 6,
+  maxSearches: 24,
   caps: { maxStates: 300, maxStatesPerInterval: 8, sectorPatterns: 1 },
 };
 
@@ -115,6 +115,12 @@ export async function explainRun(judging: JudgeContext, recorded: Recorded, fail
     base ??= verdictsOf(await recoverAndJudge(ctx, run.answer, recorded, { allFailures: true, deadlineMs: Math.min(deadline, Date.now() + o.proofMs) }));
     return base;
   };
+  /** One candidate per key: the same fix proven again (on another state, or within another time bound) adds the states it cured. */
+  const addCandidate = (cause: Cause, cures: ReadonlySet<number>) => {
+    const same = candidates.find((c) => c.cause.key === cause.key);
+    if (same) for (const i of cures) same.cures.add(i);
+    else candidates.push({ cause, cures: new Set(cures) });
+  };
   const covered = () => new Set(coverStates(failing.length, candidates.map((c) => ({ kind: c.cause.kind, cures: c.cures }))).chosen.flatMap((c) => c.states));
 
   const tryState = async (i: number): Promise<void> => {
@@ -138,7 +144,7 @@ export async function explainRun(judging: JudgeContext, recorded: Recorded, fail
         rejected.set(i, [`candidate "${cause.title}" (${cause.fix}) is not its cause: ${proofWordsShort(proven.proof)}`, ...cause.evidence]);
         return;
       }
-      candidates.push({ cause, cures: proven.cures });
+      addCandidate(cause, proven.cures);
       return;
     }
     // A proof of another kind: the search's own probes on this state, repeated on each other failing state it may explain.
@@ -152,7 +158,7 @@ export async function explainRun(judging: JudgeContext, recorded: Recorded, fail
       if (await explainsToo(ctx, recorded, cause, failing[j])) cures.add(j);
     }
     cause.proven = `${provenOnState(cause)}${cures.size > 1 ? `; the same holds on ${cures.size - 1} other failing state${cures.size === 2 ? '' : 's'} of the run` : ''}`;
-    candidates.push({ cause, cures });
+    addCandidate(cause, cures);
   };
 
   // The first state of each signature first (a cheap, wide start), then whatever is still unexplained.
@@ -349,12 +355,15 @@ async function proveFix(ctx: JudgeContext, recorded: Recorded, cause: Cause, own
     ? (s.id.policy === 'lose-unsynced' ? cellOf('lose-unsynced', runOp) : undefined)
     : JSON.stringify([s.id.policy, runOp, s.id.dirPrefix ?? null, s.id.data ?? null]));
   const runKey = (s: CrashStateInfo) => keyOf(s, s.id.afterOp);
-  // The state it was found on, when the listing did not hold its cut (a random cut falls anywhere): its cut judged directly.
-  const ownState = failing[own].state;
+  // Failing lose-unsynced states whose cut the listing did not hold (a random cut falls anywhere; the
+  // proof's time bound ends a listing early): their cuts judged directly, the one it was found on first.
   const fixedKey = (s: CrashStateInfo) => (fix.isNew(s.id.afterOp) ? undefined : keyOf(s, fix.runOpOf(s.id.afterOp)));
-  if (ownState.id.policy === 'lose-unsynced' && !verdicts.some((v) => fixedKey(v.state) === runKey(ownState))) {
-    const states = fix.fixedOpsOf(ownState.id.afterOp).map((afterOp) => ({ id: { afterOp, policy: 'lose-unsynced' as const }, interval: ownState.interval, hash: `fixed-cut-${afterOp}` }));
-    verdicts.push(...verdictsOf(await recoverAndJudge(ctx, { ...answer, states }, fix.recorded, { allFailures: true, deadlineMs: Infinity, ...extras })));
+  const held = new Set(verdicts.map((v) => fixedKey(v.state)));
+  const missing = [own, ...failing.keys()].filter((i, k, all) => all.indexOf(i) === k && failing[i].state.id.policy === 'lose-unsynced' && !held.has(runKey(failing[i].state)));
+  const cutsOf = (is: readonly number[]) => is.flatMap((i) => fix.fixedOpsOf(failing[i].state.id.afterOp).map((afterOp) => ({ id: { afterOp, policy: 'lose-unsynced' as const }, interval: failing[i].state.interval, hash: `fixed-cut-${afterOp}` })));
+  // The own state's cuts are always judged; the others while the run's time lasts.
+  for (const [is, deadlineMs] of [[missing.filter((i) => i === own), Infinity], [missing.filter((i) => i !== own), deadline]] as const) {
+    if (is.length > 0) verdicts.push(...verdictsOf(await recoverAndJudge(ctx, { ...answer, states: cutsOf(is) }, fix.recorded, { allFailures: true, deadlineMs, ...extras })));
   }
   const counterpart = new Map<string, JudgedState>();
   const exposed = new Set<string>();
@@ -372,7 +381,7 @@ async function proveFix(ctx: JudgeContext, recorded: Recorded, cause: Cause, own
     const c = key !== undefined ? counterpart.get(key) : undefined;
     let passes: boolean | undefined;
     if (c) passes = !failed(c.violations);
-    else if (key === undefined && (i === own || Date.now() < until)) passes = await passesWithFix(ctx, recorded, fix, f);
+    else if (key === undefined && (i === own || Date.now() < deadline)) passes = await passesWithFix(ctx, recorded, fix, f);
     if (passes === undefined) continue;
     compared++;
     if (passes) cures.add(i);
