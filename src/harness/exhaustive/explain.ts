@@ -191,7 +191,7 @@ export async function explainRun(judging: JudgeContext, recorded: Recorded, fail
     bySignature.set(s, [...(bySignature.get(s) ?? []), i]);
   }
   const unexplained = [...bySignature].map(([signature, states]) => {
-    const why = states.flatMap((i) => rejected.get(i) ?? []);
+    const why = [...new Set(states.flatMap((i) => rejected.get(i) ?? []))];
     const notSearched = states.filter((i) => !searched.has(i)).length;
     const bounded = notSearched > 0 ? [`${notSearched} of these ${states.length} states were not searched: the run's bound of ${o.maxSearches} searches or ${o.runMs / 1000} s was reached`] : [];
     const secondCutGroup = signature === SECOND_CUT_KEY;
