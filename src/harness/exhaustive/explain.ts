@@ -399,12 +399,15 @@ async function proveFix(ctx: JudgeContext, recorded: Recorded, cause: Cause, own
   };
 }
 
-/** A torn or journaled state with what the fix's inserted fsyncs would have made durable by its cut, judged. */
+/**
+ * A torn or journaled state with what the fix's inserted fsyncs made durable before its cut, judged (an
+ * fsync inserted right after the cut's own request comes after the cut: the state without it is the run's).
+ */
 async function passesWithFix(ctx: JudgeContext, recorded: Recorded, fix: FixedRun, f: JudgedState): Promise<boolean> {
   const units = await ctx.daemon.client.units(f.state.id);
   const persist: ProbeUnit[] = [];
   for (const u of units) {
-    const lastSync = Math.max(-1, ...(fix.syncedAfter.get(u.ino) ?? []).filter((op) => op <= f.state.id.afterOp));
+    const lastSync = Math.max(-1, ...(fix.syncedAfter.get(u.ino) ?? []).filter((op) => op < f.state.id.afterOp));
     if (lastSync < 0 || u.kind === 'meta') continue;
     const upTo = u.changes.filter((c) => c.op <= lastSync);
     if (upTo.length === 0) continue;
