@@ -31,7 +31,7 @@ export const PROOF_TESTS: Readonly<Record<string, Partial<Record<Exclude<Variant
 /** Proof and reach of a cause in a proving test: shorter than the gate's, which `npm test` could not afford for every variant. */
 const TEST_PROOF_MS = 4_000;
 /** Explaining one run in a proving test: what is left unexplained past it is allowed (and counted by bench:crash). */
-const TEST_RUN_MS = 12_000;
+const TEST_RUN_MS = 8_000;
 
 /**
  * The gate's cause search, as a proving test runs it: every named cause proven on its run; the reach
