@@ -77,10 +77,15 @@ export interface CauseReach {
   ms: number;
 }
 
-/** The fix as a change to the recorded run, for its proof: an fsync inserted after a request, or a line printed only after a request completed. */
+/**
+ * The fix as a change to the recorded run, for its proof: an fsync inserted after a request, a line
+ * printed only after a request completed, or a persistence point that came too early left out (what
+ * it made durable becomes durable with a later one).
+ */
 export type FixStep =
   | { kind: 'fsync-after'; afterOp: number; ino: number; path: string; dir: boolean }
-  | { kind: 'wait'; line: number; untilOp: number };
+  | { kind: 'wait'; line: number; untilOp: number }
+  | { kind: 'skip'; op: number };
 
 export interface Cause {
   kind: CauseKind;

@@ -294,6 +294,20 @@ function fixedRun(recorded: Recorded, cause: Cause): FixedRun | undefined {
       syncedAfter,
     };
   }
+  if (step.kind === 'skip') {
+    // The persistence point left out: what it made durable stays unsynced until a later one. The
+    // requests keep their numbers, so every cut maps to itself.
+    const sync = recorded.trace.find((e) => e.op === step.op);
+    return {
+      hypothesis: { fsyncAfter: [], fsyncSkip: [step.op] },
+      recorded,
+      words: `the ${sync?.kind === 'fsyncdir' ? 'directory fsync' : 'fsync'} of ${sync?.path ?? '?'} at request ${step.op} left out (made durable later)`,
+      runOpOf: (op) => op,
+      fixedOpsOf: (op) => [op],
+      isNew: () => false,
+      syncedAfter: new Map(),
+    };
+  }
   // The program waits at that line, and at every later line of its kind for the next fsync like
   // that one (of a path of the same pattern) to complete: those lines are withheld from the states
   // cut before. Only confirmations are: the program's other lines, and the requests they follow, stay
