@@ -107,6 +107,8 @@ export async function explainRun(judging: JudgeContext, recorded: Recorded, fail
   const candidates: { cause: Cause; cures: Set<number> }[] = [];
   /** Why each searched state got no cause of its own (its candidate's proof failed, or the search found none). */
   const rejected = new Map<number, string[]>();
+  /** What the searches and proofs that named nothing cost, per state searched. */
+  const spent = new Map<number, { probes: number; ms: number }>();
   const searched = new Set<number>();
   /** States whose failure needs their recovery cut: unexplained under one key, whatever cut them. */
   const secondCut = new Set<number>();
@@ -127,7 +129,9 @@ export async function explainRun(judging: JudgeContext, recorded: Recorded, fail
     searched.add(i);
     const f = failing[i];
     const probe = probeOf(ctx, recorded, f.state);
+    const started = Date.now();
     const cause = await searchState(ctx, judging, recorded, f, probe, o.bound);
+    spent.set(i, { probes: cause.search.probes, ms: Date.now() - started });
     if (cause.kind === 'not-isolated') {
       rejected.set(i, [cause.fix, ...cause.evidence]);
       if (cause.key === SECOND_CUT_KEY) secondCut.add(i);
@@ -140,6 +144,7 @@ export async function explainRun(judging: JudgeContext, recorded: Recorded, fail
         return;
       }
       cause.proof = proven.proof;
+      spent.set(i, { probes: cause.search.probes, ms: Date.now() - started });
       if (!proofHolds(proven.proof)) {
         rejected.set(i, [`candidate "${cause.title}" (${cause.fix}) is not its cause: ${proofWordsShort(proven.proof)}`, ...cause.evidence]);
         return;
@@ -195,11 +200,12 @@ export async function explainRun(judging: JudgeContext, recorded: Recorded, fail
     const notSearched = states.filter((i) => !searched.has(i)).length;
     const bounded = notSearched > 0 ? [`${notSearched} of these ${states.length} states were not searched: the run's bound of ${o.maxSearches} searches or ${o.runMs / 1000} s was reached`] : [];
     const secondCutGroup = signature === SECOND_CUT_KEY;
+    const cost = states.reduce((n, i) => ({ probes: n.probes + (spent.get(i)?.probes ?? 0), ms: n.ms + (spent.get(i)?.ms ?? 0) }), { probes: 0, ms: 0 });
     const cause: Cause = {
       kind: 'not-isolated', key: secondCutGroup ? SECOND_CUT_KEY : `unexplained ${signature}`,
       title: secondCutGroup ? 'cause not isolated: the failure needs the cut during recovery' : `unexplained: ${signature}`,
       fix: `no proven cause: ${why[0] ?? bounded[0] ?? 'no candidate was found'}`,
-      evidence: [...why, ...bounded], search: { probes: 0, ms: 0, bound: o.bound, boundReached: notSearched > 0 },
+      evidence: [...why, ...bounded], search: { ...cost, bound: o.bound, boundReached: notSearched > 0 },
       failingStates: { count: states.length, of: failing.length },
     };
     return { cause, states };
