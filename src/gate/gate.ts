@@ -238,7 +238,7 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
     rows.push(...suites.map((s) => s.row));
     for (const s of suites) floors.set(s.row, s.suite.floor);
     const exhaustiveOptions = (deadlineMs: number, recoveryCuts: boolean, shrinkMs?: number) => {
-      const e = withinBudget(explain(shrinkMs !== undefined), Math.min(budget.leftMs(), 2 * (shrinkMs ?? Infinity)));
+      const e = withinBudget(explain(shrinkMs !== undefined), Math.min(budget.leftMs(), 4 * (shrinkMs ?? Infinity)));
       return {
         recoveryCuts, deadlineMs, driverWorkers: drivers, ...(o.policies ? { policies: o.policies } : {}), ...(o.caps ? { caps: { ...DEFAULT_STATE_CAPS, ...o.caps } } : {}),
         ...(e ? { explain: e } : {}),
@@ -357,10 +357,13 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
   };
 }
 
-/** Explaining a run takes at most half the budget left (at least 5 s): searches, proofs and reach checks start no later. */
+/**
+ * Explaining a run takes at most a quarter of the budget left (at least 3 s): searches, proofs and
+ * reach checks start no later, and the rest of the budget keeps looking for other failures.
+ */
 export function withinBudget(e: ExplainOptions | undefined, leftMs: number): ExplainOptions | undefined {
   if (!e) return undefined;
-  const runMs = Math.min(e.runMs, Math.max(5_000, leftMs / 2));
+  const runMs = Math.min(e.runMs, Math.max(3_000, leftMs / 4));
   return { ...e, runMs, proofMs: Math.min(e.proofMs, runMs), bound: { ...e.bound, maxMs: Math.min(e.bound.maxMs, runMs) } };
 }
 
