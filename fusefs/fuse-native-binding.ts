@@ -9,7 +9,11 @@
 //   - unmounting without a subprocess: fuse-native runs `sh -c "fusermount -uz MNT"`, a fork of the
 //     whole daemon (its cost grows with the daemon's memory and with the machine's load);
 //   - replacing a mount without a moment where its path shows the directory underneath:
-//     move_mount(2) with MOVE_MOUNT_BENEATH (Linux 6.5), then a lazy unmount of the old one on top.
+//     move_mount(2) with MOVE_MOUNT_BENEATH (Linux 6.5), then a lazy unmount of the old one on top;
+//   - fallocate (libfuse 2.9's fuse_operations has it; fuse-native 2.2.6 does not): without it the
+//     kernel answers EOPNOTSUPP to every fallocate and glibc's posix_fallocate writes zeros instead.
+//     The patch adds it as opcode 35 (FALLOCATE_OPCODE: the handler array and the implemented array
+//     grow to 36), with the arguments (path, fd, mode, offset low/high, length low/high).
 // The patch adds four fields at the end of the per-thread request buffer that the FUSE thread fills
 // from fuse_get_context() before handing the request to JavaScript (the buffer is the first argument
 // of every native handler), passes mtime, encodes UTIME_NOW/UTIME_OMIT, sets flag_utime_omit_ok and
@@ -33,7 +37,10 @@ export const UTIME_NOW_MS = 0xfffffffe * 2 ** 32;
 export const UTIME_OMIT_MS = 0xffffffff * 2 ** 32;
 
 const BUILD_TIMEOUT_MS = 120_000;
-const PATCH_VERSION = 4; // bump when the replacements below change
+const PATCH_VERSION = 5; // bump when the replacements below change
+/** The opcode the patch gives fallocate: after fuse-native's 35 (0..34), so the arrays grow to 36. */
+export const FALLOCATE_OPCODE = 35;
+export const PATCHED_OPCODE_COUNT = 36;
 
 /**
  * Each [anchor, replacement] must match exactly once (with 'all': at least once, every match
@@ -96,6 +103,27 @@ const REPLACEMENTS: [string, string, 'all'?][] = [
   ['  struct fuse_operations ops = { };\n', '  struct fuse_operations ops = { };\n  ops.flag_utime_omit_ok = 1;\n  ops.flag_nullpath_ok = 1;\n'],
   ['  NAPI_EXPORT_FUNCTION(fuse_native_unmount)\n', '  NAPI_EXPORT_FUNCTION(fuse_native_unmount)\n  NAPI_EXPORT_FUNCTION(powercut_umount2)\n  NAPI_EXPORT_FUNCTION(powercut_move_mount)\n'],
   ['napi_create_string_utf8(env, l->path, NAPI_AUTO_LENGTH,', 'napi_create_string_utf8(env, l->path ? l->path : "", NAPI_AUTO_LENGTH,', 'all'],
+  // fallocate: opcode 35, one more handler slot, the method, its export and its registration.
+  ['static const uint32_t op_rmdir = 33;\n', `static const uint32_t op_rmdir = 33;\nstatic const uint32_t op_fallocate = ${FALLOCATE_OPCODE};\n`],
+  ['  napi_ref handlers[35];\n', `  napi_ref handlers[${PATCHED_OPCODE_COUNT}];\n`],
+  ['  for (int i = 0; i < 35; i++) {\n', `  for (int i = 0; i < ${PATCHED_OPCODE_COUNT}; i++) {\n`],
+  [
+    'static void fuse_native_dispatch_init (',
+    '// powercut: fallocate(path, fd, mode, offset, length); the length travels in l->len (an off_t fits a size_t here).\n'
+      + 'FUSE_METHOD_VOID(fallocate, 7, 0, (const char *path, int mode, off_t offset, off_t length, struct fuse_file_info *info), {\n'
+      + '  l->path = path;\n  l->mode = mode;\n  l->offset = offset;\n  l->len = length;\n  l->info = info;\n'
+      + '}, {\n'
+      + '  napi_create_string_utf8(env, l->path ? l->path : "", NAPI_AUTO_LENGTH, &(argv[2]));\n'
+      + '  napi_create_uint32(env, l->info != NULL ? l->info->fh : 0, &(argv[3]));\n'
+      + '  napi_create_uint32(env, l->mode, &(argv[4]));\n'
+      + '  FUSE_UINT64_TO_INTS_ARGV(l->offset, 5)\n'
+      + '  FUSE_UINT64_TO_INTS_ARGV(l->len, 7)\n'
+      + '})\n\n'
+      + 'static void fuse_native_dispatch_init (',
+  ],
+  ['  if (implemented[op_rmdir]) ops.rmdir = fuse_native_rmdir;\n', '  if (implemented[op_rmdir]) ops.rmdir = fuse_native_rmdir;\n  if (implemented[op_fallocate]) ops.fallocate = fuse_native_fallocate;\n'],
+  ['  NAPI_EXPORT_FUNCTION(fuse_native_signal_rmdir)\n', '  NAPI_EXPORT_FUNCTION(fuse_native_signal_rmdir)\n  NAPI_EXPORT_FUNCTION(fuse_native_signal_fallocate)\n'],
+  ['  NAPI_EXPORT_UINT32(op_rmdir)\n', '  NAPI_EXPORT_UINT32(op_rmdir)\n  NAPI_EXPORT_UINT32(op_fallocate)\n'],
 ];
 
 /** The native module fuse-native's index.js uses (the same object): what powercut calls directly. */
