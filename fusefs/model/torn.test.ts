@@ -7,7 +7,6 @@
 // and every fallocate kind, from the changes alone, on plain buffers) and allows exactly the images
 // whose size is the size at some moment and whose every sector is that sector at some moment (any
 // combination). Every image the model makes, by a seeded random cut or as an exhaustive outcome, must be one of them.
-import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { FsError } from './errno.js';
@@ -15,6 +14,7 @@ import { FALLOC_FL_COLLAPSE_RANGE, FALLOC_FL_INSERT_RANGE, FALLOC_FL_KEEP_SIZE, 
 import { FsModel, ROOT_INO } from './fs-model.js';
 import { BLOCK_BYTES, GrowBuffer } from './grow-buffer.js';
 import type { FsTree, PendingFileOp } from './nodes.js';
+import { appliedPlain } from './plain-file.js';
 import { Prng } from './prng.js';
 import { Recording, RecordingFsModel, replay } from './recording.js';
 import { hashTree, StateSpace } from './state-space.js';
@@ -32,33 +32,7 @@ const CROWDED_BYTES = 3 * SECTOR_BYTES;
 /** The file at every moment: durable, then after each change. Plain buffers, written here from the changes alone. */
 function moments(durable: Buffer, pending: readonly PendingFileOp[]): Buffer[] {
   const out = [durable];
-  let cur = durable;
-  const sized = (size: number) => {
-    const next = Buffer.alloc(size);
-    cur.copy(next, 0, 0, Math.min(cur.length, size));
-    return next;
-  };
-  for (const op of pending) {
-    let next: Buffer;
-    if (op.type === 'write') {
-      next = sized(Math.max(cur.length, op.offset + op.data.length));
-      op.data.copy(next, op.offset);
-    } else if (op.type === 'truncate') next = sized(op.sizeBytes);
-    else {
-      const end = op.offset + op.length;
-      switch (op.kind) {
-        case 'allocate': next = sized(Math.max(cur.length, end)); break;
-        case 'allocate-keep-size': next = sized(cur.length); break;
-        case 'punch':
-        case 'zero-keep-size': next = sized(cur.length); next.fill(0, Math.min(op.offset, next.length), Math.min(end, next.length)); break;
-        case 'zero': next = sized(Math.max(cur.length, end)); next.fill(0, op.offset, end); break;
-        case 'collapse': next = Buffer.concat([cur.subarray(0, op.offset), cur.subarray(end)]); break;
-        case 'insert': next = Buffer.concat([cur.subarray(0, op.offset), Buffer.alloc(op.length), cur.subarray(op.offset)]); break;
-      }
-    }
-    out.push(next);
-    cur = next;
-  }
+  for (const op of pending) out.push(appliedPlain(out[out.length - 1], op));
   return out;
 }
 
