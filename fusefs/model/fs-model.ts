@@ -37,6 +37,8 @@ export interface NodeStat {
   uid: number;
   gid: number;
   sizeBytes: number;
+  /** Disk blocks it holds, in bytes (st_blocks * 512): a file's allocated blocks, a directory's one. */
+  allocatedBytes: number;
   nlink: number;
   rdev: number;
   atimeMs: number;
@@ -102,17 +104,20 @@ export class FsModel {
   stat(ino: number): NodeStat {
     const n = this.node(ino);
     let sizeBytes = 0;
+    let allocatedBytes = 0;
     let nlink = n.nlink;
     let rdev = 0;
-    if (n.kind === 'file') sizeBytes = n.live.size;
-    else if (n.kind === 'dir') {
-      sizeBytes = 4096;
+    if (n.kind === 'file') {
+      sizeBytes = n.live.size;
+      allocatedBytes = n.live.allocatedBytes;
+    } else if (n.kind === 'dir') {
+      sizeBytes = allocatedBytes = 4096;
       // Its name and its own "." while named (the root always is), plus each subdirectory's "..".
       nlink = n.nlink > 0 || ino === ROOT_INO ? 2 + n.subdirs : 0;
     } else if (n.kind === 'symlink') sizeBytes = Buffer.byteLength(n.target);
     else rdev = n.rdev;
     return {
-      ino, kind: n.kind, mode: n.mode, uid: n.uid, gid: n.gid, sizeBytes, nlink, rdev,
+      ino, kind: n.kind, mode: n.mode, uid: n.uid, gid: n.gid, sizeBytes, allocatedBytes, nlink, rdev,
       atimeMs: n.atimeMs, mtimeMs: n.mtimeMs, ctimeMs: n.ctimeMs,
     };
   }

@@ -60,11 +60,19 @@ export class GrowBuffer {
     return usage(this.allocated.count, this.sizeBytes, this.allocated.has(blockOf(this.sizeBytes)));
   }
 
-  /** What usageBytes would be after a write of `lengthBytes` at `offsetBytes` (nothing changes). */
-  usageAfterWrite(offsetBytes: number, lengthBytes: number): number {
+  /** Whole allocated blocks in bytes (st_blocks: the block holding the end counts whole). */
+  get allocatedBytes(): number {
+    return this.allocated.count * BLOCK_BYTES;
+  }
+
+  /**
+   * What usageBytes would be after allocating [offsetBytes, offsetBytes + lengthBytes) (nothing
+   * changes): by a write, or a fallocate that allocates; the size grows to the range's end unless `keepSize`.
+   */
+  usageAfterAllocating(offsetBytes: number, lengthBytes: number, keepSize = false): number {
     if (lengthBytes === 0) return this.usageBytes;
     const end = offsetBytes + lengthBytes;
-    const size = Math.max(this.sizeBytes, end);
+    const size = keepSize ? this.sizeBytes : Math.max(this.sizeBytes, end);
     const eofBlock = blockOf(size);
     const eofAllocated = this.allocated.has(eofBlock) || (eofBlock >= blockOf(offsetBytes) && eofBlock <= blockOf(end - 1));
     return usage(this.allocated.count + this.allocated.countOutside(blockOf(offsetBytes), blockOf(end - 1)), size, eofAllocated);
