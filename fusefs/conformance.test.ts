@@ -1,11 +1,12 @@
 // Errno conformance on a real mount, call by call, for what storage engines meet and ext4 answers
 // (the values asserted are ext4's, checked by hand on the host's ext4): fallocate in every mode the
-// kernel passes to FUSE, sparse files charged by blocks, EFBIG past the largest file, ENAMETOOLONG
-// for a name over 255 bytes from every path call, and what a power cut keeps of an unsynced fallocate.
+// kernel passes to FUSE, sparse files charged by blocks, EFBIG past the largest file, fstat of an
+// open file after unlink, ENAMETOOLONG for a name over 255 bytes from every path call, and what a
+// power cut keeps of an unsynced fallocate.
 // fallocate runs through a small C caller (testing.ts): Node has no fallocate call.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
-  chmodSync, closeSync, fsyncSync, linkSync, mkdirSync, mkdtempSync, openSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, truncateSync,
+  chmodSync, closeSync, fstatSync, fsyncSync, linkSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, renameSync, rmdirSync, rmSync, statSync, truncateSync,
   unlinkSync, writeFileSync, writeSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -149,6 +150,34 @@ describe('sparse files and the largest file', () => {
   it('truncate to 999999999999999 bytes: EFBIG', () => {
     writeFileSync(join(mnt, 'f'), 'x');
     expect(errnoOf(() => truncateSync(join(mnt, 'f'), 999_999_999_999_999))).toBe('EFBIG');
+  });
+});
+
+describe('an open file after its last name is gone', () => {
+  it.each([
+    ['opened', (p: string) => {
+      writeFileSync(p, 'abc');
+      return openSync(p, 'r+');
+    }],
+    ['created', (p: string) => {
+      const fd = openSync(p, 'w+');
+      writeSync(fd, 'abc');
+      return fd;
+    }],
+  ])('fstat of a file %s, then unlinked: st_nlink 0, its size, and its data still readable', (_how, open) => {
+    const p = join(mnt, 'u');
+    const fd = open(p);
+    try {
+      unlinkSync(p);
+      const s = fstatSync(fd);
+      expect([s.nlink, s.size]).toEqual([0, 3]);
+      const buf = Buffer.alloc(3);
+      expect(readSync(fd, buf, 0, 3, 0)).toBe(3);
+      expect(buf.toString()).toBe('abc');
+      expect(errnoOf(() => statSync(p))).toBe('ENOENT');
+    } finally {
+      closeSync(fd);
+    }
   });
 });
 

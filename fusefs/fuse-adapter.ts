@@ -162,7 +162,14 @@ export function makeFuseOps(state: FsState, generation: number, ctx: RequestCont
       }
       query(cb, () => cb(0, path === MARK_DIR_PATH ? MARK_DIR_STAT : statOf(state.model.resolve(path))));
     },
-    fgetattr: (path, fd, cb) => query(cb, () => cb(0, statOf(inoOf(path, fd)))),
+    // By handle (fstat, also of an unlinked file). A handle a reset or crash forgot: by path, as
+    // libfuse would have asked without the binding's channel adding the handle; no path left: ENOENT.
+    fgetattr: (path, fd, cb) => query(cb, () => {
+      const h = state.handles.get(fd);
+      if (h) return cb(0, statOf(h.ino));
+      if (!path) throw new FsError(ENOENT, `fd ${fd}: no longer open, and its file has no name`);
+      cb(0, statOf(state.model.resolve(path)));
+    }),
     readdir: (path, cb) => query(cb, () => cb(0, state.model.readdir(path))),
     open: (path, _flags, cb) => query(cb, () => {
       const ino = state.model.resolve(path);
