@@ -130,16 +130,8 @@ export class GrowBuffer {
     const oldSize = this.sizeBytes;
     const allocated = src.allocated.clone();
     this.resize(keepBytes);
-    // Bytes move chunk by chunk; a hole (no chunk, or past a short one) is skipped: a gap reads as zeros.
-    for (let pos = fromBytes; pos < oldSize;) {
-      const i = Math.floor(pos / CHUNK_BYTES);
-      const base = i * CHUNK_BYTES;
-      const n = Math.min(base + CHUNK_BYTES, oldSize) - pos;
-      const c = src.chunks[i];
-      const have = c ? Math.max(0, Math.min(c.length - (pos - base), n)) : 0;
-      if (have > 0) this.writeBytes(pos - fromBytes + toBytes, c!.subarray(pos - base, pos - base + have), false);
-      pos += n;
-    }
+    // A hole is skipped, not written: past the size a gap reads as zeros, and takes no block.
+    this.copyFrom(src, fromBytes, oldSize, toBytes, false);
     this.resize(Math.max(keepBytes, oldSize + deltaBytes));
     // Allocation moves with the bytes: blocks of a collapsed range are gone, an inserted range is a hole.
     if (deltaBytes < 0) allocated.remove(blockOf(keepBytes), blockOf(fromBytes) - 1);
@@ -176,6 +168,11 @@ export class GrowBuffer {
 
   /** Copies [start, end) of `src` (clipped to its size) into the same range here. */
   copyRangeFrom(src: GrowBuffer, start: number, end: number): void {
+    this.copyFrom(src, start, end, start, true);
+  }
+
+  /** Copies [start, end) of `src` (clipped to its size) to `to` on here; its holes are written as zeros, or skipped. */
+  private copyFrom(src: GrowBuffer, start: number, end: number, to: number, zeroHoles: boolean): void {
     const stop = Math.min(end, src.size);
     for (let pos = start; pos < stop;) {
       const i = Math.floor(pos / CHUNK_BYTES);
@@ -184,8 +181,8 @@ export class GrowBuffer {
       const c = src.chunks[i];
       const have = c ? Math.max(0, Math.min(c.length - (pos - base), n)) : 0;
       // src's chunk may be owned by src (it may change later): copy, never keep it by reference.
-      if (have > 0) this.writeBytes(pos, c!.subarray(pos - base, pos - base + have), false);
-      if (have < n) this.writeBytes(pos + have, Buffer.alloc(n - have), false);
+      if (have > 0) this.writeBytes(pos - start + to, c!.subarray(pos - base, pos - base + have), false);
+      if (zeroHoles && have < n) this.writeBytes(pos - start + to + have, Buffer.alloc(n - have), false);
       pos += n;
     }
   }
