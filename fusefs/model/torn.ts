@@ -7,9 +7,10 @@
 //     touched it: it is as it was at some moment since the file's last fsync. A write touches the
 //     sectors it covers; a truncate that shrinks the file touches the sectors from its new size to
 //     its old one, which it zeroes. A fallocate (fallocate.ts) touches the sectors whose bytes it
-//     changes: a punch or a zeroing its range below the size, a collapse or an insert every sector from
-//     its offset to the file's end (the bytes there move); an allocation none (it changes the size and
-//     the allocated blocks only, as a truncate that grows does). Sectors are independent of each other (and of other files).
+//     changes: a punch or a zeroing its range below the size, a collapse or an insert every sector
+//     from its offset to the file's end (the bytes there move); an allocation none (it changes the
+//     size and the allocated blocks only, as a truncate that grows does). Sectors are independent
+//     of each other (and of other files).
 //   - the size is the durable size or the size after a prefix of the file's changes (in order), on
 //     its own: it may persist without the data (those bytes read as zeros) or the data without it.
 //   - bytes no kept change wrote read as their durable value, or as zeros past the durable size.
@@ -27,7 +28,6 @@ export interface TornStats {
   /** Writes kept only in part: some of their sectors persisted their bytes and some did not. */
   partialWrites: number;
 }
-
 
 /** One unsynced change of a file with what the rule needs: the sectors it touches and the size around it. */
 interface Change {
