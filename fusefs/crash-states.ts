@@ -103,9 +103,9 @@ export interface Hypothesis {
 export interface UnitChange {
   seq: number;
   op: number;
-  /** write, truncate; or the directory operation (create, mkdir, rename, unlink, link, ...). */
+  /** write, truncate, `fallocate KIND` (fallocate.ts); or the directory operation (create, mkdir, rename, unlink, link, ...). */
   kind: string;
-  /** A write's bytes [offset, offset + length); a truncate's size. */
+  /** A write's or fallocate's bytes [offset, offset + length); a truncate's size. */
   offset?: number;
   length?: number;
   /** A directory operation's entries in this directory: name -> what it named (null: removed). */

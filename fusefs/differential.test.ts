@@ -2,7 +2,9 @@
 // ordinary directory on the host's filesystem (ext4 here) give the same results (value or errno) and
 // the same metadata after every call: type, mode, owner, group, link count, size, device number,
 // which paths share an inode, and whether each inode's mtime and ctime changed (not the times
-// themselves). Calls run in two worker processes, one as root and one as an unprivileged user
+// themselves). The calls include fallocate in every mode FUSE passes on (mode 0, KEEP_SIZE,
+// PUNCH_HOLE, ZERO_RANGE with and without KEEP_SIZE, through a small C caller: testing.ts), holes
+// (writes past the end, punches), a truncate past the largest file, and a name over 255 bytes. Calls run in two worker processes, one as root and one as an unprivileged user
 // (uid/gid 65534), so permission checks are compared too: the test runs as root, and fails saying so
 // otherwise. No crash: the live view is a correct filesystem.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,7 +16,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { execa, type ResultPromise } from 'execa';
 import { startDaemon, type DaemonHandle } from '../src/harness/daemon-process.js';
-import { requireRoot } from './testing.js';
+import { buildFallocateCall, requireRoot } from './testing.js';
 
 const OTHER_ID = 65534; // nobody
 const WORKER_TIMEOUT_MS = 20_000;
@@ -27,6 +29,7 @@ const CALL_GAP_MS = 3;
 const WORKER = String.raw`
 const fs = require('fs'), net = require('net'), path = require('path'), crypto = require('crypto');
 const { execFileSync } = require('child_process');
+const FALLOCATE_CALL = process.argv[2];
 process.umask(0o022);
 const servers = [];
 function tool(file, args) {
@@ -57,6 +60,10 @@ async function apply(root, op) {
           if (op.sync) fs.fsyncSync(fd);
           return 'wrote ' + n;
         } finally { fs.closeSync(fd); }
+      }
+      case 'fallocate': {
+        if (special(p)) return 'special';
+        return execFileSync(FALLOCATE_CALL, [p, String(op.mode), String(op.off), String(op.len)], { timeout: 10000 }).toString().trim();
       }
       case 'append': if (special(p)) return 'special'; fs.appendFileSync(p, Buffer.alloc(op.len, op.fill)); return 'ok';
       case 'truncate': if (special(p)) return 'special'; fs.truncateSync(p, op.size); return 'ok';
@@ -119,9 +126,9 @@ class Worker {
   private readonly child: ResultPromise;
   private readonly waiting: ((line: string) => void)[] = [];
 
-  constructor(script: string, id: number | null) {
+  constructor(script: string, id: number | null, fallocateCall: string) {
     const ids = id === null ? {} : { uid: id, gid: id };
-    this.child = execa(process.execPath, [script], { ...ids, stdin: 'pipe', stdout: 'pipe', stderr: 'inherit', buffer: false, reject: false });
+    this.child = execa(process.execPath, [script, fallocateCall], { ...ids, stdin: 'pipe', stdout: 'pipe', stderr: 'inherit', buffer: false, reject: false });
     createInterface({ input: this.child.stdout! }).on('line', (line) => this.waiting.shift()?.(line));
   }
 
@@ -154,9 +161,10 @@ beforeAll(async () => {
   chmodSync(work, 0o755); // the unprivileged worker must reach both trees and its script
   const script = join(work, 'worker.cjs');
   writeFileSync(script, WORKER, { mode: 0o644 });
+  const fallocateCall = buildFallocateCall(work);
   d = await startDaemon({ mountpoint: join(work, 'mnt'), socketPath: join(work, 'ctl.sock') });
-  asRoot = new Worker(script, null);
-  asOther = new Worker(script, OTHER_ID);
+  asRoot = new Worker(script, null, fallocateCall);
+  asOther = new Worker(script, OTHER_ID, fallocateCall);
 });
 afterAll(async () => {
   await asRoot?.stop();
@@ -165,7 +173,13 @@ afterAll(async () => {
   if (work) await fsp.rm(work, { recursive: true, force: true });
 });
 
-const name = fc.constantFrom('a', 'b', 'd/a', 'd/b', 'd', 'e');
+const LONG_NAME = 'n'.repeat(256); // ENAMETOOLONG from every call
+const SHORT_NAMES = ['a', 'b', 'd/a', 'd/b', 'd', 'e'];
+const name = fc.constantFrom(...SHORT_NAMES, LONG_NAME);
+// bind cuts a socket's path at sun_path's 108 bytes, which the two trees' roots reach differently.
+const shortName = fc.constantFrom(...SHORT_NAMES);
+// fallocate's modes that FUSE passes on: 0, KEEP_SIZE, PUNCH_HOLE | KEEP_SIZE, ZERO_RANGE (| KEEP_SIZE).
+const fallocateModeArb = fc.constantFrom(0, 0x01, 0x03, 0x10, 0x11);
 const who = fc.constantFrom('root' as const, 'other' as const);
 const modeArb = fc.constantFrom(0o644, 0o600, 0o755, 0o777, 0o1777, 0o2777, 0o4755, 0o2755, 0o555, 0o000);
 const idArb = fc.constantFrom(-1, 0, OTHER_ID, 1234);
@@ -175,6 +189,7 @@ type Op = { as: 'root' | 'other' } & (
   | { t: 'write'; p: string; off: number; len: number; fill: number; sync: boolean }
   | { t: 'append'; p: string; len: number; fill: number }
   | { t: 'truncate'; p: string; size: number }
+  | { t: 'fallocate'; p: string; mode: number; off: number; len: number }
   | { t: 'mkdir' | 'chmod'; p: string; mode: number }
   | { t: 'rmdir' | 'unlink' | 'read' | 'readdir' | 'stat' | 'mkfifo' | 'mknod' | 'bind'; p: string }
   | { t: 'rename' | 'link' | 'symlink'; p: string; q: string }
@@ -183,8 +198,9 @@ type Op = { as: 'root' | 'other' } & (
 );
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ as: who, t: fc.constant('write' as const), p: name, off: fc.nat(300_000), len: fc.integer({ min: 0, max: 200_000 }), fill: fc.integer({ min: 1, max: 255 }), sync: fc.boolean() }),
+  fc.record({ as: who, t: fc.constant('fallocate' as const), p: name, mode: fallocateModeArb, off: fc.nat(300_000), len: fc.integer({ min: 1, max: 200_000 }) }),
   fc.record({ as: who, t: fc.constant('append' as const), p: name, len: fc.integer({ min: 1, max: 5000 }), fill: fc.integer({ min: 1, max: 255 }) }),
-  fc.record({ as: who, t: fc.constant('truncate' as const), p: name, size: fc.nat(400_000) }),
+  fc.record({ as: who, t: fc.constant('truncate' as const), p: name, size: fc.oneof({ weight: 9, arbitrary: fc.nat(400_000) }, { weight: 1, arbitrary: fc.constant(999_999_999_999_999) }) }),
   fc.record({ as: who, t: fc.constant('mkdir' as const), p: name, mode: fc.constantFrom(0o777, 0o755, 0o700, 0o2777) }),
   fc.record({ as: who, t: fc.constantFrom('rmdir' as const, 'unlink' as const, 'read' as const, 'readdir' as const, 'stat' as const), p: name }),
   fc.record({ as: who, t: fc.constantFrom('rename' as const, 'link' as const, 'symlink' as const), p: name, q: name }),
@@ -201,7 +217,8 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
       fc.tuple(fc.oneof(secondsArb, fc.constant<Time>('now')), fc.constant<Time>('omit')),
     ),
   }).map(({ times: [a, m], ...rest }) => ({ ...rest, a, m })),
-  fc.record({ as: who, t: fc.constantFrom('mkfifo' as const, 'mknod' as const, 'bind' as const), p: name }),
+  fc.record({ as: who, t: fc.constantFrom('mkfifo' as const, 'mknod' as const), p: name }),
+  fc.record({ as: who, t: fc.constant('bind' as const), p: shortName }),
 );
 
 /** Every sequence starts from a few files and directories of both users, so most calls meet something. */

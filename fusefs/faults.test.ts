@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { constants } from 'node:os';
 import { Faults } from './faults.js';
+import { GrowBuffer } from './model/grow-buffer.js';
 import { makeFuseOps, type FsState } from './fuse-adapter.js';
 import { FsModel } from './model/fs-model.js';
 import { RequestGate } from './request-gate.js';
@@ -56,20 +57,23 @@ describe('read faults', () => {
 });
 
 describe('the disk size', () => {
-  it('admits what fits in the free space; bytes within the file cost nothing; an armed enospc fault counts every byte', () => {
+  it('admits what fits in the free space; blocks the file holds cost nothing, holes nothing; an armed enospc fault counts every byte', () => {
     const f = new Faults(1_000);
-    expect(f.admitWrite(0, 600, 0, 0)).toBe(600);
-    expect(f.admitWrite(600, 600, 600, 600)).toBe(400); // short write up to the disk's size
-    expect(f.admitWrite(1_000, 1, 1_000, 1_000)).toBe(0);
-    expect(f.admitWrite(0, 1_000, 1_000, 1_000)).toBe(1_000); // an overwrite
-    expect(f.admitWrite(2_000, 1, 0, 0)).toBe(0); // the hole before it would not fit
-    expect(f.admitResize(1_000, 1_001, 1_000)).toBe(false);
-    expect(f.admitResize(1_000, 10, 1_000)).toBe(true);
+    const file = (bytes: number) => new GrowBuffer(Buffer.alloc(bytes, 1));
+    const usage = (g: GrowBuffer, offset: number) => (n: number) => g.usageAfterAllocating(offset, n);
+    expect(f.admitWrite(600, 0, usage(file(0), 0))).toBe(600);
+    expect(f.admitWrite(600, 600, usage(file(600), 600))).toBe(400); // short write up to the disk's size
+    expect(f.admitWrite(1, 1_000, usage(file(1_000), 1_000))).toBe(0);
+    expect(f.admitWrite(1_000, 1_000, usage(file(1_000), 0))).toBe(1_000); // an overwrite
+    expect(f.admitWrite(1, 0, usage(file(0), 2 ** 31 + 1))).toBe(1); // the hole before it is free
+    expect(f.admitAllocation(1_000, 1_001)).toBe(false);
+    expect(f.admitAllocation(1_000, 10)).toBe(true);
+    expect(f.admitAllocation(1_200, 1_100)).toBe(true); // freeing space fits even on an overfull disk
     f.add({ type: 'enospc', afterBytes: 10 });
-    expect(f.admitWrite(0, 600, 1_000, 1_000)).toBe(10);
-    expect(f.admitWrite(0, 5, 1_000, 1_000)).toBe(0);
+    expect(f.admitWrite(600, 1_000, usage(file(1_000), 0))).toBe(10);
+    expect(f.admitWrite(5, 1_000, usage(file(1_000), 0))).toBe(0);
     f.clear();
-    expect(f.admitWrite(0, 5, 1_000, 1_000)).toBe(5);
+    expect(f.admitWrite(5, 1_000, usage(file(1_000), 0))).toBe(5);
   });
 });
 
@@ -105,13 +109,37 @@ describe('the disk size through the adapter (no mount)', () => {
     const b = create('/b');
     expect(write(b, 0, 6_000)).toBe(4_000);
     expect(write(b, 4_000, 1)).toBe(ENOSPC);
-    expect(call('ftruncate', '', b, 4_001)[0]).toBe(ENOSPC);
+    expect(call('ftruncate', '', b, 40_001)[0]).toBe(0); // growing by truncate makes a hole: no space taken
+    expect(call('ftruncate', '', b, 4_000)[0]).toBe(0);
     expect(call('truncate', '/a', 1_000)[0]).toBe(0);
     expect(write(b, 4_000, 5_000)).toBe(5_000);
     expect(call('unlink', '/b')[0]).toBe(0);
     expect(state.model.liveDataBytes).toBe(1_000);
     const c = create('/c');
     expect(write(c, 0, 9_000)).toBe(9_000);
-    expect(call('truncate', '/c', 9_001)[0]).toBe(ENOSPC);
+    expect(call('truncate', '/c', 9_001)[0]).toBe(0);
+    expect(write(c, 9_001, 1)).toBe(ENOSPC); // but writing into the hole takes its block
+  });
+
+  it('a sparse file takes only the blocks written: one byte at 2 GiB + 1 on a 10 KB disk; EFBIG past the largest file', () => {
+    const { state, call, create, write } = adapter();
+    const fd = create('/sparse');
+    expect(write(fd, 2 ** 31 + 1, 1)).toBe(1);
+    expect(state.model.liveDataBytes).toBe(2);
+    expect(call('truncate', '/sparse', 999_999_999_999_999)[0]).toBe(-constants.errno.EFBIG);
+    expect(call('fgetattr', '', fd)[1]).toMatchObject({ size: 2 ** 31 + 2, blocks: 8 });
+  });
+
+  it('fallocate: ENOSPC when its blocks do not fit, all or nothing; a punched hole frees them; EOPNOTSUPP for what ext4 lacks', () => {
+    const { state, call, create } = adapter();
+    const fd = create('/f');
+    const fallocate = (mode: number, offset: number, length: number) => call('fallocate', '', fd, mode, offset, length)[0];
+    expect(fallocate(0, 0, 8_192)).toBe(0);
+    expect(fallocate(1, 8_192, 4_096)).toBe(ENOSPC); // KEEP_SIZE: 12 KiB on a 10 KB disk
+    expect(state.model.liveDataBytes).toBe(8_192);
+    expect(fallocate(3, 0, 4_096)).toBe(0); // PUNCH_HOLE | KEEP_SIZE
+    expect(state.model.liveDataBytes).toBe(4_096);
+    expect(fallocate(0x40, 0, 4_096)).toBe(-constants.errno.EOPNOTSUPP); // UNSHARE_RANGE
+    expect(state.model.stat(state.model.resolve('/f')).sizeBytes).toBe(8_192);
   });
 });

@@ -19,8 +19,8 @@ export class Faults {
   readHits = 0;
 
   /**
-   * `maxDataBytes` is the disk's size: a write or truncate that would make the named files' total
-   * size (FsModel.liveDataBytes) exceed it gets ENOSPC, whatever the faults.
+   * `maxDataBytes` is the disk's size: a write or fallocate that would make the blocks the named
+   * files hold (FsModel.liveDataBytes: holes are free) exceed it gets ENOSPC, whatever the faults.
    */
   constructor(private readonly maxDataBytes = DEFAULT_MAX_DATA_BYTES) {}
 
@@ -51,13 +51,25 @@ export class Faults {
   }
 
   /**
-   * How many of `lengthBytes` written at `offset` of a file of `fileBytes` fit before ENOSPC, with
-   * `usedBytes` of the disk taken: bytes within the file's size cost nothing, the size it grows by
-   * (a hole before `offset` included) takes free space; an armed enospc fault counts every byte written and its budget is consumed.
+   * How many of `lengthBytes` written at `offset` fit before ENOSPC, with `usedBytes` of the disk
+   * taken and `usageAfter(n)` the disk usage of the file after writing the first n of them
+   * (GrowBuffer.usageAfterWrite: blocks already allocated cost nothing, a hole before `offset` nothing
+   * either); an armed enospc fault counts every byte written and its budget is consumed.
    */
-  admitWrite(offset: number, lengthBytes: number, fileBytes: number, usedBytes: number): number {
-    const freeBytes = Math.max(0, this.maxDataBytes - usedBytes);
-    let admitted = Math.min(lengthBytes, Math.max(0, fileBytes + freeBytes - offset));
+  admitWrite(lengthBytes: number, usedBytes: number, usageAfter: (bytes: number) => number): number {
+    const room = this.maxDataBytes - usedBytes + usageAfter(0);
+    let admitted = lengthBytes;
+    if (usageAfter(lengthBytes) > room) {
+      // The longest prefix that fits (usage grows with the prefix): a short write, as a full disk gives.
+      let lo = 0;
+      let hi = lengthBytes;
+      while (lo < hi) {
+        const mid = Math.ceil((lo + hi) / 2);
+        if (usageAfter(mid) <= room) lo = mid;
+        else hi = mid - 1;
+      }
+      admitted = lo;
+    }
     for (const a of this.armed) {
       if (a.fault.type !== 'enospc') continue;
       admitted = Math.min(admitted, a.remaining);
@@ -66,9 +78,9 @@ export class Faults {
     return admitted;
   }
 
-  /** True if a file of `fileBytes` may be truncated to `toBytes` with `usedBytes` of the disk taken (shrinking always may). */
-  admitResize(fileBytes: number, toBytes: number, usedBytes: number): boolean {
-    return toBytes <= fileBytes || toBytes - fileBytes <= this.maxDataBytes - usedBytes;
+  /** True if a change taking the disk from `usedBytes` to `usedAfterBytes` fits (one that frees space always does): fallocate's check, all or nothing. */
+  admitAllocation(usedBytes: number, usedAfterBytes: number): boolean {
+    return usedAfterBytes <= usedBytes || usedAfterBytes <= this.maxDataBytes;
   }
 
   /**

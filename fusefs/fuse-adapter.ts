@@ -1,7 +1,8 @@
 // fuse-native operations -> the crash model, through the request gate (numbering, trace, crash
 // point) and the armed faults. One adapter per mount generation: after a crash the old
 // generation answers EIO to anything still arriving on the detached mount.
-import { UNCHANGED_ID, type FsModel, type Owner, type TimeSet } from './model/fs-model.js';
+import { MAX_FILE_BYTES, UNCHANGED_ID, type FsModel, type Owner, type TimeSet } from './model/fs-model.js';
+import { fallocateKind, type FallocateKind } from './model/fallocate.js';
 import type { SpecialKind } from './model/nodes.js';
 import { EBADF, EINVAL, EIO, ENOENT, ENOSPC, FsError } from './model/errno.js';
 import { UTIME_NOW_MS, UTIME_OMIT_MS } from './fuse-native-binding.js';
@@ -20,6 +21,8 @@ const MKNOD_KINDS = new Map<number, SpecialKind | 'file'>([
   [0, 'file'], [TYPE_BITS.file, 'file'], [TYPE_BITS.fifo, 'fifo'], [TYPE_BITS.socket, 'socket'],
   [TYPE_BITS.chardev, 'chardev'], [TYPE_BITS.blockdev, 'blockdev'],
 ]);
+/** The fallocate kinds that take blocks (the others free or move them). */
+const ALLOCATING: ReadonlySet<FallocateKind> = new Set(['allocate', 'allocate-keep-size', 'zero', 'zero-keep-size']);
 /** chown's -1 ("leave unchanged") as fuse-native delivers it: an unsigned 32-bit value. */
 const UNCHANGED_ID_U32 = 0xffffffff;
 
@@ -116,14 +119,26 @@ export function makeFuseOps(state: FsState, generation: number, ctx: RequestCont
     const s = state.model.stat(ino);
     return {
       mode: TYPE_BITS[s.kind] | s.mode, uid: s.uid, gid: s.gid, size: s.sizeBytes, nlink: s.nlink, ino: s.ino, rdev: s.rdev,
-      blksize: 4096, blocks: Math.ceil(s.sizeBytes / 512), mtime: s.mtimeMs, ctime: s.ctimeMs, atime: s.atimeMs,
+      blksize: 4096, blocks: s.allocatedBytes / 512, mtime: s.mtimeMs, ctime: s.ctimeMs, atime: s.atimeMs,
     };
   };
 
-  /** truncate and ftruncate: ENOSPC if the file would grow beyond the disk's free space. */
+  /** truncate and ftruncate: growing a file makes a hole, which takes no space (EFBIG past the largest file, from the model). */
   const resize = (ino: number, sizeBytes: number): number => {
-    if (!state.faults.admitResize(state.model.file(ino).live.size, sizeBytes, state.model.liveDataBytes)) return ENOSPC;
     state.model.truncate(ino, sizeBytes);
+    return 0;
+  };
+
+  /** fallocate: the model's errno first (as the kernel checks the mode before the space), then ENOSPC if its blocks do not fit, all or nothing. */
+  const fallocate = (ino: number, mode: number, offsetBytes: number, lengthBytes: number): number => {
+    const live = state.model.file(ino).live;
+    const kind = fallocateKind(mode, offsetBytes, lengthBytes, live.size, MAX_FILE_BYTES);
+    if (ALLOCATING.has(kind)) {
+      const used = state.model.liveDataBytes;
+      const after = used - live.usageBytes + live.usageAfterAllocating(offsetBytes, lengthBytes, kind.endsWith('keep-size'));
+      if (!state.faults.admitAllocation(used, after)) return ENOSPC;
+    }
+    state.model.fallocate(ino, mode, offsetBytes, lengthBytes);
     return 0;
   };
 
@@ -147,7 +162,14 @@ export function makeFuseOps(state: FsState, generation: number, ctx: RequestCont
       }
       query(cb, () => cb(0, path === MARK_DIR_PATH ? MARK_DIR_STAT : statOf(state.model.resolve(path))));
     },
-    fgetattr: (path, fd, cb) => query(cb, () => cb(0, statOf(inoOf(path, fd)))),
+    // By handle (fstat, also of an unlinked file). A handle a reset or crash forgot: by path, as
+    // libfuse would have asked without the binding's channel adding the handle; no path left: ENOENT.
+    fgetattr: (path, fd, cb) => query(cb, () => {
+      const h = state.handles.get(fd);
+      if (h) return cb(0, statOf(h.ino));
+      if (!path) throw new FsError(ENOENT, `fd ${fd}: no longer open, and its file has no name`);
+      cb(0, statOf(state.model.resolve(path)));
+    }),
     readdir: (path, cb) => query(cb, () => cb(0, state.model.readdir(path))),
     open: (path, _flags, cb) => query(cb, () => {
       const ino = state.model.resolve(path);
@@ -202,13 +224,17 @@ export function makeFuseOps(state: FsState, generation: number, ctx: RequestCont
       data.set(buf.length === len ? buf : buf.subarray(0, len));
       mutate(cb, { op: 0, kind: 'write', path: pathOf(path, fd), offset: pos, length: len, state: 'held' }, () => {
         const ino = inoOf(path, fd);
-        const admitted = state.faults.admitWrite(pos, len, state.model.file(ino).live.size, state.model.liveDataBytes);
+        const live = state.model.file(ino).live;
+        const admitted = state.faults.admitWrite(len, state.model.liveDataBytes, (n) => live.usageAfterAllocating(pos, n));
         if (admitted === 0 && len > 0) return ENOSPC;
         return state.model.write(ino, pos, admitted === len ? data : data.subarray(0, admitted));
       });
     },
     truncate: (path, size, cb) => mutate(cb, { op: 0, kind: 'truncate', path, length: size, state: 'held' }, () => resize(state.model.resolve(path), size)),
     ftruncate: (path, fd, size, cb) => mutate(cb, { op: 0, kind: 'truncate', path: pathOf(path, fd), length: size, state: 'held' }, () => resize(inoOf(path, fd), size)),
+    // The patched binding only (fuse-native-binding.ts). The kernel's FUSE passes KEEP_SIZE, PUNCH_HOLE
+    // and ZERO_RANGE on; it answers EOPNOTSUPP to COLLAPSE_RANGE and INSERT_RANGE itself.
+    fallocate: (path, fd, mode: number, offset: number, length: number, cb) => mutate(cb, { op: 0, kind: 'fallocate', path: pathOf(path, fd), offset, length, mode, state: 'held' }, () => fallocate(inoOf(path, fd), mode, offset, length)),
     fsync: (path, datasync, fd, cb) => {
       const p = pathOf(path, fd);
       syncRequest(cb, { op: 0, kind: 'fsync', path: p, datasync: !!datasync, state: 'held' }, (coversUpTo) => {

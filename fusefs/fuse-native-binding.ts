@@ -9,7 +9,17 @@
 //   - unmounting without a subprocess: fuse-native runs `sh -c "fusermount -uz MNT"`, a fork of the
 //     whole daemon (its cost grows with the daemon's memory and with the machine's load);
 //   - replacing a mount without a moment where its path shows the directory underneath:
-//     move_mount(2) with MOVE_MOUNT_BENEATH (Linux 6.5), then a lazy unmount of the old one on top.
+//     move_mount(2) with MOVE_MOUNT_BENEATH (Linux 6.5), then a lazy unmount of the old one on top;
+//   - fallocate (libfuse 2.9's fuse_operations has it; fuse-native 2.2.6 does not): without it the
+//     kernel answers EOPNOTSUPP to every fallocate and glibc's posix_fallocate writes zeros instead.
+//     The patch adds it as opcode 35 (FALLOCATE_OPCODE: the handler array and the implemented array
+//     grow to 36), with the arguments (path, fd, mode, offset low/high, length low/high);
+//   - fstat of an open file after its last name is gone: the kernel sends fstat as a GETATTR without
+//     the file handle, and libfuse 2.9 answers that by path, ENOENT once hard_remove dropped the
+//     path. The patch puts its own channel between libfuse and /dev/fuse (CHANNEL_C below) that
+//     remembers which handle each OPEN and CREATE gave which node (from the request and its reply)
+//     and adds the handle to a GETATTR that has none, so libfuse asks fgetattr, which the daemon
+//     answers by handle (st_nlink 0, as ext4).
 // The patch adds four fields at the end of the per-thread request buffer that the FUSE thread fills
 // from fuse_get_context() before handing the request to JavaScript (the buffer is the first argument
 // of every native handler), passes mtime, encodes UTIME_NOW/UTIME_OMIT, sets flag_utime_omit_ok and
@@ -33,7 +43,152 @@ export const UTIME_NOW_MS = 0xfffffffe * 2 ** 32;
 export const UTIME_OMIT_MS = 0xffffffff * 2 ** 32;
 
 const BUILD_TIMEOUT_MS = 120_000;
-const PATCH_VERSION = 4; // bump when the replacements below change
+const PATCH_VERSION = 6; // bump when the replacements below change
+/** The opcode the patch gives fallocate: after fuse-native's 35 (0..34), so the arrays grow to 36. */
+export const FALLOCATE_OPCODE = 35;
+export const PATCHED_OPCODE_COUNT = 36;
+
+/**
+ * The channel between libfuse and /dev/fuse (fstat of an unlinked open file, above). Reads and
+ * writes /dev/fuse as libfuse 2.9's own channel does (fuse_kern_chan_receive/send: the same retries
+ * and session exit); the fd stays the original channel's, which closes it at unmount.
+ */
+const CHANNEL_C = String.raw`
+// powercut: open handles by node, to give a GETATTR without a handle one (fstat after unlink). One
+// table per mount: node ids are libfuse's, numbered afresh by each mount.
+#define PC_MAX_OPEN 4096
+typedef struct { uint64_t nodeid; uint64_t fh; uint64_t unique; int state; } pc_open_t; // state: 0 free, 1 awaiting its reply, 2 open
+typedef struct {
+  pc_open_t open[PC_MAX_OPEN];
+  int used; // entries [0, used) may be in use
+  pthread_mutex_t lock;
+} pc_table_t;
+
+static void pc_seen_request (pc_table_t *t, char *buf, size_t len) {
+  struct fuse_in_header *in = (struct fuse_in_header *) buf;
+  if (len < sizeof(*in)) return;
+  pc_open_t *pc_open = t->open;
+  pthread_mutex_lock(&t->lock);
+  if (in->opcode == FUSE_OPEN || in->opcode == FUSE_CREATE) {
+    for (int i = 0; i < PC_MAX_OPEN; i++) {
+      if (pc_open[i].state != 0) continue;
+      pc_open[i].state = 1;
+      pc_open[i].unique = in->unique;
+      pc_open[i].nodeid = in->opcode == FUSE_OPEN ? in->nodeid : 0; // CREATE: the reply names the node
+      if (i >= t->used) t->used = i + 1;
+      break;
+    }
+  } else if (in->opcode == FUSE_RELEASE && len >= sizeof(*in) + sizeof(struct fuse_release_in)) {
+    uint64_t fh = ((struct fuse_release_in *) (in + 1))->fh;
+    for (int i = 0; i < t->used; i++) {
+      if (pc_open[i].state == 2 && pc_open[i].nodeid == in->nodeid && pc_open[i].fh == fh) { pc_open[i].state = 0; break; }
+    }
+    while (t->used > 0 && pc_open[t->used - 1].state == 0) t->used--;
+  } else if (in->opcode == FUSE_GETATTR && len >= sizeof(*in) + sizeof(struct fuse_getattr_in)) {
+    struct fuse_getattr_in *arg = (struct fuse_getattr_in *) (in + 1);
+    if (!(arg->getattr_flags & FUSE_GETATTR_FH)) {
+      for (int i = 0; i < t->used; i++) {
+        if (pc_open[i].state == 2 && pc_open[i].nodeid == in->nodeid) {
+          arg->getattr_flags |= FUSE_GETATTR_FH;
+          arg->fh = pc_open[i].fh;
+          break;
+        }
+      }
+    }
+  }
+  pthread_mutex_unlock(&t->lock);
+}
+
+static void pc_seen_reply (pc_table_t *t, const struct iovec iov[], size_t count) {
+  // The header and, for an OPEN or CREATE, what follows it: at most an entry and an open reply.
+  char head[sizeof(struct fuse_out_header) + sizeof(struct fuse_entry_out) + sizeof(struct fuse_open_out)];
+  size_t have = 0;
+  for (size_t k = 0; k < count && have < sizeof(head); k++) {
+    size_t n = iov[k].iov_len < sizeof(head) - have ? iov[k].iov_len : sizeof(head) - have;
+    memcpy(head + have, iov[k].iov_base, n);
+    have += n;
+  }
+  if (have < sizeof(struct fuse_out_header)) return;
+  struct fuse_out_header *out = (struct fuse_out_header *) head;
+  if (out->unique == 0) return; // a notification
+  pc_open_t *pc_open = t->open;
+  pthread_mutex_lock(&t->lock);
+  for (int i = 0; i < t->used; i++) {
+    if (pc_open[i].state != 1 || pc_open[i].unique != out->unique) continue;
+    size_t body = have - sizeof(*out);
+    if (out->error != 0) pc_open[i].state = 0;
+    else if (pc_open[i].nodeid != 0 && body >= sizeof(struct fuse_open_out)) {
+      pc_open[i].fh = ((struct fuse_open_out *) (out + 1))->fh;
+      pc_open[i].state = 2;
+    } else if (pc_open[i].nodeid == 0 && body >= sizeof(struct fuse_entry_out) + sizeof(struct fuse_open_out)) {
+      pc_open[i].nodeid = ((struct fuse_entry_out *) (out + 1))->nodeid;
+      pc_open[i].fh = ((struct fuse_open_out *) ((char *) (out + 1) + sizeof(struct fuse_entry_out)))->fh;
+      pc_open[i].state = 2;
+    } else pc_open[i].state = 0; // a reply shaped otherwise (an older protocol): not tracked
+    break;
+  }
+  pthread_mutex_unlock(&t->lock);
+}
+
+static int pc_chan_receive (struct fuse_chan **chp, char *buf, size_t size) {
+  struct fuse_chan *ch = *chp;
+  struct fuse_session *se = fuse_chan_session(ch);
+  ssize_t res;
+restart:
+  res = read(fuse_chan_fd(ch), buf, size);
+  int err = errno;
+  if (fuse_session_exited(se)) return 0;
+  if (res == -1) {
+    if (err == ENOENT) goto restart; // the request was interrupted
+    if (err == ENODEV) { fuse_session_exit(se); return 0; } // unmounted
+    if (err != EINTR && err != EAGAIN) perror("fuse: reading device");
+    return -err;
+  }
+  if ((size_t) res < sizeof(struct fuse_in_header)) { fprintf(stderr, "short read on fuse device\n"); return -EIO; }
+  pc_seen_request((pc_table_t *) fuse_chan_data(ch), buf, (size_t) res);
+  return (int) res;
+}
+
+static int pc_chan_send (struct fuse_chan *ch, const struct iovec iov[], size_t count) {
+  if (!iov) return 0;
+  pc_seen_reply((pc_table_t *) fuse_chan_data(ch), iov, count);
+  ssize_t res = writev(fuse_chan_fd(ch), iov, count);
+  int err = errno;
+  if (res == -1) {
+    if (!fuse_session_exited(fuse_chan_session(ch)) && err != ENOENT) perror("fuse: writing device");
+    return -err;
+  }
+  return 0;
+}
+
+static void pc_chan_destroy (struct fuse_chan *ch) {
+  // The fd belongs to the original channel: fuse_unmount closes it.
+  pc_table_t *t = (pc_table_t *) fuse_chan_data(ch);
+  pthread_mutex_destroy(&t->lock);
+  free(t);
+}
+
+static struct fuse_chan_ops pc_chan_ops = { .receive = pc_chan_receive, .send = pc_chan_send, .destroy = pc_chan_destroy };
+
+// Puts the channel in the session in place of libfuse's own (kept for fuse_unmount); leaves it if that fails.
+static void pc_wrap_chan (struct fuse *fuse) {
+  struct fuse_session *se = fuse_get_session(fuse);
+  struct fuse_chan *orig = fuse_session_next_chan(se, NULL);
+  if (orig == NULL) return;
+  pc_table_t *t = calloc(1, sizeof(pc_table_t));
+  if (t == NULL) return;
+  pthread_mutex_init(&t->lock, NULL);
+  struct fuse_chan *wrap = fuse_chan_new(&pc_chan_ops, fuse_chan_fd(orig), fuse_chan_bufsize(orig), t);
+  if (wrap == NULL) {
+    pthread_mutex_destroy(&t->lock);
+    free(t);
+    return;
+  }
+  fuse_session_remove_chan(orig);
+  fuse_session_add_chan(se, wrap);
+}
+
+`;
 
 /**
  * Each [anchor, replacement] must match exactly once (with 'all': at least once, every match
@@ -96,6 +251,33 @@ const REPLACEMENTS: [string, string, 'all'?][] = [
   ['  struct fuse_operations ops = { };\n', '  struct fuse_operations ops = { };\n  ops.flag_utime_omit_ok = 1;\n  ops.flag_nullpath_ok = 1;\n'],
   ['  NAPI_EXPORT_FUNCTION(fuse_native_unmount)\n', '  NAPI_EXPORT_FUNCTION(fuse_native_unmount)\n  NAPI_EXPORT_FUNCTION(powercut_umount2)\n  NAPI_EXPORT_FUNCTION(powercut_move_mount)\n'],
   ['napi_create_string_utf8(env, l->path, NAPI_AUTO_LENGTH,', 'napi_create_string_utf8(env, l->path ? l->path : "", NAPI_AUTO_LENGTH,', 'all'],
+  // fallocate: opcode 35, one more handler slot, the method, its export and its registration.
+  ['static const uint32_t op_rmdir = 33;\n', `static const uint32_t op_rmdir = 33;\nstatic const uint32_t op_fallocate = ${FALLOCATE_OPCODE};\n`],
+  ['  napi_ref handlers[35];\n', `  napi_ref handlers[${PATCHED_OPCODE_COUNT}];\n`],
+  ['  for (int i = 0; i < 35; i++) {\n', `  for (int i = 0; i < ${PATCHED_OPCODE_COUNT}; i++) {\n`],
+  [
+    'static void fuse_native_dispatch_init (',
+    '// powercut: fallocate(path, fd, mode, offset, length); the length travels in l->len (an off_t fits a size_t here).\n'
+      + 'FUSE_METHOD_VOID(fallocate, 7, 0, (const char *path, int mode, off_t offset, off_t length, struct fuse_file_info *info), {\n'
+      + '  l->path = path;\n  l->mode = mode;\n  l->offset = offset;\n  l->len = length;\n  l->info = info;\n'
+      + '}, {\n'
+      + '  napi_create_string_utf8(env, l->path ? l->path : "", NAPI_AUTO_LENGTH, &(argv[2]));\n'
+      + '  napi_create_uint32(env, l->info != NULL ? l->info->fh : 0, &(argv[3]));\n'
+      + '  napi_create_uint32(env, l->mode, &(argv[4]));\n'
+      + '  FUSE_UINT64_TO_INTS_ARGV(l->offset, 5)\n'
+      + '  FUSE_UINT64_TO_INTS_ARGV(l->len, 7)\n'
+      + '})\n\n'
+      + 'static void fuse_native_dispatch_init (',
+  ],
+  ['  if (implemented[op_rmdir]) ops.rmdir = fuse_native_rmdir;\n', '  if (implemented[op_rmdir]) ops.rmdir = fuse_native_rmdir;\n  if (implemented[op_fallocate]) ops.fallocate = fuse_native_fallocate;\n'],
+  ['  NAPI_EXPORT_FUNCTION(fuse_native_signal_rmdir)\n', '  NAPI_EXPORT_FUNCTION(fuse_native_signal_rmdir)\n  NAPI_EXPORT_FUNCTION(fuse_native_signal_fallocate)\n'],
+  ['  NAPI_EXPORT_UINT32(op_rmdir)\n', '  NAPI_EXPORT_UINT32(op_rmdir)\n  NAPI_EXPORT_UINT32(op_fallocate)\n'],
+  // The channel that gives fstat after unlink its handle (CHANNEL_C).
+  ['#include <fuse_lowlevel.h>\n', '#include <fuse_lowlevel.h>\n#include <fuse_kernel.h>\n#include <sys/uio.h>\n'],
+  [
+    'static void* start_fuse_thread (void *data) {\n  fuse_thread_t *ft = (fuse_thread_t *) data;\n  fuse_loop_mt(ft->fuse);\n',
+    CHANNEL_C + 'static void* start_fuse_thread (void *data) {\n  fuse_thread_t *ft = (fuse_thread_t *) data;\n  pc_wrap_chan(ft->fuse);\n  fuse_loop_mt(ft->fuse);\n',
+  ],
 ];
 
 /** The native module fuse-native's index.js uses (the same object): what powercut calls directly. */

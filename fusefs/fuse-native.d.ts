@@ -14,6 +14,8 @@ declare module 'fuse-native' {
     static unmount(mountpoint: string, cb: Callback): void;
     /** Internal: one function per opcode, called by the binding with the request's thread buffer first. */
     protected _makeHandlerArray(): (NativeHandler | undefined)[];
+    /** Internal: which opcodes have a handler, one uint32 flag per opcode, as the native mount reads them. */
+    protected _getImplementedArray(): Uint32Array;
     /** Internal (nanoresource): unmounts; 2.2.6 runs `fusermount -uz` through a shell, then fuse_native_unmount. */
     protected _close(cb: Callback): void;
   }

@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makeFuseOps, type Caller, type FsState, type RequestContext } from './fuse-adapter.js';
-import { CALLER_FIELDS_BYTES, CALLER_MAGIC, loadFuseNative } from './fuse-native-binding.js';
+import { CALLER_FIELDS_BYTES, CALLER_MAGIC, FALLOCATE_OPCODE, PATCHED_OPCODE_COUNT, loadFuseNative } from './fuse-native-binding.js';
 import { processOwner } from './model/fs-model.js';
 import { EINVAL, EIO, EPERM } from './model/errno.js';
 
@@ -118,6 +118,16 @@ function makeFuseClass() {
       cb(null);
     }
 
+    /** fuse-native knows 35 opcodes; the patched binding reads 36 flags, the last one fallocate's. */
+    protected override _getImplementedArray(): Uint32Array {
+      const stock = super._getImplementedArray();
+      if (!patched) return stock;
+      const flags = new Uint32Array(PATCHED_OPCODE_COUNT);
+      flags.set(stock);
+      flags[FALLOCATE_OPCODE] = this.ops.fallocate ? 1 : 0;
+      return flags;
+    }
+
     protected override _makeHandlerArray() {
       const handlers = super._makeHandlerArray();
       const self = this;
@@ -189,6 +199,14 @@ function makeFuseClass() {
         self.requestBuffer = l;
         ops.create(path, mode, (r: number, fd?: number) => sigCreate(l, r, fd ?? 0));
       };
+      // fallocate exists only in the patched binding (fuse-native has no handler of its own for it).
+      const sigFallocate = b.fuse_native_signal_fallocate;
+      if (patched && sigFallocate && ops.fallocate) {
+        handlers[FALLOCATE_OPCODE] = (l: Buffer, _op: number, path: string, fd: number, mode: number, offLo: number, offHi: number, lenLo: number, lenHi: number) => {
+          self.requestBuffer = l;
+          ops.fallocate(path, fd, mode, offLo + offHi * 4294967296, lenLo + lenHi * 4294967296, (r: number) => sigFallocate(l, r));
+        };
+      }
       return handlers;
     }
   };

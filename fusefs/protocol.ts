@@ -14,7 +14,7 @@ export const MARK_DIR_NAME = '.powercut';
 
 /** Mutating request kinds, numbered from 1 since mount (or since `reset`). */
 export const MUTATING_KINDS = [
-  'write', 'truncate', 'create', 'mkdir', 'mknod', 'symlink', 'link', 'unlink', 'rmdir',
+  'write', 'truncate', 'fallocate', 'create', 'mkdir', 'mknod', 'symlink', 'link', 'unlink', 'rmdir',
   'rename', 'setattr', 'fsync', 'fsyncdir',
 ] as const;
 export type MutatingKind = (typeof MUTATING_KINDS)[number];
@@ -42,9 +42,9 @@ export interface TraceEntry {
   path: string;
   path2?: string; // rename/link target, symlink target
   offset?: number;
-  length?: number; // bytes for write, new size for truncate
+  length?: number; // bytes for write and fallocate, new size for truncate
   datasync?: boolean;
-  mode?: number;
+  mode?: number; // permission bits for create, mkdir, mknod and setattr; fallocate's mode flags
   /** The node whose mount got it (0-based), when the daemon serves a cluster; absent for one node. */
   node?: number;
   /** 0 or a negative errno; absent while the request is held at a crash point. */

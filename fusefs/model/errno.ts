@@ -15,6 +15,7 @@ export const EPERM = -e.EPERM;
 export const ENAMETOOLONG = -e.ENAMETOOLONG;
 export const EFBIG = -e.EFBIG;
 export const EXDEV = -e.EXDEV;
+export const EOPNOTSUPP = -e.EOPNOTSUPP;
 
 /** A filesystem-level failure: the request is answered with `errno` (negative). */
 export class FsError extends Error {

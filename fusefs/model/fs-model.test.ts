@@ -1,11 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { FsModel, ROOT_INO, UNCHANGED_ID } from './fs-model.js';
+import { FsModel, MAX_FILE_BYTES, ROOT_INO, UNCHANGED_ID } from './fs-model.js';
 import { EINVAL, ENOENT, ENOTEMPTY, FsError } from './errno.js';
+import { FALLOC_FL_COLLAPSE_RANGE, FALLOC_FL_INSERT_RANGE, FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE, FALLOC_FL_ZERO_RANGE, fallocateKind } from './fallocate.js';
+import { appliedPlain } from './plain-file.js';
 
 import type { FsTree } from './nodes.js';
 import { tornFile } from './torn.js';
-import { GrowBuffer } from './grow-buffer.js';
+import { BLOCK_BYTES, GrowBuffer } from './grow-buffer.js';
 import { Prng } from './prng.js';
 import type { CrashPolicy } from '../protocol.js';
 
@@ -159,6 +161,7 @@ type Op =
   | { t: 'create'; p: string }
   | { t: 'write'; p: string; off: number; len: number }
   | { t: 'truncate'; p: string; size: number }
+  | { t: 'fallocate'; p: string; mode: number; off: number; len: number }
   | { t: 'fsync'; p: string }
   | { t: 'fsyncdir'; p: string }
   | { t: 'rename'; p: string; q: string }
@@ -171,6 +174,8 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ t: fc.constant('create' as const), p: path }),
   { arbitrary: fc.record({ t: fc.constant('write' as const), p: path, off: fc.nat(3000), len: fc.integer({ min: 1, max: 1500 }) }), weight: 3 },
   fc.record({ t: fc.constant('truncate' as const), p: path, size: fc.nat(4000) }),
+  fc.record({ t: fc.constant('fallocate' as const), p: path, mode: fc.constantFrom(0, FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, FALLOC_FL_ZERO_RANGE, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE), off: fc.nat(9000), len: fc.integer({ min: 1, max: 9000 }) }),
+  fc.record({ t: fc.constant('fallocate' as const), p: path, mode: fc.constantFrom(FALLOC_FL_COLLAPSE_RANGE, FALLOC_FL_INSERT_RANGE), off: fc.constantFrom(0, BLOCK_BYTES), len: fc.constantFrom(BLOCK_BYTES, 2 * BLOCK_BYTES) }),
   { arbitrary: fc.record({ t: fc.constant('fsync' as const), p: path }), weight: 2 },
   { arbitrary: fc.record({ t: fc.constant('fsyncdir' as const), p: fc.constantFrom(...DIRS) }), weight: 2 },
   fc.record({ t: fc.constant('rename' as const), p: path, q: path }),
@@ -189,6 +194,7 @@ function applyAll(m: FsModel, ops: Op[]): { op: Op; fill: number }[] {
         case 'create': return m.create(op.p, 0o644);
         case 'write': return m.write(m.resolve(op.p), op.off, Buffer.alloc(op.len, fill));
         case 'truncate': return m.truncate(m.resolve(op.p), op.size);
+        case 'fallocate': return m.fallocate(m.resolve(op.p), op.mode, op.off, op.len);
         case 'fsync': case 'fsyncdir': return m.fsync(m.resolve(op.p));
         case 'rename': return m.rename(op.p, op.q);
         case 'unlink': return m.unlink(op.p);
@@ -258,6 +264,11 @@ class Reference {
         const next = Buffer.alloc(op.size);
         f.live.copy(next, 0, 0, Math.min(op.size, f.live.length));
         f.live = next;
+        return;
+      }
+      case 'fallocate': {
+        const f = this.file(this.lookup(op.p));
+        f.live = appliedPlain(f.live, { type: 'fallocate', kind: fallocateKind(op.mode, op.off, op.len, f.live.length, MAX_FILE_BYTES), offset: op.off, length: op.len });
         return;
       }
       case 'fsync': case 'fsyncdir': {

@@ -1,5 +1,6 @@
 // The pure crash model (docs/design.md, "Crash semantics"): path operations on inodes with live and
 // durable state, and `crash(policy, seed)`. No I/O, no FUSE; failures throw FsError with a negative errno.
+import { applyFallocate, fallocateKind } from './fallocate.js';
 import { GrowBuffer } from './grow-buffer.js';
 import {
   EEXIST, EFBIG, EINVAL, EISDIR, ENAMETOOLONG, ENOENT, ENOTDIR, ENOTEMPTY, EPERM, FsError,
@@ -10,8 +11,10 @@ import { chosenFile, type TornStats } from './torn.js';
 import type { CrashPolicy, CrashStateId, ProbeUnit } from '../crash-states.js';
 
 export const ROOT_INO = 1;
-const MAX_FILE_BYTES = 2 ** 34; // 16 GiB: beyond this a write is a bug in the workload, not a test
-const MAX_NAME_BYTES = 255;
+/** The largest file (EFBIG beyond): 16 GiB, where ext4's is 16 TiB; beyond this a write is a bug in the workload, not a test. */
+export const MAX_FILE_BYTES = 2 ** 34;
+/** The longest name (ENAMETOOLONG beyond), as ext4's. */
+export const MAX_NAME_BYTES = 255;
 
 const S_ISUID = 0o4000;
 const S_ISGID = 0o2000;
@@ -34,6 +37,8 @@ export interface NodeStat {
   uid: number;
   gid: number;
   sizeBytes: number;
+  /** Disk blocks it holds, in bytes (st_blocks * 512): a file's allocated blocks, a directory's one. */
+  allocatedBytes: number;
   nlink: number;
   rdev: number;
   atimeMs: number;
@@ -58,7 +63,7 @@ export class FsModel {
   private journal: JournalOp[] = [];
   /** Numbers changes across all files and directories (PendingFileOp.seq, JournalOp.seq). */
   private changeSeq = 0;
-  /** The live size of every file that has a name, summed: kept up to date by each change, never walked for. */
+  /** The disk usage (GrowBuffer.usageBytes: allocated blocks) of every live file that has a name, summed: kept up to date by each change, never walked for. */
   private namedBytes = 0;
 
   constructor(private now: () => number = Date.now, private readonly defaultOwner: Owner = processOwner()) {
@@ -73,6 +78,8 @@ export class FsModel {
     let ino = ROOT_INO;
     for (const name of splitPath(path)) {
       const dir = this.nodes.get(ino)!;
+      // ext4 refuses a long name before it looks: ENAMETOOLONG, not ENOENT (the kernel's lookup asks here first).
+      if (name.length > MAX_NAME_BYTES / 3 && Buffer.byteLength(name) > MAX_NAME_BYTES) throw new FsError(ENAMETOOLONG, `${path}: name too long`);
       if (dir.kind !== 'dir') throw new FsError(ENOTDIR, `${path}: a path component is not a directory`);
       const child = dir.live.get(name);
       if (child === undefined) throw new FsError(ENOENT, `${path}: no such file or directory`);
@@ -97,17 +104,20 @@ export class FsModel {
   stat(ino: number): NodeStat {
     const n = this.node(ino);
     let sizeBytes = 0;
+    let allocatedBytes = 0;
     let nlink = n.nlink;
     let rdev = 0;
-    if (n.kind === 'file') sizeBytes = n.live.size;
-    else if (n.kind === 'dir') {
-      sizeBytes = 4096;
+    if (n.kind === 'file') {
+      sizeBytes = n.live.size;
+      allocatedBytes = n.live.allocatedBytes;
+    } else if (n.kind === 'dir') {
+      sizeBytes = allocatedBytes = 4096;
       // Its name and its own "." while named (the root always is), plus each subdirectory's "..".
       nlink = n.nlink > 0 || ino === ROOT_INO ? 2 + n.subdirs : 0;
     } else if (n.kind === 'symlink') sizeBytes = Buffer.byteLength(n.target);
     else rdev = n.rdev;
     return {
-      ino, kind: n.kind, mode: n.mode, uid: n.uid, gid: n.gid, sizeBytes, nlink, rdev,
+      ino, kind: n.kind, mode: n.mode, uid: n.uid, gid: n.gid, sizeBytes, allocatedBytes, nlink, rdev,
       atimeMs: n.atimeMs, mtimeMs: n.mtimeMs, ctimeMs: n.ctimeMs,
     };
   }
@@ -217,8 +227,9 @@ export class FsModel {
     if (offset + data.length > MAX_FILE_BYTES) throw new FsError(EFBIG, `write beyond ${MAX_FILE_BYTES} bytes`);
     const kept = Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.length);
     const before = f.live.size;
+    const usedBefore = f.nlink > 0 ? f.live.usageBytes : 0;
     f.live.write(offset, kept);
-    if (f.nlink > 0) this.namedBytes += f.live.size - before;
+    if (f.nlink > 0) this.namedBytes += f.live.usageBytes - usedBefore;
     f.pending.push({ type: 'write', offset, data: kept, seq: ++this.changeSeq });
     f.mtimeMs = f.ctimeMs = this.now();
     this.changedInode(f, f.live.size !== before);
@@ -240,12 +251,30 @@ export class FsModel {
     const f = this.file(ino);
     if (sizeBytes < 0) throw new FsError(EINVAL, `truncate to negative size ${sizeBytes}`);
     if (sizeBytes > MAX_FILE_BYTES) throw new FsError(EFBIG, `truncate beyond ${MAX_FILE_BYTES} bytes`);
-    if (f.nlink > 0) this.namedBytes += sizeBytes - f.live.size;
+    const usedBefore = f.nlink > 0 ? f.live.usageBytes : 0;
     const sizeChanged = f.live.size !== sizeBytes;
     f.live.resize(sizeBytes);
+    if (f.nlink > 0) this.namedBytes += f.live.usageBytes - usedBefore;
     f.pending.push({ type: 'truncate', sizeBytes, seq: ++this.changeSeq });
     f.mtimeMs = f.ctimeMs = this.now();
     this.changedInode(f, sizeChanged);
+  }
+
+  /**
+   * fallocate(2) with `mode`'s flags on [offsetBytes, offsetBytes + lengthBytes) (fallocate.ts): an
+   * unsynced change like a write or a truncate, which a power cut keeps or loses as its policy does.
+   */
+  fallocate(ino: number, mode: number, offsetBytes: number, lengthBytes: number): void {
+    const f = this.file(ino);
+    const kind = fallocateKind(mode, offsetBytes, lengthBytes, f.live.size, MAX_FILE_BYTES);
+    const sizeBefore = f.live.size;
+    const usedBefore = f.nlink > 0 ? f.live.usageBytes : 0;
+    applyFallocate(f.live, kind, offsetBytes, lengthBytes);
+    if (f.nlink > 0) this.namedBytes += f.live.usageBytes - usedBefore;
+    f.pending.push({ type: 'fallocate', kind, offset: offsetBytes, length: lengthBytes, seq: ++this.changeSeq });
+    // Every mode changes mtime and ctime on ext4 (file_modified), an allocation too.
+    f.mtimeMs = f.ctimeMs = this.now();
+    this.changedInode(f, f.live.size !== sizeBefore);
   }
 
   // ---- attributes: change only live metadata (permission checks are the kernel's, default_permissions) ----
@@ -339,9 +368,10 @@ export class FsModel {
   }
 
   /**
-   * Bytes in live files that have a name: what a disk holds (the daemon's --max-data-bytes bounds
-   * it). Overwrites within a file's size add nothing; unlinking a file's last name and truncating free.
-   * A file open after its last name is gone is not counted (the model cannot see handles).
+   * Disk space the live files that have a name take (the daemon's --max-data-bytes bounds it): the
+   * blocks holding their data (GrowBuffer.usageBytes), not their sizes, so holes are free. Overwrites
+   * add nothing; unlinking a file's last name, truncating and punching holes free. A file open after
+   * its last name is gone is not counted (the model cannot see handles).
    */
   get liveDataBytes(): number {
     return this.namedBytes;
@@ -490,14 +520,18 @@ export class FsModel {
       const expected = links.get(n.ino) ?? 0;
       if (n.nlink !== expected) fail(`inode ${n.ino} has nlink ${n.nlink} but ${expected} live entries name it`);
       if (n.kind !== 'file') continue;
-      if (n.nlink > 0) named += n.live.size;
+      if (n.nlink > 0) named += n.live.usageBytes;
       let seq = 0;
       for (const p of n.pending) {
         if (p.seq <= seq || p.seq > this.changeSeq) fail(`file ${n.ino}'s pending changes are out of order (seq ${p.seq} after ${seq}, ${this.changeSeq} changes so far)`);
         seq = p.seq;
       }
-      if (!n.dropped && !chosenFile(n.durable, n.pending, { kind: 'all' }).equals(n.live)) {
-        fail(`file ${n.ino}'s live bytes (${n.live.size}) are not its durable bytes (${n.durable.size}) plus its ${n.pending.length} pending changes`);
+      if (!n.dropped) {
+        const whole = chosenFile(n.durable, n.pending, { kind: 'all' });
+        if (!whole.equals(n.live)) fail(`file ${n.ino}'s live bytes (${n.live.size}) are not its durable bytes (${n.durable.size}) plus its ${n.pending.length} pending changes`);
+        if (JSON.stringify(whole.allocatedBlocks()) !== JSON.stringify(n.live.allocatedBlocks())) {
+          fail(`file ${n.ino}'s allocated blocks ${JSON.stringify(n.live.allocatedBlocks())} are not those of its durable version plus its ${n.pending.length} pending changes (${JSON.stringify(whole.allocatedBlocks())})`);
+        }
       }
     }
     if (named !== this.namedBytes) fail(`named bytes are ${this.namedBytes} but the named files hold ${named}`);
@@ -704,6 +738,12 @@ export class FsModel {
     }
     // After a failed fsync live also holds changes that can never become durable: only the pending
     // ones are saved. Bytes untouched since the last fsync already equal live, except where a truncate cut them.
+    if (n.pending.some((p) => p.type === 'fallocate')) {
+      // A collapse or insert moves bytes no write touched: durable plus the pending changes, in order.
+      n.durable = chosenFile(n.durable, n.pending, { kind: 'all' });
+      n.pending = [];
+      return;
+    }
     let cutBytes = Infinity;
     for (const p of n.pending) if (p.type === 'truncate') cutBytes = Math.min(cutBytes, p.sizeBytes);
     if (cutBytes < n.durable.size) n.durable.resize(cutBytes);
@@ -765,7 +805,7 @@ export class FsModel {
       if (old !== undefined) {
         const o = this.node(old);
         o.nlink--;
-        if (o.kind === 'file' && o.nlink === 0) this.namedBytes -= o.live.size;
+        if (o.kind === 'file' && o.nlink === 0) this.namedBytes -= o.live.usageBytes;
         o.ctimeMs = t;
         this.changedInode(o);
         if (o.kind === 'dir') dir.subdirs--;
@@ -775,7 +815,7 @@ export class FsModel {
         dir.live.set(c.name, c.ino);
         const child = this.node(c.ino);
         child.nlink++;
-        if (child.kind === 'file' && child.nlink === 1) this.namedBytes += child.live.size;
+        if (child.kind === 'file' && child.nlink === 1) this.namedBytes += child.live.usageBytes;
         if (c.ino !== created) {
           child.ctimeMs = t;
           this.changedInode(child);
@@ -812,7 +852,7 @@ export class FsModel {
       }
     }
     this.namedBytes = 0;
-    for (const n of this.nodes.values()) if (n.kind === 'file' && n.nlink > 0) this.namedBytes += n.live.size;
+    for (const n of this.nodes.values()) if (n.kind === 'file' && n.nlink > 0) this.namedBytes += n.live.usageBytes;
   }
 }
 

@@ -3,7 +3,7 @@
 // buffer handed to write() is ever changed afterwards.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { CHUNK_BYTES, GrowBuffer } from './grow-buffer.js';
+import { BLOCK_BYTES, CHUNK_BYTES, GrowBuffer } from './grow-buffer.js';
 
 const C = CHUNK_BYTES;
 const POINTS = [0, 1, 63, 64, 65, 200, C - 1, C, C + 1, C + 100, 2 * C - 3, 2 * C, 3 * C + 7];
@@ -89,5 +89,97 @@ describe('GrowBuffer', () => {
     expect(data[1]).toBe(5);
     expect(g.byteAt(1)).toBe(5);
     expect(h.byteAt(1)).toBe(9);
+  });
+});
+
+// ---- allocated blocks: what the disk charges (fallocate, holes) ----
+
+describe('GrowBuffer allocated blocks against a plain reference (bytes and a set of block numbers)', () => {
+  const B = BLOCK_BYTES;
+  const AT = [0, 1, B - 1, B, B + 7, 3 * B, C - 5, C, C + B, 2 * C + 3];
+  const LEN = [1, 100, B, B + 1, 3 * B, C, C + B + 9];
+  const ALIGNED = [0, B, 2 * B, C, C + B];
+  type AllocOp =
+    | { t: 'write' | 'allocate' | 'punch' | 'zero' | 'zero-keep'; at: number; len: number }
+    | { t: 'resize'; size: number }
+    | { t: 'collapse' | 'insert'; at: number; len: number };
+  const allocOpArb: fc.Arbitrary<AllocOp> = fc.oneof(
+    fc.record({ t: fc.constantFrom('write' as const, 'allocate' as const, 'punch' as const, 'zero' as const, 'zero-keep' as const), at: fc.constantFrom(...AT), len: fc.constantFrom(...LEN) }),
+    fc.record({ t: fc.constant('resize' as const), size: fc.constantFrom(...AT) }),
+    fc.record({ t: fc.constantFrom('collapse' as const, 'insert' as const), at: fc.constantFrom(...ALIGNED), len: fc.constantFrom(B, 2 * B, C) }),
+  );
+  const blocksOf = (a: number, end: number) => Array.from({ length: Math.max(0, Math.ceil(end / B) - Math.floor(a / B)) }, (_, i) => Math.floor(a / B) + i);
+
+  it('every operation leaves the bytes and the allocated blocks the reference computes, and usage follows from them', () => {
+    fc.assert(
+      fc.property(fc.array(allocOpArb, { maxLength: 20 }), (ops) => {
+        const g = new GrowBuffer();
+        let bytes: Buffer = Buffer.alloc(0);
+        let blocks = new Set<number>();
+        for (const op of ops) {
+          if (op.t === 'resize') {
+            g.resize(op.size);
+            // Shrinking frees the blocks past the new size (preallocated ones too); growing makes a hole.
+            if (op.size < bytes.length) blocks = new Set([...blocks].filter((b) => b < Math.ceil(op.size / B)));
+            bytes = resized(bytes, op.size);
+          } else if (op.t === 'collapse' || op.t === 'insert') {
+            if (op.at >= bytes.length || (op.t === 'collapse' && op.at + op.len >= bytes.length)) continue; // ext4 refuses these
+            if (op.t === 'collapse') {
+              g.collapse(op.at, op.len);
+              bytes = Buffer.concat([bytes.subarray(0, op.at), bytes.subarray(op.at + op.len)]);
+              const first = op.at / B;
+              const n = op.len / B;
+              blocks = new Set([...blocks].filter((b) => b < first || b >= first + n).map((b) => (b >= first + n ? b - n : b)));
+            } else {
+              g.insert(op.at, op.len);
+              bytes = Buffer.concat([bytes.subarray(0, op.at), Buffer.alloc(op.len), bytes.subarray(op.at)]);
+              blocks = new Set([...blocks].map((b) => (b >= op.at / B ? b + op.len / B : b)));
+            }
+          } else {
+            const end = op.at + op.len;
+            if (op.t === 'write') {
+              const data = Buffer.alloc(op.len, (op.at % 250) + 1);
+              g.write(op.at, data);
+              bytes = resized(bytes, Math.max(bytes.length, end));
+              data.copy(bytes, op.at);
+            } else if (op.t === 'allocate') {
+              g.allocate(op.at, end);
+            } else if (op.t === 'punch') {
+              g.punch(op.at, end);
+              bytes.fill(0, Math.min(op.at, bytes.length), Math.min(end, bytes.length));
+              for (let b = Math.ceil(op.at / B); b < Math.floor(end / B); b++) blocks.delete(b);
+              continue;
+            } else {
+              g.zero(op.at, end, op.t === 'zero-keep');
+              if (op.t === 'zero') bytes = resized(bytes, Math.max(bytes.length, end));
+              bytes.fill(0, Math.min(op.at, bytes.length), Math.min(end, bytes.length));
+            }
+            for (const b of blocksOf(op.at, end)) blocks.add(b);
+          }
+        }
+        expect(g.toBuffer().equals(bytes), 'the bytes').toBe(true); // (toEqual compares byte by byte: slow on these sizes)
+        const runs = g.allocatedBlocks().flatMap(([a, b]) => Array.from({ length: b - a + 1 }, (_, i) => a + i));
+        expect(runs).toEqual([...blocks].sort((x, y) => x - y));
+        const tail = bytes.length % B;
+        const eofBlock = Math.floor(bytes.length / B);
+        expect(g.usageBytes).toBe(blocks.size * B - (tail !== 0 && blocks.has(eofBlock) ? B - tail : 0));
+        expect(g.allocatedBytes).toBe(blocks.size * B);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('usageAfterAllocating foretells the usage a write or an allocation leaves', () => {
+    fc.assert(
+      fc.property(fc.array(allocOpArb, { maxLength: 8 }), fc.constantFrom(...AT), fc.constantFrom(0, ...LEN), fc.boolean(), (ops, at, len, keepSize) => {
+        const g = new GrowBuffer();
+        for (const op of ops) if (op.t === 'write') g.write(op.at, Buffer.alloc(op.len, 1)); else if (op.t === 'resize') g.resize(op.size); else if (op.t === 'punch') g.punch(op.at, op.at + op.len);
+        const foretold = g.usageAfterAllocating(at, len, keepSize);
+        if (keepSize) g.allocate(at, at + len);
+        else if (len > 0) g.write(at, Buffer.alloc(len, 2));
+        expect(g.usageBytes).toBe(foretold);
+      }),
+      { numRuns: 300 },
+    );
   });
 });

@@ -10,16 +10,28 @@
 //   - a byte at or past S may hold anything (stale bytes after a truncate, unused capacity);
 //   - a chunk is changed in place only where owned[i] is set: no other GrowBuffer, pending write or
 //     recording holds it. clone() clears ownership on both sides; the next change copies the chunk.
+//
+// Apart from the bytes, a version knows which 4096-byte blocks are allocated (what a disk charges,
+// FsModel.liveDataBytes): every block a write touched, those fallocate allocated, none a hole
+// (truncating up, writing past the end, punching) left. Truncating down frees the blocks past the size.
+
+import { RunSet, type Run } from './run-set.js';
 
 /** Bytes per chunk: a copy-on-write copy costs at most this much (a 64 KiB memcpy is a few microseconds). */
 export const CHUNK_BYTES = 64 * 1024;
 /** The first allocation of a small file; chunk 0 then doubles up to CHUNK_BYTES. */
 const MIN_CAPACITY = 64;
+/** The allocation unit a disk charges (ext4's block size, statfs's bsize). */
+export const BLOCK_BYTES = 4096;
+
+const blockOf = (offsetBytes: number) => Math.floor(offsetBytes / BLOCK_BYTES);
 
 export class GrowBuffer {
   private chunks: (Buffer | null)[] = [];
   private owned: boolean[] = [];
   private sizeBytes = 0;
+  /** Allocated block numbers (BLOCK_BYTES each), also past the size (fallocate with KEEP_SIZE). */
+  private allocated = new RunSet();
 
   constructor(initial?: Uint8Array) {
     if (initial && initial.length > 0) this.writeBytes(0, initial, false);
@@ -29,7 +41,7 @@ export class GrowBuffer {
     return this.sizeBytes;
   }
 
-  /** Sets the size; bytes that become visible by growing read as zeros. */
+  /** Sets the size; bytes that become visible by growing read as zeros (a hole: nothing allocated). Shrinking frees the blocks past it. */
   resize(sizeBytes: number): void {
     if (sizeBytes > this.sizeBytes) this.grow(sizeBytes, sizeBytes);
     else if (sizeBytes < this.sizeBytes) {
@@ -37,6 +49,112 @@ export class GrowBuffer {
       this.chunks.length = keep;
       this.owned.length = keep;
       this.sizeBytes = sizeBytes;
+      this.allocated.removeFrom(Math.ceil(sizeBytes / BLOCK_BYTES));
+    }
+  }
+
+  // ---- allocation (what fallocate changes besides bytes) ----
+
+  /** Blocks allocated, as disk space: each a whole block, but the block holding the end of the file only up to the size. */
+  get usageBytes(): number {
+    return usage(this.allocated.count, this.sizeBytes, this.allocated.has(blockOf(this.sizeBytes)));
+  }
+
+  /** Whole allocated blocks in bytes (st_blocks: the block holding the end counts whole). */
+  get allocatedBytes(): number {
+    return this.allocated.count * BLOCK_BYTES;
+  }
+
+  /**
+   * What usageBytes would be after allocating [offsetBytes, offsetBytes + lengthBytes) (nothing
+   * changes): by a write, or a fallocate that allocates; the size grows to the range's end unless `keepSize`.
+   */
+  usageAfterAllocating(offsetBytes: number, lengthBytes: number, keepSize = false): number {
+    if (lengthBytes === 0) return this.usageBytes;
+    const end = offsetBytes + lengthBytes;
+    const size = keepSize ? this.sizeBytes : Math.max(this.sizeBytes, end);
+    const eofBlock = blockOf(size);
+    const eofAllocated = this.allocated.has(eofBlock) || (eofBlock >= blockOf(offsetBytes) && eofBlock <= blockOf(end - 1));
+    return usage(this.allocated.count + this.allocated.countOutside(blockOf(offsetBytes), blockOf(end - 1)), size, eofAllocated);
+  }
+
+  /** Allocated blocks in runs (tests, the invariant checks). */
+  allocatedBlocks(): readonly Run[] {
+    return this.allocated.toArray();
+  }
+
+  /** Allocates the blocks [startBytes, endBytes) touches; bytes and size stay. */
+  allocate(startBytes: number, endBytes: number): void {
+    if (endBytes > startBytes) this.allocated.add(blockOf(startBytes), blockOf(endBytes - 1));
+  }
+
+  /**
+   * Bytes [startBytes, endBytes) below the size read as zeros from now on, and the blocks wholly
+   * inside are freed (fallocate PUNCH_HOLE; the size stays).
+   */
+  punch(startBytes: number, endBytes: number): void {
+    this.clear(startBytes, endBytes);
+    this.allocated.remove(Math.ceil(startBytes / BLOCK_BYTES), blockOf(endBytes) - 1);
+  }
+
+  /** Bytes [startBytes, endBytes) read as zeros, allocated (fallocate ZERO_RANGE); the size grows to endBytes unless `keepSize`. */
+  zero(startBytes: number, endBytes: number, keepSize: boolean): void {
+    if (!keepSize && endBytes > this.sizeBytes) this.grow(endBytes, endBytes);
+    this.clear(startBytes, endBytes);
+    this.allocate(startBytes, endBytes);
+  }
+
+  /**
+   * Removes [offsetBytes, offsetBytes + lengthBytes), the rest moving down (fallocate COLLAPSE_RANGE;
+   * block-aligned). Of a range reaching past the end only what the file has goes (fallocate.ts, sizeAfterFallocate).
+   */
+  collapse(offsetBytes: number, lengthBytes: number): void {
+    if (offsetBytes >= this.sizeBytes) return;
+    if (offsetBytes + lengthBytes >= this.sizeBytes) this.resize(offsetBytes);
+    else this.shift(offsetBytes, offsetBytes + lengthBytes, offsetBytes, -lengthBytes);
+  }
+
+  /** Inserts a hole of `lengthBytes` at `offsetBytes` (at the end if past it), the rest moving up (fallocate INSERT_RANGE; block-aligned). */
+  insert(offsetBytes: number, lengthBytes: number): void {
+    if (offsetBytes >= this.sizeBytes) this.resize(this.sizeBytes + lengthBytes);
+    else this.shift(offsetBytes, offsetBytes, offsetBytes + lengthBytes, lengthBytes);
+  }
+
+  /**
+   * Keeps [0, keepBytes), then the bytes from `fromBytes` on at `toBytes` (a gap reads as zeros),
+   * blocks and their allocation alike; `deltaBytes` = toBytes - fromBytes, a multiple of BLOCK_BYTES.
+   */
+  private shift(keepBytes: number, fromBytes: number, toBytes: number, deltaBytes: number): void {
+    if (keepBytes % BLOCK_BYTES !== 0 || deltaBytes % BLOCK_BYTES !== 0) throw new Error(`invariant: a shift moves whole blocks (keep ${keepBytes}, by ${deltaBytes})`);
+    const src = this.clone();
+    const oldSize = this.sizeBytes;
+    const allocated = src.allocated.clone();
+    this.resize(keepBytes);
+    // A hole is skipped, not written: past the size a gap reads as zeros, and takes no block.
+    this.copyFrom(src, fromBytes, oldSize, toBytes, false);
+    this.resize(Math.max(keepBytes, oldSize + deltaBytes));
+    // Allocation moves with the bytes: blocks of a collapsed range are gone, an inserted range is a hole.
+    if (deltaBytes < 0) allocated.remove(blockOf(keepBytes), blockOf(fromBytes) - 1);
+    allocated.shiftFrom(blockOf(fromBytes), deltaBytes / BLOCK_BYTES);
+    this.allocated = allocated;
+  }
+
+  /** Bytes [startBytes, min(endBytes, size)) read as zeros: whole chunks dropped, the rest zero-filled. */
+  private clear(startBytes: number, endBytes: number): void {
+    const stop = Math.min(endBytes, this.sizeBytes);
+    for (let pos = startBytes; pos < stop;) {
+      const i = Math.floor(pos / CHUNK_BYTES);
+      const base = i * CHUNK_BYTES;
+      const to = Math.min(CHUNK_BYTES, stop - base);
+      if (pos === base && to === CHUNK_BYTES) {
+        this.chunks[i] = null;
+        this.owned[i] = false;
+      } else if (this.chunks[i]) {
+        const c = this.chunks[i]!;
+        // Bytes past a short chunk already read as zeros.
+        if (pos - base < c.length) this.writable(i, pos - base, Math.min(to, c.length)).fill(0, pos - base, Math.min(to, c.length));
+      }
+      pos = base + to;
     }
   }
 
@@ -50,6 +168,11 @@ export class GrowBuffer {
 
   /** Copies [start, end) of `src` (clipped to its size) into the same range here. */
   copyRangeFrom(src: GrowBuffer, start: number, end: number): void {
+    this.copyFrom(src, start, end, start, true);
+  }
+
+  /** Copies [start, end) of `src` (clipped to its size) to `to` on here; its holes are written as zeros, or skipped. */
+  private copyFrom(src: GrowBuffer, start: number, end: number, to: number, zeroHoles: boolean): void {
     const stop = Math.min(end, src.size);
     for (let pos = start; pos < stop;) {
       const i = Math.floor(pos / CHUNK_BYTES);
@@ -58,8 +181,8 @@ export class GrowBuffer {
       const c = src.chunks[i];
       const have = c ? Math.max(0, Math.min(c.length - (pos - base), n)) : 0;
       // src's chunk may be owned by src (it may change later): copy, never keep it by reference.
-      if (have > 0) this.writeBytes(pos, c!.subarray(pos - base, pos - base + have), false);
-      if (have < n) this.writeBytes(pos + have, Buffer.alloc(n - have), false);
+      if (have > 0) this.writeBytes(pos - start + to, c!.subarray(pos - base, pos - base + have), false);
+      if (zeroHoles && have < n) this.writeBytes(pos - start + to + have, Buffer.alloc(n - have), false);
       pos += n;
     }
   }
@@ -115,6 +238,7 @@ export class GrowBuffer {
     g.owned = new Array<boolean>(this.chunks.length).fill(false);
     this.owned.fill(false);
     g.sizeBytes = this.sizeBytes;
+    g.allocated = this.allocated.clone();
     return g;
   }
 
@@ -135,6 +259,7 @@ export class GrowBuffer {
   private writeBytes(offset: number, data: Uint8Array, mayKeep: boolean): void {
     const end = offset + data.length;
     if (end > this.sizeBytes) this.grow(end, offset);
+    if (data.length > 0) this.allocated.add(blockOf(offset), blockOf(end - 1));
     for (let pos = offset; pos < end;) {
       const i = Math.floor(pos / CHUNK_BYTES);
       const base = i * CHUNK_BYTES;
@@ -202,4 +327,10 @@ export class GrowBuffer {
     }
     this.sizeBytes = newSize;
   }
+}
+
+/** Disk usage of `blocks` allocated blocks of a file of `sizeBytes`, the block holding its end allocated or not. */
+function usage(blocks: number, sizeBytes: number, eofBlockAllocated: boolean): number {
+  const tail = sizeBytes % BLOCK_BYTES;
+  return blocks * BLOCK_BYTES - (tail !== 0 && eofBlockAllocated ? BLOCK_BYTES - tail : 0);
 }

@@ -1,6 +1,7 @@
 // Inode shapes of the crash model: each carries a live state (what running processes see) and a
 // durable state (what survives a power cut). docs/design.md, "Crash semantics".
 import { GrowBuffer } from './grow-buffer.js';
+import type { FallocateKind } from './fallocate.js';
 
 /**
  * A change to a file since its last fsync, in order; kept so `torn` can persist a part of it.
@@ -8,7 +9,8 @@ import { GrowBuffer } from './grow-buffer.js';
  */
 export type PendingFileOp =
   | { type: 'write'; offset: number; data: Buffer; seq: number }
-  | { type: 'truncate'; sizeBytes: number; seq: number };
+  | { type: 'truncate'; sizeBytes: number; seq: number }
+  | { type: 'fallocate'; kind: FallocateKind; offset: number; length: number; seq: number };
 
 /** An inode's attributes other than its content and names: what chmod, chown and utimens change. */
 export interface Meta {

@@ -6,7 +6,7 @@ import { FsModel, type Owner } from './fs-model.js';
 /** The model's changing methods; everything else only reads. */
 export const RECORDED_METHODS = [
   'create', 'mkdir', 'symlink', 'mknod', 'link', 'unlink', 'rmdir', 'rename',
-  'write', 'truncate', 'chmod', 'chown', 'utimens', 'fsync', 'fdatasync', 'dropUnsynced',
+  'write', 'truncate', 'fallocate', 'chmod', 'chown', 'utimens', 'fsync', 'fdatasync', 'dropUnsynced',
 ] as const;
 export type RecordedMethod = (typeof RECORDED_METHODS)[number];
 

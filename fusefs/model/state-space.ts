@@ -227,7 +227,9 @@ export class StateSpace {
         kind: 'file', ino: f.ino, path: pathOf(f.ino),
         changes: f.pending.map((p) => (p.type === 'write'
           ? { seq: p.seq, op: opOf(p.seq), kind: 'write', offset: p.offset, length: p.data.length }
-          : { seq: p.seq, op: opOf(p.seq), kind: 'truncate', length: p.sizeBytes })),
+          : p.type === 'truncate'
+            ? { seq: p.seq, op: opOf(p.seq), kind: 'truncate', length: p.sizeBytes }
+            : { seq: p.seq, op: opOf(p.seq), kind: `fallocate ${p.kind}`, offset: p.offset, length: p.length })),
         syncedLater: syncedLater(f.ino),
       });
     }

@@ -6,15 +6,21 @@
 //   - each sector holds its durable bytes plus a prefix, in time order, of the unsynced changes that
 //     touched it: it is as it was at some moment since the file's last fsync. A write touches the
 //     sectors it covers; a truncate that shrinks the file touches the sectors from its new size to
-//     its old one, which it zeroes. Sectors are independent of each other (and of other files).
+//     its old one, which it zeroes. A fallocate (fallocate.ts) touches the sectors whose bytes it
+//     changes: a punch or a zeroing its range below the size, a collapse or an insert every sector
+//     from its offset to the file's end (the bytes there move); an allocation none (it changes the
+//     size and the allocated blocks only, as a truncate that grows does). Sectors are independent
+//     of each other (and of other files).
 //   - the size is the durable size or the size after a prefix of the file's changes (in order), on
 //     its own: it may persist without the data (those bytes read as zeros) or the data without it.
 //   - bytes no kept change wrote read as their durable value, or as zeros past the durable size.
 // Both the random cut (`tornFile`) and the exhaustive outcomes (`chosenFile`) only pick the prefix
 // of each sector and of the size; `materialize` builds the file from those picks.
+import { applyFallocate, fallocateBytes, sizeAfterFallocate } from './fallocate.js';
 import { CHUNK_BYTES, GrowBuffer } from './grow-buffer.js';
 import type { JournalOp, PendingFileOp } from './nodes.js';
 import type { Prng } from './prng.js';
+import { RunSet, type Run } from './run-set.js';
 
 export const SECTOR_BYTES = 512;
 
@@ -22,9 +28,6 @@ export interface TornStats {
   /** Writes kept only in part: some of their sectors persisted their bytes and some did not. */
   partialWrites: number;
 }
-
-/** Sectors first..last (inclusive); empty when first > last. */
-type Run = [first: number, last: number];
 
 /** One unsynced change of a file with what the rule needs: the sectors it touches and the size around it. */
 interface Change {
@@ -40,14 +43,19 @@ function changesOf(durable: GrowBuffer, pending: readonly PendingFileOp[]): Chan
   return pending.map((op) => {
     const sizeBefore = size;
     let sectors: Run = [1, 0];
+    const touch = (start: number, end: number) => {
+      if (end > start) sectors = [Math.floor(start / SECTOR_BYTES), Math.floor((end - 1) / SECTOR_BYTES)];
+    };
     if (op.type === 'write') {
-      const end = op.offset + op.data.length;
-      if (op.data.length > 0) sectors = [Math.floor(op.offset / SECTOR_BYTES), Math.floor((end - 1) / SECTOR_BYTES)];
-      size = Math.max(size, end); // as GrowBuffer.write grows
-    } else {
+      touch(op.offset, op.offset + op.data.length);
+      size = Math.max(size, op.offset + op.data.length); // as GrowBuffer.write grows
+    } else if (op.type === 'truncate') {
       // Bytes [sizeBytes, sizeBefore) read as zeros from now on; bytes past sizeBefore already did.
-      if (op.sizeBytes < sizeBefore) sectors = [Math.floor(op.sizeBytes / SECTOR_BYTES), Math.floor((sizeBefore - 1) / SECTOR_BYTES)];
+      touch(op.sizeBytes, sizeBefore);
       size = op.sizeBytes;
+    } else {
+      touch(...fallocateBytes(op.kind, op.offset, op.length, sizeBefore));
+      size = sizeAfterFallocate(op.kind, op.offset, op.length, sizeBefore);
     }
     return { op, sectors, sizeBefore, sizeAfter: size };
   });
@@ -58,22 +66,46 @@ const ZEROS = Buffer.alloc(CHUNK_BYTES); // never changed: GrowBuffer may keep i
 /**
  * The file the picks describe: `kept[i]` are the sectors in which change i persisted (per sector, a
  * prefix of the changes touching it), `sizeAfter` how many changes the size went through (0 = durable).
+ * A write or truncate writes its own bytes into its kept sectors. A fallocate kept in all its
+ * sectors on a file that so far kept everything applies as it did live; otherwise each of its kept
+ * sectors takes its bytes from the file as it was just after it (`moment`: durable plus every change
+ * up to it), since a shifted sector's bytes come from other sectors. An allocation's blocks persist
+ * with its size.
  */
 function materialize(durable: GrowBuffer, changes: readonly Change[], kept: readonly Run[][], sizeAfter: number, stats?: TornStats): GrowBuffer {
   const out = durable.clone(); // bytes past out.size read as zeros
+  // The file just after the change being applied (durable plus every change up to it): only where a fallocate may need it.
+  const moment = changes.some((c) => c.op.type === 'fallocate') ? durable.clone() : null;
+  let exact = true; // out holds every change so far in every sector
   changes.forEach((c, i) => {
     const runs = kept[i];
     const count = runs.reduce((n, [a, b]) => n + b - a + 1, 0);
-    if (stats && c.op.type === 'write' && count > 0 && count < c.sectors[1] - c.sectors[0] + 1) stats.partialWrites++;
+    const whole = count === (isEmpty(c.sectors) ? 0 : c.sectors[1] - c.sectors[0] + 1);
+    if (stats && c.op.type === 'write' && count > 0 && !whole) stats.partialWrites++;
+    const op = c.op;
+    if (moment) applyChange(moment, op);
+    if (op.type === 'fallocate') {
+      const allocation = op.kind === 'allocate' || op.kind === 'allocate-keep-size';
+      if (allocation) {
+        if (i < sizeAfter) applyFallocate(out, op.kind, op.offset, op.length);
+      } else if (exact && whole) applyFallocate(out, op.kind, op.offset, op.length);
+      else {
+        const [start, end] = fallocateBytes(op.kind, op.offset, op.length, c.sizeBefore);
+        for (const [a, b] of runs) takeMoment(out, moment!, Math.max(start, a * SECTOR_BYTES), Math.min(end, (b + 1) * SECTOR_BYTES));
+      }
+      exact &&= whole;
+      return;
+    }
+    exact &&= whole;
     for (const [a, b] of runs) {
-      if (c.op.type === 'write') {
-        const start = c.op.offset;
+      if (op.type === 'write') {
+        const start = op.offset;
         const from = Math.max(start, a * SECTOR_BYTES);
-        const to = Math.min(start + c.op.data.length, (b + 1) * SECTOR_BYTES);
-        out.write(from, c.op.data.subarray(from - start, to - start));
+        const to = Math.min(start + op.data.length, (b + 1) * SECTOR_BYTES);
+        out.write(from, op.data.subarray(from - start, to - start));
         continue;
       }
-      const from = Math.max(c.op.sizeBytes, a * SECTOR_BYTES);
+      const from = Math.max(op.sizeBytes, a * SECTOR_BYTES);
       const to = Math.min(c.sizeBefore, (b + 1) * SECTOR_BYTES, out.size);
       if (from >= to) continue;
       if (to === out.size) out.resize(from); // nothing of the file lies past: cut it there
@@ -84,48 +116,20 @@ function materialize(durable: GrowBuffer, changes: readonly Change[], kept: read
   return out;
 }
 
-/** Sets of sectors as sorted, disjoint, non-adjacent runs. */
-class SectorSet {
-  private runs: Run[] = [];
+/** Applies one change to `file` as it happened live. */
+function applyChange(file: GrowBuffer, op: PendingFileOp): void {
+  if (op.type === 'write') file.write(op.offset, op.data);
+  else if (op.type === 'truncate') file.resize(op.sizeBytes);
+  else applyFallocate(file, op.kind, op.offset, op.length);
+}
 
-  /** The index of the first run ending at or after sector `s`. */
-  private from(s: number): number {
-    let lo = 0;
-    let hi = this.runs.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.runs[mid][1] < s) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  }
-
-  add(a: number, b: number): void {
-    if (a > b) return;
-    // Runs that overlap or touch [a, b] merge with it.
-    const lo = this.from(a - 1);
-    let hi = lo;
-    while (hi < this.runs.length && this.runs[hi][0] <= b + 1) {
-      a = Math.min(a, this.runs[hi][0]);
-      b = Math.max(b, this.runs[hi][1]);
-      hi++;
-    }
-    this.runs.splice(lo, hi - lo, [a, b]);
-  }
-
-  /** The runs of [a, b] not in the set. */
-  outside(a: number, b: number): Run[] {
-    const out: Run[] = [];
-    let next = a;
-    for (let i = this.from(a); i < this.runs.length && next <= b; i++) {
-      const [x, y] = this.runs[i];
-      if (x > b) break;
-      if (x > next) out.push([next, x - 1]);
-      next = y + 1;
-    }
-    if (next <= b) out.push([next, b]);
-    return out;
-  }
+/** Bytes [from, to) of `out` := those of `moment` (zeros past its size). */
+function takeMoment(out: GrowBuffer, moment: GrowBuffer, from: number, to: number): void {
+  if (from >= to) return;
+  out.copyRangeFrom(moment, from, to);
+  // copyRangeFrom stops at moment's size: past it the moment reads zeros, and so must out (below its own size).
+  const zeroTo = Math.min(to, out.size);
+  for (let p = Math.max(from, moment.size); p < zeroTo; p += CHUNK_BYTES) out.write(p, ZEROS.subarray(0, Math.min(CHUNK_BYTES, zeroTo - p)));
 }
 
 function isEmpty(r: Run): boolean {
@@ -142,7 +146,7 @@ function isEmpty(r: Run): boolean {
  */
 export function tornFile(durable: GrowBuffer, pending: readonly PendingFileOp[], prng: Prng, stats?: TornStats): GrowBuffer {
   const changes = changesOf(durable, pending);
-  const stopped = new SectorSet(); // sectors that missed a change
+  const stopped = new RunSet(); // sectors that missed a change
   const kept: Run[][] = [];
   let sizeAfter = 0;
   let sizeMoving = true;
@@ -151,7 +155,10 @@ export function tornFile(durable: GrowBuffer, pending: readonly PendingFileOp[],
     const open = isEmpty(c.sectors) ? [] : stopped.outside(first, last);
     let runs: Run[] = [];
     let sizePersists: boolean;
-    if (c.op.type === 'truncate') {
+    // A truncate, an allocation, a collapse or an insert persists in all its open sectors or in none;
+    // a punch or a zeroing, like a write, sector by sector.
+    const allOrNothing = c.op.type === 'truncate' || (c.op.type === 'fallocate' && !['punch', 'zero', 'zero-keep-size'].includes(c.op.kind));
+    if (allOrNothing) {
       sizePersists = prng.coin();
       if (sizePersists) runs = open;
       else stopped.add(first, last);
@@ -218,7 +225,7 @@ export function chosenFile(durable: GrowBuffer, pending: readonly PendingFileOp[
     });
     return materialize(durable, changes, kept, k + 1, stats);
   }
-  const without = new SectorSet();
+  const without = new RunSet();
   without.add(ka, kb);
   const kept = changes.map((c, i): Run[] => (i < k ? all(c) : isEmpty(c.sectors) ? [] : without.outside(c.sectors[0], c.sectors[1])));
   const sizeChanges = changes.map((c, i) => (c.sizeAfter !== c.sizeBefore ? i : -1)).filter((i) => i >= 0);

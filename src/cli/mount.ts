@@ -18,8 +18,8 @@ options:
   --image DIR     start from the files under DIR as the durable state (a cluster: DIR/node0,
                   DIR/node1, ...)
   --max-data-bytes N
-                  the disk's size: a write or truncate that would make the files' total size
-                  exceed it gets ENOSPC (default ${DEFAULT_MAX_DATA_BYTES}); file data lives in the
+                  the disk's size: a write or fallocate that would make the files' blocks (holes
+                  are free) exceed it gets ENOSPC (default ${DEFAULT_MAX_DATA_BYTES}); file data lives in the
                   daemon's memory, in 64 KiB chunks shared by the live and durable versions
   --max-recording-bytes N
                   what a recorded run (exhaustive mode) may keep, write data and calls

@@ -290,6 +290,7 @@ function renderChart(view: CutView, run: RunRecord | undefined, runIndex: number
     switch (e.kind) {
       case 'write':
       case 'truncate':
+      case 'fallocate':
         shape = `<rect x="${cx + pad}" y="${lane.y + 5}" width="${opW - 2 * pad}" height="${lane.h - 10}" rx="1.5"/>`;
         break;
       case 'fsync':

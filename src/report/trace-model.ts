@@ -116,6 +116,13 @@ class SyncModel {
         n.size = e.length;
         break;
       }
+      case 'fallocate': {
+        // Its size change depends on its mode and the size before it: not tracked here.
+        const n = this.inode(e.path);
+        n.data.push(e.op);
+        n.size = undefined;
+        break;
+      }
       case 'setattr':
         this.inode(e.path).meta.push(e.op);
         break;

@@ -127,6 +127,7 @@ export function changeInWords(unit: Pick<LostUnit, 'kind' | 'path'>, c: UnitChan
     return `${what} (request ${c.op})`;
   }
   if (c.kind === 'truncate') return `its truncate to ${c.length} bytes at request ${c.op}`;
+  if (c.kind.startsWith('fallocate')) return `its ${c.kind} at request ${c.op} (bytes ${c.offset}-${(c.offset ?? 0) + (c.length ?? 0) - 1})`;
   return `its write at request ${c.op} (bytes ${c.offset}-${(c.offset ?? 0) + (c.length ?? 0) - 1})`;
 }
 

@@ -217,7 +217,7 @@ function reliedOn(f: FailingState, unit: LostUnit, change: UnitChange): TraceEnt
   const own = new Set([unit.path, unit.kind === 'dir' ? changedPath(unit, change) : unit.path]);
   const lost = new Set(f.units.flatMap((u) => u.changes.map((c) => c.op)));
   return f.trace.find((e) => e.op > change.op && e.op <= f.state.id.afterOp && e.result === 0 && !own.has(e.path) && !lost.has(e.op)
-    && (e.kind === 'fsync' || e.kind === 'fsyncdir' || e.kind === 'write' || e.kind === 'truncate' || DIR_OPS.has(e.kind)));
+    && (e.kind === 'fsync' || e.kind === 'fsyncdir' || e.kind === 'write' || e.kind === 'truncate' || e.kind === 'fallocate' || DIR_OPS.has(e.kind)));
 }
 
 function nextRelied(f: FailingState, unit: LostUnit, change: UnitChange): string {
@@ -324,7 +324,7 @@ async function earlyPersistence(f: FailingState, passes: (r: ProbeRequest) => Pr
     // A directory fsync makes its entries durable; a file's fsync its data and size.
     const made = f.trace.filter((e) => e.op > previous && e.op < p.op && e.result === 0 && (p.kind === 'fsyncdir'
       ? DIR_OPS.has(e.kind) && (parentOf(e.path) === p.path || (e.path2 !== undefined && parentOf(e.path2) === p.path))
-      : (e.kind === 'write' || e.kind === 'truncate') && e.path === p.path));
+      : (e.kind === 'write' || e.kind === 'truncate' || e.kind === 'fallocate') && e.path === p.path));
     const what = made.length === 0 ? `${p.path}'s changes` : `${made[0].kind} ${made[0].path} (request ${made[0].op})${made.length > 1 ? ` and ${made.length - 1} more` : ''}`;
     const kinds = [...new Set(made.map((e) => `${e.kind} ${pathPattern(e.path)}`))].join(', ') || pathPattern(p.path);
     evidence.push(`with ${syncInWords(p)} left out, the state recovers`);
