@@ -79,13 +79,13 @@ export interface CauseReach {
 
 /**
  * The fix as a change to the recorded run, for its proof: an fsync inserted after a request, a line
- * printed only after a request completed, or a persistence point that came too early left out (what
- * it made durable becomes durable with a later one).
+ * printed only after a request completed, or a persistence point that came too early moved after the
+ * next one (what it made durable becomes durable then).
  */
 export type FixStep =
   | { kind: 'fsync-after'; afterOp: number; ino: number; path: string; dir: boolean }
   | { kind: 'wait'; line: number; untilOp: number }
-  | { kind: 'skip'; op: number };
+  | { kind: 'move'; op: number; afterOp: number };
 
 export interface Cause {
   kind: CauseKind;

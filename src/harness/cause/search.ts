@@ -335,7 +335,7 @@ async function earlyPersistence(f: FailingState, passes: (r: ProbeRequest) => Pr
       title: `${kinds} made durable too early`,
       fix: `${syncInWords(p)} made ${what} durable too early: the state just before it recovers, the state after it does not; make that durable${after}`,
       before: next[0] ? syncInWords(next[0]) : undefined,
-      step: { kind: 'skip', op: p.op },
+      ...(next[0] ? { step: { kind: 'move' as const, op: p.op, afterOp: next[0].op } } : {}),
     };
   }
   return undefined;

@@ -279,40 +279,16 @@ function fixedRun(recorded: Recorded, cause: Cause): FixedRun | undefined {
       const of = st.dir ? `the directory ${st.path}` : (like ? `the file, ${pathPattern(like.path)},` : st.path);
       described.push(`${of} after ${after.length === 1 ? `request ${after[0]}` : `every ${like?.kind} of ${pathPattern(like?.path ?? '')} (${requestsInWords(after)})`}`);
     }
-    inserted.sort((a, b) => a.after - b.after);
-    const before = (op: number, inclusive: boolean) => inserted.filter((x) => (inclusive ? x.after <= op : x.after < op)).length;
-    const insertedOps = inserted.map((x, k) => x.after + k + 1);
-    return {
-      hypothesis: { fsyncAfter: inserted.map((x) => ({ afterOp: x.after, path: x.path })) },
-      recorded: {
-        run: recorded.run,
-        trace: [
-          ...recorded.trace.map((e) => ({ ...e, op: e.op + before(e.op, false) })),
-          ...inserted.map((x, k) => ({ op: insertedOps[k], kind: x.dir ? 'fsyncdir' as const : 'fsync' as const, path: x.path, state: 'applied' as const, result: 0 })),
-        ].sort((a, b) => a.op - b.op),
-        // Each fsync comes right after its request: before every line marked after it.
-        marks: recorded.marks.map((m) => ({ ...m, afterOp: m.afterOp + before(m.afterOp, true) })),
-      },
-      words: `an fsync of ${described[0]}${described.length > 1 ? `, and of ${described.slice(1).join('; ')}` : ''}`,
-      runOpOf: (fixedOp) => fixedOp - insertedOps.filter((op) => op <= fixedOp).length,
-      fixedOpsOf: (op) => [op + before(op, false), ...insertedOps.filter((_, k) => inserted[k].after === op)],
-      isNew: (fixedOp) => insertedOps.includes(fixedOp),
-      syncedAfter,
-    };
+    return withFsyncsInserted(recorded, inserted, [], syncedAfter, `an fsync of ${described[0]}${described.length > 1 ? `, and of ${described.slice(1).join('; ')}` : ''}`);
   }
-  if (step.kind === 'skip') {
-    // The persistence point left out: what it made durable stays unsynced until a later one. The
-    // requests keep their numbers, so every cut maps to itself.
+  if (step.kind === 'move') {
+    // The persistence point moved after what depends on its absence: left out where it was, done
+    // right after the next persistence point instead (what it made durable becomes durable then).
     const sync = recorded.trace.find((e) => e.op === step.op);
-    return {
-      hypothesis: { fsyncAfter: [], fsyncSkip: [step.op] },
-      recorded,
-      words: `the ${sync?.kind === 'fsyncdir' ? 'directory fsync' : 'fsync'} of ${sync?.path ?? '?'} at request ${step.op} left out (made durable later)`,
-      runOpOf: (op) => op,
-      fixedOpsOf: (op) => [op],
-      isNew: () => false,
-      syncedAfter: new Map(),
-    };
+    const next = recorded.trace.find((e) => e.op === step.afterOp);
+    const what = (e: TraceEntry | undefined) => `the ${e?.kind === 'fsyncdir' ? 'directory fsync' : 'fsync'} of ${e?.path ?? '?'}`;
+    return withFsyncsInserted(recorded, [{ after: step.afterOp, path: sync?.path ?? '/', dir: sync?.kind === 'fsyncdir' }], [step.op], new Map(),
+      `${what(sync)} at request ${step.op} moved after ${what(next)} at request ${step.afterOp}`);
   }
   // The program waits at that line, and at every later line of its kind for the next fsync like
   // that one (of a path of the same pattern) to complete: those lines are withheld from the states
@@ -338,6 +314,30 @@ function fixedRun(recorded: Recorded, cause: Cause): FixedRun | undefined {
     fixedOpsOf: (op) => [op],
     isNew: () => false,
     syncedAfter: new Map(),
+  };
+}
+
+/** The recorded run with fsyncs inserted after some requests (each a request of its own: the requests and markers after it move up by one) and some left out. */
+function withFsyncsInserted(recorded: Recorded, unsorted: readonly { after: number; path: string; dir: boolean }[], skip: readonly number[], syncedAfter: ReadonlyMap<number, readonly number[]>, words: string): FixedRun {
+  const inserted = [...unsorted].sort((a, b) => a.after - b.after);
+  const before = (op: number, inclusive: boolean) => inserted.filter((x) => (inclusive ? x.after <= op : x.after < op)).length;
+  const insertedOps = inserted.map((x, k) => x.after + k + 1);
+  return {
+    hypothesis: { fsyncAfter: inserted.map((x) => ({ afterOp: x.after, path: x.path })), ...(skip.length ? { fsyncSkip: [...skip] } : {}) },
+    recorded: {
+      run: recorded.run,
+      trace: [
+        ...recorded.trace.map((e) => ({ ...e, op: e.op + before(e.op, false) })),
+        ...inserted.map((x, k) => ({ op: insertedOps[k], kind: x.dir ? 'fsyncdir' as const : 'fsync' as const, path: x.path, state: 'applied' as const, result: 0 })),
+      ].sort((a, b) => a.op - b.op),
+      // Each fsync comes right after its request: before every line marked after it.
+      marks: recorded.marks.map((m) => ({ ...m, afterOp: m.afterOp + before(m.afterOp, true) })),
+    },
+    words,
+    runOpOf: (fixedOp) => fixedOp - insertedOps.filter((op) => op <= fixedOp).length,
+    fixedOpsOf: (op) => [op + before(op, false), ...insertedOps.filter((_, k) => inserted[k].after === op)],
+    isNew: (fixedOp) => insertedOps.includes(fixedOp),
+    syncedAfter,
   };
 }
 
