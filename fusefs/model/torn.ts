@@ -24,10 +24,10 @@ export interface TornStats {
 }
 
 /** Sectors first..last (inclusive); empty when first > last. */
-type Run = [first: number, last: number];
+export type Run = [first: number, last: number];
 
 /** One unsynced change of a file with what the rule needs: the sectors it touches and the size around it. */
-interface Change {
+export interface Change {
   op: PendingFileOp;
   /** The sectors whose bytes it may change (empty for an extending truncate or an empty write). */
   sectors: Run;
@@ -35,7 +35,7 @@ interface Change {
   sizeAfter: number;
 }
 
-function changesOf(durable: GrowBuffer, pending: readonly PendingFileOp[]): Change[] {
+export function changesOf(durable: GrowBuffer, pending: readonly PendingFileOp[]): Change[] {
   let size = durable.size;
   return pending.map((op) => {
     const sizeBefore = size;

@@ -1,0 +1,186 @@
+// The model's side of kernel-check: whether a file-level state read back from real ext4 is one the
+// model allows for a cut after a given number of steps, why not (the nearest model states), and the
+// model's own enumerated states (how many the kernel never showed). Pure; no FUSE, no I/O.
+//
+// Membership is computed directly from the policy's rule, not from a capped list: under torn and
+// journaled a cut keeps a prefix of the unsynced directory operations (journaled: at least those a
+// journal commit made durable) and, for each file on its own, what torn.ts's random cut can draw:
+// each 512-byte sector as it was after a prefix (in time order) of the unsynced changes touching it,
+// a truncate all or nothing (its size with its zeroing), and the size the one after a prefix of the
+// size changes, where an extending write's size may persist without its bytes, but a write all of
+// whose sectors persisted also persists its size.
+import { stateEnumerator } from '../../fusefs/model/policies/index.js';
+import type { FsModel } from '../../fusefs/model/fs-model.js';
+import type { GrowBuffer } from '../../fusefs/model/grow-buffer.js';
+import type { PendingFileOp } from '../../fusefs/model/nodes.js';
+import { changesOf, SECTOR_BYTES, type Change } from '../../fusefs/model/torn.js';
+import { byteRuns, modelState, stateKey, type FileState } from './file-state.js';
+
+export const CHECKED_POLICIES = ['journaled', 'torn', 'lose-unsynced'] as const;
+export type CheckedPolicy = (typeof CHECKED_POLICIES)[number];
+
+export interface Verdict {
+  member: boolean;
+  /** When not a member: why, per directory-operation prefix the policy allows (the nearest states). */
+  reasons: string[];
+}
+
+/** Whether `real` is a state `policy` allows when the power goes with `model` as it is (a model after some steps, not settled). */
+export function isModelState(model: FsModel, real: FileState, policy: CheckedPolicy): Verdict {
+  if (policy === 'lose-unsynced') {
+    const m = model.clone();
+    m.crash('lose-unsynced');
+    const s = modelState(m);
+    return stateKey(s) === stateKey(real) ? { member: true, reasons: [] } : { member: false, reasons: [`lose-unsynced's one state differs: ${namesDiff(s, real) ?? 'same names, other bytes'}`] };
+  }
+  const u = model.unsynced();
+  const minPrefix = policy === 'journaled' ? u.committedDirOps : 0;
+  const reasons: string[] = [];
+  for (let p = u.dirOps; p >= minPrefix; p--) {
+    const m = model.clone();
+    m.settle(p, new Map(), new Set());
+    const names = modelState(m);
+    const diff = namesDiff(names, real);
+    if (diff) {
+      reasons.push(`directory operations ${p} of ${u.dirOps}${minPrefix ? ` (${minPrefix} committed)` : ''}: ${diff}`);
+      continue;
+    }
+    const fileReasons: string[] = [];
+    const seen = new Set<number>();
+    for (const f of names.files) {
+      if (seen.has(f.inode)) continue;
+      seen.add(f.inode);
+      const uf = u.files.find((x) => x.ino === f.inode)!;
+      const realData = real.files.find((x) => x.path === f.path)!.data;
+      const why = fileCanBe(uf.durable, uf.pending, realData);
+      if (why) fileReasons.push(`${f.path}: ${why}`);
+    }
+    if (fileReasons.length === 0) return { member: true, reasons: [] };
+    reasons.push(`directory operations ${p} of ${u.dirOps}: same names; ${fileReasons.join('; ')}`);
+  }
+  return { member: false, reasons };
+}
+
+/** How two states' names differ (directories, files, which names share an inode), or undefined when they do not. */
+export function namesDiff(model: FileState, real: FileState): string | undefined {
+  const md = model.dirs.join(',');
+  const rd = real.dirs.join(',');
+  if (md !== rd) return `model directories [${md}], real [${rd}]`;
+  const mf = model.files.map((f) => f.path).join(',');
+  const rf = real.files.map((f) => f.path).join(',');
+  if (mf !== rf) return `model files [${mf}], real [${rf}]`;
+  const groups = (s: FileState) => s.files.map((f) => s.files.filter((g) => g.inode === f.inode).map((g) => g.path).join('=')).join(',');
+  if (groups(model) !== groups(real)) return `model hard links [${groups(model)}], real [${groups(real)}]`;
+  return undefined;
+}
+
+/**
+ * Whether a cut can leave a file whose durable version is `durable`, with `pending` unsynced
+ * changes, holding exactly `real` (see the rule at the top); undefined if so, else why not.
+ */
+export function fileCanBe(durable: GrowBuffer, pending: readonly PendingFileOp[], real: Buffer): string | undefined {
+  const changes = changesOf(durable, pending);
+  const truncates = changes.map((c, i) => (c.op.type === 'truncate' ? i : -1)).filter((i) => i >= 0);
+  if (truncates.length > 12) throw new Error(`a file with ${truncates.length} unsynced truncates: too many to check`);
+  const sizeChangers = changes.map((c, i) => (c.sizeAfter !== c.sizeBefore ? i : -1)).filter((i) => i >= 0);
+  const sizes = new Set<number>();
+  let nearest: string | undefined;
+  for (let mask = 0; mask < 1 << truncates.length; mask++) {
+    const persisted = (i: number) => (mask & (1 << truncates.indexOf(i))) !== 0;
+    for (let c = 0; c <= sizeChangers.length; c++) {
+      // The size changes before c persisted their size (a truncate only if it persisted), the c-th did not.
+      if (sizeChangers.slice(0, c).some((i) => changes[i].op.type === 'truncate' && !persisted(i))) continue;
+      const stop = c < sizeChangers.length ? sizeChangers[c] : -1;
+      if (stop >= 0 && changes[stop].op.type === 'truncate' && persisted(stop)) continue;
+      const size = c === 0 ? durable.size : changes[sizeChangers[c - 1]].sizeAfter;
+      sizes.add(size);
+      if (real.length !== size) continue;
+      const why = sectorsCanBe(durable, changes, persisted, real, stop >= 0 && changes[stop].op.type === 'write' ? stop : -1);
+      if (!why) return undefined;
+      nearest ??= why;
+    }
+  }
+  if (!sizes.has(real.length)) return `size ${real.length}; the model allows sizes ${[...sizes].sort((a, b) => a - b).join(', ')}`;
+  return nearest;
+}
+
+/** Per sector, the kept prefixes (as counts of the changes touching it) a cut may choose, given which truncates persisted. */
+function allowedPrefixes(list: readonly number[], changes: readonly Change[], persisted: (i: number) => boolean): number[] {
+  const out: number[] = [];
+  for (let k = 0; k <= list.length; k++) {
+    if (k > 0 && changes[list[k - 1]].op.type === 'truncate' && !persisted(list[k - 1])) break; // a lost truncate stops the sector
+    if (k < list.length && changes[list[k]].op.type === 'truncate' && persisted(list[k])) continue; // a kept truncate keeps every open sector
+    out.push(k);
+  }
+  return out;
+}
+
+/** The sector's bytes after the first `k` of the changes in `list` (durable bytes, zeros past the durable size). */
+function sectorAfter(durable: GrowBuffer, changes: readonly Change[], list: readonly number[], k: number, sector: number): Buffer {
+  const from = sector * SECTOR_BYTES;
+  const out = Buffer.alloc(SECTOR_BYTES);
+  durable.read(from, SECTOR_BYTES).copy(out);
+  for (const i of list.slice(0, k)) {
+    const c = changes[i];
+    if (c.op.type === 'write') {
+      const a = Math.max(from, c.op.offset);
+      const b = Math.min(from + SECTOR_BYTES, c.op.offset + c.op.data.length);
+      c.op.data.copy(out, a - from, a - c.op.offset, b - c.op.offset);
+    } else {
+      const a = Math.max(from, c.op.sizeBytes);
+      const b = Math.min(from + SECTOR_BYTES, c.sizeBefore);
+      if (a < b) out.fill(0, a - from, b - from);
+    }
+  }
+  return out;
+}
+
+/**
+ * Whether every sector of `real` (its size already allowed) holds a state the sector may be in; when
+ * `partialWrite` >= 0, that write's size did not persist, so not all of its sectors may have.
+ */
+function sectorsCanBe(durable: GrowBuffer, changes: readonly Change[], persisted: (i: number) => boolean, real: Buffer, partialWrite: number): string | undefined {
+  const touching = (s: number) => changes.map((c, i) => (c.sectors[0] <= s && s <= c.sectors[1] ? i : -1)).filter((i) => i >= 0);
+  const sectorCount = Math.ceil(real.length / SECTOR_BYTES);
+  let partialOk = partialWrite < 0;
+  for (let s = 0; s < sectorCount; s++) {
+    const list = touching(s);
+    const from = s * SECTOR_BYTES;
+    const len = Math.min(SECTOR_BYTES, real.length - from);
+    const want = real.subarray(from, from + len);
+    const ok = allowedPrefixes(list, changes, persisted).filter((k) => sectorAfter(durable, changes, list, k, s).subarray(0, len).equals(want));
+    if (ok.length === 0) {
+      const options = allowedPrefixes(list, changes, persisted).map((k) => byteRuns(sectorAfter(durable, changes, list, k, s).subarray(0, len)));
+      return `bytes ${from}..${from + len - 1} read ${byteRuns(want)}; the model allows ${[...new Set(options)].join(' | ')}`;
+    }
+    if (!partialOk && list.includes(partialWrite) && ok.some((k) => k <= list.indexOf(partialWrite))) partialOk = true;
+  }
+  if (!partialOk) {
+    // Sectors of the write past the size: any allowed prefix (their bytes are cut off).
+    const [a, b] = changes[partialWrite].sectors;
+    for (let s = Math.max(a, sectorCount); s <= b && !partialOk; s++) {
+      const list = touching(s);
+      if (allowedPrefixes(list, changes, persisted).some((k) => k <= list.indexOf(partialWrite))) partialOk = true;
+    }
+  }
+  return partialOk ? undefined : `every sector of an extending write persisted but not its size`;
+}
+
+/**
+ * The model's enumerated states of a cut (exhaustive mode's candidates for `policy`, uncapped:
+ * every directory prefix crossed with all, none, only and except each change, and
+ * `sectorPatterns` seeded sector patterns), by key. A subset of the states the rule allows.
+ */
+export function enumeratedStates(model: FsModel, policy: CheckedPolicy, sectorPatterns = 3): Map<string, FileState> {
+  const out = new Map<string, FileState>();
+  const e = stateEnumerator(policy);
+  const u = model.unsynced();
+  const caps = { maxStates: Infinity, maxStatesPerInterval: Infinity, sectorPatterns };
+  for (const id of e.candidates(u, 0, 1, caps, e.count(u, caps))) {
+    const m = model.clone();
+    e.settle(m, id);
+    const s = modelState(m);
+    out.set(stateKey(s), s);
+  }
+  return out;
+}
