@@ -2,7 +2,7 @@
 // QEMU): every crash state real ext4 shows for a drawn history must be a state of journaled.
 import path from 'node:path';
 import { DEFAULT_SUBSET_BOUND } from '../kernel-check/block-log.js';
-import { kernelCheck, replaySaved, type CheckSummary } from '../kernel-check/check.js';
+import { kernelCheck, readSaved, replaySaved, type CheckSummary } from '../kernel-check/check.js';
 import { KERNEL_CHECK_PACKAGES } from '../kernel-check/guest.js';
 import { MAX_STEPS } from '../kernel-check/history.js';
 import { DEFAULT_TEST_SEED } from '../../properties/seed.js';
@@ -13,6 +13,7 @@ export const TOOL_FAILED_EXIT = KERNEL_CHECK_EXIT.toolFailed;
 
 export const help = `usage: powercut kernel-check [--histories N] [--seed S] [--per-boot K] [--all-subsets-up-to W] [--out DIR]
        powercut kernel-check --replay FILE...
+       powercut kernel-check --rerun FILE...
 
 Checks the journaled crash model against real ext4: draws N small syscall histories (1-4 files in
 up to 2 directories, up to ${MAX_STEPS} steps: create, write, append, overwrite, truncate, rename,
@@ -24,7 +25,8 @@ of the journaled model after the steps that may have completed. A run samples ex
 timing varies): it can show the model is missing states, never that it has them all.
 
 A real state outside journaled is printed with its history and the nearest model states, and saved
-in DIR as JSON; --replay judges saved states again, without a VM (after a model change).
+in DIR as JSON; --replay judges saved states again, without a VM (after a model change), and
+--rerun runs their histories on the kernel again (a history file holds {"history": [...]}).
 
 Needs Debian packages: ${KERNEL_CHECK_PACKAGES.join(', ')} (npm install as root installs them), and
 apt-get download for the kernel package (cached under $POWERCUT_CACHE or ~/.cache/powercut).
@@ -37,6 +39,7 @@ options:
                          prefixes and all-but-one (default ${DEFAULT_SUBSET_BOUND.allSubsetsUpTo})
   --out DIR              where real states outside journaled are saved (default kernel-check-out)
   --replay FILE...       judge saved states again
+  --rerun FILE...        run saved histories on the kernel again
   -h, --help             this text
 
 exit status:
@@ -75,7 +78,7 @@ export const run: Command = async (argv) => {
     args: argv, allowPositionals: true,
     options: {
       histories: { type: 'string' }, seed: { type: 'string' }, 'per-boot': { type: 'string' }, 'all-subsets-up-to': { type: 'string' },
-      out: { type: 'string' }, replay: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+      out: { type: 'string' }, replay: { type: 'boolean' }, rerun: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
     },
   }, help);
   const v = parsed.values;
@@ -93,7 +96,9 @@ export const run: Command = async (argv) => {
     }
     return outside > 0 ? KERNEL_CHECK_EXIT.outside : KERNEL_CHECK_EXIT.sound;
   }
-  if (parsed.positionals.length > 0) usageFail(`unexpected argument ${parsed.positionals[0]}`, help);
+  if (v.rerun && parsed.positionals.length === 0) usageFail('--rerun needs saved state or history files', help);
+  if (!v.rerun && parsed.positionals.length > 0) usageFail(`unexpected argument ${parsed.positionals[0]}`, help);
+  const given = v.rerun ? await Promise.all(parsed.positionals.map(async (f) => (await readSaved(path.resolve(f))).history)) : undefined;
   const envSeed = process.env.POWERCUT_SEED;
   const seedText = v.seed ?? envSeed;
   if (seedText !== undefined && !/^-?\d+$/.test(seedText)) usageFail(`the seed must be an integer, got ${seedText}`, help);
@@ -104,6 +109,7 @@ export const run: Command = async (argv) => {
     bound: { allSubsetsUpTo: count('all-subsets-up-to', v['all-subsets-up-to'], DEFAULT_SUBSET_BOUND.allSubsetsUpTo, 0) },
     outDir: path.resolve(v.out ?? 'kernel-check-out'),
     log: (line) => console.log(line),
+    given,
   });
   console.log(`\n${summaryText(summary)}`);
   return summary.results.some((r) => r.outside.journaled > 0) ? KERNEL_CHECK_EXIT.outside : KERNEL_CHECK_EXIT.sound;

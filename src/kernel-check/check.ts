@@ -25,6 +25,8 @@ export interface CheckOptions {
   /** Where real states outside journaled are saved (JSON, replayable). */
   outDir: string;
   log: (line: string) => void;
+  /** Run these histories instead of drawing `histories` from the seed (saved ones run again). */
+  given?: History[];
 }
 
 export interface HistoryResult {
@@ -97,7 +99,7 @@ export async function kernelCheck(opts: CheckOptions): Promise<CheckSummary> {
   const runner = await guestRunner();
   const e2fsprogs = await toolVersion('e2fsck', ['-V']);
   opts.log(`kernel ${kernel.package} ${kernel.version}; ${e2fsprogs}; mkfs.ext4 -b 4096 -E lazy_itable_init=0,lazy_journal_init=0 on ${FS_BYTES >> 20} MiB`);
-  const histories = drawHistories(opts.seed, opts.histories);
+  const histories = opts.given ?? drawHistories(opts.seed, opts.histories);
   const work = await mkdtemp(path.join(os.tmpdir(), 'powercut-kernel-check-'));
   const results: HistoryResult[] = [];
   const boots: CheckSummary['boots'] = [];
@@ -210,9 +212,16 @@ async function judgeDisk(h: History, index: number, disk: { image: string; log: 
   return { index, history: h, blockStates: states.length, realStates: real.size, unreadable, outside, modelStates: modelKeys.size, neverShown, seconds: 0, saved };
 }
 
+export async function readSaved(file: string): Promise<SavedState> {
+  const saved = JSON.parse(await readFile(file, 'utf8')) as SavedState;
+  if (!Array.isArray(saved?.history)) throw new Error(`${file} is not a saved kernel-check state or history (no history array)`);
+  return saved;
+}
+
 /** Judges a saved state again (after a model change): no VM. */
 export async function replaySaved(file: string): Promise<{ member: boolean; text: string }> {
-  const saved = JSON.parse(await readFile(file, 'utf8')) as SavedState;
+  const saved = await readSaved(file);
+  if (!Array.isArray(saved.steps) || saved.real === undefined) throw new Error(`${file} holds a history but no real state to judge`);
   const models = modelsAfterEachStep(saved.history);
   const real = stateFromJson(saved.real);
   const v = judge(models, real, saved.steps, 'journaled');

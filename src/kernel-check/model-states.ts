@@ -2,13 +2,12 @@
 // model allows for a cut after a given number of steps, why not (the nearest model states), and the
 // model's own enumerated states (how many the kernel never showed). Pure; no FUSE, no I/O.
 //
-// Membership is computed directly from the policy's rule, not from a capped list: under torn and
-// journaled a cut keeps a prefix of the unsynced directory operations (journaled: at least those a
-// journal commit made durable) and, for each file on its own, what torn.ts's random cut can draw:
-// each 512-byte sector as it was after a prefix (in time order) of the unsynced changes touching it,
-// a truncate all or nothing (its size with its zeroing), and the size the one after a prefix of the
-// size changes, where an extending write's size may persist without its bytes, but a write all of
-// whose sectors persisted also persists its size.
+// Membership is computed directly from the policy's rule (fusefs/model/torn.ts), not from a capped
+// list: under torn and journaled a cut keeps a prefix of the unsynced directory operations
+// (journaled: at least those a journal commit made durable) and, for each file on its own, each
+// 512-byte sector as it was after a prefix (in time order) of the unsynced changes touching it, and
+// the size as it was after a prefix of its changes, on its own (the size may persist without the
+// bytes or the bytes without it). Both the random cut and exhaustive mode's outcomes are in it.
 import { stateEnumerator } from '../../fusefs/model/policies/index.js';
 import type { FsModel } from '../../fusefs/model/fs-model.js';
 import type { GrowBuffer } from '../../fusefs/model/grow-buffer.js';
@@ -80,39 +79,19 @@ export function namesDiff(model: FileState, real: FileState): string | undefined
  */
 export function fileCanBe(durable: GrowBuffer, pending: readonly PendingFileOp[], real: Buffer): string | undefined {
   const changes = changesOf(durable, pending);
-  const truncates = changes.map((c, i) => (c.op.type === 'truncate' ? i : -1)).filter((i) => i >= 0);
-  if (truncates.length > 12) throw new Error(`a file with ${truncates.length} unsynced truncates: too many to check`);
-  const sizeChangers = changes.map((c, i) => (c.sizeAfter !== c.sizeBefore ? i : -1)).filter((i) => i >= 0);
-  const sizes = new Set<number>();
-  let nearest: string | undefined;
-  for (let mask = 0; mask < 1 << truncates.length; mask++) {
-    const persisted = (i: number) => (mask & (1 << truncates.indexOf(i))) !== 0;
-    for (let c = 0; c <= sizeChangers.length; c++) {
-      // The size changes before c persisted their size (a truncate only if it persisted), the c-th did not.
-      if (sizeChangers.slice(0, c).some((i) => changes[i].op.type === 'truncate' && !persisted(i))) continue;
-      const stop = c < sizeChangers.length ? sizeChangers[c] : -1;
-      if (stop >= 0 && changes[stop].op.type === 'truncate' && persisted(stop)) continue;
-      const size = c === 0 ? durable.size : changes[sizeChangers[c - 1]].sizeAfter;
-      sizes.add(size);
-      if (real.length !== size) continue;
-      const why = sectorsCanBe(durable, changes, persisted, real, stop >= 0 && changes[stop].op.type === 'write' ? stop : -1);
-      if (!why) return undefined;
-      nearest ??= why;
+  const sizes = new Set([durable.size, ...changes.map((c) => c.sizeAfter)]);
+  if (!sizes.has(real.length)) return `size ${real.length}; the model allows sizes ${[...sizes].sort((a, b) => a - b).join(', ')}`;
+  for (let s = 0; s < Math.ceil(real.length / SECTOR_BYTES); s++) {
+    const list = changes.map((c, i) => (c.sectors[0] <= s && s <= c.sectors[1] ? i : -1)).filter((i) => i >= 0);
+    const from = s * SECTOR_BYTES;
+    const len = Math.min(SECTOR_BYTES, real.length - from);
+    const want = real.subarray(from, from + len);
+    const options = list.map((_, k) => k).concat(list.length).map((k) => sectorAfter(durable, changes, list, k, s).subarray(0, len));
+    if (!options.some((o) => o.equals(want))) {
+      return `bytes ${from}..${from + len - 1} read ${byteRuns(want)}; the model allows ${[...new Set(options.map(byteRuns))].join(' | ')}`;
     }
   }
-  if (!sizes.has(real.length)) return `size ${real.length}; the model allows sizes ${[...sizes].sort((a, b) => a - b).join(', ')}`;
-  return nearest;
-}
-
-/** Per sector, the kept prefixes (as counts of the changes touching it) a cut may choose, given which truncates persisted. */
-function allowedPrefixes(list: readonly number[], changes: readonly Change[], persisted: (i: number) => boolean): number[] {
-  const out: number[] = [];
-  for (let k = 0; k <= list.length; k++) {
-    if (k > 0 && changes[list[k - 1]].op.type === 'truncate' && !persisted(list[k - 1])) break; // a lost truncate stops the sector
-    if (k < list.length && changes[list[k]].op.type === 'truncate' && persisted(list[k])) continue; // a kept truncate keeps every open sector
-    out.push(k);
-  }
-  return out;
+  return undefined;
 }
 
 /** The sector's bytes after the first `k` of the changes in `list` (durable bytes, zeros past the durable size). */
@@ -133,37 +112,6 @@ function sectorAfter(durable: GrowBuffer, changes: readonly Change[], list: read
     }
   }
   return out;
-}
-
-/**
- * Whether every sector of `real` (its size already allowed) holds a state the sector may be in; when
- * `partialWrite` >= 0, that write's size did not persist, so not all of its sectors may have.
- */
-function sectorsCanBe(durable: GrowBuffer, changes: readonly Change[], persisted: (i: number) => boolean, real: Buffer, partialWrite: number): string | undefined {
-  const touching = (s: number) => changes.map((c, i) => (c.sectors[0] <= s && s <= c.sectors[1] ? i : -1)).filter((i) => i >= 0);
-  const sectorCount = Math.ceil(real.length / SECTOR_BYTES);
-  let partialOk = partialWrite < 0;
-  for (let s = 0; s < sectorCount; s++) {
-    const list = touching(s);
-    const from = s * SECTOR_BYTES;
-    const len = Math.min(SECTOR_BYTES, real.length - from);
-    const want = real.subarray(from, from + len);
-    const ok = allowedPrefixes(list, changes, persisted).filter((k) => sectorAfter(durable, changes, list, k, s).subarray(0, len).equals(want));
-    if (ok.length === 0) {
-      const options = allowedPrefixes(list, changes, persisted).map((k) => byteRuns(sectorAfter(durable, changes, list, k, s).subarray(0, len)));
-      return `bytes ${from}..${from + len - 1} read ${byteRuns(want)}; the model allows ${[...new Set(options)].join(' | ')}`;
-    }
-    if (!partialOk && list.includes(partialWrite) && ok.some((k) => k <= list.indexOf(partialWrite))) partialOk = true;
-  }
-  if (!partialOk) {
-    // Sectors of the write past the size: any allowed prefix (their bytes are cut off).
-    const [a, b] = changes[partialWrite].sectors;
-    for (let s = Math.max(a, sectorCount); s <= b && !partialOk; s++) {
-      const list = touching(s);
-      if (allowedPrefixes(list, changes, persisted).some((k) => k <= list.indexOf(partialWrite))) partialOk = true;
-    }
-  }
-  return partialOk ? undefined : `every sector of an extending write persisted but not its size`;
 }
 
 /**
