@@ -2,13 +2,14 @@
 // disk each, several per boot), each disk's block log cut into crash states, each state read back
 // at file level and judged against the models. Also the replay of a saved state (no VM).
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { blockStates, applyWrites, markerSteps, parseBlockLog, type SubsetBound } from './block-log.js';
 import { extractState, makeExt4, runTool } from './ext4-image.js';
 import { stateFromJson, stateKey, stateToJson, describeState, type FileState } from './file-state.js';
-import { boot, debianKernel, guestRunner, initramfs, initScript, requireHostTools, type Kernel, type WritebackSettings } from './guest.js';
+import { boot, debianKernel, guestRunner, initramfs, initScript, requireHostTools, type GuestDisk, type Kernel, type WritebackSettings } from './guest.js';
 import { describeStep, drawHistories, modelsAfterEachStep, specText, type History } from './history.js';
 import { CHECKED_POLICIES, enumeratedStates, isModelState, type CheckedPolicy } from './model-states.js';
 
@@ -91,6 +92,11 @@ async function toolVersion(cmd: string, args: string[]): Promise<string> {
   return (r.stderr + r.stdout).split('\n').find((l) => /\d+\.\d+/.test(l))?.trim() ?? 'unknown';
 }
 
+/** Scratch space: tmpfs when there is one (every state is a 17 MiB image written and checked). */
+function scratchRoot(): string {
+  return existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir();
+}
+
 export async function kernelCheck(opts: CheckOptions): Promise<CheckSummary> {
   const started = Date.now();
   await requireHostTools();
@@ -100,9 +106,11 @@ export async function kernelCheck(opts: CheckOptions): Promise<CheckSummary> {
   const e2fsprogs = await toolVersion('e2fsck', ['-V']);
   opts.log(`kernel ${kernel.package} ${kernel.version}; ${e2fsprogs}; mkfs.ext4 -b 4096 -E lazy_itable_init=0,lazy_journal_init=0 on ${FS_BYTES >> 20} MiB`);
   const histories = opts.given ?? drawHistories(opts.seed, opts.histories);
-  const work = await mkdtemp(path.join(os.tmpdir(), 'powercut-kernel-check-'));
+  const work = await mkdtemp(path.join(scratchRoot(), 'powercut-kernel-check-'));
   const results: HistoryResult[] = [];
   const boots: CheckSummary['boots'] = [];
+  // The next boot runs while the last one's states are read back (QEMU takes one core, e2fsck another).
+  let judging: Promise<void> = Promise.resolve();
   try {
     const base = path.join(work, 'base.img');
     await makeExt4(base, FS_BYTES, IMAGE_BYTES);
@@ -110,17 +118,33 @@ export async function kernelCheck(opts: CheckOptions): Promise<CheckSummary> {
     for (let first = 0; first < histories.length; first += opts.perBoot) {
       const batch = histories.slice(first, first + opts.perBoot);
       const settings = writebackOf(boots.length);
-      const bootResults = await runBoot(kernel, runner, work, baseBytes, batch, first, settings, opts);
-      boots.push({ settings, seconds: bootResults.bootSeconds });
-      results.push(...bootResults.results);
+      const booted = await bootBatch(kernel, runner, work, baseBytes, batch, first, settings, opts);
+      boots.push({ settings, seconds: booted.seconds });
+      await judging;
+      judging = judgeBatch(booted, baseBytes, opts, kernel).then((r) => {
+        results.push(...r);
+      });
+      // A failed judging fails the run at the next await; keep it from being unhandled meanwhile.
+      judging.catch(() => undefined);
     }
+    await judging;
   } finally {
+    await judging.catch(() => undefined);
     await rm(work, { recursive: true, force: true });
   }
   return { kernel: `${kernel.package} ${kernel.version}`, e2fsprogs, results, boots, seconds: (Date.now() - started) / 1000 };
 }
 
-async function runBoot(kernel: Kernel, runner: string, work: string, baseBytes: Buffer, batch: History[], first: number, settings: WritebackSettings, opts: CheckOptions): Promise<{ results: HistoryResult[]; bootSeconds: number }> {
+interface Booted {
+  dir: string;
+  batch: History[];
+  first: number;
+  disks: GuestDisk[];
+  console: string;
+  seconds: number;
+}
+
+async function bootBatch(kernel: Kernel, runner: string, work: string, baseBytes: Buffer, batch: History[], first: number, settings: WritebackSettings, opts: CheckOptions): Promise<Booted> {
   const dir = path.join(work, `boot-${first}`);
   await mkdir(dir, { recursive: true });
   try {
@@ -137,20 +161,28 @@ async function runBoot(kernel: Kernel, runner: string, work: string, baseBytes: 
     const longest = Math.max(...batch.map((h) => h.reduce((ms, s) => ms + (s.op === 'pause' ? s.ms : 0), 0)));
     opts.log(`boot: histories ${first + 1}-${first + batch.length} (${batch.length} disks), write-back expiry ${settings.dirtyExpireCs / 100} s, flusher every ${settings.dirtyWritebackCs / 100} s`);
     const b = await boot(kernel, initrd, disks, 120_000 + longest * 3);
-    const perHistoryBoot = b.seconds / batch.length;
+    return { dir, batch, first, disks, console: b.console, seconds: b.seconds };
+  } catch (err) {
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+async function judgeBatch(b: Booted, baseBytes: Buffer, opts: CheckOptions, kernel: Kernel): Promise<HistoryResult[]> {
+  try {
     const results: HistoryResult[] = [];
-    for (let i = 0; i < batch.length; i++) {
+    for (let i = 0; i < b.batch.length; i++) {
       const t0 = Date.now();
-      const r = await judgeDisk(batch[i], first + i, disks[i], b.console, i, baseBytes, dir, opts, kernel);
-      r.seconds = perHistoryBoot + (Date.now() - t0) / 1000;
+      const r = await judgeDisk(b.batch[i], b.first + i, b.disks[i], b.console, i, baseBytes, b.dir, opts, kernel);
+      r.seconds = b.seconds / b.batch.length + (Date.now() - t0) / 1000;
       results.push(r);
       opts.log(`history ${r.index + 1}: ${r.history.length} steps, ${r.blockStates} block states, ${r.realStates} real states, ${r.outside.journaled} outside journaled` +
         ` (for information: ${r.outside.torn} outside torn, ${r.outside['lose-unsynced']} outside lose-unsynced), ${r.modelStates} model states (${r.neverShown} never shown)` +
         `${r.unreadable.length ? `, ${r.unreadable.length} unreadable` : ''}, ${r.seconds.toFixed(1)} s`);
     }
-    return { results, bootSeconds: b.seconds };
+    return results;
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    await rm(b.dir, { recursive: true, force: true });
   }
 }
 
