@@ -7,8 +7,10 @@
 // (journaled: at least those a journal commit made durable) and, for each file on its own, each
 // 512-byte sector as it was after a prefix (in time order) of the unsynced changes touching it, and
 // the size as it was after a prefix of its changes, on its own (the size may persist without the
-// bytes or the bytes without it). Both the random cut and exhaustive mode's outcomes are in it.
+// bytes or the bytes without it); under journaled also a size inside the range a write grew the
+// file by (policies/journaled.ts). Both the random cut and exhaustive mode's outcomes are in it.
 import { stateEnumerator } from '../../fusefs/model/policies/index.js';
+import { sizesInsideWrites } from '../../fusefs/model/policies/journaled.js';
 import type { FsModel } from '../../fusefs/model/fs-model.js';
 import type { GrowBuffer } from '../../fusefs/model/grow-buffer.js';
 import type { PendingFileOp } from '../../fusefs/model/nodes.js';
@@ -51,7 +53,7 @@ export function isModelState(model: FsModel, real: FileState, policy: CheckedPol
       seen.add(f.inode);
       const uf = u.files.find((x) => x.ino === f.inode)!;
       const realData = real.files.find((x) => x.path === f.path)!.data;
-      const why = fileCanBe(uf.durable, uf.pending, realData);
+      const why = fileCanBe(uf.durable, uf.pending, realData, policy === 'journaled');
       if (why) fileReasons.push(`${f.path}: ${why}`);
     }
     if (fileReasons.length === 0) return { member: true, reasons: [] };
@@ -77,9 +79,9 @@ export function namesDiff(model: FileState, real: FileState): string | undefined
  * Whether a cut can leave a file whose durable version is `durable`, with `pending` unsynced
  * changes, holding exactly `real` (see the rule at the top); undefined if so, else why not.
  */
-export function fileCanBe(durable: GrowBuffer, pending: readonly PendingFileOp[], real: Buffer): string | undefined {
+export function fileCanBe(durable: GrowBuffer, pending: readonly PendingFileOp[], real: Buffer, insideWrites = false): string | undefined {
   const changes = changesOf(durable, pending);
-  const sizes = new Set([durable.size, ...changes.map((c) => c.sizeAfter)]);
+  const sizes = new Set([durable.size, ...changes.map((c) => c.sizeAfter), ...(insideWrites ? sizesInsideWrites({ durable, pending }) : [])]);
   if (!sizes.has(real.length)) return `size ${real.length}; the model allows sizes ${[...sizes].sort((a, b) => a - b).join(', ')}`;
   for (let s = 0; s < Math.ceil(real.length / SECTOR_BYTES); s++) {
     const list = changes.map((c, i) => (c.sectors[0] <= s && s <= c.sectors[1] ? i : -1)).filter((i) => i >= 0);

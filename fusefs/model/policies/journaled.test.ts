@@ -11,7 +11,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_STATE_CAPS } from '../../crash-states.js';
 import { FsModel, ROOT_INO } from '../fs-model.js';
-import { journaled } from './journaled.js';
+import { journaled, sizesInsideWrites } from './journaled.js';
 
 const NAMES = ['a', 'b', 'c'] as const;
 type Step =
@@ -207,5 +207,24 @@ describe('journaled', () => {
     m.write(f0, 0, Buffer.alloc(10, 2));
     m.fsync(f0);
     expect(m.unsynced().committedDirOps).toBe(2);
+  });
+  it('lets a cut leave a size inside the range a write grew the file by (real ext4 came back at 4096 bytes after appends to 521, 1477 and 5575)', () => {
+    const m = new FsModel(() => 0);
+    const f0 = m.create('/f0', 0o644);
+    m.write(f0, 0, Buffer.alloc(521, 1));
+    m.write(f0, 521, Buffer.alloc(956, 2));
+    m.write(f0, 1477, Buffer.alloc(4098, 3));
+    const prefixSizes = [0, 521, 1477, 5575];
+    const inside = sizesInsideWrites(m.unsynced().files.find((f) => f.ino === f0)!);
+    expect(inside).toContain(4096);
+    expect(inside.every((b) => b % 512 === 0 && b > 0 && b < 5575 && !prefixSizes.includes(b))).toBe(true);
+    const sizes = new Set<number>();
+    for (let seed = 0; seed < 300; seed++) {
+      const cut = m.clone();
+      journaled.cut(cut, seed);
+      sizes.add(cut.readdir('/').includes('f0') ? cut.stat(cut.resolve('/f0')).sizeBytes : -1);
+    }
+    expect([...sizes].filter((x) => x >= 0 && !prefixSizes.includes(x)).length).toBeGreaterThan(3);
+    expect([...sizes].every((x) => x < 0 || prefixSizes.includes(x) || inside.includes(x))).toBe(true);
   });
 });
