@@ -5,7 +5,7 @@ import { DEFAULT_SUBSET_BOUND } from '../kernel-check/block-log.js';
 import { kernelCheck, readSaved, replaySaved, type CheckSummary } from '../kernel-check/check.js';
 import { KERNEL_CHECK_PACKAGES } from '../kernel-check/guest.js';
 import { MAX_STEPS } from '../kernel-check/history.js';
-import { DEFAULT_TEST_SEED } from '../../properties/seed.js';
+import { DEFAULT_TEST_SEED, seedFromEnv } from '../../properties/seed.js';
 import { parseCommandArgs, usageFail, type Command } from './usage.js';
 
 export const KERNEL_CHECK_EXIT = { sound: 0, outside: 1, usage: 2, toolFailed: 3 } as const;
@@ -99,12 +99,10 @@ export const run: Command = async (argv) => {
   if (v.rerun && parsed.positionals.length === 0) usageFail('--rerun needs saved state or history files', help);
   if (!v.rerun && parsed.positionals.length > 0) usageFail(`unexpected argument ${parsed.positionals[0]}`, help);
   const given = v.rerun ? await Promise.all(parsed.positionals.map(async (f) => (await readSaved(path.resolve(f))).history)) : undefined;
-  const envSeed = process.env.POWERCUT_SEED;
-  const seedText = v.seed ?? envSeed;
-  if (seedText !== undefined && !/^-?\d+$/.test(seedText)) usageFail(`the seed must be an integer, got ${seedText}`, help);
+  if (v.seed !== undefined && !/^-?\d+$/.test(v.seed)) usageFail(`--seed must be an integer, got ${v.seed}`, help);
   const summary = await kernelCheck({
     histories: count('histories', v.histories, 8, 1),
-    seed: seedText !== undefined ? Number(seedText) : DEFAULT_TEST_SEED,
+    seed: v.seed !== undefined ? Number(v.seed) : seedFromEnv().seed,
     perBoot: count('per-boot', v['per-boot'], 6, 1),
     bound: { allSubsetsUpTo: count('all-subsets-up-to', v['all-subsets-up-to'], DEFAULT_SUBSET_BOUND.allSubsetsUpTo, 0) },
     outDir: path.resolve(v.out ?? 'kernel-check-out'),
