@@ -99,7 +99,7 @@ function scratchRoot(): string {
 
 export async function kernelCheck(opts: CheckOptions): Promise<CheckSummary> {
   const started = Date.now();
-  await requireHostTools();
+  requireHostTools();
   opts.log('preparing: the Debian kernel package (apt-get download, once into the cache) and the guest runner (gcc -static)...');
   const kernel = await debianKernel();
   const runner = await guestRunner();

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { seedFromEnv } from '../../properties/seed.js';
 import { cpioNewc } from './cpio.js';
 import { parseDebugfsListings, unusualFsckLines } from './ext4-image.js';
-import { GUEST_MODULES, initScript } from './guest.js';
+import { GUEST_MODULES, initScript, requireHostTools, type HostProbe } from './guest.js';
 import { drawHistories, modelsAfterEachStep, specText, type History } from './history.js';
 
 /** Reads a newc archive back: name -> [mode, data]. */
@@ -57,6 +57,27 @@ describe('unusualFsckLines', () => {
   it('passes over pass headings and free-count corrections, and keeps anything else', () => {
     const out = 'Pass 1: Checking inodes, blocks, and sizes\nFree blocks count wrong (3000, counted=2990).\nFix? yes\n\nEntry \'f0\' in / (2) has deleted/unused inode 12.  Clear? yes\nimg: ***** FILE SYSTEM WAS MODIFIED *****\n';
     expect(unusualFsckLines(out)).toEqual(["Entry 'f0' in / (2) has deleted/unused inode 12.  Clear? yes"]);
+  });
+});
+
+describe('requireHostTools', () => {
+  const host = (paths: string[], dynamicBusybox = false): HostProbe => ({
+    onPath: (cmd) => paths.includes(cmd),
+    exists: (file) => paths.includes(file),
+    head: () => Buffer.from(dynamicBusybox ? 'ELF ... /lib64/ld-linux-x86-64.so.2' : 'ELF static'),
+  });
+  const apt = ['apt-get', 'apt-cache', 'dpkg-deb'];
+  const all = [...apt, 'qemu-system-x86_64', '/bin/busybox', 'e2fsck', 'debugfs', 'mkfs.ext4', 'gcc', '/usr/lib/x86_64-linux-gnu/libc.a'];
+
+  it('names every missing Debian package and the apt line that installs them', () => {
+    expect(() => requireHostTools(host(apt))).toThrow('not installed: qemu-system-x86, busybox-static, e2fsprogs, gcc, libc6-dev. Install them with:\n  sudo apt-get update && sudo apt-get install -y qemu-system-x86 busybox-static e2fsprogs gcc libc6-dev');
+    expect(() => requireHostTools(host(all.filter((p) => p !== 'debugfs')))).toThrow(/not installed: e2fsprogs\./);
+    expect(() => requireHostTools(host(all, true))).toThrow(/not installed: busybox-static\./);
+    expect(() => requireHostTools(host(all))).not.toThrow();
+  });
+
+  it('says it needs Debian without apt', () => {
+    expect(() => requireHostTools(host(all.filter((p) => p !== 'dpkg-deb')))).toThrow(/needs Debian's dpkg-deb/);
   });
 });
 

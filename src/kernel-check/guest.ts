@@ -5,7 +5,7 @@
 // logged by QEMU's blklogwrites driver.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -26,31 +26,42 @@ export const GUEST_MODULES = [
 const BUSYBOX = ['/bin/busybox', '/usr/bin/busybox'];
 const LIBC_A = '/usr/lib/x86_64-linux-gnu/libc.a';
 
-async function onPath(cmd: string): Promise<boolean> {
-  const dirs = (process.env.PATH ?? '').split(':').concat(['/usr/sbin', '/sbin']);
-  return dirs.some((d) => d && existsSync(path.join(d, cmd)));
+/** How the host is probed for tools (a test passes its own). */
+export interface HostProbe {
+  onPath(cmd: string): boolean;
+  exists(file: string): boolean;
+  /** The first bytes of a file. */
+  head(file: string): Buffer;
 }
 
+export const realHost: HostProbe = {
+  onPath: (cmd) => (process.env.PATH ?? '').split(':').concat(['/usr/sbin', '/sbin']).some((d) => d !== '' && existsSync(path.join(d, cmd))),
+  exists: (file) => existsSync(file),
+  head: (file) => readFileSync(file).subarray(0, 1 << 16),
+};
+
 /** What is missing on this host, by Debian package (empty: nothing). */
-export async function missingPackages(): Promise<string[]> {
+export function missingPackages(host: HostProbe = realHost): string[] {
   const missing: string[] = [];
-  if (!(await onPath('qemu-system-x86_64'))) missing.push('qemu-system-x86');
-  const bb = BUSYBOX.find((p) => existsSync(p));
-  const staticBusybox = bb ? (await readFile(bb)).subarray(0, 1 << 16).includes('ld-linux') === false : false;
-  if (!staticBusybox) missing.push('busybox-static');
-  for (const t of ['e2fsck', 'debugfs', 'mkfs.ext4']) if (!(await onPath(t)) && !missing.includes('e2fsprogs')) missing.push('e2fsprogs');
-  if (!(await onPath('gcc'))) missing.push('gcc');
-  if (!existsSync(LIBC_A)) missing.push('libc6-dev');
-  for (const t of ['apt-get', 'apt-cache', 'dpkg-deb']) if (!(await onPath(t))) throw new Error(`kernel-check needs Debian's ${t} (it fetches the kernel as a Debian package): run it on Debian or Ubuntu`);
+  if (!host.onPath('qemu-system-x86_64')) missing.push('qemu-system-x86');
+  // Debian's busybox package is dynamically linked: the guest has no libc, so it needs busybox-static.
+  const bb = BUSYBOX.find((p) => host.exists(p));
+  if (!bb || host.head(bb).includes('ld-linux')) missing.push('busybox-static');
+  if (['e2fsck', 'debugfs', 'mkfs.ext4'].some((t) => !host.onPath(t))) missing.push('e2fsprogs');
+  if (!host.onPath('gcc')) missing.push('gcc');
+  if (!host.exists(LIBC_A)) missing.push('libc6-dev');
   return missing;
 }
 
-export async function requireHostTools(): Promise<void> {
-  const missing = await missingPackages();
+/** Throws, naming every missing package and the apt line that installs it, unless kernel-check can run here. */
+export function requireHostTools(host: HostProbe = realHost): void {
+  for (const t of ['apt-get', 'apt-cache', 'dpkg-deb']) {
+    if (!host.onPath(t)) throw new Error(`kernel-check needs Debian's ${t} (it fetches the kernel as a Debian package with apt-get download): run it on Debian or Ubuntu`);
+  }
+  const missing = missingPackages(host);
   if (missing.length > 0) {
     throw new Error(`kernel-check needs Debian packages that are not installed: ${missing.join(', ')}. Install them with:\n  sudo apt-get update && sudo apt-get install -y ${missing.join(' ')}`);
   }
-  if (!existsSync('/dev/null')) throw new Error('no /dev/null');
 }
 
 export function cacheDir(): string {

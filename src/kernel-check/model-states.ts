@@ -42,8 +42,9 @@ export function isModelState(model: FsModel, real: FileState, policy: CheckedPol
     m.settle(p, new Map(), new Set());
     const names = modelState(m);
     const diff = namesDiff(names, real);
+    const label = `directory operations ${p} of ${u.dirOps}${minPrefix ? ` (${minPrefix} committed)` : ''}`;
     if (diff) {
-      reasons.push(`directory operations ${p} of ${u.dirOps}${minPrefix ? ` (${minPrefix} committed)` : ''}: ${diff}`);
+      reasons.push(`${label}: ${diff}`);
       continue;
     }
     const fileReasons: string[] = [];
@@ -57,7 +58,7 @@ export function isModelState(model: FsModel, real: FileState, policy: CheckedPol
       if (why) fileReasons.push(`${f.path}: ${why}`);
     }
     if (fileReasons.length === 0) return { member: true, reasons: [] };
-    reasons.push(`directory operations ${p} of ${u.dirOps}: same names; ${fileReasons.join('; ')}`);
+    reasons.push(`${label}: same names; ${fileReasons.join('; ')}`);
   }
   return { member: false, reasons };
 }
