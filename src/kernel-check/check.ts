@@ -9,7 +9,7 @@ import path from 'node:path';
 import { blockStates, applyWrites, markerSteps, parseBlockLog, type SubsetBound } from './block-log.js';
 import { extractState, makeExt4, runTool } from './ext4-image.js';
 import { stateFromJson, stateKey, stateToJson, describeState, type FileState } from './file-state.js';
-import { boot, debianKernel, guestRunner, initramfs, initScript, requireHostTools, type GuestDisk, type Kernel, type WritebackSettings } from './guest.js';
+import { boot, debianKernel, guestRunner, initramfs, initScript, removeOnSignal, requireHostTools, type GuestDisk, type Kernel, type WritebackSettings } from './guest.js';
 import { describeStep, drawHistories, modelsAfterEachStep, specText, type History } from './history.js';
 import { CHECKED_POLICIES, enumeratedStates, isModelState, type CheckedPolicy } from './model-states.js';
 
@@ -107,6 +107,7 @@ export async function kernelCheck(opts: CheckOptions): Promise<CheckSummary> {
   opts.log(`kernel ${kernel.package} ${kernel.version}; ${e2fsprogs}; mkfs.ext4 -b 4096 -E lazy_itable_init=0,lazy_journal_init=0 on ${FS_BYTES >> 20} MiB`);
   const histories = opts.given ?? drawHistories(opts.seed, opts.histories);
   const work = await mkdtemp(path.join(scratchRoot(), 'powercut-kernel-check-'));
+  const guard = removeOnSignal(work);
   const results: HistoryResult[] = [];
   const boots: CheckSummary['boots'] = [];
   // The next boot runs while the last one's states are read back (QEMU takes one core, e2fsck another).
@@ -131,6 +132,7 @@ export async function kernelCheck(opts: CheckOptions): Promise<CheckSummary> {
   } finally {
     await judging.catch(() => undefined);
     await rm(work, { recursive: true, force: true });
+    guard.release();
   }
   return { kernel: `${kernel.package} ${kernel.version}`, e2fsprogs, results, boots, seconds: (Date.now() - started) / 1000 };
 }

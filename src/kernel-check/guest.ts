@@ -5,7 +5,7 @@
 // logged by QEMU's blklogwrites driver.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -188,6 +188,8 @@ export async function initramfs(kernel: Kernel, runner: string, script: string, 
 
 /** QEMU processes running now: killed on SIGINT/SIGTERM and at exit, so none outlives kernel-check. */
 const running = new Set<ChildProcess>();
+/** Scratch folders to remove if a signal ends the run (the normal paths remove their own). */
+const scratch = new Set<string>();
 let handlersInstalled = false;
 function installHandlers(): void {
   if (handlersInstalled) return;
@@ -199,9 +201,17 @@ function installHandlers(): void {
   for (const sig of ['SIGINT', 'SIGTERM'] as const) {
     process.once(sig, () => {
       killAll();
+      for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
       process.kill(process.pid, sig);
     });
   }
+}
+
+/** Removes `dir` if SIGINT or SIGTERM ends the run before `release` is called. */
+export function removeOnSignal(dir: string): { release: () => void } {
+  installHandlers();
+  scratch.add(dir);
+  return { release: () => void scratch.delete(dir) };
 }
 
 export interface BootResult {
