@@ -93,6 +93,7 @@ export async function debianKernel(cache = cacheDir()): Promise<Kernel> {
     const dl = path.join(cache, `download-${process.pid}`);
     await rm(dl, { recursive: true, force: true });
     await mkdir(dl, { recursive: true });
+    const guard = removeOnSignal(dl);
     try {
       const r = await runTool('apt-get', ['download', pkg], 600_000, dl);
       if (r.code !== 0) throw new Error(`apt-get download ${pkg} failed (exit ${r.code}): ${r.stderr.trim()}`);
@@ -106,6 +107,7 @@ export async function debianKernel(cache = cacheDir()): Promise<Kernel> {
       await rename(unpack, root);
     } finally {
       await rm(dl, { recursive: true, force: true });
+      guard.release();
     }
   }
   const deb = (await readFile(done, 'utf8')).trim();
