@@ -63,12 +63,14 @@ export function summaryText(s: CheckSummary): string {
     `  block states:                       ${sum((r) => r.blockStates)}`,
     `  real states (distinct per history): ${sum((r) => r.realStates)}`,
     `  unreadable block states:            ${sum((r) => r.unreadable.length)}`,
+    `  states e2fsck -fy fixed beyond free counts: ${sum((r) => r.repaired.length)} (compared all the same)`,
     `  model states (journaled, enumerated): ${sum((r) => r.modelStates)}, of which the kernel never showed ${sum((r) => r.neverShown)} (a sample of ext4's timing, not all of it)`,
     `  real states outside journaled:      ${sum((r) => r.outside.journaled)}`,
     `  for information, real states outside torn: ${sum((r) => r.outside.torn)}, outside lose-unsynced: ${sum((r) => r.outside['lose-unsynced'])} (expected: those models are stricter than ext4)`,
     `  seconds per history:                ${n ? (s.seconds / n).toFixed(1) : '-'} (${s.seconds.toFixed(0)} s in all)`,
   ];
   for (const r of s.results) for (const u of r.unreadable) lines.push(`  unreadable (history ${r.index + 1}): ${u}`);
+  for (const r of s.results) for (const u of r.repaired.slice(0, 2)) lines.push(`  e2fsck fixed (history ${r.index + 1}): ${u}`);
   for (const r of s.results) for (const f of r.saved) lines.push(`  outside journaled: history ${r.index + 1}, saved ${f}`);
   return lines.join('\n');
 }

@@ -38,6 +38,8 @@ export interface HistoryResult {
   realStates: number;
   /** Block states e2fsck could not bring to a clean filesystem (reported, not compared). */
   unreadable: string[];
+  /** What e2fsck -fy fixed beyond its free counts, per state that needed it (compared all the same). */
+  repaired: string[];
   /** Real states outside each policy. */
   outside: Record<CheckedPolicy, number>;
   /** The model's enumerated journaled states over every cut, and how many the kernel never showed. */
@@ -203,6 +205,7 @@ async function judgeDisk(h: History, index: number, disk: { image: string; log: 
   const byImage = new Map<string, { ok: true; state: FileState } | { ok: false; reason: string }>();
   const real = new Map<string, { state: FileState; steps: [number, number][] }>();
   const unreadable: string[] = [];
+  const repaired: string[] = [];
   const scratch = path.join(dir, `scratch${label}`);
   await mkdir(scratch, { recursive: true });
   const imgPath = path.join(scratch, 'state.img');
@@ -215,6 +218,7 @@ async function judgeDisk(h: History, index: number, disk: { image: string; log: 
       const x = await extractState(imgPath, scratch);
       got = x.ok ? { ok: true, state: x.state } : x;
       byImage.set(hash, got);
+      if (x.ok && x.fsckNotes.length > 0) repaired.push(x.fsckNotes.slice(0, 3).join(' | '));
       if (!x.ok) unreadable.push(`after flush ${s.flush}, writes [${s.subset.join(',')}] of [${s.epoch.join(',')}]: ${x.reason}`);
     }
     if (!got.ok) continue;
@@ -243,7 +247,7 @@ async function judgeDisk(h: History, index: number, disk: { image: string; log: 
   const modelKeys = new Set<string>();
   for (const m of models) for (const k of enumeratedStates(m, 'journaled').keys()) modelKeys.add(k);
   const neverShown = [...modelKeys].filter((k) => !real.has(k)).length;
-  return { index, history: h, blockStates: states.length, realStates: real.size, unreadable, outside, modelStates: modelKeys.size, neverShown, seconds: 0, saved };
+  return { index, history: h, blockStates: states.length, realStates: real.size, unreadable, repaired, outside, modelStates: modelKeys.size, neverShown, seconds: 0, saved };
 }
 
 export async function readSaved(file: string): Promise<SavedState> {
