@@ -1,6 +1,8 @@
 // Makes sure Debian's `fuse` (fusermount) and `libfuse2` (libfuse.so.2) are installed, and in
 // powercut's own checkout also `chromium` (the browser the HTML report test renders in; /usr/bin/chromium)
-// and `nats-server` (the server the nats-jetstream target's driver starts; its test needs it).
+// and `nats-server` (the server the nats-jetstream target's driver starts; its test needs it), and
+// what `powercut kernel-check` runs (`qemu-system-x86`, `busybox-static`, `e2fsprogs`, `gcc`,
+// `libc6-dev`: QEMU, the guest's shell, the image checker, the static history runner).
 //   npm preinstall:            as root, installs them; otherwise prints the exact command and goes on
 //                              (`npm test` then fails with a clear message if one is still missing).
 //                              Only in powercut's own checkout: installed as a dependency of another
@@ -46,7 +48,7 @@ function done(message, ok) {
 }
 
 if (process.platform !== 'linux') done(`FUSE tests need Linux; this is ${process.platform}.`, false);
-if (!existsSync('/usr/bin/dpkg-query')) done(`not a Debian/Ubuntu system: install FUSE 2 (fusermount and libfuse.so.2)${required ? '' : ', Chromium and nats-server'} with your package manager.`, false);
+if (!existsSync('/usr/bin/dpkg-query')) done(`not a Debian/Ubuntu system: install FUSE 2 (fusermount and libfuse.so.2)${required ? '' : ', Chromium, nats-server, and for kernel-check QEMU, a static busybox, e2fsprogs and gcc'} with your package manager.`, false);
 
 // Ubuntu 24.04 renamed libfuse2 to libfuse2t64.
 const libNames = ['libfuse2', 'libfuse2t64'];
@@ -55,6 +57,9 @@ if (!installed('fuse')) missing.push('fuse');
 if (!libNames.some(installed)) missing.push('libfuse2');
 if (!required && !installed('chromium')) missing.push('chromium');
 if (!required && !installed('nats-server')) missing.push('nats-server');
+// kernel-check (npm run check:kernel, .ci/run): the real kernel under QEMU.
+const KERNEL_CHECK = ['qemu-system-x86', 'busybox-static', 'e2fsprogs', 'gcc', 'libc6-dev'];
+if (!required) for (const p of KERNEL_CHECK) if (!installed(p)) missing.push(p);
 if (missing.length === 0) process.exit(0);
 
 const sudo = process.getuid?.() === 0 ? [] : ['sudo'];

@@ -20,13 +20,14 @@ const commands: Record<string, { summary: string; load: () => Promise<CommandMod
   explain: { summary: 'say why a failure artifact failed: the missed step, its fix, proof and reach', load: () => import('./cli/explain.js') },
   driver: { summary: 'check that a driver for your own queue follows the driver protocol', load: () => import('./cli/driver.js') },
   gate: { summary: 'the durability gate: scenarios, then property suites for a time budget', load: () => import('./cli/gate.js') },
+  'kernel-check': { summary: 'check the journaled crash model against real ext4 under QEMU', load: () => import('./cli/kernel-check.js') },
   merge: { summary: "join the --json results of a gate sharded over CI jobs into one", load: () => import('./cli/merge.js') },
 };
 
 const topHelp = `usage: powercut <command> [options]
 
 commands:
-${Object.entries(commands).map(([name, c]) => `  ${name.padEnd(10)} ${c.summary}`).join('\n')}
+${Object.entries(commands).map(([name, c]) => `  ${name.padEnd(12)} ${c.summary}`).join('\n')}
 
 Run 'powercut <command> --help' for a command's options.`;
 

@@ -15,6 +15,7 @@ import { REPO_ROOT } from './harness/dist-path.js';
 const LEVELS: readonly { folder: string; level: number }[] = [
   { folder: 'fusefs', level: 0 },
   { folder: 'src/harness', level: 1 },
+  { folder: 'src/kernel-check', level: 1 },
   { folder: 'src/report', level: 2 },
   { folder: 'src/targets', level: 2 },
   { folder: 'properties', level: 3 },

@@ -37,6 +37,9 @@ interface NodeBase extends Meta {
    */
   uncommitted: number;
   uncommittedSize: number;
+  /** The seq of this inode's latest change, and of its latest size change (0: none): how far an fsync's commit surely reaches. */
+  lastChange: number;
+  lastSizeChange: number;
 }
 
 export interface FileNode extends NodeBase {

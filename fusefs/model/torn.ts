@@ -30,7 +30,7 @@ export interface TornStats {
 }
 
 /** One unsynced change of a file with what the rule needs: the sectors it touches and the size around it. */
-interface Change {
+export interface Change {
   op: PendingFileOp;
   /** The sectors whose bytes it may change (empty for an extending truncate or an empty write). */
   sectors: Run;
@@ -38,7 +38,7 @@ interface Change {
   sizeAfter: number;
 }
 
-function changesOf(durable: GrowBuffer, pending: readonly PendingFileOp[]): Change[] {
+export function changesOf(durable: GrowBuffer, pending: readonly PendingFileOp[]): Change[] {
   let size = durable.size;
   return pending.map((op) => {
     const sizeBefore = size;
@@ -117,7 +117,7 @@ function materialize(durable: GrowBuffer, changes: readonly Change[], kept: read
 }
 
 /** Applies one change to `file` as it happened live. */
-function applyChange(file: GrowBuffer, op: PendingFileOp): void {
+export function applyChange(file: GrowBuffer, op: PendingFileOp): void {
   if (op.type === 'write') file.write(op.offset, op.data);
   else if (op.type === 'truncate') file.resize(op.sizeBytes);
   else applyFallocate(file, op.kind, op.offset, op.length);

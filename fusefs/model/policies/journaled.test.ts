@@ -2,14 +2,16 @@
 // checks torn's sector rule: on small histories of directory operations, writes and syncs in one
 // directory, the reference replays the history itself, decides which fsyncs commit the journal by
 // ext4's rule (an fsync of an inode changed since the last commit, an fdatasync only for a size
-// change, a directory fsync of a changed directory) and allows exactly the directory states after
-// every prefix of the unsynced operations that contains every operation before the last commit.
+// change, a directory fsync of a changed directory), takes as surely committed the operations up to
+// that inode's latest change (a periodic commit may have taken it already, and then the fsync commits
+// nothing newer), and allows exactly the directory states after every prefix of the unsynced
+// operations that contains every operation surely committed.
 // Every random cut must leave one of them, and the exhaustive candidates must leave each of them.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_STATE_CAPS } from '../../crash-states.js';
 import { FsModel, ROOT_INO } from '../fs-model.js';
-import { journaled } from './journaled.js';
+import { journaled, sizesInsideWrites } from './journaled.js';
 
 const NAMES = ['a', 'b', 'c'] as const;
 type Step =
@@ -32,19 +34,20 @@ function allowedDirStates(steps: readonly Step[]): Set<string> {
   const live = new Map<string, number>(); // name -> inode
   let durable = new Map<string, number>();
   let unsynced: ((m: Map<string, number>) => void)[] = []; // directory operations not yet durable, in order
-  let committed = 0; // how many of them the last commit made durable
+  let committed = 0; // how many of them a commit surely made durable
   const size = new Map<number, number>();
-  const changed = new Set<number>(); // inodes (0: the directory) changed since the last commit
-  const sizeChanged = new Set<number>();
-  const commit = () => {
-    committed = unsynced.length;
-    changed.clear();
-    sizeChanged.clear();
+  // Inodes (0: the directory) changed since the last commit that took them: how many unsynced
+  // operations there were at their latest change (of their size).
+  const changed = new Map<number, number>();
+  const sizeChanged = new Map<number, number>();
+  const commit = (upTo: number) => {
+    committed = Math.max(committed, upTo);
+    for (const m of [changed, sizeChanged]) for (const [i, at] of m) if (at <= committed) m.delete(i);
   };
   const dirOp = (apply: (m: Map<string, number>) => void, touched: number[]) => {
     apply(live);
     unsynced.push(apply);
-    for (const i of [0, ...touched]) changed.add(i);
+    for (const i of [0, ...touched]) changed.set(i, unsynced.length);
   };
   for (const s of steps) {
     const key = s.t === 'fsyncdir' ? '' : NAMES[s.n];
@@ -69,22 +72,24 @@ function allowedDirStates(steps: readonly Step[]): Set<string> {
       case 'write': // an overwrite inside the file: its times change, not its size
       case 'extend':
         if (ino !== undefined) {
-          changed.add(ino);
+          changed.set(ino, unsynced.length);
           if (s.t === 'extend' || size.get(ino) === 0) {
             size.set(ino, size.get(ino)! + 10);
-            sizeChanged.add(ino);
+            sizeChanged.set(ino, unsynced.length);
           }
         }
         break;
       case 'fsync':
       case 'fdatasync':
-        if (ino !== undefined && (s.t === 'fsync' ? changed : sizeChanged).has(ino)) commit();
+        if (ino !== undefined && (s.t === 'fsync' ? changed : sizeChanged).has(ino)) commit((s.t === 'fsync' ? changed : sizeChanged).get(ino)!);
         break;
       case 'fsyncdir':
-        if (changed.has(0)) commit();
+        if (changed.has(0)) commit(changed.get(0)!);
         durable = new Map(live);
         unsynced = [];
         committed = 0;
+        // Changes still uncommitted came before no unsynced operation now.
+        for (const m of [changed, sizeChanged]) for (const i of m.keys()) m.set(i, 0);
         break;
     }
   }
@@ -188,5 +193,38 @@ describe('journaled', () => {
     expect(o.unsynced().committedDirOps).toBe(0);
     o.fsync(ino);
     expect(o.unsynced().committedDirOps).toBe(1);
+  });
+  it('takes an fsync to commit only up to its inode\'s latest change (a periodic commit may have taken it: real ext4 lost a later create)', () => {
+    // kernel-check, src/kernel-check/regressions/: create f0, write it, 8 s pause (write-back and
+    // the 5 s commit take both), create f1, fsync f0: real ext4 came back without f1.
+    const m = new FsModel(() => 0);
+    const f0 = m.create('/f0', 0o644);
+    m.write(f0, 0, Buffer.alloc(5000, 1));
+    m.create('/f1', 0o644);
+    m.fsync(f0);
+    expect(m.unsynced().committedDirOps).toBe(1);
+    // A change of f0 after the create commits it with f0's own.
+    m.write(f0, 0, Buffer.alloc(10, 2));
+    m.fsync(f0);
+    expect(m.unsynced().committedDirOps).toBe(2);
+  });
+  it('lets a cut leave a size inside the range a write grew the file by (real ext4 came back at 4096 bytes after appends to 521, 1477 and 5575)', () => {
+    const m = new FsModel(() => 0);
+    const f0 = m.create('/f0', 0o644);
+    m.write(f0, 0, Buffer.alloc(521, 1));
+    m.write(f0, 521, Buffer.alloc(956, 2));
+    m.write(f0, 1477, Buffer.alloc(4098, 3));
+    const prefixSizes = [0, 521, 1477, 5575];
+    const inside = sizesInsideWrites(m.unsynced().files.find((f) => f.ino === f0)!);
+    expect(inside).toContain(4096);
+    expect(inside.every((b) => b % 512 === 0 && b > 0 && b < 5575 && !prefixSizes.includes(b))).toBe(true);
+    const sizes = new Set<number>();
+    for (let seed = 0; seed < 300; seed++) {
+      const cut = m.clone();
+      journaled.cut(cut, seed);
+      sizes.add(cut.readdir('/').includes('f0') ? cut.stat(cut.resolve('/f0')).sizeBytes : -1);
+    }
+    expect([...sizes].filter((x) => x >= 0 && !prefixSizes.includes(x)).length).toBeGreaterThan(3);
+    expect([...sizes].every((x) => x < 0 || prefixSizes.includes(x) || inside.includes(x))).toBe(true);
   });
 });
