@@ -55,7 +55,7 @@ describe('powercut gate', () => {
 
   it('on a queue with two different bugs lists both causes as distinct failures, each with its fix and artifact, in the summary, the JUnit and the HTML report', async () => {
     const dir = await tmp();
-    const r = await powercut(['gate', '--time-budget', '30', '--seed', '3', '--variant', 'purge-and-ack-early', '--policy', 'lose-unsynced', '--artifacts', 'arts', '--junit', 'out/junit.xml', '--report', 'out/report', '--json', 'out/shard-3.json'], dir);
+    const r = await powercut(['gate', '--time-budget', '40', '--seed', '3', '--variant', 'purge-and-ack-early', '--policy', 'lose-unsynced', '--artifacts', 'arts', '--junit', 'out/junit.xml', '--report', 'out/report', '--json', 'out/shard-3.json'], dir);
     expect(r.exitCode, r.stderr).toBe(1);
     const listed = [...r.stdout.matchAll(/^(\d+)\. (.+): (\d+) failing cases?(?: \(\d+ signatures?\))?, found by (.+)$/gm)];
     // ack-returns-early: an ack confirmed before its checkpoint was durable; purge-before-checkpoint: a page's deletion made durable too early.

@@ -318,7 +318,8 @@ async function earlyPersistence(f: FailingState, passes: (r: ProbeRequest) => Pr
   const recent = points.filter((e) => e.op <= id.afterOp).reverse().slice(0, 6);
   for (const p of recent) {
     if (!(await passes({ state: id, hypothesis: { fsyncAfter: [], fsyncSkip: [p.op] } }))) continue;
-    const next = points.filter((e) => e.op > p.op).slice(0, 2);
+    // What depends on the absence of what it made durable comes at or after the cut: the persistence points after the cut.
+    const next = points.filter((e) => e.op > id.afterOp).slice(0, 2);
     // What it made durable: the changes to its path since that path's previous persistence point.
     const previous = points.filter((e) => e.op < p.op && e.path === p.path).at(-1)?.op ?? 0;
     // A directory fsync makes its entries durable; a file's fsync its data and size.
