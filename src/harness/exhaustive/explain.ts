@@ -6,15 +6,15 @@
 // on it, repeated on each other state it claims. The run's failing states are then given the fewest
 // proven causes that explain them (cause/attribute.ts); the rest are said to be unexplained. The
 // reach re-checks every journaled state of the cuts where a cause bites.
-import type { CrashStateInfo, Hypothesis, ProbeUnit, StateCaps, StatesAnswer } from '../../../fusefs/crash-states.js';
+import type { CrashStateInfo, ProbeUnit, StateCaps, StatesAnswer } from '../../../fusefs/crash-states.js';
 import { describeState } from '../../../fusefs/model/policies/index.js';
-import type { TraceEntry } from '../../../fusefs/protocol.js';
 import { coverStates } from '../cause/attribute.js';
-import { DEFAULT_SEARCH_BOUND, proofHolds, reachWords, requestsInWords, type Cause, type CauseProof, type CauseReach, type FixStep, type SearchBound } from '../cause/cause.js';
+import { DEFAULT_SEARCH_BOUND, proofHolds, reachWords, type Cause, type CauseProof, type CauseReach, type SearchBound } from '../cause/cause.js';
 import { SECOND_CUT_KEY } from '../cause/of-case.js';
 import { searchCause, type ProbeFn } from '../cause/search.js';
 import { judge, type Violation } from '../oracle.js';
-import { parentOf, pathPattern } from '../path-pattern.js';
+import { pathPattern } from '../path-pattern.js';
+import { fixedRun, type FixedRun } from './fixed-run.js';
 import { recoverAndJudge, truncateAtCut, type JudgeContext, type Recorded } from './judge-states.js';
 
 export interface ExplainOptions {
@@ -230,123 +230,6 @@ async function searchState(ctx: JudgeContext, judging: JudgeContext, recorded: R
   return searchCause({ state: f.state, violations: f.violations, units, trace: recorded.trace, marks: recorded.marks, workload: recorded.run.record }, probe, bound);
 }
 
-/** The run with a fix applied: its recording, the hypothesis the daemon lists its states under, and how its cuts map to the run's. */
-interface FixedRun {
-  recorded: Recorded;
-  hypothesis?: Hypothesis;
-  words: string;
-  /** The request of the run a cut of the fixed run falls after (inserted requests belong to the one before them). */
-  runOpOf: (fixedOp: number) => number;
-  /** The cuts of the fixed run that fall after request `op` of the run: right after it, and after each fsync inserted there. */
-  fixedOpsOf: (op: number) => number[];
-  /** Whether a cut of the fixed run falls right after an inserted fsync: a state the run never had (new, not one that passed). */
-  isNew: (fixedOp: number) => boolean;
-  /** Per inode the fix fsyncs, the requests of the run it fsyncs it after. */
-  syncedAfter: ReadonlyMap<number, readonly number[]>;
-}
-
-/**
- * The cause's fix as a change to the recorded run: an fsync inserted after each request like the one
- * it names (a request of its own; the requests and markers after it move up by one), or a
- * confirmation printed only once the fsync it needed completed.
- */
-function fixedRun(recorded: Recorded, cause: Cause): FixedRun | undefined {
-  const step = cause.step;
-  if (!step) return undefined;
-  if (step.kind === 'fsync-after') {
-    // The fix is the program's: after every request like this one (its kind, its path pattern), not
-    // only this one; and the same for each other unit the cause needed made durable with it.
-    const steps = [step, ...(cause.alsoSteps ?? [])].filter((x): x is Extract<FixStep, { kind: 'fsync-after' }> => x.kind === 'fsync-after');
-    const inserted: { after: number; path: string; dir: boolean }[] = [];
-    const syncedAfter = new Map<number, number[]>();
-    const described: string[] = [];
-    for (const st of steps) {
-      const like = recorded.trace.find((e) => e.op === st.afterOp);
-      const same = (e: TraceEntry) => like !== undefined && e.result === 0 && e.kind === like.kind && pathPattern(e.path) === pathPattern(like.path) && pathPattern(e.path2 ?? '') === pathPattern(like.path2 ?? '');
-      const after = like ? recorded.trace.filter(same).map((e) => e.op) : [st.afterOp];
-      // What to fsync after each such request, by the path it has then: the file, or the directory holding the changed entry.
-      const toDest = like?.path2 !== undefined && parentOf(like.path2) === st.path;
-      const target = (op: number) => {
-        const e = recorded.trace.find((x) => x.op === op);
-        if (!e) return st.path;
-        return st.dir ? parentOf(toDest && e.path2 !== undefined ? e.path2 : e.path) : e.path;
-      };
-      syncedAfter.set(st.ino, [...(syncedAfter.get(st.ino) ?? []), ...after]);
-      for (const op of after) {
-        const path = target(op);
-        if (!inserted.some((x) => x.after === op && x.path === path)) inserted.push({ after: op, dir: st.dir, path });
-      }
-      const of = st.dir ? `the directory ${st.path}` : (like ? `the file, ${pathPattern(like.path)},` : st.path);
-      described.push(`${of} after ${after.length === 1 ? `request ${after[0]}` : `every ${like?.kind} of ${pathPattern(like?.path ?? '')} (${requestsInWords(after)})`}`);
-    }
-    return withFsyncsInserted(recorded, inserted, [], syncedAfter, `an fsync of ${described[0]}${described.length > 1 ? `, and of ${described.slice(1).join('; ')}` : ''}`);
-  }
-  if (step.kind === 'move') {
-    // The persistence point moved after what depends on its absence: left out where it was, done
-    // right after the next persistence point instead (what it made durable becomes durable then).
-    const sync = recorded.trace.find((e) => e.op === step.op);
-    const next = recorded.trace.find((e) => e.op === step.afterOp);
-    const what = (e: TraceEntry | undefined) => `the ${e?.kind === 'fsyncdir' ? 'directory fsync' : 'fsync'} of ${e?.path ?? '?'}`;
-    return withFsyncsInserted(recorded, [{ after: step.afterOp, path: sync?.path ?? '/', dir: sync?.kind === 'fsyncdir' }], [step.op], new Map(),
-      `${what(sync)} at request ${step.op} moved after ${what(next)} at request ${step.afterOp}`);
-  }
-  // The program waits at that line, and at every later line of its kind for the next fsync like
-  // that one (of a path of the same pattern) to complete: those lines are withheld from the states
-  // cut before. Only confirmations are: the program's other lines, and the requests they follow, stay
-  // where the recording has them (a write's intent held back past its write would make its bytes on disk look like nobody's).
-  const kind = recorded.run.record.outcomes[step.line - 1]?.t;
-  const sync = recorded.trace.find((e) => e.op === step.untilOp);
-  const syncs = recorded.trace.filter((e) => sync !== undefined && e.kind === sync.kind && e.result === 0 && pathPattern(e.path) === pathPattern(sync.path)).map((e) => e.op);
-  // A confirmation printed after the line (a "durable" report of the same acks) cannot come before the wait ends either.
-  const confirms = (t: string | undefined) => t === 'durable' || t === 'waited' || t === 'acked';
-  const withheld = new Map<number, number>([[step.line, step.untilOp]]);
-  for (const m of recorded.marks) {
-    const t = recorded.run.record.outcomes[m.n - 1]?.t;
-    if (m.n <= step.line || !confirms(t)) continue;
-    const until = Math.max(step.untilOp, t === kind ? (syncs.find((op) => op > m.afterOp) ?? 0) : 0);
-    if (until > m.afterOp) withheld.set(m.n, until);
-  }
-  const moved = withheld.size - 1;
-  return {
-    recorded: { ...recorded, withheld },
-    words: `line ${step.line} ${quoteLine(recorded, step.line)} printed only after request ${step.untilOp} completed${moved ? `, and each later confirmation after it (a "${kind}" line after the next ${sync?.kind ?? 'fsync'} of ${pathPattern(sync?.path ?? '')}; ${moved} moved)` : ''}`,
-    runOpOf: (op) => op,
-    fixedOpsOf: (op) => [op],
-    isNew: () => false,
-    syncedAfter: new Map(),
-  };
-}
-
-/** The recorded run with fsyncs inserted after some requests (each a request of its own: the requests and markers after it move up by one) and some left out. */
-function withFsyncsInserted(recorded: Recorded, unsorted: readonly { after: number; path: string; dir: boolean }[], skip: readonly number[], syncedAfter: ReadonlyMap<number, readonly number[]>, words: string): FixedRun {
-  const inserted = [...unsorted].sort((a, b) => a.after - b.after);
-  const before = (op: number, inclusive: boolean) => inserted.filter((x) => (inclusive ? x.after <= op : x.after < op)).length;
-  const insertedOps = inserted.map((x, k) => x.after + k + 1);
-  return {
-    hypothesis: { fsyncAfter: inserted.map((x) => ({ afterOp: x.after, path: x.path })), ...(skip.length ? { fsyncSkip: [...skip] } : {}) },
-    recorded: {
-      run: recorded.run,
-      trace: [
-        ...recorded.trace.map((e) => ({ ...e, op: e.op + before(e.op, false) })),
-        ...inserted.map((x, k) => ({ op: insertedOps[k], kind: x.dir ? 'fsyncdir' as const : 'fsync' as const, path: x.path, state: 'applied' as const, result: 0 })),
-      ].sort((a, b) => a.op - b.op),
-      // Each fsync comes right after its request: before every line marked after it.
-      marks: recorded.marks.map((m) => ({ ...m, afterOp: m.afterOp + before(m.afterOp, true) })),
-    },
-    words,
-    runOpOf: (fixedOp) => fixedOp - insertedOps.filter((op) => op <= fixedOp).length,
-    fixedOpsOf: (op) => [op + before(op, false), ...insertedOps.filter((_, k) => inserted[k].after === op)],
-    isNew: (fixedOp) => insertedOps.includes(fixedOp),
-    syncedAfter,
-  };
-}
-
-/** A line the workload printed, quoted: `("waited" seq 5)`. */
-function quoteLine(recorded: Recorded, line: number): string {
-  const o = recorded.run.record.outcomes[line - 1];
-  return o ? `(${JSON.stringify(o)})` : '';
-}
-
 function verdictsOf(judged: Awaited<ReturnType<typeof recoverAndJudge>>): JudgedState[] {
   return judged.results.flatMap((r) => r?.verdicts.map((v) => ({ state: v.state, violations: v.violations })) ?? []);
 }
@@ -450,7 +333,6 @@ function provenOnState(cause: Cause): string {
     case 'torn-write': return `the disk is legal (a sector-prefix state the policy allows) and recovery fails on it, while it passes with ${cause.unit?.path ?? 'the file'} kept whole and with it not kept at all`;
     case 'recovery-fails-on-legal-disk': return 'the disk is legal (every change the program made kept, as a process crash leaves it) and recovery still fails the same checks';
     case 'non-atomic-update': return 'the state with one directory operation fewer passes and the state with both passes: only the state between them, which a cut may leave, fails';
-    case 'early-persistence': return `checked on the state itself: ${cause.evidence.at(-1) ?? ''}`;
     default: return `checked on the state itself: ${cause.evidence.at(-1) ?? ''}`;
   }
 }
