@@ -29,7 +29,7 @@ import { pathMatcher } from '../../../fusefs/crash-point.js';
 import type { CrashPoint } from '../../../fusefs/protocol.js';
 import type { Cause } from '../cause/cause.js';
 import { explainRun, type ExplainOptions, type RunVerdicts } from './explain.js';
-import { recoverAndJudge, type Recorded } from './judge-states.js';
+import { recoverAndJudge, verdictsOf, type Recorded } from './judge-states.js';
 
 
 export interface ExhaustiveOptions {
@@ -234,7 +234,7 @@ export async function runExhaustive(daemon: DaemonHandle, target: Target, input:
     // What the run's own judgement said: a cause's proof is compared with it (judged in full first when only one state was).
     const verdicts: RunVerdicts = {
       answer: enumerated,
-      ...(o.onlyCut || o.onlyState ? {} : { judged: results.flatMap((r) => r?.verdicts.map((v) => ({ state: v.state, violations: v.violations })) ?? []) }),
+      ...(o.onlyCut || o.onlyState ? {} : { judged: verdictsOf({ results }) }),
       signatureOf: (state, violations) => failureSignature(failureResult(caseOf(state), recorded, [], [], violations)),
     };
 

@@ -15,7 +15,7 @@ import { searchCause, type ProbeFn } from '../cause/search.js';
 import { judge, type Violation } from '../oracle.js';
 import { pathPattern } from '../path-pattern.js';
 import { fixedRun, type FixedRun } from './fixed-run.js';
-import { recoverAndJudge, truncateAtCut, type JudgeContext, type Recorded } from './judge-states.js';
+import { recoverAndJudge, truncateAtCut, verdictsOf, type JudgeContext, type JudgedState, type Recorded } from './judge-states.js';
 
 export interface ExplainOptions {
   /** One cause search's bound (probes, time). */
@@ -48,10 +48,6 @@ const REACH_PROBES = 4;
 /** Other failing states a proof of another kind is repeated on, per candidate. */
 const MAX_REPEATS = 40;
 
-export interface JudgedState {
-  state: CrashStateInfo;
-  violations: Violation[];
-}
 
 /** What the run's own judgement said, for proofs to compare with. */
 export interface RunVerdicts {
@@ -230,9 +226,6 @@ async function searchState(ctx: JudgeContext, judging: JudgeContext, recorded: R
   return searchCause({ state: f.state, violations: f.violations, units, trace: recorded.trace, marks: recorded.marks, workload: recorded.run.record }, probe, bound);
 }
 
-function verdictsOf(judged: Awaited<ReturnType<typeof recoverAndJudge>>): JudgedState[] {
-  return judged.results.flatMap((r) => r?.verdicts.map((v) => ({ state: v.state, violations: v.violations })) ?? []);
-}
 
 /**
  * Proves a cause's fix on the recording: the run's states listed and judged again with it, and

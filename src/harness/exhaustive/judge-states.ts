@@ -157,3 +157,14 @@ export async function recoverAndJudge(ctx: JudgeContext, answer: StatesAnswer, r
   return { groups, results, outOfTime, firstFailing };
 }
 
+
+/** A state judged, with its violations. */
+export interface JudgedState {
+  state: CrashStateInfo;
+  violations: Violation[];
+}
+
+/** Every judged state of a recoverAndJudge result, in group order. */
+export function verdictsOf(judged: Pick<Awaited<ReturnType<typeof recoverAndJudge>>, 'results'>): JudgedState[] {
+  return judged.results.flatMap((r) => r?.verdicts.map((v) => ({ state: v.state, violations: v.violations })) ?? []);
+}
