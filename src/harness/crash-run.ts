@@ -262,19 +262,41 @@ export function crashPointAt(fraction: number, requestCount: number, timing: Cra
   return { atOp: Math.min(requestCount, 1 + Math.floor(fraction * requestCount)), timing, ...filter };
 }
 
-/** Recovery with a second power cut: the case's recovery cut in a drain, the cut, then the final drain. */
-export async function recoverWithCut(daemon: DaemonHandle, target: Target, c: CrashCase, timeouts: DriverTimeouts): Promise<{ runs: RunRecord[]; stderr: string[]; landed: boolean }> {
-  const rc = c.recoveryCut!;
-  await daemon.client.arm(rc.cut);
-  let trace: TraceEntry[] = [];
-  const cut = await runDriver(daemon, target.driver, specFor(daemon.mountpoint, c, 'drain', 1), true, timeouts, async () => {
-    trace = await daemon.client.trace();
-    await daemon.client.crash(rc.policy, rc.seed);
-  });
-  cut.record.failedRequests = failedRequests(trace);
+/**
+ * Recovery with a second power cut: the case's recovery cut in a drain, the cut, then the final drain.
+ * With `reload` (which puts the state back in place), a cut drawn past the end of a recovery that
+ * made n >= 1 requests is drawn again within them (request 1 + (atOp - 1) mod n) and the recovery
+ * re-run: a queue whose recovery writes little is still cut during it. `cut` is the one that ran last.
+ */
+export async function recoverWithCut(
+  daemon: DaemonHandle,
+  target: Target,
+  c: CrashCase,
+  timeouts: DriverTimeouts,
+  reload?: () => Promise<void>,
+): Promise<{ runs: RunRecord[]; stderr: string[]; landed: boolean; cut: CutSpec }> {
+  const once = async (rc: CutSpec) => {
+    await daemon.client.arm(rc.cut);
+    let trace: TraceEntry[] = [];
+    const cut = await runDriver(daemon, target.driver, specFor(daemon.mountpoint, c, 'drain', 1), true, timeouts, async () => {
+      trace = await daemon.client.trace();
+      await daemon.client.crash(rc.policy, rc.seed);
+    });
+    // Not frozen: the drain ran to its end, and the trace holds every request it made.
+    if (cut.frozenAt === null) trace = await daemon.client.trace();
+    cut.record.failedRequests = failedRequests(trace);
+    return { cut, requests: trace.length };
+  };
+  let rc = c.recoveryCut!;
+  let { cut, requests } = await once(rc);
+  if (cut.frozenAt === null && reload && requests > 0 && rc.cut.atOp > requests) {
+    rc = { ...rc, cut: { ...rc.cut, atOp: 1 + ((rc.cut.atOp - 1) % requests) } };
+    await reload();
+    ({ cut } = await once(rc));
+  }
   const final = await runDriver(daemon, target.driver, specFor(daemon.mountpoint, c, 'drain', 2), false, timeouts);
   // A cut that never landed came after the drain ran to its end: that drain changed the disk all the same.
-  return { runs: [cut.record, final.record], stderr: [cut.stderr, final.stderr], landed: cut.frozenAt !== null };
+  return { runs: [cut.record, final.record], stderr: [cut.stderr, final.stderr], landed: cut.frozenAt !== null, cut: rc };
 }
 
 /**

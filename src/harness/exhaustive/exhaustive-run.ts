@@ -131,7 +131,7 @@ export interface ExhaustiveResult {
   capsHit: string[];
 }
 
-/** A recovery cut lands at one of the first requests of a recovery (20 to 35 of them for the built-in queue). */
+/** A recovery cut is drawn at one of the first requests of a recovery (20 to 35 of them for the built-in queue), and again within a shorter recovery's requests. */
 export const RECOVERY_CUT_MAX_OP = 30;
 
 /** What exhaustive mode checks: one workload of a target, its settings and variant (a crash case without its cut). */
@@ -198,7 +198,11 @@ export async function runExhaustive(daemon: DaemonHandle, target: Target, input:
   const startsBefore = drivers.starts;
   let current: CrashStateInfo | undefined;
   const holds = o.fsyncHolds === undefined ? defaultFsyncHolds(input) : o.fsyncHolds;
-  const caseOf = (state: Pick<CrashStateInfo, 'id' | 'hash'>, on?: RecoverOn) => ({ ...stateCase(input, state, o.recoveryCuts, o.caps, on), ...(holds ? { fsyncHolds: holds } : {}) });
+  const caseOf = (state: Pick<CrashStateInfo, 'id' | 'hash'>, on?: RecoverOn): CrashCase => {
+    const c = { ...stateCase(input, state, o.recoveryCuts, o.caps, on), ...(holds ? { fsyncHolds: holds } : {}) };
+    const redrawn = pool?.redrawnCut(state.hash);
+    return redrawn ? { ...c, recoveryCut: redrawn } : c;
+  };
   try {
     let t = performance.now();
     const recorded = await record(daemon, target, input, holds, drivers);

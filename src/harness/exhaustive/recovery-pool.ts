@@ -10,7 +10,7 @@ import { cp, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { CrashStateInfo, Hypothesis, ProbeUnit } from '../../../fusefs/crash-states.js';
-import { recoverWithCut, specFor, type CrashCase } from '../crash-run.js';
+import { recoverWithCut, specFor, type CrashCase, type CutSpec } from '../crash-run.js';
 import type { DaemonHandle } from '../daemon-process.js';
 import type { DriverSpec } from '../driver-spec.js';
 import { runDriver, type DriverRun, type DriverTimeouts, type DriverWorker } from '../driver-process.js';
@@ -82,6 +82,7 @@ export class RecoveryPool {
   private scratch: Promise<string> | undefined;
 
   private mountLane: Promise<void> = Promise.resolve();
+  private readonly redrawnCuts = new Map<string, CutSpec>();
 
   constructor(
     private readonly daemon: DaemonHandle,
@@ -122,7 +123,8 @@ export class RecoveryPool {
     if (p.c.recoveryCut) {
       await this.daemon.client.loadState(p.state.id, p.extras);
       const placed = performance.now();
-      const r = await recoverWithCut(this.daemon, this.target, p.c, this.timeouts);
+      const r = await recoverWithCut(this.daemon, this.target, p.c, this.timeouts, () => this.daemon.client.loadState(p.state.id, p.extras));
+      if (r.cut !== p.c.recoveryCut) this.redrawnCuts.set(p.state.hash, r.cut);
       return done({ runs: r.runs, stderr: r.stderr, landed: r.landed, on: 'mount' }, placed);
     }
     if (p.dir === undefined) {
@@ -150,6 +152,11 @@ export class RecoveryPool {
     });
     this.mountLane = run.then(() => undefined, () => undefined);
     return run;
+  }
+
+  /** The recovery cut a state's recovery ran with, when it was drawn again within that recovery's requests. */
+  redrawnCut(hash: string): CutSpec | undefined {
+    return this.redrawnCuts.get(hash);
   }
 
   /** Removes the pool's scratch folder (the drivers are the caller's). */
