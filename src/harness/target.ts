@@ -73,15 +73,18 @@ export interface KnownBadVariant {
   fixInRecording?: false;
 }
 
-/** A cause as a variant declares it: its kind, and a path pattern its key names ('/page.*'). */
+/**
+ * A cause as a variant declares it: its kind, and a path pattern its key names ('/page.*'); without
+ * one, any cause of the kind (a logic error judged on the events delivered names no file).
+ */
 export interface ExpectedCause {
   kind: CauseKind;
-  path: string;
+  path?: string;
 }
 
 /** Whether a cause found is the one declared: the same kind, and its key names the pattern. */
 export function isExpectedCause(c: Pick<Cause, 'kind' | 'key'>, e: ExpectedCause): boolean {
-  return c.kind === e.kind && c.key.split(' ').includes(e.path);
+  return c.kind === e.kind && (e.path === undefined || c.key.split(' ').includes(e.path));
 }
 
 /** A named slice of the settings space the gate runs as its own suite (e.g. one checkpoint design). */

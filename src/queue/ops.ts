@@ -5,13 +5,20 @@ import { renameSync, writeSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { QueueIOError } from './errors.js';
-import { encodePageHeader, pageFileName, recordCrcValid } from './format.js';
+import { encodePageHeader, PAGE_HEADER_BYTES, pageFileName, recordCrcValid } from './format.js';
 import type { PageWriter } from './page.js';
 
 function asIOError(file: string, operation: string, err: unknown): QueueIOError {
   if (err instanceof QueueIOError) return err;
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
   return new QueueIOError(file, operation, typeof code === 'string' ? code : String(err), err);
+}
+
+/** A place in the queue's pages: a record's page, its offset there, and its seq. */
+export interface ReadPosition {
+  pageNum: number;
+  offsetBytes: number;
+  seq: number;
 }
 
 export class DiskOps {
@@ -116,6 +123,16 @@ export class DiskOps {
   /** How the atomic-file design writes checkpoint.head. */
   async writeCheckpointFile(file: string, bytes: Buffer): Promise<void> {
     await this.replaceFileAtomically(file, bytes);
+  }
+
+  /** Where recovery starts reading a page's records: right after its header, at the seq the header names. */
+  pageRecordsStart(_page: Buffer, firstSeq: number): { offsetBytes: number; seq: number } {
+    return { offsetBytes: PAGE_HEADER_BYTES, seq: firstSeq };
+  }
+
+  /** Where reading resumes after recovery: at the first unacked record, not at the start of its page (`_pageStart`). */
+  resumeReadingAt(firstUnacked: ReadPosition, _pageStart: ReadPosition): ReadPosition {
+    return firstUnacked;
   }
 
   /** CRC check of one framed record, used by recovery and by reads. */

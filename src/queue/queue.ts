@@ -99,7 +99,7 @@ export class Queue implements PersistentQueue {
         state.pages,
         head,
         new AckTracker(state.firstUnackedSeq),
-        { pageNum: state.readerPageNum, offsetBytes: state.readerOffsetBytes, nextSeq: state.firstUnackedSeq },
+        { pageNum: state.reader.pageNum, offsetBytes: state.reader.offsetBytes, nextSeq: state.reader.seq },
         state.unackedBytes,
         state.unackedCount,
         state.lastSeq,

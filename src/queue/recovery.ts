@@ -18,7 +18,7 @@ import {
 } from './format.js';
 import { loadCheckpoint } from './checkpoints.js';
 import { isGap, readGaps } from './gaps.js';
-import type { DiskOps } from './ops.js';
+import type { DiskOps, ReadPosition } from './ops.js';
 
 export interface PageInfo {
   pageNum: number;
@@ -35,9 +35,8 @@ export interface RecoveredState {
   headFh: FileHandle;
   lastSeq: number;
   firstUnackedSeq: number;
-  /** Where the first unacked record starts (or the head page's end). */
-  readerPageNum: number;
-  readerOffsetBytes: number;
+  /** Where reading resumes: the first unacked record (or the head page's end). */
+  reader: ReadPosition;
   unackedBytes: number;
   unackedCount: number;
   /** What recovery changed, for logs and tests. */
@@ -97,8 +96,7 @@ export async function recoverQueue(dir: string, design: CheckpointDesign, ops: D
       headFh,
       lastSeq: 0,
       firstUnackedSeq: 1,
-      readerPageNum: 1,
-      readerOffsetBytes: PAGE_HEADER_BYTES,
+      reader: { pageNum: 1, offsetBytes: PAGE_HEADER_BYTES, seq: 1 },
       unackedBytes: 0,
       unackedCount: 0,
       actions,
@@ -129,7 +127,7 @@ export async function recoverQueue(dir: string, design: CheckpointDesign, ops: D
   const pages: PageInfo[] = [];
   let unackedBytes = 0;
   let unackedCount = 0;
-  let reader: { pageNum: number; offset: number } | undefined;
+  let reader: ReadPosition | undefined;
   let expectedSeq: number | undefined;
   for (let pageNum = ck.firstUnackedPageNum; pageNum <= ck.headPageNum; pageNum++) {
     const file = join(dir, pageFileName(pageNum));
@@ -150,11 +148,12 @@ export async function recoverQueue(dir: string, design: CheckpointDesign, ops: D
     if (isHead && header.firstSeq !== ck.minSeq) {
       throw new DamagedQueueError(file, 12, `page starts at seq ${header.firstSeq}, checkpoint ${ckFile} says ${ck.minSeq}`);
     }
-    const scan = scanRecords(buf, PAGE_HEADER_BYTES, header.firstSeq, {
+    const start = ops.pageRecordsStart(buf, header.firstSeq);
+    const scan = scanRecords(buf, start.offsetBytes, start.seq, {
       verifyCrc,
-      onRecord: (seq, data, offset) => {
+      onRecord: (seq, data, offsetBytes) => {
         if (seq < ck.firstUnackedSeq) return;
-        if (reader === undefined) reader = { pageNum, offset };
+        reader ??= ops.resumeReadingAt({ pageNum, offsetBytes, seq }, { pageNum, ...start });
         unackedBytes += recordBytes(data.length);
         unackedCount += 1;
       },
@@ -197,8 +196,7 @@ export async function recoverQueue(dir: string, design: CheckpointDesign, ops: D
     headFh,
     lastSeq,
     firstUnackedSeq: ck.firstUnackedSeq,
-    readerPageNum: reader?.pageNum ?? head.pageNum,
-    readerOffsetBytes: reader?.offset ?? head.sizeBytes,
+    reader: reader ?? { pageNum: head.pageNum, offsetBytes: head.sizeBytes, seq: ck.firstUnackedSeq },
     unackedBytes,
     unackedCount,
     actions,

@@ -296,8 +296,8 @@ async function proveFix(ctx: JudgeContext, recorded: Recorded, cause: Cause, own
 }
 
 /**
- * A torn or journaled state with what the fix's inserted fsyncs made durable before its cut, judged (an
- * fsync inserted right after the cut's own request comes after the cut: the state without it is the run's).
+ * Whether a torn or journaled state passes with what the fix's inserted fsyncs made durable before its cut
+ * (an fsync inserted right after the cut's own request comes after the cut: the state without it is the run's).
  */
 async function passesWithFix(ctx: JudgeContext, recorded: Recorded, fix: FixedRun, f: JudgedState): Promise<boolean> {
   const units = await ctx.daemon.client.units(f.state.id);
@@ -310,8 +310,8 @@ async function passesWithFix(ctx: JudgeContext, recorded: Recorded, fix: FixedRu
     persist.push(u.kind === 'file' ? { kind: 'file', ino: u.ino, upTo: upTo.length } : { kind: 'dir', ino: u.ino, seqs: upTo.map((c) => c.seq) });
   }
   if (persist.length === 0) return false;
-  const checks = checksOf(f.violations);
-  return !(await probeOf(ctx, recorded, f.state)({ state: f.state.id, persist })).some((v) => !v.hang && checks.has(v.check));
+  // As strict as a counterpart found by its cut: cured only when it fails no check at all.
+  return !failed(await probeOf(ctx, recorded, f.state)({ state: f.state.id, persist }));
 }
 
 /** Why a proof names no cause, briefly. */

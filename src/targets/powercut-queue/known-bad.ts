@@ -35,6 +35,10 @@ export const KNOWN_BAD: Readonly<Record<string, KnownBadVariant>> = Object.freez
     // Under load an unheld page fsync gives up too (a roll's seal among them), and the durable line can
     // then run ahead of the roll's checkpoint: seen once, on a loaded machine, named on /checkpoint.log.
     { kind: 'early-confirmation', path: '/checkpoint.log' }] },
+  // Logic errors: every change the program made is on the disk, and recovery misreads it. No persistence
+  // step is missing, so no fsync or confirmation cause may be named for them.
+  'recovery-skips-first-record': { summary: 'recovery starts reading each page after its first record', settings: {}, provenBy: ['exhaustive'], causes: [{ kind: 'recovery-fails-on-legal-disk' }] },
+  'drain-from-page-start': { summary: "after recovery, reading resumes at the start of the first unacked record's page, delivering its acked records again", settings: { checkpointAcks: 1 }, provenBy: ['exhaustive'], trips: ['bounded-replay'], causes: [{ kind: 'recovery-fails-on-legal-disk' }] },
 });
 
 export const VARIANT_NAMES: readonly string[] = Object.freeze(Object.keys(KNOWN_BAD));

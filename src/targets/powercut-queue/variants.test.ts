@@ -68,7 +68,7 @@ async function openBoth(name: string, settings: Partial<QueueSettings> = {}) {
 const ev = (i: number) => Buffer.from(`event-${String(i).padStart(4, '0')}`);
 
 describe('variant registry', () => {
-  it('has the eight variants from real bug history plus the ones this project found or wrote, each with a summary and settings', () => {
+  it('has the eight variants from real bug history plus the ones this project found or wrote (two of them logic errors), each with a summary and settings', () => {
     expect([...VARIANT_NAMES].sort()).toEqual(
       [
         'no-dir-fsync-new-page',
@@ -86,6 +86,8 @@ describe('variant registry', () => {
         'ack-returns-early',
         'sync-wait-gives-up',
         'purge-and-ack-early',
+        'recovery-skips-first-record',
+        'drain-from-page-start',
       ].sort(),
     );
     for (const name of VARIANT_NAMES) {

@@ -6,6 +6,8 @@ import type { FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { DiskOps, PageWriter, Queue } from '../../queue/index.js';
 import type { PersistentQueue, QueueSettings } from '../../queue/index.js';
+import { scanRecords } from '../../queue/format.js';
+import type { ReadPosition } from '../../queue/ops.js';
 import { KNOWN_BAD, VARIANT_NAMES } from './known-bad.js';
 
 /** Logstash #7162: the new page is created and fsynced, the directory never is. */
@@ -109,6 +111,24 @@ class SyncWaitGivesUp extends DiskOps {
 }
 export const SYNC_WAIT_GIVE_UP_MS = 1;
 
+// The two below are logic errors, not a persistence step: the disk holds what it must, and recovery misreads it.
+
+/** Recovery reads each page from its second record: the first record after the header is skipped. */
+class RecoverySkipsFirstRecord extends DiskOps {
+  override pageRecordsStart(page: Buffer, firstSeq: number): { offsetBytes: number; seq: number } {
+    const start = super.pageRecordsStart(page, firstSeq);
+    const first = scanRecords(page, start.offsetBytes, start.seq, { verifyCrc: (r) => this.recordChecksumValid(r), maxCount: 1 });
+    return first.count === 1 ? { offsetBytes: first.endOffset, seq: start.seq + 1 } : start;
+  }
+}
+
+/** After recovery, reading resumes at the start of the first unacked record's page: the acked records before it are delivered again. */
+class DrainFromPageStart extends DiskOps {
+  override resumeReadingAt(_firstUnacked: ReadPosition, pageStart: ReadPosition): ReadPosition {
+    return pageStart;
+  }
+}
+
 /** ack() resolves as soon as the acks are recorded in memory, without waiting for the checkpoint it asked for. */
 async function openAckReturnsEarly(dir: string, settings: Partial<QueueSettings>, ops: DiskOps): Promise<PersistentQueue> {
   const queue = await Queue.open(dir, settings, ops);
@@ -146,6 +166,8 @@ const implementations: Record<string, { ops?: () => DiskOps; open?: (dir: string
   'ack-returns-early': { open: openAckReturnsEarly },
   'sync-wait-gives-up': { ops: () => new SyncWaitGivesUp() },
   'purge-and-ack-early': { open: (dir, settings) => openAckReturnsEarly(dir, settings, new PurgeBeforeCheckpoint()) },
+  'recovery-skips-first-record': { ops: () => new RecoverySkipsFirstRecord() },
+  'drain-from-page-start': { ops: () => new DrainFromPageStart() },
 };
 
 for (const name of VARIANT_NAMES) if (!implementations[name]) throw new Error(`invariant: known-bad variant '${name}' has no implementation`);
