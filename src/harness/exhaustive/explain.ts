@@ -244,12 +244,21 @@ async function proveFix(ctx: JudgeContext, recorded: Recorded, cause: Cause, own
   const until = Math.min(deadline, started + o.proofMs);
   const answer = fix.hypothesis ? await ctx.daemon.client.states(ctx.o.policies, o.caps, fix.hypothesis) : run.answer;
   const extras = fix.hypothesis ? { hypothesis: fix.hypothesis } : {};
-  const judged = await recoverAndJudge(ctx, answer, fix.recorded, { allFailures: true, deadlineMs: until, ...extras });
-  const verdicts = verdictsOf(judged);
+  // A state the fix leaves as it was keeps the run's verdict: only the changed ones are recovered again.
+  const idAt = (s: CrashStateInfo, runOp: number) => JSON.stringify([s.id.policy, runOp, s.id.dirPrefix ?? null, s.id.data ?? null]);
+  const idKey = (s: CrashStateInfo) => idAt(s, s.id.afterOp);
+  const baseById = new Map(base.map((v) => [idKey(v.state), v]));
+  const kept = answer.states.flatMap((s) => {
+    const v = fix.unchanged(s.id.afterOp) ? baseById.get(idKey(s)) : undefined;
+    return v ? [{ ...v, state: s }] : [];
+  });
+  const keptIds = new Set(kept.map((v) => idKey(v.state)));
+  const judged = await recoverAndJudge(ctx, { ...answer, states: answer.states.filter((s) => !keptIds.has(idKey(s))) }, fix.recorded, { allFailures: true, deadlineMs: until, ...extras });
+  const verdicts = [...kept, ...verdictsOf(judged)];
   // A state's counterpart key: its cut under lose-unsynced; its whole id when the fix inserts nothing.
   const keyOf = (s: CrashStateInfo, runOp: number): string | undefined => (fix.hypothesis
     ? (s.id.policy === 'lose-unsynced' ? cellOf('lose-unsynced', runOp) : undefined)
-    : JSON.stringify([s.id.policy, runOp, s.id.dirPrefix ?? null, s.id.data ?? null]));
+    : idAt(s, runOp));
   const runKey = (s: CrashStateInfo) => keyOf(s, s.id.afterOp);
   // Failing lose-unsynced states whose cut the listing did not hold (a random cut falls anywhere; the
   // proof's time bound ends a listing early): their cuts judged directly, the one it was found on first.

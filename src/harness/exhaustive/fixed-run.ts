@@ -22,6 +22,8 @@ export interface FixedRun {
   isNew: (fixedOp: number) => boolean;
   /** Per inode the fix fsyncs, the requests of the run it fsyncs it after. */
   syncedAfter: ReadonlyMap<number, readonly number[]>;
+  /** Whether every state cut after `fixedOp` is the run's own, the same image judged against the same lines (its verdict carries over). */
+  unchanged: (fixedOp: number) => boolean;
 }
 
 /**
@@ -93,6 +95,10 @@ export function fixedRun(recorded: Recorded, cause: Cause): FixedRun | undefined
     fixedOpsOf: (op) => [op],
     isNew: () => false,
     syncedAfter: new Map(),
+    unchanged: (op) => ![...withheld].some(([n, until]) => {
+      const at = recorded.marks.find((m) => m.n === n)?.afterOp ?? 0;
+      return at <= op && op < until;
+    }),
   };
 }
 
@@ -101,6 +107,8 @@ function withFsyncsInserted(recorded: Recorded, unsorted: readonly { after: numb
   const inserted = [...unsorted].sort((a, b) => a.after - b.after);
   const before = (op: number, inclusive: boolean) => inserted.filter((x) => (inclusive ? x.after <= op : x.after < op)).length;
   const insertedOps = inserted.map((x, k) => x.after + k + 1);
+  // Before the first fsync inserted or left out, the fixed run is the run.
+  const firstChanged = Math.min(Infinity, ...insertedOps, ...skip.map((op) => op + before(op, false)));
   return {
     hypothesis: { fsyncAfter: inserted.map((x) => ({ afterOp: x.after, path: x.path })), ...(skip.length ? { fsyncSkip: [...skip] } : {}) },
     recorded: {
@@ -117,6 +125,7 @@ function withFsyncsInserted(recorded: Recorded, unsorted: readonly { after: numb
     fixedOpsOf: (op) => [op + before(op, false), ...insertedOps.filter((_, k) => inserted[k].after === op)],
     isNew: (fixedOp) => insertedOps.includes(fixedOp),
     syncedAfter,
+    unchanged: (fixedOp) => fixedOp < firstChanged,
   };
 }
 

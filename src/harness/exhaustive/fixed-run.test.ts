@@ -1,0 +1,34 @@
+// Which cuts of a fixed run are the run's own (their verdicts carry over to the proof unjudged).
+import { describe, expect, it } from 'vitest';
+import type { TraceEntry } from '../../../fusefs/protocol.js';
+import type { Cause, FixStep } from '../cause/cause.js';
+import { fixedRun } from './fixed-run.js';
+import type { Recorded } from './judge-states.js';
+
+const entry = (op: number, kind: TraceEntry['kind'], path: string): TraceEntry => ({ op, kind, path, state: 'applied', result: 0 });
+// write /a (1), write /b (2), fsync /b (3), write /a (4), fsync /a (5); line 1 "durable" after request 2, line 2 after 5.
+const recorded: Recorded = {
+  run: { record: { role: 'workload', outcomes: [{ t: 'durable', durableSeq: 1 }, { t: 'durable', durableSeq: 2 }], exitCode: 0, killed: false, hung: false, failedRequests: [] }, stderr: '' } as unknown as Recorded['run'],
+  trace: [entry(1, 'write', '/a'), entry(2, 'write', '/b'), entry(3, 'fsync', '/b'), entry(4, 'write', '/a'), entry(5, 'fsync', '/a')],
+  marks: [{ n: 1, afterOp: 2 }, { n: 2, afterOp: 5 }],
+};
+const causeWith = (step: FixStep) => ({ kind: 'missing-fsync', key: 'k', title: 't', fix: 'f', evidence: [], step } as unknown as Cause);
+
+describe('fixedRun: the cuts a fix leaves as they were', () => {
+  it('an inserted fsync changes every cut from the first one inserted on', () => {
+    const fix = fixedRun(recorded, causeWith({ kind: 'fsync-after', afterOp: 1, ino: 2, path: '/a', dir: false }))!;
+    // After every write of /a: requests 1 and 4, so fsyncs at fixed requests 2 and 6.
+    expect(fix.isNew(2)).toBe(true);
+    expect([1, 2, 3].map(fix.unchanged)).toEqual([true, false, false]);
+  });
+
+  it('a withheld confirmation changes only the cuts between its line and the request it waits for', () => {
+    const fix = fixedRun(recorded, causeWith({ kind: 'wait', line: 1, untilOp: 3 }))!;
+    expect([1, 2, 3, 4, 5].map(fix.unchanged)).toEqual([true, false, true, true, true]);
+  });
+
+  it('a moved persistence point changes the cuts from where it was left out', () => {
+    const fix = fixedRun(recorded, causeWith({ kind: 'move', op: 3, afterOp: 5 }))!;
+    expect([1, 2, 3, 4].map(fix.unchanged)).toEqual([true, true, false, false]);
+  });
+});
