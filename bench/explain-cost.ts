@@ -25,8 +25,8 @@ export async function explainCost(d: DaemonHandle, seed: number, drivers: Driver
   const ratios: number[] = [];
   let named = 0;
   let declared = 0;
-  let failingStates = 0;
-  let unexplained = 0;
+  /** Failing states and those left unexplained, apart for variants whose bug no step added to the recording fixes. */
+  const share = { fixable: { failing: 0, unexplained: 0 }, design: { failing: 0, unexplained: 0 } };
   try {
     console.log(`\nexplaining a failing run beside finding it (exhaustive mode, seed ${seed}, the first failing run of each variant; every failing state of it explained):`);
     console.log(`${'variant'.padEnd(32)}${pad('finding (baseline)', 24)}${pad('explaining', 12)}${pad('ratio', 8)}${pad('named', 7)}${pad('declared', 10)}${pad('unexplained', 13)}  causes`);
@@ -50,8 +50,9 @@ export async function explainCost(d: DaemonHandle, seed: number, drivers: Driver
       const left = causes.filter((c) => c.kind === 'not-isolated').reduce((n, c) => n + (c.failingStates?.count ?? 0), 0);
       named += proven.length;
       declared += right.length;
-      failingStates += states;
-      unexplained += left;
+      const bucket = v.fixInRecording === false ? share.design : share.fixable;
+      bucket.failing += states;
+      bucket.unexplained += left;
       console.log(`${variant.padEnd(32)}${pad(`${found.casesToFirstFailure ?? found.cases} states, ${s(findMs)}`, 24)}${pad(s(explainMs), 12)}${pad(`${(explainMs / findMs).toFixed(2)}x`, 8)}` +
         `${pad(String(proven.length), 7)}${pad(String(right.length), 10)}${pad(`${left} of ${states}`, 13)}  ${proven.map((c) => c.key).join('; ') || '-'}`);
     }
@@ -59,5 +60,7 @@ export async function explainCost(d: DaemonHandle, seed: number, drivers: Driver
     await rm(artifactRoot, { recursive: true, force: true });
   }
   if (ratios.length) console.log(`explaining costs ${Math.min(...ratios).toFixed(2)}x to ${Math.max(...ratios).toFixed(2)}x of finding (median ${ratios.sort((a, b) => a - b)[ratios.length >> 1].toFixed(2)}x); each search's bound is ${EXPLAIN_BOUNDS.bound.maxProbes} probes, ${EXPLAIN_BOUNDS.bound.maxMs / 1000} s`);
-  console.log(`cause precision: ${declared} of ${named} named causes are declared by their variant (${named ? (declared / named).toFixed(2) : '-'}); unexplained: ${unexplained} of ${failingStates} failing states (${failingStates ? ((100 * unexplained) / failingStates).toFixed(0) : '-'} %)`);
+  const percent = (b: { failing: number; unexplained: number }) => `${b.unexplained} of ${b.failing} failing states (${b.failing ? ((100 * b.unexplained) / b.failing).toFixed(0) : '-'} %)`;
+  console.log(`cause precision: ${declared} of ${named} named causes are declared by their variant (${named ? (declared / named).toFixed(2) : '-'})`);
+  console.log(`unexplained: ${percent(share.fixable)} of the variants a step added to the recording fixes; ${percent(share.design)} of those whose bug is the order of the program's steps or a design (fixInRecording: false)`);
 }

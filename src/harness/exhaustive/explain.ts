@@ -15,7 +15,8 @@ import { searchCause, type ProbeFn } from '../cause/search.js';
 import { judge, type Violation } from '../oracle.js';
 import { pathPattern } from '../path-pattern.js';
 import { fixedRun, type FixedRun } from './fixed-run.js';
-import { recoverAndJudge, truncateAtCut, verdictsOf, type JudgeContext, type JudgedState, type Recorded } from './judge-states.js';
+import { recordRecovery } from './recovery-recording.js';
+import { historyOf, recoverAndJudge, verdictsOf, type JudgeContext, type JudgedState, type Recorded } from './judge-states.js';
 
 export interface ExplainOptions {
   /** One cause search's bound (probes, time). */
@@ -87,7 +88,7 @@ function probeOf(ctx: JudgeContext, recorded: Recorded, state: CrashStateInfo): 
     const s = { id: req.state, interval: state.interval, hash: state.hash };
     const prepared = await ctx.pool.prepare(0, s, ctx.caseOf(s), { ...(req.persist ? { probe: req.persist } : {}), ...(req.hypothesis ? { hypothesis: req.hypothesis } : {}) });
     const recovery = await ctx.pool.recover(0, prepared);
-    return judge({ target: ctx.target.name, faultsInjected: false, runs: [truncateAtCut(recorded, req.linesAsOf ?? req.state.afterOp), ...recovery.runs] });
+    return judge({ target: ctx.target.name, faultsInjected: false, runs: historyOf(recorded, req.linesAsOf ?? req.state.afterOp, recovery.runs) });
   };
 }
 
@@ -178,6 +179,16 @@ export async function explainRun(judging: JudgeContext, recorded: Recorded, fail
     await tryState(next);
   }
 
+  // A failure that needs its cut during recovery: the first one's recovery recorded, and searched and proven as a run's.
+  const needsSecondCut = [...secondCut].find((i) => !covered().has(i));
+  if (needsSecondCut !== undefined && timeLeft()) {
+    const found = await explainRecoveryCut(ctx, judging, recorded, failing[needsSecondCut], o, deadline);
+    if (found.cause) {
+      secondCut.delete(needsSecondCut);
+      addCandidate(found.cause, new Set([needsSecondCut]));
+    } else rejected.set(needsSecondCut, [found.why, ...(rejected.get(needsSecondCut) ?? [])]);
+  }
+
   const cover = coverStates(failing.length, candidates.map((c) => ({ ...c, kind: c.cause.kind })));
   const causes: Attribution['causes'] = [];
   for (const { candidate, states } of cover.chosen) {
@@ -217,7 +228,7 @@ async function searchState(ctx: JudgeContext, judging: JudgeContext, recorded: R
     if (!(await probe({ state: f.state.id })).some((v) => !v.hang && checks.has(v.check))) {
       return {
         kind: 'not-isolated', key: SECOND_CUT_KEY, title: 'cause not isolated: the failure needs the cut during recovery',
-        fix: 'not isolated: recovered without its second cut (during recovery) the state passes, so the failure lies in what the recovery itself did before that cut; the recovery runs\' own units are not probed',
+        fix: 'not isolated: recovered without its second cut (during recovery) the state passes, so the failure lies in what the recovery itself did before that cut; a run records and searches the recovery of one such state (its own group, when a cause is proven), not of each',
         evidence: ['without the cut during its recovery, the state recovers'], search: { probes: 1, ms: 0, bound, boundReached: false },
       };
     }
@@ -226,6 +237,51 @@ async function searchState(ctx: JudgeContext, judging: JudgeContext, recorded: R
   return searchCause({ state: f.state, violations: f.violations, units, trace: recorded.trace, marks: recorded.marks, workload: recorded.run.record }, probe, bound);
 }
 
+
+/**
+ * The cause of a failure that needs its cut during recovery: that recovery recorded on a daemon of its
+ * own (recovery-recording.ts), the state its cut left searched, and a fix proven on that recording's
+ * states with the same rule as a run's. Its words say the step is the recovery's.
+ */
+async function explainRecoveryCut(ctx: JudgeContext, judging: JudgeContext, recorded: Recorded, f: JudgedState, o: ExplainOptions, deadline: number): Promise<{ cause?: Cause; why: string }> {
+  const cut = judging.caseOf(f.state).recoveryCut;
+  if (!cut) throw new Error(`invariant: crash state ${describeState(f.state.id)} needs a cut during recovery but its case has none`);
+  if (cut.policy !== 'lose-unsynced') return { why: `the cut during its recovery lost what the ${cut.policy} policy loses; only a lose-unsynced cut's recovery is recorded and searched` };
+  const rr = await recordRecovery(ctx, recorded, f.state, cut, o.caps);
+  if ('why' in rr) return { why: `the cut during its recovery was not searched: ${rr.why}` };
+  try {
+    const judgeUntil = (deadlineMs: number, states = rr.answer.states) => recoverAndJudge(rr.ctx, { ...rr.answer, states }, rr.recorded, { allFailures: true, deadlineMs });
+    const [own] = verdictsOf(await judgeUntil(Infinity, [rr.cutState]));
+    const checks = checksOf(f.violations);
+    if (!own?.violations.some((v) => !v.hang && checks.has(v.check))) {
+      return { why: `its recovery, recorded again and cut at the same request (${cut.cut.timing} request ${cut.cut.atOp}), passes: the recovery runs differently each time` };
+    }
+    const base = verdictsOf(await judgeUntil(Math.min(deadline, Date.now() + o.proofMs)));
+    const ownKey = JSON.stringify(own.state.id);
+    const failingThere = [own, ...base.filter((v) => failed(v.violations) && JSON.stringify(v.state.id) !== ownKey)];
+    const cause = await searchState(rr.ctx, rr.ctx, rr.recorded, own, probeOf(rr.ctx, rr.recorded, own.state), o.bound);
+    if (cause.kind === 'not-isolated') return { why: `in its recovery: ${cause.fix}` };
+    const where = (op: number) => `request ${op - rr.placedOps} of the recovery`;
+    if (cause.step) {
+      const signatureOf = (s: CrashStateInfo, vs: Violation[]) => `${[...checksOf(vs)].sort().join(',')}, after ${where(s.id.afterOp)}`;
+      const proven = await proveFix(rr.ctx, rr.recorded, cause, 0, failingThere, base, o, { answer: rr.answer, judged: base, signatureOf }, deadline);
+      if (!proven) return { why: `in its recovery: candidate "${cause.title}": its fix could not be applied to the recording` };
+      if (!proofHolds(proven.proof)) return { why: `in its recovery: candidate "${cause.title}" (${cause.fix}) is not its cause: ${proofWordsShort(proven.proof)}` };
+      cause.proof = proven.proof;
+    } else cause.proven = provenOnState(cause);
+    return {
+      why: '',
+      cause: {
+        ...cause,
+        key: `in-recovery ${cause.key}`,
+        title: `in recovery: ${cause.title}`,
+        fix: `during the recovery of crash state ${describeState(f.state.id)}, cut ${cut.cut.timing} its request ${cut.cut.atOp}: ${cause.fix} (the recovery was recorded after ${rr.placedOps} requests that put the state in place: its request r is request ${rr.placedOps} + r there)`,
+      },
+    };
+  } finally {
+    await rr.stop();
+  }
+}
 
 /**
  * Proves a cause's fix on the recording: the run's states listed and judged again with it, and

@@ -22,7 +22,7 @@ export function truncateAtCut(recorded: Recorded, afterOp: number): RunRecord {
   const lastLine = recorded.marks.filter((m) => m.afterOp <= afterOp).reduce((n, m) => Math.max(n, m.n), 0);
   const withheld = recorded.withheld;
   return {
-    role: 'workload',
+    role: recorded.before?.length ? 'drain' : 'workload',
     outcomes: recorded.run.record.outcomes.slice(0, lastLine).filter((_, i) => !withheld || (withheld.get(i + 1) ?? 0) <= afterOp),
     exitCode: null,
     killed: true,
@@ -42,6 +42,13 @@ export interface Recorded {
    * the requests they follow stay where the recording has them.
    */
   withheld?: ReadonlyMap<number, number>;
+  /** The runs before this one in every history it is judged in (a recorded recovery: the workload's lines as of its state's cut). */
+  before?: RunRecord[];
+}
+
+/** The runs a state of `recorded` cut after `afterOp` is judged on: the runs before it, its lines as of the cut, then its recovery's. */
+export function historyOf(recorded: Recorded, afterOp: number, recoveryRuns: readonly RunRecord[]): RunRecord[] {
+  return [...(recorded.before ?? []), truncateAtCut(recorded, afterOp), ...recoveryRuns];
 }
 
 /** The checks a set of violations names, for comparing verdicts. */
@@ -117,7 +124,7 @@ export async function recoverAndJudge(ctx: JudgeContext, answer: StatesAnswer, r
     timings.recoveries++;
     const started = performance.now();
     const verdicts = groups[g].map((state) => {
-      const runs = [truncateAtCut(recorded, state.id.afterOp), ...recovery.runs];
+      const runs = historyOf(recorded, state.id.afterOp, recovery.runs);
       const violations = judge({ target: target.name, faultsInjected: false, runs });
       o.onState?.(state, violations);
       return { state, runs, violations };

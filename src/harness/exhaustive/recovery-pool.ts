@@ -154,6 +154,11 @@ export class RecoveryPool {
     return run;
   }
 
+  /** A pool like this one recovering on another daemon's mount, one state at a time (a recorded recovery's states). */
+  onDaemon(daemon: DaemonHandle): RecoveryPool {
+    return new RecoveryPool(daemon, this.target, this.serves, 'mount', 1, this.timeouts, this.drivers);
+  }
+
   /** The recovery cut a state's recovery ran with, when it was drawn again within that recovery's requests. */
   redrawnCut(hash: string): CutSpec | undefined {
     return this.redrawnCuts.get(hash);
