@@ -187,9 +187,12 @@ export function proofInWords(p: CauseProof): string {
   return `with ${p.step}: ${p.cured} of the ${p.failing} failing states of the run pass on the same cuts${own}${broken}${judged}${still}${exposed}`;
 }
 
-/** A proof that names its cause: the state it was found on cured, and nothing that passed broken. */
+/**
+ * A proof that names its cause for the states it cures: some cured, nothing that passed broken. The
+ * state it was found on need not be among them (it is then left to another cause, or unexplained).
+ */
 export function proofHolds(p: CauseProof): boolean {
-  return p.curesOwnState && p.broken === 0 && p.cured > 0;
+  return p.broken === 0 && p.cured > 0;
 }
 
 /** A cause as labelled lines, in the order a reader wants them: the fix, its proof, its reach, what the search took. */

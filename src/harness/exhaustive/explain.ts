@@ -146,6 +146,7 @@ export async function explainRun(judging: JudgeContext, recorded: Recorded, fail
         rejected.set(i, [`candidate "${cause.title}" (${cause.fix}) is not its cause: ${proofWordsShort(proven.proof)}`, ...cause.evidence]);
         return;
       }
+      if (!proven.proof.curesOwnState) rejected.set(i, [`candidate "${cause.title}" (${cause.fix}) cures ${proven.proof.cured} other failing states of the run, not this one`, ...cause.evidence]);
       addCandidate(cause, proven.cures);
       return;
     }
@@ -266,7 +267,11 @@ async function explainRecoveryCut(ctx: JudgeContext, judging: JudgeContext, reco
       const signatureOf = (s: CrashStateInfo, vs: Violation[]) => `${[...checksOf(vs)].sort().join(',')}, after ${where(s.id.afterOp)}`;
       const proven = await proveFix(rr.ctx, rr.recorded, cause, 0, failingThere, base, o, { answer: rr.answer, judged: base, signatureOf }, deadline);
       if (!proven) return { why: `in its recovery: candidate "${cause.title}": its fix could not be applied to the recording` };
-      if (!proofHolds(proven.proof)) return { why: `in its recovery: candidate "${cause.title}" (${cause.fix}) is not its cause: ${proofWordsShort(proven.proof)}` };
+      // Of this run it explains the one state whose recovery was recorded: its own state must be cured.
+      if (!proofHolds(proven.proof) || !proven.proof.curesOwnState) {
+        const why = proven.proof.curesOwnState ? proofWordsShort(proven.proof) : `with ${proven.proof.step}, the state it was found on still fails`;
+        return { why: `in its recovery: candidate "${cause.title}" (${cause.fix}) is not its cause: ${why}` };
+      }
       cause.proof = proven.proof;
     } else cause.proven = provenOnState(cause);
     return {
@@ -381,7 +386,7 @@ async function passesWithFix(ctx: JudgeContext, recorded: Recorded, fix: FixedRu
 
 /** Why a proof names no cause, briefly. */
 function proofWordsShort(p: CauseProof): string {
-  if (!p.curesOwnState) return `with ${p.step}, the state it was found on still fails (${p.cured} of ${p.failing} failing states of the run pass)`;
+  if (p.cured === 0) return `with ${p.step}, no failing state of the run passes (0 of ${p.failing})`;
   return `with ${p.step}, ${p.broken} state${p.broken === 1 ? '' : 's'} that passed fail`;
 }
 
