@@ -55,12 +55,12 @@ export function explainOnce(variant?: KnownBadVariant): ExplainOptions {
 export function causeProblems(variant: string, v: KnownBadVariant, causes: readonly Cause[]): string[] {
   const problems: string[] = [];
   const named = causes.filter((c) => c.kind !== 'not-isolated');
-  const declared = v.causes.map((e) => `${e.kind} ${e.path}`).join('; ');
+  const declared = v.causes.map((e) => (e.path === undefined ? e.kind : `${e.kind} ${e.path}`)).join('; ');
   for (const c of named) {
     if (!v.causes.some((e) => isExpectedCause(c, e))) problems.push(`${variant}: named "${c.key}" (${c.fix}), which it does not declare (declared: ${declared})`);
   }
   if (v.fixInRecording !== false && named.length === 0) problems.push(`${variant}: none of its declared causes (${declared}) was named: every failing state is unexplained`);
-  // Every named cause with a fix in the recording is named on its proof: the states it was found on cured, none broken.
+  // Every named cause with a fix in the recording is named on its proof: failing states cured, none that passed broken.
   for (const c of named) {
     if (c.proof && !proofHolds(c.proof)) problems.push(`${variant}: "${c.key}" was named although its fix's proof does not hold: ${proofInWords(c.proof)}`);
     if (c.kind !== 'not-isolated' && !c.proof && !c.proven) problems.push(`${variant}: "${c.key}" was named without a proof`);

@@ -11,6 +11,7 @@ import { scenario as fsyncEioThenRetry } from './fsync-eio-then-retry.js';
 import { scenario as enospcMidWrite } from './enospc-mid-write.js';
 import { scenario as cutDuringRecovery } from './cut-during-recovery.js';
 import { scenario as cutDuringFormatMigration } from './cut-during-format-migration.js';
+import { scenario as cutAfterCheckpointUpgrade } from './cut-after-checkpoint-upgrade.js';
 import { scenario as backgroundCheckpointEnospc } from './background-checkpoint-enospc.js';
 
 export { caseOf, defineScenario, type Scenario } from './scenario.js';
@@ -27,6 +28,7 @@ export const SCENARIOS: readonly Scenario[] = Object.freeze([
   enospcMidWrite,
   cutDuringRecovery,
   cutDuringFormatMigration,
+  cutAfterCheckpointUpgrade,
   backgroundCheckpointEnospc,
 ]);
 

@@ -131,7 +131,7 @@ export async function loadCheckpoint(dir: string, design: CheckpointDesign, ops:
   const ck = decodeCheckpoint(head);
   if (isError(ck)) throw new DamagedQueueError(headFile, 0, ck.error);
   if (design === 'append-log') {
-    await ops.replaceFileAtomically(logFile, encodeCheckpoint(ck));
+    await ops.writeUpgradedCheckpointLog(logFile, encodeCheckpoint(ck));
     await unlink(headFile);
     await ops.fsyncDir(dir, 'fsync of directory after the checkpoint upgrade');
     return { checkpoint: ck, file: logFile };

@@ -120,6 +120,11 @@ export class DiskOps {
     await this.fsyncDir(join(file, '..'), 'fsync of directory after rename');
   }
 
+  /** The checkpoint upgrade's first step (atomic-file to append-log, at recovery): the new log, made durable in place. */
+  async writeUpgradedCheckpointLog(file: string, bytes: Buffer): Promise<void> {
+    await this.replaceFileAtomically(file, bytes);
+  }
+
   /** How the atomic-file design writes checkpoint.head. */
   async writeCheckpointFile(file: string, bytes: Buffer): Promise<void> {
     await this.replaceFileAtomically(file, bytes);

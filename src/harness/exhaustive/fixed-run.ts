@@ -112,7 +112,7 @@ function withFsyncsInserted(recorded: Recorded, unsorted: readonly { after: numb
   return {
     hypothesis: { fsyncAfter: inserted.map((x) => ({ afterOp: x.after, path: x.path })), ...(skip.length ? { fsyncSkip: [...skip] } : {}) },
     recorded: {
-      run: recorded.run,
+      ...recorded,
       trace: [
         ...recorded.trace.map((e) => ({ ...e, op: e.op + before(e.op, false) })),
         ...inserted.map((x, k) => ({ op: insertedOps[k], kind: x.dir ? 'fsyncdir' as const : 'fsync' as const, path: x.path, state: 'applied' as const, result: 0 })),

@@ -37,6 +37,8 @@ export const KNOWN_BAD: Readonly<Record<string, KnownBadVariant>> = Object.freez
     // Under load an unheld page fsync gives up too (a roll's seal among them), and the durable line can
     // then run ahead of the roll's checkpoint: seen once, on a loaded machine, named on /checkpoint.log.
     { kind: 'early-confirmation', path: '/checkpoint.log' }] },
+  // A bug of recovery alone: only a second cut, during the recovery that upgrades the checkpoint design, shows it.
+  'upgrade-log-not-synced': { summary: 'the checkpoint upgrade (atomic-file to append-log, done by recovery) renames its new log into place without fsyncing it', settings: { checkpointDesign: 'atomic-file' }, provenBy: ['scenario'], trips: ['liveness'], causes: [{ kind: 'missing-fsync', path: '/checkpoint.log' }] },
   // Logic errors: every change the program made is on the disk, and recovery misreads it. No persistence
   // step is missing, so no fsync or confirmation cause may be named for them.
   'recovery-skips-first-record': { summary: 'recovery starts reading each page after its first record', settings: {}, provenBy: ['exhaustive'], causes: [{ kind: 'recovery-fails-on-legal-disk' }] },

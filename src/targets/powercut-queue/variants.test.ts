@@ -88,6 +88,7 @@ describe('variant registry', () => {
         'purge-and-ack-early',
         'recovery-skips-first-record',
         'drain-from-page-start',
+        'upgrade-log-not-synced',
       ].sort(),
     );
     for (const name of VARIANT_NAMES) {

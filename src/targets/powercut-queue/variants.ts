@@ -111,6 +111,21 @@ class SyncWaitGivesUp extends DiskOps {
 }
 export const SYNC_WAIT_GIVE_UP_MS = 1;
 
+/** The checkpoint upgrade renames its new log into place without fsyncing it: only a cut during that recovery shows it. */
+class UpgradeLogNotSynced extends DiskOps {
+  override async writeUpgradedCheckpointLog(file: string, bytes: Buffer): Promise<void> {
+    const tmp = `${file}.tmp`;
+    const fh = await this.openFile(tmp, 'w', 'open temporary file');
+    try {
+      this.writeSync(fh, tmp, bytes, 0);
+    } finally {
+      await fh.close().catch(() => undefined);
+    }
+    this.stepSync(file, 'rename temporary file over', () => renameSync(tmp, file));
+    await this.fsyncDir(dirname(file), 'fsync of directory after rename');
+  }
+}
+
 // The two below are logic errors, not a persistence step: the disk holds what it must, and recovery misreads it.
 
 /** Recovery reads each page from its second record: the first record after the header is skipped. */
@@ -168,6 +183,7 @@ const implementations: Record<string, { ops?: () => DiskOps; open?: (dir: string
   'purge-and-ack-early': { open: (dir, settings) => openAckReturnsEarly(dir, settings, new PurgeBeforeCheckpoint()) },
   'recovery-skips-first-record': { ops: () => new RecoverySkipsFirstRecord() },
   'drain-from-page-start': { ops: () => new DrainFromPageStart() },
+  'upgrade-log-not-synced': { ops: () => new UpgradeLogNotSynced() },
 };
 
 for (const name of VARIANT_NAMES) if (!implementations[name]) throw new Error(`invariant: known-bad variant '${name}' has no implementation`);
