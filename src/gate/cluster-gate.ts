@@ -11,7 +11,7 @@ import fc from 'fast-check';
 import type { CrashStateInfo, StatePolicy } from '../../fusefs/crash-states.js';
 import { nodeCountOf } from '../targets/index.js';
 import { crashInputArb } from '../../properties/crash-property.js';
-import { replayCommand, writeClusterArtifact, type ClusterArtifactCase } from '../harness/artifacts.js';
+import { replayOf, writeClusterArtifact, type ClusterArtifactCase } from '../harness/artifacts.js';
 import { runClusterCase, type ClusterInput } from '../harness/cluster/cluster-run.js';
 import { drawLiveCase, type NodePause } from '../harness/cluster/live-draw.js';
 import { countContract, policyCoverage } from '../harness/coverage.js';
@@ -162,9 +162,9 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
     const messages = judged.violations.map((v) => v.message);
     distinct.set(key, {
       key, title: key, count: 1, signatures: [{ signature: key, count: 1 }], foundBy: [row.name], checks, messages,
-      ...(artifactDir ? { artifactDir, replay: replayCommand(artifactDir) } : {}),
+      ...(artifactDir ? replayOf(artifactDir, c) : {}),
     });
-    row.failure ??= { key, messages, ...(artifactDir ? { artifactDir, replay: replayCommand(artifactDir) } : {}) };
+    row.failure ??= { key, messages, ...(artifactDir ? replayOf(artifactDir, c) : {}) };
     progress.log(`new distinct failure (${distinct.size}): ${key}, found by ${row.name}`);
     if (o.stopOnFirst) stopped = true;
   };

@@ -14,7 +14,8 @@
 //   replay.sh                 the one command that replays it, from any checkout
 // A cluster's artifact (writeClusterArtifact) has the same layout: case.json adds `nodes` and, for a
 // live cut, `nodesCut`; the trace's entries carry `node`; images/cut-0-after-crash/nodeK is node k's
-// disk in a crash state.
+// disk in a crash state, or, for a live cut, the durable disk of each node the cut took, as it was
+// at the cut (before the node restarted on it).
 import { cp, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -59,6 +60,30 @@ export const CAUSE_FILE = 'cause.json';
 /** How a user replays an artifact folder: `powercut replay DIR`. */
 export function replayCommand(dir: string): string {
   return `powercut replay ${dir}`;
+}
+
+/**
+ * How `powercut replay` re-runs an artifact's case. 'exact': the re-run repeats the recorded run (one
+ * process issuing its requests in one order), so its verdict is the verdict. 'sample': concurrent
+ * requests (several nodes, or concurrent producers on one disk) interleave anew in every run, so a
+ * re-run is one draw among many; replay re-runs it several times and says how often it reproduced.
+ * Stored images (a crash state's, a coordinated live cut's) are recovered exactly in both modes.
+ */
+export type ReplayMode = 'exact' | 'sample';
+
+/** Re-runs of a sampled replay unless `--reruns` says otherwise: enough to tell a rare reproduction from a common one, few enough for a cluster's minute. */
+export const DEFAULT_REPLAY_RERUNS = 5;
+
+/** The artifact's replay mode and why, read off its case alone (what replay and the gate's summary both say). */
+export function replayModeOf(c: CrashCase): { mode: ReplayMode; why: string } {
+  if (isClusterCase(c)) return { mode: 'sample', why: `its ${c.nodes} nodes run concurrently${c.state ? '' : ' and the live cut lands among their requests'}` };
+  if (c.workload.steps.some((s) => s.op === 'concurrently')) return { mode: 'sample', why: 'its workload has concurrent steps (a concurrently step)' };
+  return { mode: 'exact', why: 'one process issues its requests in one order' };
+}
+
+/** What a gate's failure links to its artifact: the folder, the command that replays it, and whether that replay is exact or a sample. */
+export function replayOf(dir: string, c: CrashCase): { artifactDir: string; replay: string; replayMode: ReplayMode } {
+  return { artifactDir: dir, replay: replayCommand(dir), replayMode: replayModeOf(c).mode };
 }
 
 // Works from any folder and any checkout: the artifact names no path of the machine that wrote it.
