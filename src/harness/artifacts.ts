@@ -227,23 +227,27 @@ export async function writeImageFolderLists(imagesDir: string): Promise<void> {
   }
 }
 
+/** The folders image `name` of the artifact in `dir` had (its NAME.dirs.json; none when it has no list), relative to the image. */
+export async function storedImageFolders(dir: string, name: string): Promise<string[]> {
+  const listFile = path.join(dir, 'images', name + FOLDER_LIST_SUFFIX);
+  if (!existsSync(listFile)) return [];
+  const folders = await readJson(listFile);
+  if (!Array.isArray(folders) || !folders.every((f) => typeof f === 'string' && !path.isAbsolute(f) && !f.split(path.sep).includes('..'))) {
+    throw new Error(`${listFile}: expected a list of relative folder paths`);
+  }
+  return folders as string[];
+}
+
 /**
  * Copies image `name` of the artifact in `dir` to `dest` with every folder it had, empty ones
  * included (as a clone of a committed artifact lacks them); false when the artifact has no such image.
  */
 export async function copyStoredImage(dir: string, name: string, dest: string): Promise<boolean> {
   const image = path.join(dir, 'images', name);
-  const listFile = image + FOLDER_LIST_SUFFIX;
-  if (!existsSync(image) && !existsSync(listFile)) return false;
+  if (!existsSync(image) && !existsSync(image + FOLDER_LIST_SUFFIX)) return false;
   await mkdir(dest, { recursive: true });
   if (existsSync(image)) await cp(image, dest, { recursive: true, preserveTimestamps: true });
-  if (existsSync(listFile)) {
-    const folders = await readJson(listFile);
-    if (!Array.isArray(folders) || !folders.every((f) => typeof f === 'string' && !path.isAbsolute(f) && !f.split(path.sep).includes('..'))) {
-      throw new Error(`${listFile}: expected a list of relative folder paths`);
-    }
-    for (const f of folders as string[]) await mkdir(path.join(dest, f), { recursive: true });
-  }
+  for (const f of await storedImageFolders(dir, name)) await mkdir(path.join(dest, f), { recursive: true });
   return true;
 }
 
