@@ -2,7 +2,7 @@
 // state's, or a coordinated live cut's: exact, whatever the interleaving was), then the whole case
 // re-run on a fresh daemon serving a mount per node, several times: the nodes run concurrently, so
 // each re-run interleaves their requests anew and is one sample (a crash state's workload recorded
-// again and the same state judged, else the states cutting the same nodes, in order, to the first
+// again and the same state judged, else the nearest states cutting the same nodes, to the first
 // that fails; a live cut run again). The caller weighs the exact verdict and the sample.
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
@@ -21,6 +21,9 @@ import { describeRerun } from './replay-verdict.js';
 import { judgeClusterState, recordCluster, recoverClusterImage } from '../gate/cluster-cases.js';
 import { describeClusterCut } from '../gate/cluster-gate.js';
 import { targetName } from '../targets/index.js';
+
+/** A crash state's re-run judges at most this many states cutting the same nodes (the same state first, then the nearest): each state's recovery takes about a second. */
+export const MAX_STATES_PER_RERUN = 12;
 
 const sameNodes = (a: readonly number[] | undefined, b: readonly number[] | undefined) => (a ?? []).join(',') === (b ?? []).join(',');
 const indent = (vs: readonly Violation[]) => vs.map((v) => `  ${v.message}`).join('\n');
@@ -67,8 +70,11 @@ async function rerun(cluster: TempDaemon, target: Target, c: ClusterArtifactCase
     const same = rec.states.filter((s) => s.id.policy === want.policy && sameNodes(s.id.nodes, want.nodes));
     const key = (id: CrashStateId) => JSON.stringify([id.afterOp, id.dirPrefix, id.data, id.outcomes]);
     const exact = same.find((s) => key(s.id) === key(want));
-    const order = exact ? [exact, ...same.filter((s) => s !== exact)] : same;
-    log(`  recorded again: ${rec.recorded.trace.length} requests, ${rec.states.length} crash states, ${same.length} cutting the same nodes${exact ? '' : ` (none after request ${want.afterOp} now)`}`);
+    // The others nearest the recorded cut first (the same damage most likely), and only so many: a re-run is one draw of K, so it stays short.
+    const distance = (id: CrashStateId) => Math.abs(id.afterOp - want.afterOp);
+    const nearest = same.filter((s) => s !== exact).sort((x, y) => distance(x.id) - distance(y.id));
+    const order = [...(exact ? [exact] : []), ...nearest].slice(0, MAX_STATES_PER_RERUN);
+    log(`  recorded again: ${rec.recorded.trace.length} requests, ${rec.states.length} crash states, ${same.length} cutting the same nodes${exact ? '' : ` (none after request ${want.afterOp} now)`}; judging ${order.length === same.length ? 'them' : `the ${order.length} nearest request ${want.afterOp}`}`);
     for (const [i, s] of order.entries()) {
       const j = await judgeClusterState(cluster.daemon, target, rec, s.id, timeouts);
       if (j.violations.length > 0) {
@@ -76,7 +82,7 @@ async function rerun(cluster: TempDaemon, target: Target, c: ClusterArtifactCase
         return j.violations;
       }
     }
-    log(`  ${order.length} states cutting the same nodes judged, none failed`);
+    log(`  ${order.length} state${order.length === 1 ? '' : 's'} cutting the same nodes judged, none failed`);
     return [];
   }
 }

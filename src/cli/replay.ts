@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { copyStoredImage, DEFAULT_REPLAY_RERUNS, isClusterCase, readArtifact, replayModeOf, type ClusterArtifactCase, type StoredArtifact } from '../harness/artifacts.js';
-import { replayCluster } from './replay-cluster.js';
+import { MAX_STATES_PER_RERUN, replayCluster } from './replay-cluster.js';
 import { HarnessError } from '../harness/harness-error.js';
 import { explainCase, runExhaustive } from '../harness/exhaustive/exhaustive-run.js';
 import { formatOpenResult, openArtifactReport } from '../report/index.js';
@@ -48,8 +48,8 @@ that one re-run must repeat the recorded verdict. Stored images are recovered ex
 A cluster's artifact (its case.json names "nodes") re-runs on a fresh daemon serving one mount per
 node. Stored images of every node (a crash state's, or a coordinated live cut's:
 images/cut-0-after-crash/node0, node1, ...) are recovered alone first, natively. Then each re-run
-records the workload again and judges the same state (else the states cutting the same nodes, in
-order, to the first that fails), or runs a live cut again: the same request, the same nodes cut,
+records the workload again and judges the same state (else the states cutting the same nodes,
+nearest the recorded request first, to the first that fails; at most ${MAX_STATES_PER_RERUN} a re-run), or runs a live cut again: the same request, the same nodes cut,
 restarted while the run goes on (a live cut of some nodes stores each cut node's disk at the cut,
 to look at: the other nodes ran on, so only a re-run judges it).
 
