@@ -63,12 +63,18 @@ export interface DistinctFailure {
   path?: string;
 }
 
+/** Whether a failure's replay is exact or a sample, in words ('' when not known). */
+export function replayModeNote(mode: ReplayMode | undefined): string {
+  if (mode === 'exact') return '(exact: repeats the recorded run)';
+  if (mode === 'sample') return `(a sample: concurrent requests interleave anew, so it re-runs the case ${DEFAULT_REPLAY_RERUNS} times and counts the reproductions)`;
+  return '';
+}
+
 /** The replay command of a failure, with whether it replays exactly or as a sample (the summary and JUnit print it). */
 export function replayWithMode(f: { replay?: string; replayMode?: ReplayMode }): string | undefined {
   if (!f.replay) return undefined;
-  if (f.replayMode === 'exact') return `${f.replay}   (exact: repeats the recorded run)`;
-  if (f.replayMode === 'sample') return `${f.replay}   (a sample: concurrent requests interleave anew, so it re-runs the case ${DEFAULT_REPLAY_RERUNS} times and counts the reproductions)`;
-  return f.replay;
+  const note = replayModeNote(f.replayMode);
+  return note ? `${f.replay}   ${note}` : f.replay;
 }
 
 export function newRow(name: string, kind: GateRow['kind']): GateRow {
