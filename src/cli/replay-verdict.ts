@@ -60,8 +60,9 @@ export function tallySample(recorded: readonly Violation[], reruns: readonly (re
 export function formatSample(t: SampleTally, why: string): string {
   const others = [t.different ? `${t.different} with a different violation` : '', t.passed ? `${t.passed} with no violation` : ''].filter(Boolean).join(', ');
   const sample = `a sample: ${why}, so every re-run interleaves the requests anew`;
-  if (t.reproduced > 0) return `REPRODUCED by the full re-run in ${t.reproduced} of ${t.reruns} re-runs, same checks (${sample})${others ? `; the others: ${others}` : ''}`;
-  return `NOT REPRODUCED in any of ${t.reruns} re-runs (${sample}): ${others}`;
+  const reruns = `${t.reruns} re-run${t.reruns === 1 ? '' : 's'}`;
+  if (t.reproduced > 0) return `REPRODUCED by the full re-run in ${t.reproduced} of ${reruns}, same checks (${sample})${others ? `; the others: ${others}` : ''}`;
+  return `NOT REPRODUCED in ${t.reruns === 1 ? 'its' : 'any of'} ${reruns} (${sample}): ${others}`;
 }
 
 /**
