@@ -57,7 +57,7 @@ describe('replayModeOf: which artifacts replay exactly and which are samples', (
   });
   it('a workload with a concurrently step is a sample', () => {
     const c: CrashCase = { ...base, workload: { steps: [{ op: 'concurrently', branches: [[{ op: 'write', sizesBytes: [1], waitDurable: false }], [{ op: 'read', maxEvents: 1 }]] }] } };
-    expect(replayModeOf(c)).toEqual({ mode: 'sample', why: 'its workload has concurrent steps (a concurrently step)' });
+    expect(replayModeOf(c)).toEqual({ mode: 'sample', why: 'its workload has a concurrently step' });
   });
   it('a cluster (a crash state or a live cut) is a sample, naming its nodes', () => {
     expect(replayModeOf({ ...base, nodes: 3, nodesCut: 'all' } as CrashCase).why).toBe('its 3 nodes run concurrently and the live cut lands among their requests');

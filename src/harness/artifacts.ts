@@ -77,7 +77,7 @@ export const DEFAULT_REPLAY_RERUNS = 5;
 /** The artifact's replay mode and why, read off its case alone (what replay and the gate's summary both say). */
 export function replayModeOf(c: CrashCase): { mode: ReplayMode; why: string } {
   if (isClusterCase(c)) return { mode: 'sample', why: `its ${c.nodes} nodes run concurrently${c.state ? '' : ' and the live cut lands among their requests'}` };
-  if (c.workload.steps.some((s) => s.op === 'concurrently')) return { mode: 'sample', why: 'its workload has concurrent steps (a concurrently step)' };
+  if (c.workload.steps.some((s) => s.op === 'concurrently')) return { mode: 'sample', why: 'its workload has a concurrently step' };
   return { mode: 'exact', why: 'one process issues its requests in one order' };
 }
 
