@@ -81,5 +81,5 @@ export function sampleExit(images: RerunVerdict | undefined, t: SampleTally): nu
 export function describeImagesVerdict(v: RerunVerdict, what: string): string {
   if (v === 'reproduced') return `REPRODUCED exactly from ${what}: the recorded checks fail on the very disk state the failure saw`;
   if (v === 'different') return `DIFFERENT violation from ${what} (exact: the very disk state the failure saw)`;
-  return `NOT REPRODUCED from ${what}: their recovery passes now (exact: the very disk state the failure saw)`;
+  return `NOT REPRODUCED from ${what}: recovering it passes now (exact: the very disk state the failure saw)`;
 }
