@@ -56,35 +56,33 @@ function traceExcerpt(a: StoredArtifact, maxBefore: number): string {
 async function rerun(cluster: TempDaemon, target: Target, c: ClusterArtifactCase, log: (s: string) => void): Promise<Violation[]> {
   const timeouts = mergeTimeouts();
   const input: ClusterInput = { workload: c.workload, settings: c.settings, ...(c.variant !== undefined ? { variant: c.variant } : {}) };
-  {
-    if (!c.state) {
-      if (c.nodesCut === undefined || !c.cut) throw new Error('invariant: a live cluster case names its cut and nodes (readArtifact checks it)');
-      const r = await runClusterCase(cluster.daemon, target, { ...input, cut: c.cut, nodesCut: c.nodesCut, policy: c.policy, seed: c.seed, ...(c.pause ? { pause: c.pause } : {}) }, timeouts);
-      if (c.pause) log(r.pausedAt === null ? '  the pause did not happen: the run ended before its request' : `  node ${c.pause.node} paused at request ${r.pausedAt} for ${c.pause.durationMs} ms`);
-      log(r.frozenAt === null ? '  the cut did not land: the run ended before its request (judged as an uncut run)' : `  the cut froze at request ${r.frozenAt}`);
-      return r.violations;
-    }
-    const want: CrashStateId = c.state;
-    const rec = await recordCluster(cluster.daemon, target, input, c.stateCaps?.maxStates ?? 1_000, timeouts, [want.policy]);
-    // The same state first; the interleaving of the nodes' requests may differ, so then the states cutting the same nodes.
-    const same = rec.states.filter((s) => s.id.policy === want.policy && sameNodes(s.id.nodes, want.nodes));
-    const key = (id: CrashStateId) => JSON.stringify([id.afterOp, id.dirPrefix, id.data, id.outcomes]);
-    const exact = same.find((s) => key(s.id) === key(want));
-    // The others nearest the recorded cut first (the same damage most likely), and only so many: a re-run is one draw of K, so it stays short.
-    const distance = (id: CrashStateId) => Math.abs(id.afterOp - want.afterOp);
-    const nearest = same.filter((s) => s !== exact).sort((x, y) => distance(x.id) - distance(y.id));
-    const order = [...(exact ? [exact] : []), ...nearest].slice(0, MAX_STATES_PER_RERUN);
-    log(`  recorded again: ${rec.recorded.trace.length} requests, ${rec.states.length} crash states, ${same.length} cutting the same nodes${exact ? '' : ` (none after request ${want.afterOp} now)`}; judging ${order.length === same.length ? 'them' : `the ${order.length} nearest request ${want.afterOp}`}`);
-    for (const [i, s] of order.entries()) {
-      const j = await judgeClusterState(cluster.daemon, target, rec, s.id, timeouts);
-      if (j.violations.length > 0) {
-        log(`  ${i === 0 && exact ? 'the same state fails' : `first failing state now: ${describeClusterCut('state', s.id.nodes, s.id.policy)} after request ${s.id.afterOp}`} (${i + 1} judged)`);
-        return j.violations;
-      }
-    }
-    log(`  ${order.length} state${order.length === 1 ? '' : 's'} cutting the same nodes judged, none failed`);
-    return [];
+  if (!c.state) {
+    if (c.nodesCut === undefined || !c.cut) throw new Error('invariant: a live cluster case names its cut and nodes (readArtifact checks it)');
+    const r = await runClusterCase(cluster.daemon, target, { ...input, cut: c.cut, nodesCut: c.nodesCut, policy: c.policy, seed: c.seed, ...(c.pause ? { pause: c.pause } : {}) }, timeouts);
+    if (c.pause) log(r.pausedAt === null ? '  the pause did not happen: the run ended before its request' : `  node ${c.pause.node} paused at request ${r.pausedAt} for ${c.pause.durationMs} ms`);
+    log(r.frozenAt === null ? '  the cut did not land: the run ended before its request (judged as an uncut run)' : `  the cut froze at request ${r.frozenAt}`);
+    return r.violations;
   }
+  const want: CrashStateId = c.state;
+  const rec = await recordCluster(cluster.daemon, target, input, c.stateCaps?.maxStates ?? 1_000, timeouts, [want.policy]);
+  // The same state first; the interleaving of the nodes' requests may differ, so then the states cutting the same nodes.
+  const same = rec.states.filter((s) => s.id.policy === want.policy && sameNodes(s.id.nodes, want.nodes));
+  const key = (id: CrashStateId) => JSON.stringify([id.afterOp, id.dirPrefix, id.data, id.outcomes]);
+  const exact = same.find((s) => key(s.id) === key(want));
+  // The others nearest the recorded cut first (the same damage most likely), and only so many: a re-run is one draw of K, so it stays short.
+  const distance = (id: CrashStateId) => Math.abs(id.afterOp - want.afterOp);
+  const nearest = same.filter((s) => s !== exact).sort((x, y) => distance(x.id) - distance(y.id));
+  const order = [...(exact ? [exact] : []), ...nearest].slice(0, MAX_STATES_PER_RERUN);
+  log(`  recorded again: ${rec.recorded.trace.length} requests, ${rec.states.length} crash states, ${same.length} cutting the same nodes${exact ? '' : ` (none after request ${want.afterOp} now)`}; judging ${order.length === same.length ? 'them' : `the ${order.length} nearest request ${want.afterOp}`}`);
+  for (const [i, s] of order.entries()) {
+    const j = await judgeClusterState(cluster.daemon, target, rec, s.id, timeouts);
+    if (j.violations.length > 0) {
+      log(`  ${i === 0 && exact ? 'the same state fails' : `first failing state now: ${describeClusterCut('state', s.id.nodes, s.id.policy)} after request ${s.id.afterOp}`} (${i + 1} judged)`);
+      return j.violations;
+    }
+  }
+  log(`  ${order.length} state${order.length === 1 ? '' : 's'} cutting the same nodes judged, none failed`);
+  return [];
 }
 
 /** What a cluster replay found: the stored images' violations when it had images of every node (exact), and each re-run's (a sample). */

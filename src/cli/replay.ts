@@ -227,7 +227,8 @@ export const run: Command = async (argv) => {
       console.log(`TOOL FAILED during the re-run (not a verdict on the queue): ${err instanceof Error ? err.message : String(err)}`);
       return REPLAY_EXIT.toolFailed;
     }
-    const images = replay.images && verdictOf(artifact.violations, replay.images);
+    // A tool failure's artifact recorded no violation to reproduce: its images have no verdict.
+    const images = replay.images && !artifact.harnessError ? verdictOf(artifact.violations, replay.images) : undefined;
     return verdictOfSample(artifact, images, 'the stored images', replay.reruns.map((violations) => ({ violations })), mode.why, target);
   }
   console.log(`artifact ${dir}\n${describeCase(artifact)}\n`);
