@@ -3,8 +3,8 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { copyStoredImage, isClusterCase, readArtifact, type ClusterArtifactCase, type StoredArtifact } from '../harness/artifacts.js';
-import { replayCluster } from './replay-cluster.js';
+import { copyStoredImage, DEFAULT_REPLAY_RERUNS, isClusterCase, readArtifact, replayModeOf, type ClusterArtifactCase, type StoredArtifact } from '../harness/artifacts.js';
+import { MAX_STATES_PER_RERUN, replayCluster } from './replay-cluster.js';
 import { HarnessError } from '../harness/harness-error.js';
 import { explainCase, runExhaustive } from '../harness/exhaustive/exhaustive-run.js';
 import { formatOpenResult, openArtifactReport } from '../report/index.js';
@@ -23,12 +23,13 @@ import { formatTrace } from '../harness/trace-format.js';
 import type { Target } from '../harness/target.js';
 import { assertSingleDisk, checkVariant, nodeCountOf, resolveTarget, targetName } from '../targets/index.js';
 import { parseCommandArgs, usageFail, type Command } from './usage.js';
+import { compareRerun, describeImagesVerdict, describeRerun, formatSample, MAX_REPLAY_RERUNS, REPLAY_EXIT, sampleExit, tallySample, verdictOf, type RerunVerdict } from './replay-verdict.js';
 
-/** What a replay found, as its exit code. */
-export const REPLAY_EXIT = { passesNow: 0, reproduced: 1, usage: 2, different: 3, toolFailed: 4 } as const;
+export { compareRerun, REPLAY_EXIT } from './replay-verdict.js';
+
 export const TOOL_FAILED_EXIT = REPLAY_EXIT.toolFailed;
 
-export const help = `usage: powercut replay DIR [--open] [--trace-lines N] [--driver 'CMD ARGS']
+export const help = `usage: powercut replay DIR [--reruns K] [--open] [--trace-lines N] [--driver 'CMD ARGS']
 
 Re-runs the crash case stored in the artifact folder DIR (written by the suites, the scenarios or
 the gate when a check failed) on a fresh mount: same target, workload, settings, variant, crash
@@ -38,13 +39,22 @@ re-run found. It also replays the recovery alone from the stored post-crash imag
 state the failed recovery saw): that tells whether the recovery code still fails on the damaged
 disk, which it may even after a fix of the code that wrote it.
 
+Exact or a sample. A case whose requests one process issues in one order re-runs exactly: one
+re-run, whose verdict is the verdict. A case whose requests run concurrently (a cluster's nodes, or
+a workload with a concurrently step) interleaves them anew in every run, so a re-run is a sample:
+replay re-runs it K times (--reruns, default ${DEFAULT_REPLAY_RERUNS}) and says "reproduced in k of K re-runs", never
+that one re-run must repeat the recorded verdict. Stored images are recovered exactly either way.
+
 A cluster's artifact (its case.json names "nodes") re-runs on a fresh daemon serving one mount per
-node. A crash state's stored images (images/cut-0-after-crash/node0, node1, ...) are recovered
-alone first, natively; then the workload is recorded again and the same state judged (else the
-states cutting the same nodes, in order, to the first that fails). A live cut is run again: the
-same request, the same nodes cut, restarted while the run goes on.
+node. Stored images of every node (a crash state's, or a coordinated live cut's:
+images/cut-0-after-crash/node0, node1, ...) are recovered alone first, natively. Then each re-run
+records the workload again and judges the same state (else the states cutting the same nodes,
+nearest the recorded request first, to the first that fails; at most ${MAX_STATES_PER_RERUN} a re-run), or runs a live cut again: the same request, the same nodes cut,
+restarted while the run goes on (a live cut of some nodes stores each cut node's disk at the cut,
+to look at: the other nodes ran on, so only a re-run judges it).
 
 options:
+  --reruns K        re-runs of a sampled case, 1..${MAX_REPLAY_RERUNS} (default ${DEFAULT_REPLAY_RERUNS}); an exact case re-runs once
   --open            write the artifact's report.html, print its path, and open it in a browser
                     where one is available (a display and xdg-open); then replay as usual
   --trace-lines N   print at most N trace lines before the cut (default 40; 0 = all)
@@ -53,26 +63,17 @@ options:
                     instead of the one stored in case.json (e.g. the folder came from another machine)
   -h, --help        this text
 
-exit status (from the full re-run, which runs the current code end to end):
-  ${REPLAY_EXIT.reproduced}  the violation reproduces (the re-run fails only checks the artifact recorded)
-  ${REPLAY_EXIT.passesNow}  the re-run passes now (fixed, or a failure that needs another interleaving)
-  ${REPLAY_EXIT.different}  the re-run found a different violation (a check the artifact did not record)
+exit status: of an exact case, from its one full re-run (the current code end to end); of a sample,
+from the stored images and the K re-runs together:
+  ${REPLAY_EXIT.reproduced}  reproduced: the re-run (a sample: the stored images or any re-run) fails only checks
+     the artifact recorded
+  ${REPLAY_EXIT.passesNow}  passes now: the re-run (a sample: the stored images and every re-run) found no violation
+     (fixed; a sample that never reproduced may also need another interleaving)
+  ${REPLAY_EXIT.different}  a different violation (a check the artifact did not record), and nothing reproduced
   ${REPLAY_EXIT.usage}  usage error or unreadable artifact
-  ${REPLAY_EXIT.toolFailed}  the tool itself failed during the re-run (harness error)`;
+  ${REPLAY_EXIT.toolFailed}  the tool itself failed during a re-run (harness error)`;
 
 const checksOf = (vs: readonly Violation[]) => [...new Set(vs.map((v) => v.check))].sort().join(',');
-
-/**
- * A re-run reproduces an artifact when every check it fails is one the artifact recorded. It may fail
- * fewer: one crash state of a concurrent workload can show its damage through fewer checks in another
- * interleaving (a drain that stops early is not judged for holes). A check the artifact never recorded
- * is a different failure.
- */
-export function compareRerun(recorded: readonly Violation[], rerun: readonly Violation[]): { reproduced: boolean; notRecurred: string[] } {
-  const before = new Set(recorded.map((v) => v.check));
-  const now = new Set(rerun.map((v) => v.check));
-  return { reproduced: now.size > 0 && [...now].every((c) => before.has(c)), notRecurred: [...before].filter((c) => !now.has(c)).sort() };
-}
 
 function describeCase(a: StoredArtifact): string {
   const c = a.case;
@@ -171,8 +172,29 @@ async function causeNow(artifact: StoredArtifact, was: Cause, target: Target, re
 
 const indent = (vs: readonly Violation[]) => vs.map((v) => `  ${v.message}`).join('\n');
 
+/** Parses --reruns: a count of re-runs in 1..MAX_REPLAY_RERUNS. */
+function rerunsOf(value: string | undefined): number {
+  if (value === undefined) return DEFAULT_REPLAY_RERUNS;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > MAX_REPLAY_RERUNS) usageFail(`--reruns must be an integer from 1 to ${MAX_REPLAY_RERUNS}, got ${value}`, help);
+  return n;
+}
+
+/** One full re-run of a single disk's case on daemon `d`: the case again, or a crash state's workload recorded again and every state checked. */
+async function rerunOnce(d: Awaited<ReturnType<typeof startDaemon>>, target: Target, artifact: StoredArtifact): Promise<Rerun> {
+  const c = artifact.case;
+  if (!c.state) return runCase(d, target, c, { writeArtifacts: false, captureImages: false });
+  const r = await runExhaustive(d, target, c, {
+    fsyncHolds: c.fsyncHolds ?? null, recoveryCuts: c.recoveryCut !== undefined, writeArtifacts: false, ...(c.stateCaps ? { caps: c.stateCaps } : {}) });
+  if (r.failure) console.log(`  first failing state now: ${describeState(r.failure.case.state!)}`);
+  console.log(`  ${r.coverage.states} crash states checked${r.failure ? '' : ', none failed'}`);
+  return { violations: r.failure?.violations ?? [] };
+}
+
+type Rerun = { violations: Violation[] } & Partial<Pick<CaseResult, 'case' | 'runs' | 'cuts'>>;
+
 export const run: Command = async (argv) => {
-  const parsed = parseCommandArgs({ args: argv, allowPositionals: true, options: { open: { type: 'boolean' }, 'trace-lines': { type: 'string' }, driver: { type: 'string' }, help: { type: 'boolean', short: 'h' } } }, help);
+  const parsed = parseCommandArgs({ args: argv, allowPositionals: true, options: { reruns: { type: 'string' }, open: { type: 'boolean' }, 'trace-lines': { type: 'string' }, driver: { type: 'string' }, help: { type: 'boolean', short: 'h' } } }, help);
   if (parsed.values.help) {
     console.log(help);
     return 0;
@@ -180,6 +202,7 @@ export const run: Command = async (argv) => {
   if (parsed.positionals.length !== 1) usageFail('replay needs exactly one artifact folder', help);
   const traceLines = parsed.values['trace-lines'] === undefined ? 40 : Number(parsed.values['trace-lines']);
   if (!Number.isInteger(traceLines) || traceLines < 0) usageFail(`--trace-lines must be an integer >= 0, got ${parsed.values['trace-lines']}`, help);
+  const reruns = rerunsOf(parsed.values.reruns);
   const dir = path.resolve(parsed.positionals[0]);
   const artifact = await readArtifactOrUsage(dir, help);
   if (parsed.values.driver !== undefined) {
@@ -187,6 +210,7 @@ export const run: Command = async (argv) => {
     artifact.case.driver = { command: parsed.values.driver, cwd: process.cwd() };
   }
   const target = artifactTarget(artifact, dir, help, 'allow');
+  const mode = replayModeOf(artifact.case);
 
   if (parsed.values.open) {
     try {
@@ -196,16 +220,19 @@ export const run: Command = async (argv) => {
     }
   }
   if (isClusterCase(artifact.case)) {
-    let violations: Violation[];
+    let replay: Awaited<ReturnType<typeof replayCluster>>;
     try {
-      violations = await replayCluster(artifact as StoredArtifact & { case: ClusterArtifactCase }, target, traceLines);
+      replay = await replayCluster(artifact as StoredArtifact & { case: ClusterArtifactCase }, target, traceLines, reruns);
     } catch (err) {
       console.log(`TOOL FAILED during the re-run (not a verdict on the queue): ${err instanceof Error ? err.message : String(err)}`);
       return REPLAY_EXIT.toolFailed;
     }
-    return verdictOfRerun(artifact, violations);
+    // A tool failure's artifact recorded no violation to reproduce: its images have no verdict.
+    const images = replay.images && !artifact.harnessError ? verdictOf(artifact.violations, replay.images) : undefined;
+    return verdictOfSample(artifact, images, 'the stored images', replay.reruns.map((violations) => ({ violations })), mode.why, target);
   }
   console.log(`artifact ${dir}\n${describeCase(artifact)}\n`);
+  console.log(`replay:   ${mode.mode === 'exact' ? `exact (${mode.why}): one full re-run` : `a sample (${mode.why}): ${reruns} full re-runs`}\n`);
   if (artifact.harnessError) console.log(`recorded: ${artifact.harnessError.trim()}`);
   else console.log(`recorded violation:\n${indent(artifact.violations)}`);
   for (let k = 0; k < artifact.cuts.length; k++) {
@@ -220,6 +247,7 @@ export const run: Command = async (argv) => {
   }
 
   // 1. The stored post-crash image, recovered by the current code: exact, whatever the interleaving was.
+  let images: RerunVerdict | undefined;
   const last = artifact.cuts.length - 1;
   const scratch = await mkdtemp(path.join(os.tmpdir(), 'powercut-replay-image-'));
   const image = path.join(scratch, 'image');
@@ -238,6 +266,8 @@ export const run: Command = async (argv) => {
         try {
           const replay = await recover();
           verdicts[way] = checksOf(replay.violations);
+          // A tool failure's artifact recorded no violation to reproduce: its images have no verdict.
+          if (!artifact.harnessError) images ??= verdictOf(artifact.violations, replay.violations);
           const label = ways.length > 1 ? ` (${way})` : '';
           console.log(replay.violations.length ? `  recovery of the stored disk still fails${label}:\n${indent(replay.violations)}` : `  recovery of the stored disk passes now${label}`);
         } catch (err) {
@@ -247,34 +277,54 @@ export const run: Command = async (argv) => {
       if (Object.keys(verdicts).length === 2 && verdicts['on the mount'] !== verdicts.natively) {
         console.log(`  NOTE: the two ways disagree (a bug of powercut, not of the queue; please report it): on the mount [${verdicts['on the mount'] || 'pass'}], natively [${verdicts.natively || 'pass'}]`);
       }
+      // A sample says it beside its re-runs' tally; an exact replay here, before its re-run.
+      if (images && mode.mode === 'exact') console.log(describeImagesVerdict(images, 'the stored post-crash image'));
     }
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }
 
-  // 2. The full re-run with the current code: its verdict is the exit status. A crash state's case
-  //    records the workload again and checks every state (the requests, and so the states, may differ now).
-  console.log(`\nre-running the whole case on a fresh mount${artifact.case.state ? ' (recording the workload again and checking every crash state)' : ''}...`);
-  let rerun: { violations: Violation[] } & Partial<Pick<CaseResult, 'case' | 'runs' | 'cuts'>>;
+  // 2. The full re-run with the current code. A crash state's case records the workload again and
+  //    checks every state (the requests, and so the states, may differ now). Exact: once, its verdict
+  //    the exit status. A sample: `reruns` times on one daemon, weighed with the stored image.
+  const what = artifact.case.state ? ' (recording the workload again and checking every crash state)' : '';
+  const results: Rerun[] = [];
   try {
-    rerun = await withReplayDaemon(undefined, async (d) => {
-      if (!artifact.case.state) return runCase(d, target, artifact.case, { writeArtifacts: false, captureImages: false });
-      const c = artifact.case;
-      const r = await runExhaustive(d, target, c, {
-        fsyncHolds: c.fsyncHolds ?? null, recoveryCuts: c.recoveryCut !== undefined, writeArtifacts: false, ...(c.stateCaps ? { caps: c.stateCaps } : {}) });
-      if (r.failure) console.log(`  first failing state now: ${describeState(r.failure.case.state!)}`);
-      console.log(`  ${r.coverage.states} crash states checked${r.failure ? '' : ', none failed'}`);
-      return { violations: r.failure?.violations ?? [] };
-    });
+    if (mode.mode === 'exact') {
+      console.log(`\nre-running the whole case on a fresh mount${what}...`);
+      results.push(await withReplayDaemon(undefined, (d) => rerunOnce(d, target, artifact)));
+    } else {
+      console.log(`\nre-running the whole case ${reruns} time${reruns === 1 ? '' : 's'} on a fresh mount${what}...`);
+      await withReplayDaemon(undefined, async (d) => {
+        for (let i = 0; i < reruns; i++) {
+          console.log(`re-run ${i + 1} of ${reruns}:`);
+          results.push(await rerunOnce(d, target, artifact));
+          console.log(`  ${describeRerun(artifact.violations, results[i].violations)}`);
+        }
+      });
+    }
   } catch (err) {
     console.log(`TOOL FAILED during the re-run (not a verdict on the queue): ${err instanceof HarnessError ? err.message : String(err)}`);
     return REPLAY_EXIT.toolFailed;
   }
-  const verdict = verdictOfRerun(artifact, rerun.violations);
-  if (verdict === REPLAY_EXIT.reproduced && artifact.cause) console.log(await causeNow(artifact, artifact.cause, target, rerun));
+  if (mode.mode === 'sample') return verdictOfSample(artifact, images, 'the stored post-crash image', results, mode.why, target);
+  const verdict = verdictOfRerun(artifact, results[0].violations);
+  if (verdict === REPLAY_EXIT.reproduced && artifact.cause) console.log(await causeNow(artifact, artifact.cause, target, results[0]));
   return verdict;
 };
 
+/**
+ * Says what a sample found: the stored images' exact verdict (if there were images), the re-runs
+ * tallied "reproduced in k of K", the cause of the first that reproduced checked again; returns the exit status.
+ */
+async function verdictOfSample(artifact: StoredArtifact, images: RerunVerdict | undefined, imagesWhat: string, reruns: readonly Rerun[], why: string, target: Target): Promise<number> {
+  const tally = tallySample(artifact.violations, reruns.map((r) => r.violations));
+  console.log('');
+  if (images) console.log(describeImagesVerdict(images, imagesWhat));
+  console.log(formatSample(tally, why));
+  if (tally.firstReproduced !== undefined && artifact.cause) console.log(await causeNow(artifact, artifact.cause, target, reruns[tally.firstReproduced]));
+  return sampleExit(images, tally);
+}
 /** Says what the full re-run found against what the artifact recorded, and returns it as the exit status. */
 function verdictOfRerun(artifact: StoredArtifact, violations: readonly Violation[]): number {
   if (violations.length === 0) {

@@ -102,7 +102,8 @@ describe('powercut gate', () => {
     expect(searched.exitCode, searched.stdout + searched.stderr).toBe(0);
     expect(searched.stdout).toContain('recording the case again on a fresh mount');
     expect(JSON.parse(await readFile(path.join(one, 'cause.json'), 'utf8')).key).toBe(stored.key);
-    const replayed = await powercut(['replay', one]);
+    // Two re-runs at most, should its workload run concurrent steps (a sample): enough for the cause line, short for npm test.
+    const replayed = await powercut(['replay', one, '--reruns', '2']);
     expect(replayed.exitCode, replayed.stdout).toBe(1);
     expect(replayed.stdout).toContain(`the cause still holds: ${stored.title}`);
     expect((await powercut(['explain', path.join(dir, 'nope')])).exitCode).toBe(2);

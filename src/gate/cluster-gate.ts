@@ -3,7 +3,10 @@
 // crash states of the kinds asked (spread over the run, within the budget), then a live cut of
 // each kind at a seeded request and seeded nodes, restarted while the run goes on. One row per cut
 // kind; the floor asks each kind for a judged case. Distinct failures are grouped by check, cut
-// kind and nodes (no cause search for clusters yet); each gets an artifact that `replay` re-runs.
+// kind and nodes (no cause search for clusters yet); each gets an artifact that `replay` re-runs, as
+// a sample (the nodes run concurrently): a state's with its nodes' images, a live cut's with each cut
+// node's disk at the cut.
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,7 +14,7 @@ import fc from 'fast-check';
 import type { CrashStateInfo, StatePolicy } from '../../fusefs/crash-states.js';
 import { nodeCountOf } from '../targets/index.js';
 import { crashInputArb } from '../../properties/crash-property.js';
-import { replayCommand, writeClusterArtifact, type ClusterArtifactCase } from '../harness/artifacts.js';
+import { replayOf, writeClusterArtifact, type ClusterArtifactCase } from '../harness/artifacts.js';
 import { runClusterCase, type ClusterInput } from '../harness/cluster/cluster-run.js';
 import { drawLiveCase, type NodePause } from '../harness/cluster/live-draw.js';
 import { countContract, policyCoverage } from '../harness/coverage.js';
@@ -131,7 +134,8 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
   };
 
   /** Counts a failing state or case under its group; a new group keeps an artifact (with report.html). */
-  const found = async (kind: CutKind, how: How, c: ClusterArtifactCase, judged: ClusterJudged, images?: (dir: string) => Promise<void>): Promise<void> => {
+  /** `images`: writes a state's images into the folder it is given, or the folder of a live cut's images, already written. */
+  const found = async (kind: CutKind, how: How, c: ClusterArtifactCase, judged: ClusterJudged, images?: ((dir: string) => Promise<void>) | string): Promise<void> => {
     const row = rows.get(kind)!;
     row.violations++;
     cov.perKind[kind]!.failing++;
@@ -148,11 +152,11 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
     let artifactDir: string | undefined;
     let imagesDir: string | undefined;
     try {
-      if (images) {
+      if (typeof images === 'function') {
         imagesDir = await mkdtemp(path.join(os.tmpdir(), 'powercut-cluster-images-'));
         await images(path.join(imagesDir, 'cut-0-after-crash'));
       }
-      artifactDir = await writeClusterArtifact(o.artifactRoot, target.name, { ...judged, case: c }, imagesDir);
+      artifactDir = await writeClusterArtifact(o.artifactRoot, target.name, { ...judged, case: c }, typeof images === 'string' ? images : imagesDir);
       await drawArtifactReport(artifactDir);
     } catch (err) {
       row.errors.push(`writing the artifact of "${key}" failed (the failure stands): ${err instanceof Error ? err.message : String(err)}`);
@@ -162,9 +166,9 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
     const messages = judged.violations.map((v) => v.message);
     distinct.set(key, {
       key, title: key, count: 1, signatures: [{ signature: key, count: 1 }], foundBy: [row.name], checks, messages,
-      ...(artifactDir ? { artifactDir, replay: replayCommand(artifactDir) } : {}),
+      ...(artifactDir ? replayOf(artifactDir, c) : {}),
     });
-    row.failure ??= { key, messages, ...(artifactDir ? { artifactDir, replay: replayCommand(artifactDir) } : {}) };
+    row.failure ??= { key, messages, ...(artifactDir ? replayOf(artifactDir, c) : {}) };
     progress.log(`new distinct failure (${distinct.size}): ${key}, found by ${row.name}`);
     if (o.stopOnFirst) stopped = true;
   };
@@ -210,13 +214,27 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
     phase = `${row.name}: live cut at request ${atOp} of ${nodesCut === 'all' ? 'every node' : `node(s) ${nodesCut.join(', ')}`}${pause ? `, node ${pause.node} paused at request ${pause.atOp}` : ''}`;
     const started = Date.now();
     let r: Awaited<ReturnType<typeof runClusterCase>>;
+    // Each cut node's disk at the cut, kept for the artifact should the case fail: the run goes on past the cut, so no state holds it later.
+    const atCut = await mkdtemp(path.join(os.tmpdir(), 'powercut-cluster-live-images-'));
     try {
-      r = await runClusterCase(daemon.daemon, target, { ...input, cut: c.cut, nodesCut, policy: 'lose-unsynced', seed, ...(pause ? { pause } : {}) }, timeouts);
-    } catch (err) {
+      try {
+        r = await runClusterCase(daemon.daemon, target, { ...input, cut: c.cut, nodesCut, policy: 'lose-unsynced', seed, ...(pause ? { pause } : {}) }, timeouts, path.join(atCut, 'cut-0-after-crash'));
+      } catch (err) {
+        row.durationMs += Date.now() - started;
+        return await toolFailed(row, `the live cut at request ${atOp} (${describeClusterCut('live', nodesCut)})`, err);
+      }
       row.durationMs += Date.now() - started;
-      return toolFailed(row, `the live cut at request ${atOp} (${describeClusterCut('live', nodesCut)})`, err);
+      countLiveCut(kind, nodesCut, r);
+      // A cut that never landed wrote no image.
+      if (r.violations.length > 0) await found(kind, 'live', c, { violations: r.violations, runs: r.runs, trace: r.trace, frozenAt: r.frozenAt, stderr: r.stderr }, existsSync(path.join(atCut, 'cut-0-after-crash')) ? atCut : undefined);
+    } finally {
+      await rm(atCut, { recursive: true, force: true });
     }
-    row.durationMs += Date.now() - started;
+  };
+
+  /** Counts a live cut in its row and the cluster's coverage: requested, landed, paused, its contract. */
+  const countLiveCut = (kind: CutKind, nodesCut: readonly number[] | 'all', r: Awaited<ReturnType<typeof runClusterCase>>): void => {
+    const row = rows.get(kind)!;
     countRequests(cov, r.trace);
     const landed = r.frozenAt !== null;
     row.coverage.cutsRequested++;
@@ -233,8 +251,6 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
       countCut(cov, nodesCut, 'live');
     }
     countContract(row.coverage, contractOf(r.runs[0]?.outcomes ?? []));
-    if (r.violations.length === 0) return;
-    await found(kind, 'live', c, { violations: r.violations, runs: r.runs, trace: r.trace, frozenAt: r.frozenAt, stderr: r.stderr });
   };
 
   let recordings = 0;

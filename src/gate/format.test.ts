@@ -77,6 +77,11 @@ describe('summary table', () => {
     expect(f).toContain('suite faults:\n  harness error (the tool failed, not a verdict on the queue): daemon died');
     expect(f).not.toContain('torn-checkpoint-write');
   });
+  it('says beside each replay command whether it replays exactly or is a sample', () => {
+    const distinct = (replayMode: 'exact' | 'sample') => ({ key: 'k', title: 'k', count: 1, signatures: [{ signature: 'k', count: 1 }], foundBy: ['x'], checks: ['order'], messages: [], artifactDir: '/a/b', replay: 'powercut replay /a/b', replayMode });
+    expect(formatFailures([fail], [distinct('exact')])).toContain('replay:   powercut replay /a/b   (exact: repeats the recorded run)');
+    expect(formatFailures([fail], [distinct('sample')])).toContain('replay:   powercut replay /a/b   (a sample: concurrent requests interleave anew, so it re-runs the case 5 times and counts the reproductions)');
+  });
 });
 
 describe('JUnit XML', () => {

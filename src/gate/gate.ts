@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DEFAULT_STATE_CAPS, type StatePolicy, type StateCaps } from '../../fusefs/crash-states.js';
-import { replayCommand, writeCause } from '../harness/artifacts.js';
+import { replayOf, writeCause } from '../harness/artifacts.js';
 import { explainCase } from '../harness/exhaustive/exhaustive-run.js';
 import type { CaseResult } from '../harness/crash-run.js';
 import { mergeTimeouts } from '../harness/driver-process.js';
@@ -163,7 +163,7 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
     distinct.set(key, {
       key, title: groupBy === 'cause' ? cause.title : signature, count: 1, states, signatures: [{ signature, count: 1 }], cause,
       foundBy: [row.name], checks: [...new Set(kept.violations.map((v) => v.check))], messages: kept.violations.map((v) => v.message),
-      ...(kept.artifactDir ? { artifactDir: kept.artifactDir, replay: replayCommand(kept.artifactDir) } : {}),
+      ...(kept.artifactDir ? replayOf(kept.artifactDir, kept.case) : {}),
       ...(shrunk?.seed !== undefined ? { seed: shrunk.seed, ...(shrunk.path !== undefined ? { path: shrunk.path } : {}) } : {}),
     });
     progress.log(`new distinct failure (${distinct.size}): ${groupBy === 'cause' ? `${cause.title} (${signature})` : signature}, found by ${row.name}`);
@@ -302,7 +302,7 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
             messages: report.failure.violations.map((v) => v.message),
             seed: report.seed,
             ...(report.path !== undefined ? { path: report.path } : {}),
-            ...(report.failure.artifactDir ? { artifactDir: report.failure.artifactDir, replay: replayCommand(report.failure.artifactDir) } : {}),
+            ...(report.failure.artifactDir ? replayOf(report.failure.artifactDir, report.failure.case) : {}),
           };
           if (o.stopOnFirst) {
             s.done = true;
@@ -328,7 +328,7 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
             }
             // The shrunk case keeps the original's signature: the row's first failure points at the kept artifact.
             if (shrunk && s.row.failure.artifactDir === failure.artifactDir && shrunk.failure.artifactDir) {
-              s.row.failure = { ...s.row.failure, messages: shrunk.failure.violations.map((v) => v.message), artifactDir: shrunk.failure.artifactDir, replay: replayCommand(shrunk.failure.artifactDir) };
+              s.row.failure = { ...s.row.failure, messages: shrunk.failure.violations.map((v) => v.message), ...replayOf(shrunk.failure.artifactDir, shrunk.failure.case) };
             }
             await found(s.row, failure, shrunk);
           }
@@ -387,16 +387,18 @@ function linkOnlyArtifactsThatExist(rows: GateRow[], distinct: ReadonlyMap<strin
     if (!exists(f.artifactDir)) {
       delete f.artifactDir;
       delete f.replay;
+      delete f.replayMode;
     }
   }
   for (const r of rows) {
     const f = r.failure;
     if (!f || exists(f.artifactDir)) continue;
     const kept = f.key !== undefined ? distinct.get(f.key) : undefined;
-    if (kept?.artifactDir) Object.assign(f, { artifactDir: kept.artifactDir, replay: kept.replay });
+    if (kept?.artifactDir) Object.assign(f, { artifactDir: kept.artifactDir, replay: kept.replay, replayMode: kept.replayMode });
     else {
       delete f.artifactDir;
       delete f.replay;
+      delete f.replayMode;
     }
   }
 }

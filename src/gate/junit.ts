@@ -2,7 +2,7 @@
 // suites; each row a testcase with its coverage counts as properties; a violation a <failure>, a
 // harness error an <error>.
 import { coverageProperties } from '../harness/coverage.js';
-import { totals, type DistinctFailure, type GateRow } from '../report/gate-results.js';
+import { replayWithMode, totals, type DistinctFailure, type GateRow } from '../report/gate-results.js';
 import { causeFacts } from '../harness/cause/cause.js';
 import type { FloorCheck } from './floor.js';
 
@@ -35,7 +35,7 @@ function testcase(r: GateRow, classname: string, unmet: readonly FloorCheck[]): 
       ...(f?.messages ?? []),
       ...(f?.seed !== undefined ? [`fast-check seed ${f.seed}, path "${f.path ?? ''}"`] : []),
       ...(f?.artifactDir ? [`artifact: ${f.artifactDir}`] : []),
-      ...(f?.replay ? [`replay: ${f.replay}`] : []),
+      ...(f?.replay ? [`replay: ${replayWithMode(f)}`] : []),
     ].join('\n');
     inner.push(`      <failure message="${xmlEscape(f?.messages[0] ?? `${r.violations} violations`)}" type="violation">${xmlEscape(details)}</failure>`);
   }
@@ -70,7 +70,7 @@ function distinctSuite(failures: readonly DistinctFailure[]): string {
       ...f.messages,
       ...(f.seed !== undefined ? [`fast-check seed ${f.seed}, path "${f.path ?? ''}"`] : []),
       ...(f.artifactDir ? [`artifact: ${f.artifactDir}`] : []),
-      ...(f.replay ? [`replay: ${f.replay}`] : []),
+      ...(f.replay ? [`replay: ${replayWithMode(f)}`] : []),
     ].join('\n');
     return [
       `    <testcase classname="powercut.distinct-failures" name="${xmlEscape(f.title)}" time="0.000">`,

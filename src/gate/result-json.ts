@@ -81,7 +81,7 @@ export function gateResultJson(report: GateReport, seed: number, options: GateRe
       key: f.key, title: f.title, count: f.count, signatures: f.signatures, checks: f.checks, foundBy: f.foundBy, messages: f.messages,
       // The cause only when it is what groups the failure (with --group-by signature, a signature's kept case may have another).
       ...(f.cause && f.cause.key === f.key ? { cause: f.cause } : {}),
-      ...(f.artifactDir ? { artifactDir: f.artifactDir, replay: f.replay } : {}),
+      ...(f.artifactDir ? { artifactDir: f.artifactDir, replay: f.replay, ...(f.replayMode ? { replayMode: f.replayMode } : {}) } : {}),
       ...(f.seed !== undefined ? { seed: f.seed } : {}),
       ...(f.path !== undefined ? { path: f.path } : {}),
     })),

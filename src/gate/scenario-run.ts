@@ -1,6 +1,6 @@
 // Runs one scenario on a running daemon and turns its result into a gate row (shared by
 // `powercut scenario run` and `powercut gate`).
-import { replayCommand } from '../harness/artifacts.js';
+import { replayOf } from '../harness/artifacts.js';
 import { runCase, type CaseResult } from '../harness/crash-run.js';
 import type { DaemonHandle } from '../harness/daemon-process.js';
 import { HarnessError } from '../harness/harness-error.js';
@@ -38,7 +38,7 @@ export async function runScenario(daemon: DaemonHandle, s: Scenario, variant: st
     if (result.violations.length > 0) {
       row.failure = {
         messages: result.violations.map((v) => v.message),
-        ...(result.artifactDir ? { artifactDir: result.artifactDir, replay: replayCommand(result.artifactDir) } : {}),
+        ...(result.artifactDir ? replayOf(result.artifactDir, c) : {}),
       };
     }
     return { row, result };

@@ -2,7 +2,7 @@
 // what was covered, then each failure with its violation, artifact and replay command.
 import { causeFacts } from '../harness/cause/cause.js';
 import { formatContracts, formatCoverage, formatFeatures } from '../harness/coverage.js';
-import { capsNote, perMinute, resultOf, rowResult, totals, type DistinctFailure, type GateRow, type GateTotals } from '../report/gate-results.js';
+import { capsNote, perMinute, replayWithMode, resultOf, rowResult, totals, type DistinctFailure, type GateRow, type GateTotals } from '../report/gate-results.js';
 import { formatFloor, type FloorCheck } from './floor.js';
 import { formatDuration } from './budget.js';
 import type { GateMode } from './suites.js';
@@ -54,7 +54,7 @@ export function formatFailures(rows: readonly GateRow[], failures: readonly Dist
       out.push(...f.messages.map((m) => `     ${m}`));
       if (f.seed !== undefined) out.push(`     fast-check seed ${f.seed}, path "${f.path ?? ''}"`);
       if (f.artifactDir) out.push(`     artifact: ${f.artifactDir}`);
-      if (f.replay) out.push(`     replay:   ${f.replay}`);
+      if (f.replay) out.push(`     replay:   ${replayWithMode(f)}`);
     });
   }
   const failedRows = rows.filter((r) => r.errors.length > 0 || (failures.length === 0 && r.violations > 0));
@@ -67,7 +67,7 @@ export function formatFailures(rows: readonly GateRow[], failures: readonly Dist
       out.push(...f.messages.map((m) => `  ${m}`));
       if (f.seed !== undefined) out.push(`  fast-check seed ${f.seed}, path "${f.path ?? ''}"`);
       if (f.artifactDir) out.push(`  artifact: ${f.artifactDir}`);
-      if (f.replay) out.push(`  replay:   ${f.replay}`);
+      if (f.replay) out.push(`  replay:   ${replayWithMode(f)}`);
     }
   }
   return out.join('\n');

@@ -14,7 +14,8 @@
 //   replay.sh                 the one command that replays it, from any checkout
 // A cluster's artifact (writeClusterArtifact) has the same layout: case.json adds `nodes` and, for a
 // live cut, `nodesCut`; the trace's entries carry `node`; images/cut-0-after-crash/nodeK is node k's
-// disk in a crash state.
+// disk in a crash state, or, for a live cut, the durable disk of each node the cut took, as it was
+// at the cut (before the node restarted on it).
 import { cp, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -59,6 +60,30 @@ export const CAUSE_FILE = 'cause.json';
 /** How a user replays an artifact folder: `powercut replay DIR`. */
 export function replayCommand(dir: string): string {
   return `powercut replay ${dir}`;
+}
+
+/**
+ * How `powercut replay` re-runs an artifact's case. 'exact': the re-run repeats the recorded run (one
+ * process issuing its requests in one order), so its verdict is the verdict. 'sample': concurrent
+ * requests (several nodes, or concurrent producers on one disk) interleave anew in every run, so a
+ * re-run is one draw among many; replay re-runs it several times and says how often it reproduced.
+ * Stored images (a crash state's, a coordinated live cut's) are recovered exactly in both modes.
+ */
+export type ReplayMode = 'exact' | 'sample';
+
+/** Re-runs of a sampled replay unless `--reruns` says otherwise: enough to tell a rare reproduction from a common one, few enough for a cluster's minute. */
+export const DEFAULT_REPLAY_RERUNS = 5;
+
+/** The artifact's replay mode and why, read off its case alone (what replay and the gate's summary both say). */
+export function replayModeOf(c: CrashCase): { mode: ReplayMode; why: string } {
+  if (isClusterCase(c)) return { mode: 'sample', why: `its ${c.nodes} nodes run concurrently${c.state ? '' : ' and the live cut lands among their requests'}` };
+  if (c.workload.steps.some((s) => s.op === 'concurrently')) return { mode: 'sample', why: 'its workload has a concurrently step' };
+  return { mode: 'exact', why: 'one process issues its requests in one order' };
+}
+
+/** What a gate's failure links to its artifact: the folder, the command that replays it, and whether that replay is exact or a sample. */
+export function replayOf(dir: string, c: CrashCase): { artifactDir: string; replay: string; replayMode: ReplayMode } {
+  return { artifactDir: dir, replay: replayCommand(dir), replayMode: replayModeOf(c).mode };
 }
 
 // Works from any folder and any checkout: the artifact names no path of the machine that wrote it.
@@ -202,23 +227,27 @@ export async function writeImageFolderLists(imagesDir: string): Promise<void> {
   }
 }
 
+/** The folders image `name` of the artifact in `dir` had (its NAME.dirs.json; none when it has no list), relative to the image. */
+export async function storedImageFolders(dir: string, name: string): Promise<string[]> {
+  const listFile = path.join(dir, 'images', name + FOLDER_LIST_SUFFIX);
+  if (!existsSync(listFile)) return [];
+  const folders = await readJson(listFile);
+  if (!Array.isArray(folders) || !folders.every((f) => typeof f === 'string' && !path.isAbsolute(f) && !f.split(path.sep).includes('..'))) {
+    throw new Error(`${listFile}: expected a list of relative folder paths`);
+  }
+  return folders as string[];
+}
+
 /**
  * Copies image `name` of the artifact in `dir` to `dest` with every folder it had, empty ones
  * included (as a clone of a committed artifact lacks them); false when the artifact has no such image.
  */
 export async function copyStoredImage(dir: string, name: string, dest: string): Promise<boolean> {
   const image = path.join(dir, 'images', name);
-  const listFile = image + FOLDER_LIST_SUFFIX;
-  if (!existsSync(image) && !existsSync(listFile)) return false;
+  if (!existsSync(image) && !existsSync(image + FOLDER_LIST_SUFFIX)) return false;
   await mkdir(dest, { recursive: true });
   if (existsSync(image)) await cp(image, dest, { recursive: true, preserveTimestamps: true });
-  if (existsSync(listFile)) {
-    const folders = await readJson(listFile);
-    if (!Array.isArray(folders) || !folders.every((f) => typeof f === 'string' && !path.isAbsolute(f) && !f.split(path.sep).includes('..'))) {
-      throw new Error(`${listFile}: expected a list of relative folder paths`);
-    }
-    for (const f of folders as string[]) await mkdir(path.join(dest, f), { recursive: true });
-  }
+  for (const f of await storedImageFolders(dir, name)) await mkdir(path.join(dest, f), { recursive: true });
   return true;
 }
 

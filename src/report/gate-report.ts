@@ -4,11 +4,19 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { causeFacts } from '../harness/cause/cause.js';
 import { formatCoverage, policiesInOrder } from '../harness/coverage.js';
-import { capsNote, perMinute, resultOf, rowResult, totals, type DistinctFailure, type GateResult, type GateRow } from './gate-results.js';
+import { capsNote, perMinute, replayModeNote, resultOf, rowResult, totals, type DistinctFailure, type GateResult, type GateRow } from './gate-results.js';
+import type { ReplayMode } from '../harness/artifacts.js';
 import { CSS, SCRIPT } from './assets.js';
 import type { ExternalDriver } from '../harness/target.js';
 import { subjectOf } from './header.js';
 import { duration, esc, num, page } from './html.js';
+
+/** A failure's replay command, and whether it replays exactly or as a sample. */
+function replayHtml(f: { replay?: string; replayMode?: ReplayMode }): string {
+  if (!f.replay) return '';
+  const note = replayModeNote(f.replayMode);
+  return `<p>replay: <code>${esc(f.replay)}</code>${note ? ` <span class="note">${esc(note)}</span>` : ''}</p>`;
+}
 
 /** A gate run: GateReport's rows and duration, plus what the CLI knows (mode, seed, target or driver, variant). */
 export interface GateReportInput {
@@ -112,14 +120,14 @@ export function renderGateReport(report: GateReportInput, options: GateReportOpt
         f.cause && f.cause.key === f.key ? `<dl class="case">${causeFacts(f.cause).slice(1).map((c) => `<dt>${esc(c.label)}</dt><dd>${esc(c.text)}</dd>`).join('')}<dt>signatures</dt><dd>${esc(f.signatures.map((s) => `${s.signature} (${s.count})`).join('; '))}</dd></dl>` : ''
       }${f.messages.map((m) => `<p class="msg">${esc(m)}</p>`).join('')}${
         f.seed !== undefined ? `<p class="note">fast-check seed ${esc(f.seed)}, path "${esc(f.path ?? '')}"</p>` : ''
-      }${f.artifactDir ? `<p>artifact: <code>${esc(f.artifactDir)}</code> — ${link(f.artifactDir)}</p>` : ''}${f.replay ? `<p>replay: <code>${esc(f.replay)}</code></p>` : ''}</div>`).join('')}`
+      }${f.artifactDir ? `<p>artifact: <code>${esc(f.artifactDir)}</code> — ${link(f.artifactDir)}</p>` : ''}${replayHtml(f)}</div>`).join('')}`
     : '';
   // With distinct failures listed, a row's own section only tells of tool failures.
   const failed = rows.filter((r) => rowResult(r) !== 'pass' && (distinct.length === 0 || r.errors.length > 0));
   const failures = failed.length
     ? `<h2>Failures</h2>${failed.map((r) => `<div class="violation"><h3>${r.kind} ${esc(r.name)}</h3>${(r.failure?.messages ?? []).map((m) => `<p class="msg">${esc(m)}</p>`).join('')}${
         r.failure?.seed !== undefined ? `<p class="note">fast-check seed ${esc(r.failure.seed)}, path "${esc(r.failure.path ?? '')}"</p>` : ''
-      }${r.failure?.artifactDir ? `<p>artifact: <code>${esc(r.failure.artifactDir)}</code> — ${link(r.failure.artifactDir)}</p>` : ''}${r.failure?.replay ? `<p>replay: <code>${esc(r.failure.replay)}</code></p>` : ''}${r.errors
+      }${r.failure?.artifactDir ? `<p>artifact: <code>${esc(r.failure.artifactDir)}</code> — ${link(r.failure.artifactDir)}</p>` : ''}${r.failure ? replayHtml(r.failure) : ''}${r.errors
         .map((e) => `<div class="harness-error">harness error (the tool failed, not a verdict on the queue):\n${esc(e)}${errorArtifact(e) ? `\n${link(errorArtifact(e)!)}` : ''}</div>`)
         .join('')}</div>`).join('')}`
     : '';

@@ -1,5 +1,6 @@
 // The results of a gate run, as the text summary (src/gate) and the HTML report both show them: one
 // row per scenario or suite, with what it checked and found, the totals and the verdicts.
+import { DEFAULT_REPLAY_RERUNS, type ReplayMode } from '../harness/artifacts.js';
 import type { Cause } from '../harness/cause/cause.js';
 import { addCoverage, emptyCoverage, TIME_BUDGET_CAP, type Coverage } from '../harness/coverage.js';
 
@@ -19,6 +20,8 @@ export interface GateRow {
     messages: string[];
     artifactDir?: string;
     replay?: string;
+    /** Whether replaying its artifact repeats the run exactly or samples it (artifacts.ts, replayModeOf). */
+    replayMode?: ReplayMode;
     /** Suites: fast-check seed and path of the failing run. */
     seed?: number;
     path?: string;
@@ -54,8 +57,24 @@ export interface DistinctFailure {
   messages: string[];
   artifactDir?: string;
   replay?: string;
+  /** Whether replaying its artifact repeats the run exactly or samples it (artifacts.ts, replayModeOf). */
+  replayMode?: ReplayMode;
   seed?: number;
   path?: string;
+}
+
+/** Whether a failure's replay is exact or a sample, in words ('' when not known). */
+export function replayModeNote(mode: ReplayMode | undefined): string {
+  if (mode === 'exact') return '(exact: repeats the recorded run)';
+  if (mode === 'sample') return `(a sample: concurrent requests interleave anew, so it re-runs the case ${DEFAULT_REPLAY_RERUNS} times and counts the reproductions)`;
+  return '';
+}
+
+/** The replay command of a failure, with whether it replays exactly or as a sample (the summary and JUnit print it). */
+export function replayWithMode(f: { replay?: string; replayMode?: ReplayMode }): string | undefined {
+  if (!f.replay) return undefined;
+  const note = replayModeNote(f.replayMode);
+  return note ? `${f.replay}   ${note}` : f.replay;
 }
 
 export function newRow(name: string, kind: GateRow['kind']): GateRow {

@@ -5,7 +5,9 @@
 // (asynchronous replication) is caught.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { startTempDaemon, type TempDaemon } from '../daemon-process.js';
 import { replicatedQueue } from '../../targets/powercut-queue/replicated/index.js';
 import { ASYNC_REPLICATION } from '../../targets/powercut-queue/replicated/replicated-queue.js';
@@ -86,6 +88,16 @@ afterAll(async () => {
   for (const m of mounts) expect(table).not.toContain(` ${m} `);
 });
 
+/** A folder for the images a live cut keeps (runClusterCase's imagesDir), removed after `f`. */
+async function withImages(f: (atCut: string) => Promise<void>): Promise<void> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'powercut-cluster-run-images-'));
+  try {
+    await f(path.join(dir, 'cut-0-after-crash'));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 const base: Omit<ClusterCase, 'nodesCut'> = { workload: WORKLOAD, settings: SETTINGS, policy: 'lose-unsynced', seed: 1 };
 
 describe('a replicated queue on a three-node cluster', () => {
@@ -126,20 +138,26 @@ describe('a replicated queue on a three-node cluster', () => {
     await noServersLeft();
   });
 
-  it('passes a coordinated cut: every node loses its unsynced data, and recovery restarts them all', async () => {
-    const r = await runClusterCase(cluster.daemon, replicatedQueue, { ...base, nodesCut: 'all', cut: { atOp: 40, timing: 'before' } });
-    expect(r.frozenAt).toBe(40);
-    expect(r.runs[0].killed).toBe(true);
-    expect(r.violations).toEqual([]);
+  it('passes a coordinated cut: every node loses its unsynced data, and recovery restarts them all; every node\'s disk at the cut is kept', async () => {
+    await withImages(async (atCut) => {
+      const r = await runClusterCase(cluster.daemon, replicatedQueue, { ...base, nodesCut: 'all', cut: { atOp: 40, timing: 'before' } }, undefined, atCut);
+      expect(r.frozenAt).toBe(40);
+      expect(r.runs[0].killed).toBe(true);
+      expect(r.violations).toEqual([]);
+      expect((await readdir(atCut)).sort()).toEqual(['node0', 'node1', 'node2']);
+    });
     await noServersLeft();
   });
 
-  it('passes one node\'s cut while the others run on: the node restarts on its crashed disk and catches up', async () => {
-    const r = await runClusterCase(cluster.daemon, replicatedQueue, { ...base, workload: LONG_WORKLOAD, nodesCut: [1], cut: { atOp: 6, kind: 'write', node: 1, timing: 'before' } });
-    expect(r.frozenAt).not.toBeNull();
-    expect(r.runs[0].exitCode, `${JSON.stringify(r.runs[0].outcomes.slice(-2))}\n${r.stderr[0]}`).toBe(0);
-    expect(r.runs[0].outcomes.some((o) => o.t === 'node' && o.node === 1 && o.restarted === true), `frozen at ${r.frozenAt} of ${r.trace.length}: ${r.trace.filter((e) => e.op >= r.frozenAt! - 2 && e.op <= r.frozenAt! + 2).map((e) => `${e.op} n${e.node} ${e.kind} ${e.path}`).join('; ')}\n${r.runs[0].outcomes.map((o) => JSON.stringify(o)).join('\n')}`).toBe(true);
-    expect(r.violations).toEqual([]);
+  it('passes one node\'s cut while the others run on: the node restarts on its crashed disk and catches up; that node\'s disk at the cut is kept', async () => {
+    await withImages(async (atCut) => {
+      const r = await runClusterCase(cluster.daemon, replicatedQueue, { ...base, workload: LONG_WORKLOAD, nodesCut: [1], cut: { atOp: 6, kind: 'write', node: 1, timing: 'before' } }, undefined, atCut);
+      expect(r.frozenAt).not.toBeNull();
+      expect(r.runs[0].exitCode, `${JSON.stringify(r.runs[0].outcomes.slice(-2))}\n${r.stderr[0]}`).toBe(0);
+      expect(r.runs[0].outcomes.some((o) => o.t === 'node' && o.node === 1 && o.restarted === true), `frozen at ${r.frozenAt} of ${r.trace.length}: ${r.trace.filter((e) => e.op >= r.frozenAt! - 2 && e.op <= r.frozenAt! + 2).map((e) => `${e.op} n${e.node} ${e.kind} ${e.path}`).join('; ')}\n${r.runs[0].outcomes.map((o) => JSON.stringify(o)).join('\n')}`).toBe(true);
+      expect(r.violations).toEqual([]);
+      expect(await readdir(atCut)).toEqual(['node1']);
+    });
     await noServersLeft();
   });
 

@@ -72,8 +72,12 @@ function checkPause(p: NodePause, cut: CrashPoint | undefined, nodes: number): v
   if (countsEveryRequest && cut.atOp <= p.atOp) throw new Error(`the pause (at request ${p.atOp}) must come before the cut (at request ${cut.atOp})`);
 }
 
-/** One live cluster case on a running cluster daemon (reset first), judged as one queue. */
-export async function runClusterCase(daemon: DaemonHandle, target: Target, c: ClusterCase, partial?: Partial<DriverTimeouts>): Promise<ClusterCaseResult> {
+/**
+ * One live cluster case on a running cluster daemon (reset first), judged as one queue. With
+ * `imagesDir`, each cut node's durable disk at the cut is written to imagesDir/node<k> (after the
+ * crash, before its restart): what an artifact of a live cut keeps, since the run goes on past it.
+ */
+export async function runClusterCase(daemon: DaemonHandle, target: Target, c: ClusterCase, partial?: Partial<DriverTimeouts>, imagesDir?: string): Promise<ClusterCaseResult> {
   const timeouts = mergeTimeouts(partial);
   const client = daemon.client;
   const dirs = daemon.mountpoints;
@@ -101,12 +105,14 @@ export async function runClusterCase(daemon: DaemonHandle, target: Target, c: Cl
       trace = await client.trace();
       control.killAll();
       await client.crash(c.policy, c.seed);
+      if (imagesDir) await client.image(imagesDir, 'durable');
       return;
     }
     const cut = [...c.nodesCut];
     control.killNodes(cut);
     await client.crash(c.policy, c.seed, cut);
     await control.reap(cut);
+    if (imagesDir) for (const k of cut) await client.image(path.join(imagesDir, nodeImageDir(k)), 'durable', k);
     for (const k of cut) await control.restart(k);
   } : undefined);
   if (c.nodesCut !== 'all' || !c.cut || cutAt === null) trace = await client.trace();
