@@ -82,9 +82,15 @@ it('replay.sh without powercut on the PATH or POWERCUT_HOME says how to get it a
 });
 
 it('replay of a folder that is not an artifact names the missing file and exits 2', async () => {
-  const r = await cli('replay', os.tmpdir());
-  expect(r.exitCode).toBe(2);
-  expect(String(r.stderr)).toContain(`${path.join(os.tmpdir(), 'case.json')}: cannot read (ENOENT)`);
+  // An empty folder of its own: a shared one (the system's temporary folder) may hold anyone's case.json.
+  const notArtifact = await mkdtemp(path.join(os.tmpdir(), 'powercut-not-an-artifact-'));
+  try {
+    const r = await cli('replay', notArtifact);
+    expect(r.exitCode).toBe(2);
+    expect(String(r.stderr)).toContain(`${path.join(notArtifact, 'case.json')}: cannot read (ENOENT)`);
+  } finally {
+    await rm(notArtifact, { recursive: true, force: true });
+  }
 });
 
 it('exhaustive mode: a failing workload shrinks to a smaller one whose enumeration still fails, and its crash state replays exactly', async () => {
