@@ -11,6 +11,7 @@ import type { CaseResult } from '../harness/crash-run.js';
 import { mergeTimeouts } from '../harness/driver-process.js';
 import { DriverWorkers } from '../harness/driver-workers.js';
 import { causeOfCase } from '../harness/cause/of-case.js';
+import { checkSwallowedError } from '../harness/cause/fault-counterfactual.js';
 import { EXPLAIN_BOUNDS, type ExplainOptions } from '../harness/exhaustive/explain.js';
 import { failureSignature } from '../harness/failure-signature.js';
 import { addCoverage } from '../harness/coverage.js';
@@ -178,7 +179,11 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
     const signature = failureSignature(result);
     const known = [...distinct.values()].find((f) => f.signatures.some((x) => x.signature === signature));
     try {
-      const cause = known?.cause ?? await explainCase(fixture.daemon, target, result, explain(false)!, drivers);
+      // A fault's swallowed error, read off the case, holds only if the case without the fault passes.
+      const fromCase = causeOfCase(result);
+      const cause = known?.cause ?? (fromCase.kind === 'swallowed-error'
+        ? await checkSwallowedError(fixture.daemon, target, result, fromCase)
+        : await explainCase(fixture.daemon, target, result, explain(false)!, drivers));
       if (!cause) return true;
       result.cause = cause;
       if (result.artifactDir) await writeCause(result.artifactDir, cause);

@@ -14,6 +14,8 @@ export interface Candidate {
 /** Kinds whose states take no other cause: the program's logic fails on a disk holding every change. */
 const LOGIC_ERRORS: readonly CauseKind[] = ['recovery-fails-on-legal-disk'];
 
+export const isLogicError = (kind: CauseKind): boolean => LOGIC_ERRORS.includes(kind);
+
 /** The fewest candidates, chosen greedily, that explain the most of `failing` states; each with the states it is given. */
 export function coverStates<T extends Candidate>(failing: number, candidates: readonly T[]): { chosen: { candidate: T; states: number[] }[]; unexplained: number[] } {
   for (const c of candidates) {
@@ -38,7 +40,7 @@ export function coverStates<T extends Candidate>(failing: number, candidates: re
       chosen.push({ candidate, states });
     }
   };
-  take((c) => LOGIC_ERRORS.includes(c.kind));
+  take((c) => isLogicError(c.kind));
   take(() => true);
   return { chosen, unexplained: [...left].sort((a, b) => a - b) };
 }

@@ -8,7 +8,7 @@
 // reach re-checks every journaled state of the cuts where a cause bites.
 import type { CrashStateInfo, ProbeUnit, StateCaps, StatesAnswer } from '../../../fusefs/crash-states.js';
 import { describeState } from '../../../fusefs/model/policies/index.js';
-import { coverStates } from '../cause/attribute.js';
+import { coverStates, isLogicError } from '../cause/attribute.js';
 import { DEFAULT_SEARCH_BOUND, proofHolds, reachWords, type Cause, type CauseProof, type CauseReach, type SearchBound } from '../cause/cause.js';
 import { SECOND_CUT_KEY } from '../cause/of-case.js';
 import { searchCause, type ProbeFn } from '../cause/search.js';
@@ -160,7 +160,7 @@ export async function explainRun(judging: JudgeContext, recorded: Recorded, fail
       repeats++;
       if (await explainsToo(ctx, recorded, cause, failing[j])) cures.add(j);
     }
-    cause.proven = `${provenOnState(cause)}${cures.size > 1 ? `; the same holds on ${cures.size - 1} other failing state${cures.size === 2 ? '' : 's'} of the run` : ''}`;
+    cause.proven = provenOnStates(cause, cures.size);
     addCandidate(cause, cures);
   };
 
@@ -178,6 +178,17 @@ export async function explainRun(judging: JudgeContext, recorded: Recorded, fail
     const next = failing.findIndex((_, i) => !searched.has(i) && !covered().has(i));
     if (next < 0 || !timeLeft() || searched.size >= o.maxSearches) break;
     await tryState(next);
+  }
+
+  // A logic error is tried on the states other causes cure too: a state that fails with every change
+  // durable is its, whatever else hides the symptom there (a confirmation withheld, say).
+  for (const logic of candidates.filter((c) => isLogicError(c.cause.kind))) {
+    const claimed = [...new Set(candidates.filter((c) => c !== logic).flatMap((c) => [...c.cures]))].filter((j) => !logic.cures.has(j)).sort((a, b) => a - b);
+    for (const j of claimed.slice(0, MAX_REPEATS)) {
+      if (!timeLeft()) break;
+      if (await explainsToo(ctx, recorded, logic.cause, failing[j])) logic.cures.add(j);
+    }
+    logic.cause.proven = provenOnStates(logic.cause, logic.cures.size);
   }
 
   // A failure that needs its cut during recovery: the first one's recovery recorded, and searched and proven as a run's.
@@ -398,6 +409,11 @@ function provenOnState(cause: Cause): string {
     case 'non-atomic-update': return 'the state with one directory operation fewer passes and the state with both passes: only the state between them, which a cut may leave, fails';
     default: return `checked on the state itself: ${cause.evidence.at(-1) ?? ''}`;
   }
+}
+
+/** The proof of another kind, with how many failing states of the run it was repeated on. */
+function provenOnStates(cause: Cause, states: number): string {
+  return `${provenOnState(cause)}${states > 1 ? `; the same holds on ${states - 1} other failing state${states === 2 ? '' : 's'} of the run` : ''}`;
 }
 
 /** Whether a failing state could be explained by a cause of another kind than a fix (it is tried by probes only then). */
