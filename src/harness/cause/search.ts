@@ -23,6 +23,8 @@ export interface ProbeRequest {
   hypothesis?: Hypothesis;
   /** Judge against the lines marked by this request (default: the state's own cut): a later state with the failing state's confirmations. */
   linesAsOf?: number;
+  /** Every unit the state lost made durable (the disk a process crash leaves there). */
+  persistAll?: boolean;
 }
 export type ProbeFn = (req: ProbeRequest) => Promise<Violation[]>;
 
@@ -104,7 +106,13 @@ export async function searchCause(f: FailingState, probe: ProbeFn, bound: Search
       return done(persistenceCause(f, unit, change, others));
     }
     evidence.push(units.length === 0 ? 'the cut lost nothing: the state is every change the program made' : 'even with every lost unit made durable the recovery fails');
-    const waited = await confirmedTooSoon(f, passes, evidence);
+    // A confirmation came too soon only if what it promised exists by the end of the run: a disk with
+    // every change of the whole run, judged against the same lines, passes. If it fails too, the
+    // program's logic fails it, and a later state that passes only hides the symptom.
+    const lastOp = Math.max(id.afterOp, ...f.trace.map((e) => e.op));
+    const logicFails = lastOp > id.afterOp && !(await passes({ state: { afterOp: lastOp, policy: 'lose-unsynced' }, persistAll: true, linesAsOf: id.afterOp }));
+    if (logicFails) evidence.push(`the disk a process crash leaves at the end of the run (request ${lastOp}), judged against the same lines, fails too: no confirmation came too soon`);
+    const waited = logicFails ? undefined : await confirmedTooSoon(f, passes, evidence);
     if (waited) return done(waited);
     // No persistence point is to blame here: a process crash, which keeps every change, fails as well.
     // What recovery choked on: the first file of the run its error names.

@@ -86,7 +86,8 @@ function withoutRecoveryCuts(judging: JudgeContext): JudgeContext {
 function probeOf(ctx: JudgeContext, recorded: Recorded, state: CrashStateInfo): ProbeFn {
   return async (req) => {
     const s = { id: req.state, interval: state.interval, hash: state.hash };
-    const prepared = await ctx.pool.prepare(0, s, ctx.caseOf(s), { ...(req.persist ? { probe: req.persist } : {}), ...(req.hypothesis ? { hypothesis: req.hypothesis } : {}) });
+    const persist = req.persistAll ? (await ctx.daemon.client.units(req.state, req.hypothesis)).map((u): ProbeUnit => ({ kind: u.kind, ino: u.ino })) : req.persist;
+    const prepared = await ctx.pool.prepare(0, s, ctx.caseOf(s), { ...(persist ? { probe: persist } : {}), ...(req.hypothesis ? { hypothesis: req.hypothesis } : {}) });
     const recovery = await ctx.pool.recover(0, prepared);
     return judge({ target: ctx.target.name, faultsInjected: false, runs: historyOf(recorded, req.linesAsOf ?? req.state.afterOp, recovery.runs) });
   };
