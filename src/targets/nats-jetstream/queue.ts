@@ -358,7 +358,7 @@ export class NatsQueue implements DrivenQueue {
       const deadline = Date.now() + timeoutMs;
       // An empty answer means "nothing to read" to the drain: a pull of redeliveries alone is pulled again.
       for (let redeliveryPulls = 0; redeliveryPulls < MAX_REDELIVERY_PULLS; ) {
-        const got = await this.pullOrExplain(CONSUMER, maxEvents);
+        const got = await this.pullOrExplain(CONSUMER, maxEvents, timeoutMs > 0);
         const out: { seq: number; data: Buffer }[] = [];
         for (const m of got) {
           if (this.seen.has(m.seq)) {
@@ -409,9 +409,11 @@ export class NatsQueue implements DrivenQueue {
    * A pull; a no_wait pull the server held unanswered is "nothing to deliver" when the consumer has
    * nothing new to deliver by the server's own count (what 2.9.10 does when a queued redelivery
    * names a seq the stream no longer holds: it counts it as a message to wait for, then skips it),
-   * and an error otherwise.
+   * or when the read was `waiting`: nothing came within its wait, which a read with a wait may
+   * return (the liveness check then judges it, as it did when the wait was the request's `expires`,
+   * which 2.9.10 ends with a 408). Otherwise an error: an empty read without a wait means nothing is left.
    */
-  private async pullOrExplain(consumer: string, batch: number): Promise<Pulled[]> {
+  private async pullOrExplain(consumer: string, batch: number, waiting = false): Promise<Pulled[]> {
     const got = await pull(this.nc, consumer, batch);
     if (got !== HELD) return got;
     const jsm = await jetstreamManager(this.nc, { timeout: this.requestTimeoutMs });
@@ -419,8 +421,9 @@ export class NatsQueue implements DrivenQueue {
     const state = `consumer ${consumer}: ack floor ${c.ack_floor.stream_seq}, delivered ${c.delivered.stream_seq}, ack pending ${c.num_ack_pending}, ` +
       `pending ${c.num_pending}; stream seqs ${st.state.first_seq}..${st.state.last_seq}, ${st.state.messages} messages`;
     // On a cluster the consumer's leader may have gone with the request: tried again.
-    if (c.num_pending > 0) throw new NatsQueueError(`a no_wait pull request got no answer within ${HELD_PULL_MS} ms (${state})`, undefined, this.s.replicas > 1);
-    process.stderr.write(`nats-jetstream driver: the server held a no_wait pull request unanswered for ${HELD_PULL_MS} ms with nothing new to deliver; taken as nothing (${state})\n`);
+    if (c.num_pending > 0 && !waiting) throw new NatsQueueError(`a no_wait pull request got no answer within ${HELD_PULL_MS} ms (${state})`, undefined, this.s.replicas > 1);
+    const why = c.num_pending > 0 ? 'in a read with a wait' : 'with nothing new to deliver';
+    process.stderr.write(`nats-jetstream driver: the server held a no_wait pull request unanswered for ${HELD_PULL_MS} ms ${why}; taken as nothing (${state})\n`);
     return [];
   }
 
