@@ -179,8 +179,13 @@ export async function casesOf(daemon: DaemonHandle, input: CrashInput): Promise<
   }
   const target = resolveTarget(input, input.settings);
   const all = await countRequests(daemon, target, base);
-  // The uncut run hung or failed by itself: one case without a cut judges that.
-  if (all === undefined) return [{ ...base, ...extra, policy: 'lose-unsynced', seed: 0 }];
+  // The uncut run hung or failed by itself: one case without a cut judges that, crashed at its end
+  // by the input's own policy (a keep-all input judged lose-unsynced lost every unsynced write and
+  // reported that loss beside, or instead of, the failure: nats-jetstream.test.ts's process crashes).
+  if (all === undefined) {
+    const first = input.cuts[0];
+    return [{ ...base, ...extra, policy: first?.policy ?? 'lose-unsynced', seed: first?.seed ?? 0 }];
+  }
   const cases: CrashCase[] = [];
   for (const c of input.cuts) {
     // A filter the run never hits (e.g. rename in the append-log design) falls back to any request.

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { useTempDaemon } from '../../../properties/use-temp-daemon.js';
-import { caughtBug, crashInputArb, runCrashSuite, seedFromEnv } from '../../../properties/crash-property.js';
+import { casesOf, caughtBug, crashInputArb, runCrashSuite, seedFromEnv } from '../../../properties/crash-property.js';
 import { distPath } from '../../harness/dist-path.js';
 import { runCase } from '../../harness/crash-run.js';
 import type { Workload } from '../../harness/workload.js';
@@ -47,6 +47,9 @@ const WORKLOAD: Workload = {
   ],
 };
 const SPREAD = { smallBlocks: true, pubAckDurable: false, retention: 'interest', extraConsumers: 2, extraConsumersAck: true, msgId: true, maxMsgSize: 8_192 };
+/** 2.9.10 has no sync_interval (2.10.0 added it): the server refuses the configuration and exits. */
+const WONT_START = { serverConfig: 'jetstream { sync_interval: always }' };
+const ONE_WRITE: Workload = { steps: [{ op: 'write', sizesBytes: [64], waitDurable: true }] };
 
 describe('nats-jetstream target', () => {
   it('checkEnvironment names the package and the command when nats-server is not on the PATH', () => {
@@ -127,14 +130,20 @@ describe('nats-jetstream target', () => {
   }, 60_000);
 
   it('a server that will not start is a liveness failure naming its log, not a harness error', async () => {
-    // 2.9.10 has no sync_interval (2.10.0 added it): the server refuses the configuration and exits.
-    const settings = { serverConfig: 'jetstream { sync_interval: always }' };
-    const r = await runCase(daemon(), natsJetstream, { target: 'nats-jetstream', workload: { steps: [{ op: 'write', sizesBytes: [64], waitDurable: true }] }, settings, policy: 'keep-all', seed: 1 }, { artifactRoot });
+    const r = await runCase(daemon(), natsJetstream, { target: 'nats-jetstream', workload: ONE_WRITE, settings: WONT_START, policy: 'keep-all', seed: 1 }, { artifactRoot });
     const liveness = r.violations.filter((v) => v.check === 'liveness');
     expect(liveness.length, JSON.stringify(r.violations)).toBeGreaterThan(0);
     expect(liveness[0].message).toMatch(/nats-server \(pid \d+, port \d+\) exited with code \d+ before accepting a connection; its log ends:/);
     expect(liveness.map((v) => v.message).join('\n')).toMatch(/sync_interval/);
     const first = r.runs[0].outcomes.find((o) => o.t === 'error');
     expect(first).toMatchObject({ t: 'error', where: 'open' });
+  }, 30_000);
+
+  it('a random-mode input whose uncut run fails is one case without a cut, crashed by the input\'s own policy', async () => {
+    // lose-unsynced here made the process-crash test above (keep-all) report finding 1's loss.
+    const cases = await casesOf(daemon(), { target: 'nats-jetstream', workload: ONE_WRITE, settings: WONT_START, cuts: [{ fraction: 0.5, timing: 'after', policy: 'keep-all', seed: 7 }] });
+    expect(cases).toHaveLength(1);
+    expect(cases[0]).toMatchObject({ policy: 'keep-all', seed: 7 });
+    expect(cases[0].cut).toBeUndefined();
   }, 30_000);
 });

@@ -7,8 +7,9 @@
 //   durableFirstUnackedSeq = the consumer's ack floor + 1 (docs/nats.md, "Durability claims").
 // - write = publish; the PubAck's seq is the seq. With pubAckDurable (NATS's documented meaning of
 //   a PubAck) it is also a `durable` line.
-// - read = a pull request {batch, no_wait, expires}: whatever is there now, or the first messages
-//   to arrive within the wait; ack = +ACK with the server's confirmation (what ackAck() does).
+// - read = a pull request {batch, no_wait}: whatever is there now; a read with a wait pulls again
+//   every READ_POLL_MS until messages come or the wait is over (never `expires`: 2.9.10 can drop
+//   such a request unanswered); ack = +ACK with the server's confirmation (what ackAck() does).
 // - checkpoint: 2.9.10 has no call that makes anything durable. With pubAckDurable off, waitDurable
 //   and checkpoint fsync the store's files and directories from the driver (the only way), and
 //   claim what was PubAcked before that fsync began.
@@ -53,8 +54,15 @@ export const ACK_WAIT_MS = 60 * 60 * 1000;
 const MAX_ACK_PENDING = 20_000;
 /** Answers to API calls, publishes and acks. */
 const REQUEST_TIMEOUT_MS = 10_000;
-/** A pull request is answered within its expiry plus this (else the server is gone or stuck). */
+/** Once a pull request got its first messages, the rest of its batch or its end comes within this (else the server is gone or stuck). */
 const PULL_ANSWER_MS = 10_000;
+/**
+ * A read with a wait pulls again this often until messages come or the wait is over. Not one pull
+ * request with `expires`: 2.9.10 drops a request whose expiry passes before its consumer's loop
+ * serves it, without any answer (consumer.go nextWaiting; fixed in 2.9.16; docs/nats.md, "How the
+ * driver maps the protocol"), so a short wait under load became a driver error.
+ */
+const READ_POLL_MS = 10;
 /** Extra consumers fetch in batches of this many while catching up to an ack. */
 const EXTRA_FETCH_BATCH = 256;
 /** An I/O error on a cluster node's disk waits this long to see that node's server killed (its cut), under load. */
@@ -347,9 +355,10 @@ export class NatsQueue implements DrivenQueue {
 
   readBatch(maxEvents: number, timeoutMs: number): Promise<{ seq: number; data: Buffer }[]> {
     return this.guard('fetch', async () => {
+      const deadline = Date.now() + timeoutMs;
       // An empty answer means "nothing to read" to the drain: a pull of redeliveries alone is pulled again.
-      for (let pulls = 0; pulls < MAX_REDELIVERY_PULLS; pulls++) {
-        const got = await this.pullOrExplain(CONSUMER, maxEvents, timeoutMs);
+      for (let redeliveryPulls = 0; redeliveryPulls < MAX_REDELIVERY_PULLS; ) {
+        const got = await this.pullOrExplain(CONSUMER, maxEvents, timeoutMs > 0);
         const out: { seq: number; data: Buffer }[] = [];
         for (const m of got) {
           if (this.seen.has(m.seq)) {
@@ -360,7 +369,14 @@ export class NatsQueue implements DrivenQueue {
           this.delivered.set(m.seq, m.reply);
           out.push({ seq: m.seq, data: m.data });
         }
-        if (out.length > 0 || got.length === 0) return out;
+        if (out.length > 0) return out;
+        if (got.length > 0) {
+          redeliveryPulls++;
+          continue;
+        }
+        const leftMs = deadline - Date.now();
+        if (leftMs <= 0) return out;
+        await new Promise((r) => setTimeout(r, Math.min(READ_POLL_MS, leftMs)));
       }
       throw new NatsQueueError(`${MAX_REDELIVERY_PULLS} pulls in a row brought only messages already delivered in this session`);
     });
@@ -393,18 +409,21 @@ export class NatsQueue implements DrivenQueue {
    * A pull; a no_wait pull the server held unanswered is "nothing to deliver" when the consumer has
    * nothing new to deliver by the server's own count (what 2.9.10 does when a queued redelivery
    * names a seq the stream no longer holds: it counts it as a message to wait for, then skips it),
-   * and an error otherwise.
+   * or when the read was `waiting`: nothing came within its wait, which a read with a wait may
+   * return (the liveness check then judges it, as it did when the wait was the request's `expires`,
+   * which 2.9.10 ends with a 408). Otherwise an error: an empty read without a wait means nothing is left.
    */
-  private async pullOrExplain(consumer: string, batch: number, expiresMs: number): Promise<Pulled[]> {
-    const got = await pull(this.nc, consumer, batch, expiresMs);
+  private async pullOrExplain(consumer: string, batch: number, waiting = false): Promise<Pulled[]> {
+    const got = await pull(this.nc, consumer, batch);
     if (got !== HELD) return got;
     const jsm = await jetstreamManager(this.nc, { timeout: this.requestTimeoutMs });
     const [c, st] = [await jsm.consumers.info(STREAM, consumer), await jsm.streams.info(STREAM)];
     const state = `consumer ${consumer}: ack floor ${c.ack_floor.stream_seq}, delivered ${c.delivered.stream_seq}, ack pending ${c.num_ack_pending}, ` +
       `pending ${c.num_pending}; stream seqs ${st.state.first_seq}..${st.state.last_seq}, ${st.state.messages} messages`;
     // On a cluster the consumer's leader may have gone with the request: tried again.
-    if (c.num_pending > 0) throw new NatsQueueError(`a no_wait pull request got no answer within ${HELD_PULL_MS} ms (${state})`, undefined, this.s.replicas > 1);
-    process.stderr.write(`nats-jetstream driver: the server held a no_wait pull request unanswered for ${HELD_PULL_MS} ms with nothing new to deliver; taken as nothing (${state})\n`);
+    if (c.num_pending > 0 && !waiting) throw new NatsQueueError(`a no_wait pull request got no answer within ${HELD_PULL_MS} ms (${state})`, undefined, this.s.replicas > 1);
+    const why = c.num_pending > 0 ? 'in a read with a wait' : 'with nothing new to deliver';
+    process.stderr.write(`nats-jetstream driver: the server held a no_wait pull request unanswered for ${HELD_PULL_MS} ms ${why}; taken as nothing (${state})\n`);
     return [];
   }
 
@@ -412,7 +431,7 @@ export class NatsQueue implements DrivenQueue {
   private async ackOnExtra(x: Extra, seqs: readonly number[]): Promise<void> {
     const highest = Math.max(...seqs);
     while (x.lastSeen < highest) {
-      const got = await this.pullOrExplain(x.name, EXTRA_FETCH_BATCH, 0);
+      const got = await this.pullOrExplain(x.name, EXTRA_FETCH_BATCH);
       if (got.length === 0) break;
       for (const m of got) {
         if (!x.held.has(m.seq)) x.held.set(m.seq, m.reply);
@@ -601,13 +620,13 @@ const HELD = Symbol('held');
 const HELD_PULL_MS = 3_000;
 
 /**
- * One pull request: up to `batch` messages; with no_wait the server answers at once with what it has
- * (404 if nothing), and with `expires` it waits that long for the first ones, answering as soon as it
- * delivered some (408 at the end of what it has). A no_wait request without expires that gets no
- * answer at all within HELD_PULL_MS resolves to HELD (the subscription is dropped, so the server
+ * One no_wait pull request: up to `batch` messages; the server answers at once with what it has (404
+ * if nothing, 408 at the end of what it has). Never with `expires` (READ_POLL_MS says why): without
+ * it, 2.9.10 never ends a request for its age, so every request is answered or held. One that gets
+ * no answer at all within HELD_PULL_MS resolves to HELD (the subscription is dropped, so the server
  * drops the request too: it delivers only to requests with interest).
  */
-function pull(nc: NatsConnection, consumer: string, batch: number, expiresMs: number): Promise<Pulled[] | typeof HELD> {
+function pull(nc: NatsConnection, consumer: string, batch: number): Promise<Pulled[] | typeof HELD> {
   return new Promise((resolve, reject) => {
     const inbox = createInbox();
     const got: Pulled[] = [];
@@ -647,12 +666,12 @@ function pull(nc: NatsConnection, consumer: string, batch: number, expiresMs: nu
     const armTimer = (ms: number) => {
       clearTimeout(timer);
       timer = setTimeout(() => {
-        if (expiresMs === 0 && got.length === 0) finish(undefined, true);
+        if (got.length === 0) finish(undefined, true);
         else finish(new NatsQueueError(`pull request to consumer ${consumer}: no answer within ${ms} ms`, undefined, true));
       }, ms);
     };
-    armTimer(expiresMs === 0 ? HELD_PULL_MS : expiresMs + PULL_ANSWER_MS);
-    const request = { batch, no_wait: true, ...(expiresMs > 0 ? { expires: expiresMs * 1_000_000 } : {}) };
+    armTimer(HELD_PULL_MS);
+    const request = { batch, no_wait: true };
     nc.publish(`$JS.API.CONSUMER.MSG.NEXT.${STREAM}.${consumer}`, JSON.stringify(request), { reply: inbox });
   });
 }
