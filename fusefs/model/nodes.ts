@@ -126,6 +126,7 @@ export interface TreeMeta {
 /** A filesystem tree as plain data: what `image` writes and `--image` loads. */
 export type FsTree =
   | ({ type: 'dir'; entries: Map<string, FsTree> } & TreeMeta)
-  | ({ type: 'file'; data: Buffer } & TreeMeta)
+  /** `digest`: set only in a tree exported for hashing (FsModel.imageHash), whose `data` is then empty. */
+  | ({ type: 'file'; data: Buffer; digest?: string } & TreeMeta)
   | ({ type: 'symlink'; target: string } & TreeMeta)
   | ({ type: SpecialKind; rdev: number } & TreeMeta);
