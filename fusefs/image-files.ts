@@ -1,8 +1,9 @@
 // Durable images as ordinary files: `image --out DIR` writes one, `--image DIR` loads one.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, lchownSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, ftruncateSync, lchownSync, mkdirSync, openSync, readdirSync, symlinkSync, writeSync } from 'node:fs';
 import { lstat, readdir, readFile, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { BLOCK_BYTES } from './model/grow-buffer.js';
 import type { FsTree, SpecialKind } from './model/nodes.js';
 
 const TOOL_TIMEOUT_MS = 10_000;
@@ -57,7 +58,7 @@ function writeChildren(tree: Extract<FsTree, { type: 'dir' }>, dir: string, skip
       mkdirSync(p);
       writeChildren(child, p, skipped);
     } else if (child.type === 'file') {
-      writeFileSync(p, child.data);
+      writeSparse(p, child.data);
     } else if (child.type === 'symlink') {
       symlinkSync(child.target, p);
     } else if (child.type === 'fifo') {
@@ -73,6 +74,34 @@ function writeChildren(tree: Extract<FsTree, { type: 'dir' }>, dir: string, skip
       execFileSync('mknod', ['--', p, child.type === 'chardev' ? 'c' : 'b', String(major), String(minor)], { timeout: TOOL_TIMEOUT_MS, stdio: 'ignore' });
     }
     applyMeta(child, p); // a directory's mode last: 0555 would have refused its children
+  }
+}
+
+const ZERO_BLOCK = Buffer.alloc(BLOCK_BYTES);
+
+/**
+ * Writes `data` as a new file at `p`, its all-zero blocks left as holes (read back as zeros,
+ * allocating nothing): a crash state's image of a log preallocated by ftruncate writes the records,
+ * not the megabytes of zeros past them. Runs of data blocks go out in one write each.
+ */
+export function writeSparse(p: string, data: Buffer): void {
+  const fd = openSync(p, 'wx');
+  try {
+    let runStart = -1;
+    const flush = (end: number) => {
+      for (let at = runStart; at < end;) at += writeSync(fd, data, at, end - at, at);
+      runStart = -1;
+    };
+    for (let at = 0; at < data.length; at += BLOCK_BYTES) {
+      const end = Math.min(at + BLOCK_BYTES, data.length);
+      const zero = data.compare(ZERO_BLOCK, 0, end - at, at, end) === 0;
+      if (!zero && runStart < 0) runStart = at;
+      else if (zero && runStart >= 0) flush(at);
+    }
+    if (runStart >= 0) flush(data.length);
+    ftruncateSync(fd, data.length); // the size, holes at the end included
+  } finally {
+    closeSync(fd);
   }
 }
 
