@@ -28,4 +28,16 @@ describe('writeSparse', () => {
       expect(readFileSync(p).equals(Buffer.alloc(size))).toBe(true);
     }
   });
+
+  it('reads only the extents it is given: bytes outside them are holes even where data holds non-zero bytes', () => {
+    const data = Buffer.alloc(40_000, 9);
+    const p = join(dir, 'extents');
+    // Two extents sharing the block 4096..8191, and a last one ending mid-block.
+    writeSparse(p, data, [[100, 5000], [6000, 9000], [20_000, 20_001]]);
+    const want = Buffer.alloc(40_000);
+    data.copy(want, 0, 0, 12_288); // blocks 0..2 hold extent bytes: written whole
+    data.copy(want, 20_480 - 4096, 16_384, 20_480); // block 4 (16384..20479) holds byte 20000
+    expect(readFileSync(p).equals(want)).toBe(true);
+    expect(() => writeSparse(join(dir, 'bad'), data, [[10, 20], [5, 30]])).toThrow(/extents of .*bad are ordered ranges within its 40000 bytes/);
+  });
 });

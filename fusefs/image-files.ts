@@ -58,7 +58,7 @@ function writeChildren(tree: Extract<FsTree, { type: 'dir' }>, dir: string, skip
       mkdirSync(p);
       writeChildren(child, p, skipped);
     } else if (child.type === 'file') {
-      writeSparse(p, child.data);
+      writeSparse(p, child.data, child.extents);
     } else if (child.type === 'symlink') {
       symlinkSync(child.target, p);
     } else if (child.type === 'fifo') {
@@ -82,9 +82,11 @@ const ZERO_BLOCK = Buffer.alloc(BLOCK_BYTES);
 /**
  * Writes `data` as a new file at `p`, its all-zero blocks left as holes (read back as zeros,
  * allocating nothing): a crash state's image of a log preallocated by ftruncate writes the records,
- * not the megabytes of zeros past them. Runs of data blocks go out in one write each.
+ * not the megabytes of zeros past them. Only `extents` (FsTree's: where a non-zero byte may be) are
+ * read, so a hole's pages are never touched (on this VM a first touch costs ~25 us a page: reading
+ * 64 MiB of holes took 0.4 s a state). Runs of data blocks go out in one write each.
  */
-export function writeSparse(p: string, data: Buffer): void {
+export function writeSparse(p: string, data: Buffer, extents: readonly [number, number][] = [[0, data.length]]): void {
   const fd = openSync(p, 'wx');
   try {
     let runStart = -1;
@@ -92,13 +94,21 @@ export function writeSparse(p: string, data: Buffer): void {
       for (let at = runStart; at < end;) at += writeSync(fd, data, at, end - at, at);
       runStart = -1;
     };
-    for (let at = 0; at < data.length; at += BLOCK_BYTES) {
-      const end = Math.min(at + BLOCK_BYTES, data.length);
-      const zero = data.compare(ZERO_BLOCK, 0, end - at, at, end) === 0;
-      if (!zero && runStart < 0) runStart = at;
-      else if (zero && runStart >= 0) flush(at);
+    let from = 0; // bytes below it are written or left a hole
+    let prevStop = 0;
+    for (const [start, stop] of extents) {
+      if (start < prevStop || stop > data.length || stop < start) throw new Error(`invariant: extents of ${p} are ordered ranges within its ${data.length} bytes (got [${start}, ${stop}) after one ending at ${prevStop})`);
+      prevStop = stop;
+      // Blocks aligned to the file, so a hole is a whole block; a block two extents share is read once.
+      for (let at = Math.max(from, start - (start % BLOCK_BYTES)); at < stop; at += BLOCK_BYTES) {
+        const end = Math.min(at + BLOCK_BYTES, data.length);
+        const zero = data.compare(ZERO_BLOCK, 0, end - at, at, end) === 0;
+        if (!zero && runStart < 0) runStart = at;
+        else if (zero && runStart >= 0) flush(at);
+        from = end;
+      }
+      if (runStart >= 0) flush(from);
     }
-    if (runStart >= 0) flush(data.length);
     ftruncateSync(fd, data.length); // the size, holes at the end included
   } finally {
     closeSync(fd);

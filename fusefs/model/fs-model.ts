@@ -448,7 +448,11 @@ export class FsModel {
       if (n.kind === 'symlink') return { type: 'symlink', target: n.target, ...meta };
       if (n.kind === 'file') {
         const g = state === 'live' ? n.live : n.durable;
-        return contents === 'bytes' ? { type: 'file', data: g.toBuffer(), ...meta } : { type: 'file', data: EMPTY, digest: g.contentDigest(), ...meta };
+        if (contents === 'digest') return { type: 'file', data: EMPTY, digest: g.contentDigest(), ...meta };
+        // Extents only where the file has holes: a file without is written whole anyway.
+        const extents = g.dataExtents();
+        const whole = extents.length === 0 ? g.size === 0 : extents.length === 1 && extents[0][0] === 0 && extents[0][1] === g.size;
+        return { type: 'file', data: g.toBuffer(), ...(whole ? {} : { extents }), ...meta };
       }
       if (n.kind !== 'dir') return { type: n.kind, rdev: n.rdev, ...meta };
       const map = state === 'live' ? n.live : n.durable;

@@ -67,6 +67,10 @@ describe('GrowBuffer', () => {
         }
         // The digest kept per chunk is the digest of the bytes, however the version got them.
         expect(v.g.contentDigest()).toBe(contentDigest(v.ref));
+        // Outside its extents a version reads as zeros (what an image writer leaves as holes).
+        const outside = Buffer.from(v.ref);
+        for (const [a, b] of v.g.dataExtents()) outside.fill(0, a, b);
+        expect(outside.equals(Buffer.alloc(outside.length))).toBe(true);
       }
       for (const w of versions) {
         for (const at of POINTS) {

@@ -228,6 +228,22 @@ export class GrowBuffer {
     return out;
   }
 
+  /** The [start, end) byte ranges below the size that chunks hold, merged, in order: every byte outside reads as zero (a hole). */
+  dataExtents(): [number, number][] {
+    const out: [number, number][] = [];
+    for (let i = 0; i < this.chunks.length; i++) {
+      const c = this.chunks[i];
+      if (!c) continue;
+      const start = i * CHUNK_BYTES;
+      const end = Math.min(start + c.length, this.sizeBytes);
+      if (end <= start) continue;
+      const last = out[out.length - 1];
+      if (last && last[1] === start) last[1] = end;
+      else out.push([start, end]);
+    }
+    return out;
+  }
+
   /** A copy of the contents. */
   toBuffer(): Buffer {
     const out = Buffer.alloc(this.sizeBytes);
