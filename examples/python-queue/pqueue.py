@@ -32,6 +32,7 @@ import zlib
 HEADER = struct.Struct('<QI')  # seq, length
 TRAILER = struct.Struct('<I')  # crc32 of header + data
 MAX_EVENT_BYTES = 1 << 20
+SCAN_BYTES = 1 << 20  # recovery reads this much at a time, and stops at the first bad record
 DATA, ACK, ACK_TMP = 'data', 'ack', 'ack.tmp'
 
 
@@ -74,25 +75,34 @@ class Queue:
             fsync_dir(self.dir)  # the name `data` itself must survive a power cut
         self._index = {}  # seq -> (offset of data, length)
         pos = last = 0
-        # Record by record: a preallocated file is mostly zeros past its records, never read.
         with open(path, 'rb') as f:
+            buf, eof = bytearray(), False
+
+            def fill(need):  # reads on until buf holds `need` bytes or the file ends
+                nonlocal eof
+                while len(buf) < need and not eof:
+                    want = max(SCAN_BYTES, need - len(buf))
+                    more = f.read(want)
+                    eof = len(more) < want  # a buffered read comes back short only at the end
+                    buf.extend(more)
+
             while True:
-                head = f.read(HEADER.size)
-                if len(head) < HEADER.size:
+                fill(pos + HEADER.size)
+                if pos + HEADER.size > len(buf):
                     break
-                seq, length = HEADER.unpack(head)
+                seq, length = HEADER.unpack_from(buf, pos)
+                end = pos + HEADER.size + length + TRAILER.size
                 if seq != last + 1 or length > MAX_EVENT_BYTES:
                     break  # zeros or garbage where a record should start
-                rest = f.read(length + TRAILER.size)
-                if len(rest) < length + TRAILER.size:
+                fill(end)
+                if end > len(buf):
                     break  # a torn record
-                (crc,) = TRAILER.unpack_from(rest, length)
-                if crc != zlib.crc32(head + rest[:length]):
+                (crc,) = TRAILER.unpack_from(buf, end - TRAILER.size)
+                if crc != zlib.crc32(buf[pos:end - TRAILER.size]):
                     break  # a record written in part
                 self._index[seq] = (pos + HEADER.size, length)
-                last, pos = seq, pos + HEADER.size + length + TRAILER.size
-        size = os.fstat(self._fd).st_size
-        if pos < size:
+                last, pos = seq, end
+        if pos < len(buf) or not eof:
             os.ftruncate(self._fd, pos)  # the torn tail goes before any new record lands after it
         self._allocated = pos
         self._reserve(pos)  # preallocating: the cut tail comes back as zeros

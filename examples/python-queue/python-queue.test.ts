@@ -1,7 +1,8 @@
 // The Python example queue under powercut, as a user runs it: the compiled CLI against
 // `python3 examples/python-queue/driver.py` on a real mount. The driver follows the protocol, the
 // correct queue passes the gate, and its known-bad flag (no directory fsync after the ack file's
-// rename) is caught by the bounded-replay check.
+// rename) is caught by the bounded-replay check. Every gate ends within its budget's allowance
+// (its JSON result's overrunMs), the preallocating log's too (issue 31).
 import { afterAll, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
@@ -21,6 +22,9 @@ const BAD_FLAG = '--no-dir-fsync-after-ack-rename';
 const SEED = 5;
 const PASS_BUDGET_S = 12;
 const CATCH_BUDGET_S = 30;
+/** The preallocating log (--preallocate, etcd's 64 MB WAL segments): a budget whose seed-5 run lands a recovery cut. */
+const PREALLOCATE = '--preallocate 67108864';
+const PREALLOC_BUDGET_S = 20;
 
 const tmpDirs: string[] = [];
 const tmp = async () => {
@@ -38,6 +42,11 @@ const TEST_TIMEOUT_MS = COMMAND_TIMEOUT_MS + 30_000;
 // (TMPDIR), so mounts of other runs on the machine never count as ours.
 const powercut = (dir: string, args: string[]) =>
   execa(process.execPath, [cli, ...args], { cwd: REPO_ROOT, env: { TMPDIR: dir }, reject: false, timeout: COMMAND_TIMEOUT_MS, forceKillAfterDelay: 10_000 });
+/** The gate's JSON result says how far past its budget it ended, and how far it may (docs/gate.md). */
+const expectWithinBudget = async (jsonFile: string) => {
+  const result = JSON.parse(await readFile(jsonFile, 'utf8')) as { durationMs: number; overrunMs: number; allowedOverrunMs: number };
+  expect(result.overrunMs, `ended after ${result.durationMs} ms`).toBeLessThanOrEqual(result.allowedOverrunMs);
+};
 const mountsLeft = async (dir: string) => (await readFile('/proc/mounts', 'utf8')).split('\n').filter((l) => l.includes(dir));
 
 describe('examples/python-queue', () => {
@@ -55,8 +64,9 @@ describe('examples/python-queue', () => {
     const dir = await tmp();
     // Artifacts go to the default root (./powercut-artifacts or $POWERCUT_ARTIFACTS), which outlives
     // the test: a failure of the correct queue is a finding to replay, not a folder to delete.
-    const r = await powercut(dir, ['gate', '--driver', DRIVER, '--time-budget', String(PASS_BUDGET_S), '--seed', String(SEED)]);
+    const r = await powercut(dir, ['gate', '--driver', DRIVER, '--time-budget', String(PASS_BUDGET_S), '--seed', String(SEED), '--json', path.join(dir, 'gate.json')]);
     expect(r.exitCode, r.stdout + r.stderr).toBe(0);
+    await expectWithinBudget(path.join(dir, 'gate.json'));
     expect(r.stdout).toMatch(/^suite faults\s+[1-9]\d*\s+0\s+0\s+.*pass$/m);
     expect(r.stdout).toMatch(/^suite driver\s+[1-9]\d*\s+0\s+0\s+.*pass$/m);
     expect(r.stdout).toMatch(/^total\s+[1-9]\d*\s+0\s+0\s+.*pass$/m);
@@ -65,10 +75,22 @@ describe('examples/python-queue', () => {
     expect(await mountsLeft(dir)).toEqual([]);
   }, TEST_TIMEOUT_MS);
 
+  it(`the gate passes the log preallocated in 64 MB segments by ftruncate, within its budget (${PREALLOC_BUDGET_S} s, seed ${SEED})`, async () => {
+    const dir = await tmp();
+    const r = await powercut(dir, ['gate', '--driver', `${DRIVER} ${PREALLOCATE}`, '--time-budget', String(PREALLOC_BUDGET_S), '--seed', String(SEED), '--json', path.join(dir, 'gate.json')]);
+    expect(r.exitCode, r.stdout + r.stderr).toBe(0);
+    // The recording saw the preallocation, and every suite met its floor.
+    expect(r.stdout).toMatch(/features reached .*truncate \/data/);
+    expect(r.stdout).toMatch(/^floor: met/m);
+    await expectWithinBudget(path.join(dir, 'gate.json'));
+    expect(await mountsLeft(dir)).toEqual([]);
+  }, TEST_TIMEOUT_MS);
+
   it(`the gate catches ${BAD_FLAG} with bounded-replay`, async () => {
     const dir = await tmp();
-    const r = await powercut(dir, ['gate', '--driver', `${DRIVER} ${BAD_FLAG}`, '--time-budget', String(CATCH_BUDGET_S), '--seed', String(SEED), '--stop-on-first', '--artifacts', path.join(dir, 'arts')]);
+    const r = await powercut(dir, ['gate', '--driver', `${DRIVER} ${BAD_FLAG}`, '--time-budget', String(CATCH_BUDGET_S), '--seed', String(SEED), '--stop-on-first', '--artifacts', path.join(dir, 'arts'), '--json', path.join(dir, 'gate.json')]);
     expect(r.exitCode, r.stdout + r.stderr).toBe(1);
+    await expectWithinBudget(path.join(dir, 'gate.json'));
     // The old ack file came back: seqs whose acks were confirmed durable are delivered again.
     expect(r.stdout).toMatch(/bounded-replay: run \d+ \([a-z, ]+\) delivered seqs [\d, ]+ again after a power cut although their acks were confirmed durable/);
     expect(r.stdout).toContain('gate FAILED');
