@@ -5,6 +5,11 @@
 //    and random cuts; two rounds, the order alternating; where a state's time goes;
 // 2. a row per built-in target: crash states per minute, and for nats-jetstream the time to its
 //    first finding;
+// 2b. preallocation (--only prealloc): the Python example queue (examples/python-queue) on the same
+//    generated workloads twice in one run, its data file as it is and preallocated by ftruncate in
+//    64 MiB segments (--preallocate, as a write-ahead log does): crash states per minute of each,
+//    their ratio (target: within 2x), and the `states` request's time per recorded run (target < 1 s);
+//    beside them the model-only listing of bench/wal-states.ts (no mount, no recovery);
 // 3. time to catch: on the same workloads, how many crash cases and seconds each mode needs to
 //    catch the known-bad variants whose bugs need one exact crash state, torn prefix, interleaving
 //    or slow fsync;
@@ -27,7 +32,7 @@
 //    {"replicas": 3}: one recorded run, its coordinated and mixed states spread over the run, until
 //    the first fails), or n/a when that target cannot run a cluster here.
 //   node dist/bench/crash.bench.js [--workloads N] [--seed N] [--gate-seconds N] [--gate-seeds N] [--gate-max-states N] [--only SECTIONS]
-//   --only takes a comma-separated list of sections: queue (1), targets (2, needs queue), catch (3),
+//   --only takes a comma-separated list of sections: queue (1), targets (2, needs queue), prealloc (2b), catch (3),
 //   explain (3b), steering (4), cluster (5); e.g. `npm run bench:crash -- --only steering` runs the
 //   comparison alone, `--only cluster` the cluster rows alone.
 import fc from 'fast-check';
@@ -53,6 +58,9 @@ import { replicatedQueue } from '../src/targets/powercut-queue/replicated/index.
 import type { Target } from '../src/harness/target.js';
 import type { Workload } from '../src/harness/workload.js';
 import { explainCost } from './explain-cost.js';
+import { timeStates } from './wal-states.js';
+import { externalTarget } from '../src/targets/external.js';
+import { REPO_ROOT } from '../src/harness/dist-path.js';
 
 const ROUNDS = 2;
 /** Random mode draws this many cuts per workload (what the suites draw: 2 to 4). */
@@ -67,7 +75,13 @@ const CATCH_BUDGET_WORKLOADS = 10;
 /** Section 2: workloads per other target. */
 const TARGET_WORKLOADS = 4;
 
-const SECTIONS = ['queue', 'targets', 'catch', 'explain', 'steering', 'cluster'] as const;
+/** Section 2b: etcd's WAL segment size, the workloads per way, and the targets (issue 31). */
+const PREALLOCATE_BYTES = 64 << 20;
+const PREALLOC_WORKLOADS = Number(process.env.PREALLOC_WORKLOADS ?? 4);
+const PREALLOC_TARGET_RATIO = 2;
+const PREALLOC_TARGET_STATES_MS = 1000;
+
+const SECTIONS = ['queue', 'targets', 'prealloc', 'catch', 'explain', 'steering', 'cluster'] as const;
 type Section = (typeof SECTIONS)[number];
 
 interface Options {
@@ -122,7 +136,7 @@ async function exhaustiveRate(d: DaemonHandle, inputs: readonly CrashInput[], o:
 
 async function main(): Promise<void> {
   const o = options();
-  if (o.only.has('queue') || o.only.has('catch') || o.only.has('explain')) {
+  if (o.only.has('queue') || o.only.has('prealloc') || o.only.has('catch') || o.only.has('explain')) {
     const fixture = await startTempDaemon('bench-crash');
     const d = fixture.daemon;
     try {
@@ -130,6 +144,7 @@ async function main(): Promise<void> {
         const native = await builtInQueue(d, o);
         if (o.only.has('targets')) await targetRows(d, o, native);
       }
+      if (o.only.has('prealloc')) await preallocation(d, o);
       if (o.only.has('catch')) await timeToCatch(d, o.seed);
       if (o.only.has('explain')) await explainCost(d, o.seed, drivers);
     } finally {
@@ -222,6 +237,54 @@ async function targetRows(d: DaemonHandle, o: Options, builtInRate: number): Pro
   } finally {
     await rm(artifactRoot, { recursive: true, force: true });
   }
+}
+
+/** Section 2b: a preallocating log against the same log growing with its records, on the same workloads, alternating. */
+async function preallocation(d: DaemonHandle, o: Options): Promise<void> {
+  const command = (extra: string) => `python3 examples/python-queue/driver.py${extra}`;
+  const ways = [
+    { name: 'data file grown by its appends', extra: '' },
+    { name: `preallocated, ${PREALLOCATE_BYTES >> 20} MiB ftruncate segments`, extra: ` --preallocate ${PREALLOCATE_BYTES}` },
+  ];
+  const driverOf = (extra: string) => ({ command: command(extra), cwd: REPO_ROOT });
+  try {
+    externalTarget(driverOf('')); // the command is checked; python3 itself when the first run starts
+  } catch (err) {
+    console.log(`
+preallocation: skipped: ${(err as Error).message}`);
+    return;
+  }
+  // The same workloads for both: drawn for the plain driver, run by each.
+  const inputs = fc.sample(crashInputArb({ driver: driverOf(''), kind: 'exhaustive' }), { numRuns: PREALLOC_WORKLOADS, seed: o.seed });
+  const totals = ways.map(() => ({ states: 0, ms: 0, t: { recordMs: 0, enumerateMs: 0, loadMs: 0, recoverMs: 0, judgeMs: 0, recoveries: 0, driverStarts: 0 } as StateTimings, runs: 0 }));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const w of round % 2 === 0 ? [0, 1] : [1, 0]) {
+      const runs = inputs.map((i) => ({ ...i, driver: driverOf(ways[w].extra) }));
+      const r = await exhaustiveRate(d, runs, { caps: SECTION1_CAPS }, totals[w].t);
+      totals[w].states += r.states;
+      totals[w].ms += r.ms;
+      totals[w].runs += runs.length;
+    }
+  }
+  console.log(`
+preallocation: the Python example queue, ${PREALLOC_WORKLOADS} workloads (seed ${o.seed}) x ${ROUNDS} rounds each way, alternating; maxStates ${SECTION1_CAPS.maxStates}:`);
+  console.log(`${'data file'.padEnd(44)}${pad('states', 8)}${pad('seconds', 10)}${pad('per minute', 12)}${pad('states request', 16)}`);
+  const rates = totals.map((m, w) => {
+    const rate = perMin(m.states, m.ms);
+    console.log(`${ways[w].name.padEnd(44)}${pad(m.states, 8)}${pad((m.ms / 1000).toFixed(1), 10)}${pad(rate.toFixed(0), 12)}${pad(`${(m.t.enumerateMs / m.runs).toFixed(0)} ms/run`, 16)}`);
+    return rate;
+  });
+  const per = (w: number, ms: number) => `${(ms / totals[w].states).toFixed(2)}`;
+  for (const [w, way] of ways.entries()) {
+    const t = totals[w].t;
+    console.log(`  ${way.name}: ms per state: record ${per(w, t.recordMs)}, list ${per(w, t.enumerateMs)}, write image ${per(w, t.loadMs)}, recover ${per(w, t.recoverMs)}, judge ${per(w, t.judgeMs)}`);
+  }
+  const ratio = rates[0] / rates[1];
+  const statesMs = totals[1].t.enumerateMs / totals[1].runs;
+  console.log(`plain / preallocated: ${ratio.toFixed(2)}x (target: within ${PREALLOC_TARGET_RATIO}x: ${ratio <= PREALLOC_TARGET_RATIO ? 'met' : 'NOT met'}); states request, preallocated: ${statesMs.toFixed(0)} ms a run (target < ${PREALLOC_TARGET_STATES_MS} ms: ${statesMs < PREALLOC_TARGET_STATES_MS ? 'met' : 'NOT met'})`);
+  const shape = { segments: 2, recordsPerSegment: 40, recordBytes: 4096 };
+  const [plainList, preList] = [0, PREALLOCATE_BYTES].map((preallocateBytes) => timeStates({ ...shape, preallocateBytes }));
+  console.log(`model-only listing (bench/wal-states.ts, ${shape.segments} segments x ${shape.recordsPerSegment} fsynced ${shape.recordBytes} B records): ${plainList.states} states in ${plainList.ms.toFixed(0)} ms grown, ${preList.states} in ${preList.ms.toFixed(0)} ms preallocated (336 s preallocated before chunk digests)`);
 }
 
 /** Section 3: each variant on the same workloads in both modes: caught or not, crash cases and seconds until caught. */

@@ -7,10 +7,12 @@ whole with os.write (no buffer to flush) BEFORE the next filesystem call; with "
 stats <mark>/<N> right after printing its Nth line. Exit codes: 0 done, 3 after an error line,
 2 for a spec it cannot read (or an unknown option).
 
-  python3 driver.py [--queue log|jobs] [--declare-defaults] [KNOWN-BAD FLAG]
+  python3 driver.py [--queue log|jobs] [--declare-defaults] [--preallocate BYTES] [KNOWN-BAD FLAG]
 
 --queue log (the default) drives pqueue, an append-only log; --queue jobs drives jobqueue, a work
 queue of one file per job whose contract differs from the defaults (see CONTRACTS below).
+--preallocate BYTES (log): extends the data file by ftruncate BYTES at a time ahead of its records,
+as a write-ahead log preallocates its segments (67108864: etcd's 64 MB).
 --declare-defaults declares only the replay bound, leaving the rest of the contract at its defaults:
 for seeing what powercut reports when a queue promises less than it is judged by.
 
@@ -59,10 +61,11 @@ CONTRACTS = {
         'deliveryOrder': 'any',
     },
 }
-QUEUES = {  # name -> how to open it, given whether its known-bad flag was passed
-    'log': lambda directory, bad: Queue(directory, dir_fsync_after_ack_rename=not bad),
-    'jobs': lambda directory, bad: JobQueue(directory, skip_dir_fsync=bad),
+QUEUES = {  # name -> how to open it, given the options (its known-bad flag, preallocation)
+    'log': lambda directory, o: Queue(directory, dir_fsync_after_ack_rename=not o.known_bad, preallocate_bytes=o.preallocate),
+    'jobs': lambda directory, o: JobQueue(directory, skip_dir_fsync=o.known_bad),
 }
+PREALLOCATE_FLAG = '--preallocate'
 BAD_FLAGS = {'log': '--no-dir-fsync-after-ack-rename', 'jobs': '--no-dir-fsync-after-job-write'}
 DEFAULTS_FLAG = '--declare-defaults'
 DRAIN_BATCH = 64
@@ -224,7 +227,7 @@ class Run:
         self.where = 'open'  # for the error line
 
     def open(self):
-        self.queue = QUEUES[self.options.queue](self.spec['dir'], self.options.known_bad)
+        self.queue = QUEUES[self.options.queue](self.spec['dir'], self.options)
         durable_seq, first_unacked = self.queue.durability()
         self.out.emit(t='open', durableSeq=durable_seq, durableFirstUnackedSeq=first_unacked)
         self.queue.on_durable = lambda d, f: self.out.emit(t='durable', durableSeq=d, durableFirstUnackedSeq=f)
@@ -377,11 +380,19 @@ class Options:
                 raise SpecError(f'--queue takes one of {", ".join(QUEUES)}')
             self.queue = args[at + 1]
             del args[at:at + 2]
+        self.preallocate = 0
+        if PREALLOCATE_FLAG in args:
+            at = args.index(PREALLOCATE_FLAG)
+            value = args[at + 1] if at + 1 < len(args) else ''
+            if self.queue != 'log' or not value.isdigit() or int(value) < 1:
+                raise SpecError(f'{PREALLOCATE_FLAG} takes a byte count >= 1, for --queue log only (got {value!r} with --queue {self.queue})')
+            self.preallocate = int(value)
+            del args[at:at + 2]
         self.declare_defaults = DEFAULTS_FLAG in args
         self.known_bad = BAD_FLAGS[self.queue] in args
         unknown = sorted(set(args) - {DEFAULTS_FLAG, BAD_FLAGS[self.queue]})
         if unknown:
-            raise SpecError(f'unknown option(s) {unknown} for --queue {self.queue}; usage: driver.py [--queue log|jobs] [{DEFAULTS_FLAG}] [{BAD_FLAGS[self.queue]}]')
+            raise SpecError(f'unknown option(s) {unknown} for --queue {self.queue}; usage: driver.py [--queue log|jobs] [{DEFAULTS_FLAG}] [{PREALLOCATE_FLAG} BYTES] [{BAD_FLAGS[self.queue]}]')
 
 
 def main(argv):

@@ -18,6 +18,11 @@ Durability rules (each is one line below, and each is a bug when left out):
   * Recovery keeps the records up to the first bad one (wrong seq, torn length, bad CRC), cuts the
     torn tail off (and fsyncs the cut) before any new write, and continues the seqs after the last
     good record (or after the durable ack, if that is higher): a seq is never handed out twice.
+
+With preallocate_bytes (as write-ahead logs do: etcd's 64 MB segments), the data file is extended
+by ftruncate to a multiple of it ahead of the records, so an append changes no size; the zeros past
+the last record read as "no record here". Recovery then cuts the tail by truncating to the last
+good record and extending again, which zeroes whatever a torn append left, without reading it.
 """
 import os
 import struct
@@ -27,6 +32,7 @@ import zlib
 HEADER = struct.Struct('<QI')  # seq, length
 TRAILER = struct.Struct('<I')  # crc32 of header + data
 MAX_EVENT_BYTES = 1 << 20
+SCAN_BYTES = 1 << 20  # recovery reads this much at a time, and stops at the first bad record
 DATA, ACK, ACK_TMP = 'data', 'ack', 'ack.tmp'
 
 
@@ -49,8 +55,9 @@ class Queue:
     after the fsync that made it so and before the queue touches the disk again.
     """
 
-    def __init__(self, directory, dir_fsync_after_ack_rename=True):
+    def __init__(self, directory, dir_fsync_after_ack_rename=True, preallocate_bytes=0):
         self.dir = directory
+        self._preallocate = preallocate_bytes  # 0: the file grows with its records
         self.on_durable = None
         self._dir_fsync_after_ack_rename = dir_fsync_after_ack_rename  # False: the known-bad flag
         self._lock = threading.Lock()  # records, index and counters
@@ -66,22 +73,39 @@ class Queue:
         self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         if created:
             fsync_dir(self.dir)  # the name `data` itself must survive a power cut
-        with open(path, 'rb') as f:
-            buf = f.read()
         self._index = {}  # seq -> (offset of data, length)
         pos = last = 0
-        while pos + HEADER.size <= len(buf):
-            seq, length = HEADER.unpack_from(buf, pos)
-            end = pos + HEADER.size + length + TRAILER.size
-            if seq != last + 1 or end > len(buf):
-                break  # zeros or garbage where a record should start, or a torn record
-            (crc,) = TRAILER.unpack_from(buf, end - TRAILER.size)
-            if crc != zlib.crc32(buf[pos:end - TRAILER.size]):
-                break  # a record written in part
-            self._index[seq] = (pos + HEADER.size, length)
-            last, pos = seq, end
-        if pos < len(buf):
+        with open(path, 'rb') as f:
+            buf, eof = bytearray(), False
+
+            def fill(need):  # reads on until buf holds `need` bytes or the file ends
+                nonlocal eof
+                while len(buf) < need and not eof:
+                    want = max(SCAN_BYTES, need - len(buf))
+                    more = f.read(want)
+                    eof = len(more) < want  # a buffered read comes back short only at the end
+                    buf.extend(more)
+
+            while True:
+                fill(pos + HEADER.size)
+                if pos + HEADER.size > len(buf):
+                    break
+                seq, length = HEADER.unpack_from(buf, pos)
+                end = pos + HEADER.size + length + TRAILER.size
+                if seq != last + 1 or length > MAX_EVENT_BYTES:
+                    break  # zeros or garbage where a record should start
+                fill(end)
+                if end > len(buf):
+                    break  # a torn record
+                (crc,) = TRAILER.unpack_from(buf, end - TRAILER.size)
+                if crc != zlib.crc32(buf[pos:end - TRAILER.size]):
+                    break  # a record written in part
+                self._index[seq] = (pos + HEADER.size, length)
+                last, pos = seq, end
+        if pos < len(buf) or not eof:
             os.ftruncate(self._fd, pos)  # the torn tail goes before any new record lands after it
+        self._allocated = pos
+        self._reserve(pos)  # preallocating: the cut tail comes back as zeros
         os.fsync(self._fd)  # what we report durable below really is
         self._end = pos
         self._first_unacked = self._read_ack()
@@ -91,6 +115,12 @@ class Queue:
         self._read_next = self._first_unacked  # next seq to deliver
         self._acked = set()  # acked in this session, above the first unacked seq (a gap below)
         self._closed = False
+
+    def _reserve(self, end):
+        """Preallocating: extends the file by ftruncate to the next multiple of preallocate_bytes at or past end."""
+        if self._preallocate and end >= self._allocated:
+            self._allocated = (end // self._preallocate + 1) * self._preallocate
+            os.ftruncate(self._fd, self._allocated)  # made durable by the next fsync, with the records
 
     def _read_ack(self):
         try:
@@ -120,6 +150,7 @@ class Queue:
             seq = self._next_seq
             record = HEADER.pack(seq, len(data)) + data
             record += TRAILER.pack(zlib.crc32(record))
+            self._reserve(self._end + len(record))
             done = 0
             while done < len(record):
                 done += os.pwrite(self._fd, record[done:], self._end + done)

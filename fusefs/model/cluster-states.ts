@@ -11,7 +11,7 @@ import { STATE_POLICIES, type CrashStateId, type DataOutcome, type LostUnit, typ
 import { FsModel } from './fs-model.js';
 import { stateEnumerator } from './policies/index.js';
 import { Prng } from './prng.js';
-import { hashTree, type StateSpace } from './state-space.js';
+import type { StateSpace } from './state-space.js';
 
 /** What the daemon asks of a recorded run's states, for one node or a cluster: each build is one model per node. */
 export interface RunStates {
@@ -137,7 +137,7 @@ export class ClusterStateSpace implements RunStates {
     const all = this.spaces.length;
     const writeBack = STATE_POLICIES.filter((p) => p !== 'lose-unsynced' && policies.includes(p));
     // Each node's durable and live image hash at each interval's end, computed once.
-    const hashes = ends.map((afterOp) => this.spaces.map((s) => ({ durable: hashTree(s.treeAt(afterOp, 'durable')), live: hashTree(s.treeAt(afterOp, 'live')) })));
+    const hashes = ends.map((afterOp) => this.spaces.map((s) => ({ durable: s.hashAt(afterOp, 'durable'), live: s.hashAt(afterOp, 'live') })));
     const outcomes = writeBack.map((policy) => this.nodeOutcomes(policy, ends, caps));
     const seen = new Set<string>();
     const states: CrashStateInfo[] = [];
@@ -210,7 +210,7 @@ export class ClusterStateSpace implements RunStates {
         const data: DataOutcome = id.data?.kind === 'sectors' ? { kind: 'sectors', seed: nodeSectorSeed(id.data.seed, k) } : (id.data ?? { kind: 'none' });
         const dirPrefix = id.dirPrefix ?? 0;
         const image = space.build({ afterOp, policy, dirPrefix, data });
-        const hash = hashTree(image.exportTree('durable'));
+        const hash = image.imageHash('durable');
         if (seen.has(hash)) continue;
         seen.add(hash);
         const partialWrites = space.lastBuildStats.partialWrites;

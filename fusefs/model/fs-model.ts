@@ -1,6 +1,7 @@
 // The pure crash model (docs/design.md, "Crash semantics"): path operations on inodes with live and
 // durable state, and `crash(policy, seed)`. No I/O, no FUSE; failures throw FsError with a negative errno.
 import { applyFallocate, fallocateKind } from './fallocate.js';
+import { hashTree } from './content-digest.js';
 import { GrowBuffer } from './grow-buffer.js';
 import {
   EEXIST, EFBIG, EINVAL, EISDIR, ENAMETOOLONG, ENOENT, ENOTDIR, ENOTEMPTY, EPERM, FsError,
@@ -23,6 +24,9 @@ const S_ISGID = 0o2000;
 const S_IXGRP = 0o0010;
 /** chown's "leave unchanged" (-1, as the kernel passes it: an unsigned 32-bit all-ones). */
 export const UNCHANGED_ID = -1;
+
+/** A hashing tree's file data (exportTree with 'digest'): the digest stands for the bytes. */
+const EMPTY = Buffer.alloc(0);
 
 export interface Owner {
   uid: number;
@@ -435,14 +439,21 @@ export class FsModel {
   }
 
   /** The durable or live state as plain data. */
-  exportTree(state: 'durable' | 'live'): FsTree {
+  exportTree(state: 'durable' | 'live', contents: 'bytes' | 'digest' = 'bytes'): FsTree {
     const onPath = new Set<number>();
     const visit = (ino: number): FsTree => {
       const n = this.node(ino);
       const m = state === 'live' ? n : n.durableMeta;
       const meta = { mode: m.mode, uid: m.uid, gid: m.gid };
       if (n.kind === 'symlink') return { type: 'symlink', target: n.target, ...meta };
-      if (n.kind === 'file') return { type: 'file', data: (state === 'live' ? n.live : n.durable).toBuffer(), ...meta };
+      if (n.kind === 'file') {
+        const g = state === 'live' ? n.live : n.durable;
+        if (contents === 'digest') return { type: 'file', data: EMPTY, digest: g.contentDigest(), ...meta };
+        // Extents only where the file has holes: a file without is written whole anyway.
+        const extents = g.dataExtents();
+        const whole = extents.length === 0 ? g.size === 0 : extents.length === 1 && extents[0][0] === 0 && extents[0][1] === g.size;
+        return { type: 'file', data: g.toBuffer(), ...(whole ? {} : { extents }), ...meta };
+      }
       if (n.kind !== 'dir') return { type: n.kind, rdev: n.rdev, ...meta };
       const map = state === 'live' ? n.live : n.durable;
       const entries = new Map<string, FsTree>();
@@ -455,6 +466,14 @@ export class FsModel {
       return { type: 'dir', entries, ...meta };
     };
     return visit(ROOT_INO);
+  }
+
+  /**
+   * hashTree of exportTree(state) without copying a byte: each file's digest is kept per chunk
+   * (content-digest.ts), so this costs the chunks changed since the last call, plus the inodes.
+   */
+  imageHash(state: 'durable' | 'live'): string {
+    return hashTree(this.exportTree(state, 'digest'));
   }
 
   /** A model whose live and durable state are both `tree` (hard links are not preserved). */

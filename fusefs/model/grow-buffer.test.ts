@@ -3,6 +3,7 @@
 // buffer handed to write() is ever changed afterwards.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
+import { contentDigest, digestStats } from './content-digest.js';
 import { BLOCK_BYTES, CHUNK_BYTES, GrowBuffer } from './grow-buffer.js';
 
 const C = CHUNK_BYTES;
@@ -64,6 +65,12 @@ describe('GrowBuffer', () => {
           expect(w.g.size).toBe(w.ref.length);
           expect(w.g.toBuffer().equals(w.ref)).toBe(true);
         }
+        // The digest kept per chunk is the digest of the bytes, however the version got them.
+        expect(v.g.contentDigest()).toBe(contentDigest(v.ref));
+        // Outside its extents a version reads as zeros (what an image writer leaves as holes).
+        const outside = Buffer.from(v.ref);
+        for (const [a, b] of v.g.dataExtents()) outside.fill(0, a, b);
+        expect(outside.equals(Buffer.alloc(outside.length))).toBe(true);
       }
       for (const w of versions) {
         for (const at of POINTS) {
@@ -158,6 +165,7 @@ describe('GrowBuffer allocated blocks against a plain reference (bytes and a set
           }
         }
         expect(g.toBuffer().equals(bytes), 'the bytes').toBe(true); // (toEqual compares byte by byte: slow on these sizes)
+        expect(g.contentDigest(), 'the digest').toBe(contentDigest(bytes));
         const runs = g.allocatedBlocks().flatMap(([a, b]) => Array.from({ length: b - a + 1 }, (_, i) => a + i));
         expect(runs).toEqual([...blocks].sort((x, y) => x - y));
         const tail = bytes.length % B;
@@ -181,5 +189,27 @@ describe('GrowBuffer allocated blocks against a plain reference (bytes and a set
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('a digest costs the chunks changed since it was last asked for: a 64 MiB ftruncate none, an append one', () => {
+    const g = new GrowBuffer();
+    const hashed = () => digestStats.chunksHashed;
+    let before = hashed();
+    g.resize(64 << 20);
+    const empty = g.contentDigest();
+    expect(hashed() - before).toBe(0);
+    expect(empty).toBe(contentDigest(Buffer.alloc(64 << 20))); // a hole digests as the zeros it reads as
+    before = hashed();
+    g.write(10 * C + 5, Buffer.alloc(4096, 7));
+    g.contentDigest();
+    expect(hashed() - before).toBe(1);
+    // A clone (what an fsync makes of the live version) shares the terms: nothing hashed again.
+    const durable = g.clone();
+    before = hashed();
+    durable.contentDigest();
+    g.write(20 * C, Buffer.alloc(100, 9));
+    g.contentDigest();
+    expect(hashed() - before).toBe(1);
+    expect(durable.contentDigest()).not.toBe(g.contentDigest());
   });
 });

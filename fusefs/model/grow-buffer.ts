@@ -14,11 +14,16 @@
 // Apart from the bytes, a version knows which 4096-byte blocks are allocated (what a disk charges,
 // FsModel.liveDataBytes): every block a write touched, those fallocate allocated, none a hole
 // (truncating up, writing past the end, punching) left. Truncating down frees the blocks past the size.
+//
+// And a version knows its content digest, kept per chunk (content-digest.ts): a chunk's term is
+// dropped when the chunk changes and computed again only when the digest is next asked for, so a
+// crash state's image hash costs what the run wrote since, not the bytes the file holds; a hole
+// (truncating up, punching whole chunks) has the term 0 and costs nothing.
 
+import { CHUNK_BYTES, chunkTerm, combineTerms } from './content-digest.js';
 import { RunSet, type Run } from './run-set.js';
 
-/** Bytes per chunk: a copy-on-write copy costs at most this much (a 64 KiB memcpy is a few microseconds). */
-export const CHUNK_BYTES = 64 * 1024;
+export { CHUNK_BYTES };
 /** The first allocation of a small file; chunk 0 then doubles up to CHUNK_BYTES. */
 const MIN_CAPACITY = 64;
 /** The allocation unit a disk charges (ext4's block size, statfs's bsize). */
@@ -32,6 +37,15 @@ export class GrowBuffer {
   private sizeBytes = 0;
   /** Allocated block numbers (BLOCK_BYTES each), also past the size (fallocate with KEEP_SIZE). */
   private allocated = new RunSet();
+  /**
+   * Per chunk its digest term (content-digest.ts), undefined where the chunk changed since it was
+   * last computed; `termSum` adds up the known ones, `staleTerms` lists the undefined ones (each at
+   * most once: a term is dropped only when it was known). So changing a chunk costs O(1), and the
+   * digest costs the chunks changed since it was last asked for.
+   */
+  private terms: (bigint | undefined)[] = [];
+  private termSum = 0n;
+  private staleTerms: number[] = [];
 
   constructor(initial?: Uint8Array) {
     if (initial && initial.length > 0) this.writeBytes(0, initial, false);
@@ -46,9 +60,13 @@ export class GrowBuffer {
     if (sizeBytes > this.sizeBytes) this.grow(sizeBytes, sizeBytes);
     else if (sizeBytes < this.sizeBytes) {
       const keep = Math.ceil(sizeBytes / CHUNK_BYTES);
+      for (let j = keep; j < this.terms.length; j++) this.termSum -= this.terms[j] ?? 0n;
       this.chunks.length = keep;
       this.owned.length = keep;
+      this.terms.length = keep;
       this.sizeBytes = sizeBytes;
+      // The last chunk kept now ends at the new size: bytes past it no longer count.
+      if (keep > 0) this.staleTerm(keep - 1);
       this.allocated.removeFrom(Math.ceil(sizeBytes / BLOCK_BYTES));
     }
   }
@@ -149,6 +167,7 @@ export class GrowBuffer {
       if (pos === base && to === CHUNK_BYTES) {
         this.chunks[i] = null;
         this.owned[i] = false;
+        this.setTerm(i, 0n);
       } else if (this.chunks[i]) {
         const c = this.chunks[i]!;
         // Bytes past a short chunk already read as zeros.
@@ -209,6 +228,22 @@ export class GrowBuffer {
     return out;
   }
 
+  /** The [start, end) byte ranges below the size that chunks hold, merged, in order: every byte outside reads as zero (a hole). */
+  dataExtents(): [number, number][] {
+    const out: [number, number][] = [];
+    for (let i = 0; i < this.chunks.length; i++) {
+      const c = this.chunks[i];
+      if (!c) continue;
+      const start = i * CHUNK_BYTES;
+      const end = Math.min(start + c.length, this.sizeBytes);
+      if (end <= start) continue;
+      const last = out[out.length - 1];
+      if (last && last[1] === start) last[1] = end;
+      else out.push([start, end]);
+    }
+    return out;
+  }
+
   /** A copy of the contents. */
   toBuffer(): Buffer {
     const out = Buffer.alloc(this.sizeBytes);
@@ -231,6 +266,49 @@ export class GrowBuffer {
     return true;
   }
 
+  /**
+   * The digest of the contents (content-digest.ts; equal for equal bytes, holes and written zeros
+   * alike): computes the terms of the chunks changed since it was last asked for, no others.
+   */
+  contentDigest(): string {
+    for (const i of this.staleTerms) {
+      if (i >= this.chunks.length || this.terms[i] !== undefined) continue;
+      const t = this.termOf(i);
+      this.terms[i] = t;
+      this.termSum += t;
+    }
+    this.staleTerms = [];
+    return combineTerms(this.sizeBytes, this.termSum);
+  }
+
+  /** Chunk i's term, from the cache of its bytes when the chunk is shared (never changed again) and lies wholly below the size. */
+  private termOf(i: number): bigint {
+    const c = this.chunks[i];
+    if (!c) return 0n;
+    const valid = Math.min(this.sizeBytes - i * CHUNK_BYTES, CHUNK_BYTES, c.length);
+    // An owned chunk may still change; bytes of a chunk past the size may be stale: neither is cached.
+    if (this.owned[i] || valid < c.length) return chunkTerm(i, c.subarray(0, valid));
+    return chunkTerm(i, c, true);
+  }
+
+  /** Chunk i changed: its term is computed again when the digest is next asked for. */
+  private staleTerm(i: number): void {
+    const t = this.terms[i];
+    if (t === undefined) return;
+    this.termSum -= t;
+    this.terms[i] = undefined;
+    this.staleTerms.push(i);
+    // A version whose digest is never asked for (a live one) keeps its list bounded: truncating
+    // down and growing again can list a chunk twice.
+    if (this.staleTerms.length > 2 * this.chunks.length + 16) this.staleTerms = this.staleTerms.filter((j) => j < this.chunks.length && this.terms[j] === undefined);
+  }
+
+  private setTerm(i: number, term: bigint): void {
+    this.staleTerm(i);
+    this.terms[i] = term;
+    this.termSum += term;
+  }
+
   /** An independent version with the same contents: shares every chunk until either side changes it. */
   clone(): GrowBuffer {
     const g = new GrowBuffer();
@@ -239,6 +317,9 @@ export class GrowBuffer {
     this.owned.fill(false);
     g.sizeBytes = this.sizeBytes;
     g.allocated = this.allocated.clone();
+    g.terms = this.terms.slice();
+    g.termSum = this.termSum;
+    g.staleTerms = this.staleTerms.slice();
     return g;
   }
 
@@ -270,6 +351,7 @@ export class GrowBuffer {
         // A whole chunk: keep the caller's bytes (never changed in place: not owned).
         this.chunks[i] = Buffer.isBuffer(data) ? data.subarray(src, src + CHUNK_BYTES) : Buffer.from(data.buffer, data.byteOffset + src, CHUNK_BYTES);
         this.owned[i] = false;
+        this.staleTerm(i);
       } else {
         const c = this.writable(i, from, to);
         c.set(src === 0 && to - from === data.length ? data : data.subarray(src, src + to - from), from);
@@ -283,6 +365,7 @@ export class GrowBuffer {
    * written: every other byte of it below the size holds its content (copied, or zeros).
    */
   private writable(i: number, from: number, to: number): Buffer {
+    this.staleTerm(i); // every change in place goes through here
     const c = this.chunks[i];
     if (c && this.owned[i] && c.length >= to) return c;
     const valid = Math.min(this.sizeBytes - i * CHUNK_BYTES, CHUNK_BYTES); // bytes of this chunk below the size
@@ -318,12 +401,14 @@ export class GrowBuffer {
       if (k < c.length) {
         if (!this.owned[i]) this.chunks[i] = c.subarray(0, k); // shared: stop at the old size instead of changing it
         else if (zeroTo > k) c.fill(0, k, zeroTo);
+        this.staleTerm(i);
       }
     }
     const count = Math.ceil(newSize / CHUNK_BYTES);
     for (let j = this.chunks.length; j < count; j++) {
       this.chunks.push(null);
       this.owned.push(false);
+      this.terms.push(0n); // a hole: nothing to hash until written
     }
     this.sizeBytes = newSize;
   }

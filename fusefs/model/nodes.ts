@@ -126,6 +126,12 @@ export interface TreeMeta {
 /** A filesystem tree as plain data: what `image` writes and `--image` loads. */
 export type FsTree =
   | ({ type: 'dir'; entries: Map<string, FsTree> } & TreeMeta)
-  | ({ type: 'file'; data: Buffer } & TreeMeta)
+  /**
+   * `digest`: set only in a tree exported for hashing (FsModel.imageHash), whose `data` is then empty.
+   * `extents`: the [start, end) byte ranges of `data` that may hold a non-zero byte, in order (a tree
+   * exported from the model knows them: its chunks); every byte outside reads as zero, and an image
+   * writer leaves it a hole without reading it. Absent: any byte may.
+   */
+  | ({ type: 'file'; data: Buffer; digest?: string; extents?: [number, number][] } & TreeMeta)
   | ({ type: 'symlink'; target: string } & TreeMeta)
   | ({ type: SpecialKind; rdev: number } & TreeMeta);

@@ -6,6 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { FsModel, ROOT_INO } from './fs-model.js';
 import { Recording, RecordingFsModel, replay, RECORDED_CALL_OVERHEAD_BYTES, RECORDED_METHODS } from './recording.js';
 import { diagonalCells, hashTree, StateSpace } from './state-space.js';
+import { digestStats } from './content-digest.js';
+import { recordWal } from '../../bench/wal-states.js';
 
 const owner = { uid: 0, gid: 0 };
 
@@ -80,7 +82,7 @@ describe('recorded runs', () => {
     const methods = Object.entries(Object.getOwnPropertyDescriptors(FsModel.prototype)).filter(([k, d]) => k !== 'constructor' && typeof d.value === 'function').map(([k]) => k);
     // A power cut (crash, crashInto, and settle, which the policies call) ends a recording; it is never part of one.
     // probe only marks what the next settle persists: a probe image is built off a copy, never recorded.
-    const readOnly = ['resolve', 'node', 'file', 'stat', 'readdir', 'readlink', 'read', 'matchesDurable', 'exportTree', 'unsyncedCounts', 'unsynced', 'pathOf', 'assertInvariants', 'clone', 'setClock', 'crash', 'crashInto', 'settle', 'probe'];
+    const readOnly = ['resolve', 'node', 'file', 'stat', 'readdir', 'readlink', 'read', 'matchesDurable', 'exportTree', 'imageHash', 'unsyncedCounts', 'unsynced', 'pathOf', 'assertInvariants', 'clone', 'setClock', 'crash', 'crashInto', 'settle', 'probe'];
     const internal = (k: string) => ['sortedInos', 'persistJournalPrefix', 'goBackToDurable', 'newDir', 'newMeta', 'syncContent', 'dirAt', 'parent', 'parentForNew', 'entry', 'isAncestor', 'setEntries', 'collect', 'createFile', 'syncNode', 'changedInode', 'uncommittedChange', 'commitIfNeeded', 'persistProbe'].includes(k);
     expect(methods.filter((k) => !readOnly.includes(k) && !internal(k)).sort()).toEqual([...RECORDED_METHODS].sort());
   });
@@ -321,5 +323,22 @@ describe('crash states of a recorded run', () => {
       expect(last.id.afterOp).toBe(5);
       expect(names(fixed.build(last.id))).toEqual(['a']);
     });
+  });
+});
+
+describe('the cost of listing states', () => {
+  it('grows with the writes, not the bytes held: a log preallocated to 64 MiB hashes no more chunks than the same log grown by its appends', () => {
+    const shape = { segments: 2, recordsPerSegment: 6, recordBytes: 4096 };
+    const hashedListing = (preallocateBytes: number) => {
+      const space = recordWal({ ...shape, preallocateBytes });
+      const before = digestStats.chunksHashed;
+      const answer = space.enumerate(['lose-unsynced', 'torn']);
+      return { chunks: digestStats.chunksHashed - before, states: answer.states.length };
+    };
+    const plain = hashedListing(0);
+    const preallocated = hashedListing(64 << 20);
+    expect(preallocated.states).toBeGreaterThan(shape.segments * shape.recordsPerSegment);
+    // 64 MiB is 1,024 chunks per segment: hashing them whole at any state would show here.
+    expect(preallocated.chunks).toBeLessThanOrEqual(plain.chunks);
   });
 });

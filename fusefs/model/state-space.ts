@@ -4,7 +4,6 @@
 // each interval's end is crossed with every prefix of the unsynced directory operations and a
 // bounded set of data outcomes. Identical images within an interval are one state; the caps bound
 // the rest, breadth first over the run, and what they leave out is counted.
-import { createHash } from 'node:crypto';
 import { DEFAULT_STATE_CAPS, STATE_POLICIES, type CrashStateId, type Hypothesis, type LostUnit, type ProbeUnit, type UnitChange, type StatePolicy, type CrashStateInfo, type StateCaps, type StatesAnswer } from '../crash-states.js';
 import { chosenFile, type TornStats } from './torn.js';
 import { stateEnumerator } from './policies/index.js';
@@ -12,26 +11,7 @@ import type { FsModel } from './fs-model.js';
 import type { FsTree, JournalOp, Unsynced } from './nodes.js';
 import { Recording, replay } from './recording.js';
 
-/** A canonical hash of an image: names, kinds, modes, owners, contents (not times). */
-export function hashTree(tree: FsTree): string {
-  const h = createHash('sha1');
-  const visit = (t: FsTree): void => {
-    h.update(`${t.type} ${t.mode ?? ''} ${t.uid ?? ''} ${t.gid ?? ''}\n`);
-    if (t.type === 'file') {
-      h.update(`${t.data.length}\n`);
-      h.update(t.data);
-    } else if (t.type === 'symlink') h.update(`${t.target}\n`);
-    else if (t.type === 'dir') {
-      for (const [name, child] of t.entries) {
-        h.update(`${name}/\n`);
-        visit(child);
-      }
-      h.update('..\n');
-    } else h.update(`${t.rdev}\n`);
-  };
-  visit(tree);
-  return h.digest('hex');
-}
+export { hashTree } from './content-digest.js';
 
 export { diagonalCells } from './policies/write-back.js';
 
@@ -135,13 +115,12 @@ export class StateSpace {
         for (const id of e.candidates(u, afterOp, interval, caps, take[interval][p])) {
           // A lose-unsynced cut leaves exactly the durable state: no copy of the model to cut.
           let stats = { partialWrites: 0 };
-          let tree = replayed!.model.exportTree('durable');
+          let image = replayed!.model;
           if (e.policy !== 'lose-unsynced') {
-            const image = replayed!.model.clone();
+            image = image.clone();
             stats = e.settle(image, id);
-            tree = image.exportTree('durable');
           }
-          const hash = hashTree(tree);
+          const hash = image.imageHash('durable');
           if (seen.has(hash)) continue;
           seen.add(hash);
           if (e.policy === 'lose-unsynced') loseHashes.add(hash);
@@ -184,6 +163,11 @@ export class StateSpace {
   /** The durable or live image right after request `afterOp` (a cluster's node that lost only its process keeps its live one). */
   treeAt(afterOp: number, which: 'durable' | 'live'): FsTree {
     return this.replayTo(afterOp).exportTree(which);
+  }
+
+  /** hashTree of treeAt(afterOp, which), from the chunks' digests (FsModel.imageHash): no bytes copied. */
+  hashAt(afterOp: number, which: 'durable' | 'live'): string {
+    return this.replayTo(afterOp).imageHash(which);
   }
 
   /** What a cut right after request `afterOp` could keep or lose (a cluster draws each node's torn outcomes from it). */

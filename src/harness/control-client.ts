@@ -8,6 +8,18 @@ import type { CrashStateId, Hypothesis, LostUnit, ProbeUnit, StatePolicy, Mark, 
 import type { FsyncHoldSchedule } from '../../fusefs/fsync-holds.js';
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
+
+const REPLAYS = 'the daemon replays the recorded run in memory (its cost grows with the requests recorded: a shorter workload records fewer)';
+/**
+ * Why a request the daemon works on can be slow, and what lowers that work, for its timeout's error
+ * (a state's cost grows with what the run wrote, not with the bytes its files hold: content-digest.ts).
+ */
+const SLOW_BECAUSE: Partial<Record<ControlRequest['cmd'], string>> = {
+  states: `${REPLAYS}, then builds and hashes every state it lists (the gate's --max-states, --max-states-per-interval and --sector-patterns cap how many)`,
+  'state-image': `${REPLAYS} up to the state, then writes the image of every file the state holds (its written bytes; holes stay holes)`,
+  'load-state': `${REPLAYS} up to the state, then mounts it`,
+  units: `${REPLAYS} up to the state, then compares what it lost file by file`,
+};
 export const CRASH_TIMEOUT_MS = 30_000;
 
 /** An {"ok":false} answer, or a transport failure, naming the request. */
@@ -58,7 +70,8 @@ export class ControlClient {
         reject,
         timer: setTimeout(() => {
           // Answers come in order: after a timeout the stream can no longer be matched, so close it.
-          this.failAll(new ControlError(`control request '${req.cmd}' got no answer within ${timeoutMs} ms`));
+          const why = SLOW_BECAUSE[req.cmd];
+          this.failAll(new ControlError(`control request '${req.cmd}' got no answer within ${timeoutMs} ms${why ? `: ${why}` : ''}`));
           this.sock.destroy();
         }, timeoutMs),
       };

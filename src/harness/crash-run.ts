@@ -282,8 +282,9 @@ export async function recoverWithCut(
       trace = await daemon.client.trace();
       await daemon.client.crash(rc.policy, rc.seed);
     });
-    // Not frozen: the drain ran to its end, and the trace holds every request it made.
-    if (cut.frozenAt === null) trace = await daemon.client.trace();
+    // Not frozen: the drain ran to its end, and the trace read at the cut (runDriver cuts after the
+    // driver exits too) holds every request it made. Read again here, after the crash, it would be
+    // empty (a crash restarts the numbering), and the cut would never be drawn again.
     cut.record.failedRequests = failedRequests(trace);
     return { cut, requests: trace.length };
   };
