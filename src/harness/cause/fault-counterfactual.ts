@@ -3,26 +3,26 @@
 // same checks; otherwise another bug (a logic error, say) fails the run, fault or not.
 import { runCase, type CaseResult } from '../crash-run.js';
 import type { DaemonHandle } from '../daemon-process.js';
-import type { DriverTimeouts } from '../driver-process.js';
 import { failureSignature } from '../failure-signature.js';
 import type { Target } from '../target.js';
 import type { Cause } from './cause.js';
 
 /** `swallowed` (a fault case's cause read off its result) checked against the same case without its faults. */
-export async function checkSwallowedError(daemon: DaemonHandle, target: Target, result: CaseResult, swallowed: Cause, timeouts?: Partial<DriverTimeouts>): Promise<Cause> {
+export async function checkSwallowedError(daemon: DaemonHandle, target: Target, result: CaseResult, swallowed: Cause): Promise<Cause> {
   if (swallowed.kind !== 'swallowed-error') throw new Error(`invariant: only a swallowed error is checked against its case without faults, not ${swallowed.kind}`);
   const { faults: _faults, ...withoutFaults } = result.case;
-  const again = await runCase(daemon, target, withoutFaults, { writeArtifacts: false, captureImages: false, ...(timeouts ? { timeouts } : {}) });
+  const again = await runCase(daemon, target, withoutFaults, { writeArtifacts: false, captureImages: false });
   const checks = new Set(result.violations.filter((v) => !v.hang).map((v) => v.check));
   const same = [...new Set(again.violations.filter((v) => !v.hang && checks.has(v.check)).map((v) => v.check))];
   if (same.length === 0) return { ...swallowed, proven: `${swallowed.proven}; the same case without the injected fault passes those checks` };
   const signature = failureSignature(result);
+  // Not the swallowed error with its kind changed: its proof does not hold, so none is carried over.
   return {
-    ...swallowed,
     kind: 'not-isolated',
     key: `unexplained ${signature}`,
     title: `unexplained: ${signature}`,
     fix: `no proven cause: ${swallowed.proven ?? swallowed.title}, but the same case without the injected fault fails ${same.join(', ')} too: the fault is not shown to be the cause`,
     evidence: [...swallowed.evidence, `without the fault: ${again.violations.find((v) => checks.has(v.check))?.message ?? ''}`],
+    search: swallowed.search,
   };
 }

@@ -109,7 +109,7 @@ export async function searchCause(f: FailingState, probe: ProbeFn, bound: Search
     // A confirmation came too soon only if what it promised exists by the end of the run: a disk with
     // every change of the whole run, judged against the same lines, passes. If it fails too, the
     // program's logic fails it, and a later state that passes only hides the symptom.
-    const lastOp = Math.max(id.afterOp, ...f.trace.map((e) => e.op));
+    const lastOp = f.trace.reduce((n, e) => Math.max(n, e.op), id.afterOp);
     const logicFails = lastOp > id.afterOp && !(await passes({ state: { afterOp: lastOp, policy: 'lose-unsynced' }, persistAll: true, linesAsOf: id.afterOp }));
     if (logicFails) evidence.push(`the disk a process crash leaves at the end of the run (request ${lastOp}), judged against the same lines, fails too: no confirmation came too soon`);
     const waited = logicFails ? undefined : await confirmedTooSoon(f, passes, evidence);

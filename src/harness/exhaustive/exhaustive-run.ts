@@ -29,7 +29,7 @@ import { pathMatcher } from '../../../fusefs/crash-point.js';
 import type { CrashPoint } from '../../../fusefs/protocol.js';
 import type { Cause } from '../cause/cause.js';
 import { explainRun, type ExplainOptions, type RunVerdicts } from './explain.js';
-import { recoverAndJudge, verdictsOf, type Recorded } from './judge-states.js';
+import { intervalHolding, recoverAndJudge, verdictsOf, type Recorded } from './judge-states.js';
 
 
 export interface ExhaustiveOptions {
@@ -338,9 +338,7 @@ function stateAtCut(answer: StatesAnswer, trace: readonly TraceEntry[], point: C
     if (!at) return { ...answer, states: [], capped: { states: 0, caps: [] } };
     afterOp = point.timing === 'before' ? at.op - 1 : at.op;
   }
-  // The interval holding that cut: the first whose end is at or after it.
-  const lose = answer.states.filter((s) => s.id.policy === 'lose-unsynced').sort((a, b) => a.id.afterOp - b.id.afterOp);
-  const interval = lose.find((s) => s.id.afterOp >= afterOp)?.interval ?? 0;
+  const interval = intervalHolding(answer, afterOp) ?? 0;
   const states = policy === 'torn' ? answer.states.filter((s) => s.id.policy === 'torn' && s.interval === interval)
     : [{ id: { afterOp, policy: 'lose-unsynced' as const }, interval, hash: `cut-${afterOp}` }];
   return { ...answer, states, capped: { states: 0, caps: [] } };
@@ -354,8 +352,7 @@ function stateAtCut(answer: StatesAnswer, trace: readonly TraceEntry[], point: C
 function onlyStateOf(answer: StatesAnswer, id: CrashStateId): StatesAnswer {
   const same = (s: { id: CrashStateId }) => JSON.stringify(stateIdKey(s.id)) === JSON.stringify(stateIdKey(id));
   const listed = answer.states.filter(same);
-  const lose = answer.states.filter((s) => s.id.policy === 'lose-unsynced').sort((a, b) => a.id.afterOp - b.id.afterOp);
-  const interval = lose.find((s) => s.id.afterOp >= id.afterOp)?.interval ?? Math.max(0, answer.intervals - 1);
+  const interval = intervalHolding(answer, id.afterOp) ?? Math.max(0, answer.intervals - 1);
   const states = listed.length ? listed
     : id.policy === 'lose-unsynced' ? [{ id, interval, hash: `asked-${id.afterOp}` }]
       : answer.states.filter((s) => s.id.policy === id.policy && s.interval === interval);

@@ -196,7 +196,7 @@ export async function explainRun(judging: JudgeContext, recorded: Recorded, fail
   const needsSecondCut = [...secondCut].find((i) => !covered().has(i));
   if (needsSecondCut !== undefined && timeLeft()) {
     const found = await explainRecoveryCut(ctx, judging, recorded, failing[needsSecondCut], o, deadline);
-    if (found.cause) {
+    if ('cause' in found) {
       secondCut.delete(needsSecondCut);
       addCandidate(found.cause, new Set([needsSecondCut]));
     } else rejected.set(needsSecondCut, [found.why, ...(rejected.get(needsSecondCut) ?? [])]);
@@ -256,7 +256,7 @@ async function searchState(ctx: JudgeContext, judging: JudgeContext, recorded: R
  * own (recovery-recording.ts), the state its cut left searched, and a fix proven on that recording's
  * states with the same rule as a run's. Its words say the step is the recovery's.
  */
-async function explainRecoveryCut(ctx: JudgeContext, judging: JudgeContext, recorded: Recorded, f: JudgedState, o: ExplainOptions, deadline: number): Promise<{ cause?: Cause; why: string }> {
+async function explainRecoveryCut(ctx: JudgeContext, judging: JudgeContext, recorded: Recorded, f: JudgedState, o: ExplainOptions, deadline: number): Promise<{ cause: Cause } | { why: string }> {
   const cut = judging.caseOf(f.state).recoveryCut;
   if (!cut) throw new Error(`invariant: crash state ${describeState(f.state.id)} needs a cut during recovery but its case has none`);
   if (cut.policy !== 'lose-unsynced') return { why: `the cut during its recovery lost what the ${cut.policy} policy loses; only a lose-unsynced cut's recovery is recorded and searched` };
@@ -274,9 +274,8 @@ async function explainRecoveryCut(ctx: JudgeContext, judging: JudgeContext, reco
     const failingThere = [own, ...base.filter((v) => failed(v.violations) && JSON.stringify(v.state.id) !== ownKey)];
     const cause = await searchState(rr.ctx, rr.ctx, rr.recorded, own, probeOf(rr.ctx, rr.recorded, own.state), o.bound);
     if (cause.kind === 'not-isolated') return { why: `in its recovery: ${cause.fix}` };
-    const where = (op: number) => `request ${op - rr.placedOps} of the recovery`;
     if (cause.step) {
-      const signatureOf = (s: CrashStateInfo, vs: Violation[]) => `${[...checksOf(vs)].sort().join(',')}, after ${where(s.id.afterOp)}`;
+      const signatureOf = (s: CrashStateInfo, vs: Violation[]) => `${[...checksOf(vs)].sort().join(',')}, after request ${s.id.afterOp - rr.placedOps} of the recovery`;
       const proven = await proveFix(rr.ctx, rr.recorded, cause, 0, failingThere, base, o, { answer: rr.answer, judged: base, signatureOf }, deadline);
       if (!proven) return { why: `in its recovery: candidate "${cause.title}": its fix could not be applied to the recording` };
       // Of this run it explains the one state whose recovery was recorded: its own state must be cured.
@@ -287,7 +286,6 @@ async function explainRecoveryCut(ctx: JudgeContext, judging: JudgeContext, reco
       cause.proof = proven.proof;
     } else cause.proven = provenOnState(cause);
     return {
-      why: '',
       cause: {
         ...cause,
         key: `in-recovery ${cause.key}`,

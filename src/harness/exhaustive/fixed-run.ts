@@ -108,7 +108,7 @@ function withFsyncsInserted(recorded: Recorded, unsorted: readonly { after: numb
   const before = (op: number, inclusive: boolean) => inserted.filter((x) => (inclusive ? x.after <= op : x.after < op)).length;
   const insertedOps = inserted.map((x, k) => x.after + k + 1);
   // Before the first fsync inserted or left out, the fixed run is the run.
-  const firstChanged = Math.min(Infinity, ...insertedOps, ...skip.map((op) => op + before(op, false)));
+  const firstChanged = [...insertedOps, ...skip.map((op) => op + before(op, false))].reduce((n, op) => Math.min(n, op), Infinity);
   return {
     hypothesis: { fsyncAfter: inserted.map((x) => ({ afterOp: x.after, path: x.path })), ...(skip.length ? { fsyncSkip: [...skip] } : {}) },
     recorded: {

@@ -46,6 +46,12 @@ export interface Recorded {
   before?: RunRecord[];
 }
 
+/** The interval of a listing holding a cut after request `afterOp`: the first whose lose-unsynced state is at or after it. */
+export function intervalHolding(answer: StatesAnswer, afterOp: number): number | undefined {
+  const lose = answer.states.filter((s) => s.id.policy === 'lose-unsynced').sort((a, b) => a.id.afterOp - b.id.afterOp);
+  return lose.find((s) => s.id.afterOp >= afterOp)?.interval;
+}
+
 /** The runs a state of `recorded` cut after `afterOp` is judged on: the runs before it, its lines as of the cut, then its recovery's. */
 export function historyOf(recorded: Recorded, afterOp: number, recoveryRuns: readonly RunRecord[]): RunRecord[] {
   return [...(recorded.before ?? []), truncateAtCut(recorded, afterOp), ...recoveryRuns];

@@ -11,7 +11,7 @@ import { markDir, specFor, type CutSpec } from '../crash-run.js';
 import { startTempDaemon } from '../daemon-process.js';
 import { mergeTimeouts, runDriver } from '../driver-process.js';
 import { HarnessError } from '../harness-error.js';
-import { truncateAtCut, type JudgeContext, type Recorded } from './judge-states.js';
+import { intervalHolding, truncateAtCut, type JudgeContext, type Recorded } from './judge-states.js';
 import { scratchRoot } from './recovery-pool.js';
 
 export interface RecordedRecovery {
@@ -63,7 +63,7 @@ export async function recordRecovery(ctx: JudgeContext, recorded: Recorded, stat
       await stop();
       return { why: `its recovery, recorded again, made ${trace.length - placedOps} requests, fewer than the cut's ${cut.cut.atOp}` };
     }
-    const interval = answer.states.filter((s) => s.id.afterOp >= afterOp).sort((a, b) => a.id.afterOp - b.id.afterOp)[0]?.interval ?? Math.max(0, listed.intervals - 1);
+    const interval = intervalHolding(answer, afterOp) ?? Math.max(0, listed.intervals - 1);
     return {
       ctx: { ...ctx, daemon: second.daemon, pool, timings: { recordMs: 0, enumerateMs: 0, loadMs: 0, recoverMs: 0, judgeMs: 0, recoveries: 0, driverStarts: 0 }, coverage: emptyCoverage(), o: { ...ctx.o, onState: undefined, verifyOnMount: false } },
       recorded: { run, trace, marks, before: [truncateAtCut(recorded, state.id.afterOp)] },
