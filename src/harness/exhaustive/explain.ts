@@ -121,6 +121,7 @@ export async function explainRun(judging: JudgeContext, recorded: Recorded, fail
     if (same) for (const i of cures) same.cures.add(i);
     else candidates.push({ cause, cures: new Set(cures) });
   };
+  const legalDisks = new LegalDiskVerdicts();
   const covered = () => new Set(coverStates(failing.length, candidates.map((c) => ({ kind: c.cause.kind, cures: c.cures }))).chosen.flatMap((c) => c.states));
 
   const tryState = async (i: number): Promise<void> => {
@@ -154,12 +155,14 @@ export async function explainRun(judging: JudgeContext, recorded: Recorded, fail
     // A proof of another kind: the search's own probes on this state, repeated on each other failing state it may explain.
     const cures = new Set([i]);
     const others = failing.map((_, j) => j).filter((j) => j !== i && !covered().has(j));
+    const recoveriesBefore = legalDisks.recoveries;
     let repeats = 0;
     for (const j of others) {
       if (!timeLeft() || repeats >= MAX_REPEATS) break;
       if (!sameKindOfState(cause, failing[j])) continue;
-      repeats++;
-      if (await explainsToo(ctx, recorded, cause, failing[j])) cures.add(j);
+      if (await explainsToo(ctx, recorded, cause, failing[j], legalDisks)) cures.add(j);
+      // A logic error's repeat costs a recovery only on a cut not probed yet.
+      repeats = isLogicError(cause.kind) ? legalDisks.recoveries - recoveriesBefore : repeats + 1;
     }
     cause.proven = provenOnStates(cause, cures.size);
     addCandidate(cause, cures);
@@ -185,9 +188,10 @@ export async function explainRun(judging: JudgeContext, recorded: Recorded, fail
   // durable is its, whatever else hides the symptom there (a confirmation withheld, say).
   for (const logic of candidates.filter((c) => isLogicError(c.cause.kind))) {
     const claimed = [...new Set(candidates.filter((c) => c !== logic).flatMap((c) => [...c.cures]))].filter((j) => !logic.cures.has(j)).sort((a, b) => a - b);
-    for (const j of claimed.slice(0, MAX_REPEATS)) {
-      if (!timeLeft()) break;
-      if (await explainsToo(ctx, recorded, logic.cause, failing[j])) logic.cures.add(j);
+    const recoveriesBefore = legalDisks.recoveries;
+    for (const j of claimed) {
+      if (!timeLeft() || legalDisks.recoveries - recoveriesBefore >= MAX_REPEATS) break;
+      if (await explainsToo(ctx, recorded, logic.cause, failing[j], legalDisks)) logic.cures.add(j);
     }
     logic.cause.proven = provenOnStates(logic.cause, logic.cures.size);
   }
@@ -422,18 +426,34 @@ function sameKindOfState(cause: Cause, f: JudgedState): boolean {
 }
 
 /**
+ * The verdicts of the disk a process crash leaves, per cut: every change kept is the same image
+ * whatever the policy that cut there, so one recovery serves every failing state cut after that request.
+ */
+class LegalDiskVerdicts {
+  private readonly byCut = new Map<number, Promise<Violation[]>>();
+  /** Recoveries made (cuts probed). */
+  get recoveries(): number {
+    return this.byCut.size;
+  }
+  of(afterOp: number, recover: () => Promise<Violation[]>): Promise<Violation[]> {
+    let verdicts = this.byCut.get(afterOp);
+    if (!verdicts) this.byCut.set(afterOp, (verdicts = recover()));
+    return verdicts;
+  }
+}
+
+/**
  * The same proof of another kind on another failing state: a logic error fails there too with every
  * lost unit made durable; a torn write of the same file pattern passes there with that file kept
  * whole and with it not kept at all.
  */
-async function explainsToo(ctx: JudgeContext, recorded: Recorded, cause: Cause, f: JudgedState): Promise<boolean> {
+async function explainsToo(ctx: JudgeContext, recorded: Recorded, cause: Cause, f: JudgedState, legalDisks: LegalDiskVerdicts): Promise<boolean> {
   const probe = probeOf(ctx, recorded, f.state);
   const checks = checksOf(f.violations);
-  const fails = async (req: Parameters<ProbeFn>[0]) => (await probe(req)).some((v) => !v.hang && checks.has(v.check));
+  const failsWith = (vs: readonly Violation[]) => vs.some((v) => !v.hang && checks.has(v.check));
+  const fails = async (req: Parameters<ProbeFn>[0]) => failsWith(await probe(req));
+  if (cause.kind === 'recovery-fails-on-legal-disk') return failsWith(await legalDisks.of(f.state.id.afterOp, () => probe({ state: f.state.id, persistAll: true })));
   const units = await ctx.daemon.client.units(f.state.id);
-  if (cause.kind === 'recovery-fails-on-legal-disk') {
-    return fails({ state: f.state.id, persist: units.map((u) => ({ kind: u.kind, ino: u.ino })) });
-  }
   const unit = units.find((u) => u.kind === 'file' && cause.unit && pathPattern(u.path) === pathPattern(cause.unit.path));
   if (!unit) return false;
   return !(await fails({ state: f.state.id, persist: [{ kind: 'file', ino: unit.ino }] })) && !(await fails({ state: f.state.id, persist: [{ kind: 'file', ino: unit.ino, upTo: 0 }] }));
