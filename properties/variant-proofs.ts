@@ -48,6 +48,16 @@ export function explainOnce(variant?: KnownBadVariant): ExplainOptions {
 }
 
 /**
+ * A proving test's search without the reach checks (on ext4's journaled model): for the tests that
+ * assert the causes named and their proofs, never a reach, where reach checks were the most of what
+ * explaining cost (35 s of a loaded run of exhaustive-variants.test.ts). src/gate/cli.test.ts checks the
+ * reach the gate prints, and recovery-cut-cause.test.ts runs one with explainOnce.
+ */
+export function withoutReach(o: ExplainOptions): ExplainOptions {
+  return { ...o, checkReach: () => false };
+}
+
+/**
  * What is wrong with the causes named for a variant's failures, in words (none: as it declares):
  * a cause it does not declare, none of its declared causes named, or a cause named without a proof that holds.
  * Unexplained failures (kind not-isolated) name no cause: they are allowed, and counted by the caller.

@@ -17,14 +17,29 @@ import { randomSuiteKindOf, variantsProvenBy } from './variant-proofs.js';
 const VARIANT_BUDGET_INPUTS = scaledRuns(25);
 /**
  * Inputs the correct queue passes, drawn over every variant's settings: fewer than a variant's
- * budget, which a catch seldom uses up (the latest, purge-and-ack-early, took 20) while the correct
- * queue runs every input in full; the gate explores further.
+ * budget, which a catch seldom uses up (under SEED the latest, purge-and-ack-early, took 20) while
+ * the correct queue runs every input in full; the gate explores further.
  */
 const CORRECT_INPUTS = scaledRuns(12);
 /** Up to this many power cuts per input (they share one uncut count). */
 const CUTS_PER_INPUT = 4;
 /** Fixed so the proof is repeatable; POWERCUT_SEED explores others. */
 const SEED = seedFromEnv(20261130).seed;
+/**
+ * Seeds of their own for the variants whose catch took longest under SEED (no-crc-on-recovery at its
+ * 13th input, purge-and-ack-early at its 20th of the budget: 20-50 s each of npm test). Under these
+ * each was caught by its 3rd or 4th input, the same on every run (seeds 1-8 tried: most catch past
+ * the 6th). The budget and what counts as a catch are the same for every variant; POWERCUT_SEED,
+ * when set, draws every variant's inputs from its seed as before. Not sync-wait-gives-up: its catch
+ * needs a page fsync slow enough to give up on, so the input that catches it moves with the
+ * machine's load under any seed (seed 4 caught it at its 4th input, then at its 19th). Nor
+ * ack-returns-early: seed 5 catches it at its 4th input instead of its 8th, but those inputs are
+ * longer, and the catch took as long.
+ */
+const CATCH_SEEDS: Readonly<Record<string, number>> = {
+  'no-crc-on-recovery': 1,
+  'purge-and-ack-early': 5,
+};
 /** The variants random cuts prove (KnownBadVariant.provenBy); the others need one exact crash state or interleaving (exhaustive mode) or a scenario. */
 const VARIANTS = variantsProvenBy('powercut-queue', 'random');
 const artifactRoot = path.join(os.tmpdir(), `powercut-variant-artifacts-${process.pid}`);
@@ -45,7 +60,7 @@ afterAll(async () => {
 describe(`known-bad variants are caught within ${VARIANT_BUDGET_INPUTS} inputs`, () => {
   it.each(VARIANTS)('%s', async (variant) => {
     const report = await runCrashSuite(daemon(), crashInputArb(optionsFor(variant, variant)), {
-      numRuns: VARIANT_BUDGET_INPUTS, seed: SEED, endOnFailure: true, artifactRoot,
+      numRuns: VARIANT_BUDGET_INPUTS, seed: seedFromEnv(CATCH_SEEDS[variant] ?? 20261130).seed, endOnFailure: true, artifactRoot,
     });
     console.log(`[variant ${variant}] caught: ${caughtBug(report)}, after ${report.casesToFirstFailure ?? report.cases} power cuts (input ${report.numRuns}), ` +
       `${((report.firstFailureMs ?? report.durationMs) / 1000).toFixed(1)} s\n${report.summary}`);
