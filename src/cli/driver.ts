@@ -20,6 +20,7 @@ import { checkNodeLines } from '../harness/protocol-check.js';
 import type { TraceEntry } from '../../fusefs/protocol.js';
 import type { DriverSpec } from '../harness/driver-spec.js';
 import type { Workload } from '../harness/workload.js';
+import { MAX_DRIVER_NODES } from '../targets/external.js';
 
 export const help = `usage: powercut driver check [--settings JSON] [--nodes N] [--out DIR] -- CMD ARGS...
 
@@ -53,8 +54,8 @@ exit codes: 0 the driver follows the protocol, 1 violations found, 2 usage error
 
 export const TOOL_FAILED_EXIT = 3;
 
-/** The most nodes driver check mounts. */
-const MAX_CHECK_NODES = 9;
+/** The most nodes driver check mounts: as many as the gate runs a driver on. */
+const MAX_CHECK_NODES = MAX_DRIVER_NODES;
 
 /** One writer at a time on purpose (a write step of one size): seqs must increase line by line. */
 const CHECK_WORKLOAD: Workload = {
