@@ -122,6 +122,7 @@ describe('powercut driver check', () => {
     expect(r.exitCode, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toContain("follows the driver protocol (cluster workload run, workload run with node 1's cut and restart, cluster drain run, oracle on the cut run and its drain, " +
       'workload run with a majority (nodes 1, 2) cut and restarted, drain after the majority cut, oracle on the majority cut run and its drain)');
+    expect(r.stdout).toMatch(/^checked against: at-least-once; bounded replay \d+ .*\(the contract its hello line declared\)$/m);
     const majority = await readFile(path.join(dir, 'cluster', 'workload-run-with-a-majority-nodes-1-2-cut-and-restarted.stdout.txt'), 'utf8');
     for (const k of [1, 2]) expect(majority).toMatch(new RegExp(`\\{"t":"node","node":${k},"pgid":\\d+,"restarted":true\\}`));
     expect(await readFile(path.join(dir, 'cluster', 'workload-run-with-node-1-s-cut-and-restart.stdout.txt'), 'utf8')).toMatch(/\{"t":"node","node":1,"pgid":\d+,"restarted":true\}/);

@@ -11,7 +11,8 @@ import { markDir } from '../harness/crash-run.js';
 import { withScratch } from '../harness/driver-process.js';
 import { checkDriverRun, type ProtocolProblem } from '../harness/protocol-check.js';
 import { judge, type RunRecord } from '../harness/oracle.js';
-import { helloOf, parseOutcomes, type Outcome } from '../harness/outcome.js';
+import { contractOf, helloOf, parseOutcomes, type Outcome } from '../harness/outcome.js';
+import { describeContract } from '../harness/contract.js';
 import { readFileSync } from 'node:fs';
 import { HarnessError } from '../harness/harness-error.js';
 import { mergeTimeouts } from '../harness/driver-process.js';
@@ -29,11 +30,12 @@ workload run and a drain run with confirmation markers, a malformed spec, and (i
 says it serves) two specs in one process. Reports every violation of the driver protocol
 (docs/driver-protocol.md) by run and line: unknown line kinds, missing or ill-typed fields, a first
 line that is not hello, seqs or durable counters that go backwards (seqs: in the workload, whose
-writes are one at a time; the drain's liveness writes are at once, so their seqs need only
-differ), acks without their intent, output after the done or error line, wrong exit codes,
-markers missing from the request trace. Then the oracle judges the two runs: an uncut history must
-pass every check. Each run's stdout and stderr are kept in a folder (printed), and the end of the
-stderr of a run with problems is shown.
+writes are one at a time; the drain's liveness writes are at once, so their seqs need only differ),
+acks without their intent, output after the done or error line, wrong exit codes, markers missing
+from the request trace. Then the oracle judges the two runs: an uncut history must pass every check,
+judged by the contract the hello line declared (printed: "checked against: ..."). Each run's stdout
+and stderr are kept in a folder (printed), and the end of the stderr of a run with problems is
+shown.
 
 With --nodes N (2 or more) it checks a cluster driver on N mounts instead (docs/driver-protocol.md,
 "Clusters"): a workload run whose spec lists the nodes (one node line per node, naming a process
@@ -354,6 +356,9 @@ export const run: Command = async (argv) => {
     const tail = r.stderr?.trim().split('\n').slice(-STDERR_LINES_SHOWN);
     if (r.problems.length > 0 && tail && tail[0] !== '') console.log(`${r.name}: the end of its stderr:\n  ${tail.join('\n  ')}`);
   }
+  // What the oracle judged the runs by: the contract the driver's hello line declared (docs/driver-protocol.md, "The contract").
+  const contract = results.map((r) => (r.record ? contractOf(r.record.outcomes) : undefined)).find((c) => c !== undefined);
+  if (contract) console.log(`checked against: ${describeContract(contract)} (the contract its hello line declared)`);
   console.log(`the output of each run is kept in ${outDir}`);
   const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
   if (protocol === 0 && oracle === 0) console.log(`ok: '${cmd.join(' ')}' follows the driver protocol (${results.map((r) => r.name).join(', ')})`);
