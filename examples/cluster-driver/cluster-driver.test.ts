@@ -2,7 +2,8 @@
 // docs/driver-protocol.md alone) under powercut as a user runs it: the compiled CLI, one daemon
 // serving a real mount per node. `gate --driver CMD --nodes 3` passes the correct log with every cut
 // kind; the known-bad flag (a node answers an append before its fsync) fails with an artifact that
-// names the driver and its node count, and `replay` of it reproduces exactly from the stored images.
+// names the driver and its node count, and `replay` of it reproduces exactly from the stored images
+// (`explain` refuses it, saying why; `merge` takes the gate's --json).
 // Only what is deterministic is asserted: a re-recording of three concurrent nodes is a sample.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
@@ -48,6 +49,10 @@ describe('examples/cluster-driver: gate --driver CMD --nodes 3', () => {
     expect(result.rows.map((row: { name: string; cases: number }) => [row.name, row.cases > 0])).toEqual([
       ['cluster coordinated', true], ['cluster one-node', true], ['cluster majority', true],
     ]);
+    // Its --json is a shard merge takes (a CI matrix of seeds), the driver and its nodes among the options shards share.
+    const merged = await powercut(['merge', 'out/pass.json']);
+    expect(merged.exitCode, merged.stdout + merged.stderr).toBe(0);
+    expect(merged.stdout).toMatch(/^cluster: 3 nodes, --nodes-cut all-kinds/m);
   }, 150_000);
 
   it(`fails the known-bad log (${BAD_FLAG}) with an artifact of the driver and its nodes, which replay reproduces from the stored images`, async () => {
@@ -63,6 +68,11 @@ describe('examples/cluster-driver: gate --driver CMD --nodes 3', () => {
     expect(c.nodes).toBe(3);
     expect(c.target).toBeUndefined();
     expect(c.state).toBeDefined();
+
+    // explain's cause search runs on one disk: it refuses, saying what replays the artifact.
+    const explain = await powercut(['explain', dir]);
+    expect(explain.exitCode).toBe(2);
+    expect(explain.stderr).toContain("a cluster's artifact (3 nodes): this command runs on one disk (a cluster's cause search is not built); 'powercut replay' re-runs it");
 
     // One re-run (a sample, not asserted): the stored images are the exact part.
     const replay = await powercut(['replay', dir, '--reruns', '1']);
