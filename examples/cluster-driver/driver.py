@@ -124,6 +124,7 @@ class Cluster:
         self.watermark = 1
         self.acked = set()  # seqs acked (the in-order ones are below the watermark)
         self.delivered = set()  # seqs delivered in this session
+        self.next_id = spec['idBase']  # the last event id taken
 
     # ---- nodes ---------------------------------------------------------------------------
 
@@ -135,7 +136,6 @@ class Cluster:
         if restarted:
             line['restarted'] = True
         self.out.emit(**line)  # before the server touches its folder: it waits for a command
-        return s
 
     def lost(self, node):
         s = self.servers.pop(node, None)
@@ -305,7 +305,6 @@ class Driver:
     def __init__(self, spec, cluster):
         self.spec = spec
         self.c = cluster
-        self.c.next_id = spec['idBase']
 
     def steps(self, steps):
         for step in steps:

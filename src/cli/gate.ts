@@ -65,8 +65,8 @@ requests instead. Needs Linux with FUSE (/dev/fuse, Debian's fuse and libfuse2).
                          report.html (docs/report.md)
   --json FILE            also write the whole result as one JSON document to FILE (its schema:
                          docs/gate-result.schema.json; docs/gate.md)
-  --nodes-cut K          a cluster target (several nodes, e.g. replicated-queue, or nats-jetstream with
-                         '{"replicas":3}'): which cuts to check: ${NODES_CUT_CHOICES.join(', ')}
+  --nodes-cut K          a cluster target (several nodes, e.g. replicated-queue, nats-jetstream with
+                         '{"replicas":3}', or --driver with --nodes): which cuts to check: ${NODES_CUT_CHOICES.join(', ')}
                          (default ${DEFAULT_NODES_CUT}); coordinated: every node at once; one: a single node,
                          the others running on; minority: fewer nodes than a majority (docs/gate.md)
   --live-cuts N          a cluster target: live cuts of each kind per workload, beside its offline
