@@ -117,10 +117,14 @@ describe('powercut driver check', () => {
     expect(await readFile(path.join(out, 'malformed-spec.stderr.txt'), 'utf8')).toContain('driver spec on stdin');
   }, 300_000);
 
-  it('--nodes 3 passes the replicated queue\'s cluster driver: node lines, a cut of node 1, its restart, a clean end', async () => {
+  it('--nodes 3 passes the replicated queue\'s cluster driver: node lines, a cut of node 1 mid-run, its restart, a clean end; a majority cut, its restarts', async () => {
     const r = await execa(process.execPath, [cli, 'driver', 'check', '--nodes', '3', '--out', path.join(dir, 'cluster'), '--', process.execPath, distPath('src/targets/powercut-queue/replicated/driver.js')], { reject: false, timeout: 120_000 });
     expect(r.exitCode, r.stdout + r.stderr).toBe(0);
-    expect(r.stdout).toContain("follows the driver protocol (cluster workload run, workload run with node 1's cut and restart, cluster drain run, oracle on the cut run and its drain)");
+    expect(r.stdout).toContain("follows the driver protocol (cluster workload run, workload run with node 1's cut and restart, cluster drain run, oracle on the cut run and its drain, " +
+      'workload run with a majority (nodes 1, 2) cut and restarted, drain after the majority cut, oracle on the majority cut run and its drain)');
+    expect(r.stdout).toMatch(/^checked against: at-least-once; bounded replay \d+ .*\(the contract its hello line declared\)$/m);
+    const majority = await readFile(path.join(dir, 'cluster', 'workload-run-with-a-majority-nodes-1-2-cut-and-restarted.stdout.txt'), 'utf8');
+    for (const k of [1, 2]) expect(majority).toMatch(new RegExp(`\\{"t":"node","node":${k},"pgid":\\d+,"restarted":true\\}`));
     expect(await readFile(path.join(dir, 'cluster', 'workload-run-with-node-1-s-cut-and-restart.stdout.txt'), 'utf8')).toMatch(/\{"t":"node","node":1,"pgid":\d+,"restarted":true\}/);
   }, 120_000);
 

@@ -11,7 +11,8 @@ import { markDir } from '../harness/crash-run.js';
 import { withScratch } from '../harness/driver-process.js';
 import { checkDriverRun, type ProtocolProblem } from '../harness/protocol-check.js';
 import { judge, type RunRecord } from '../harness/oracle.js';
-import { helloOf, parseOutcomes, type Outcome } from '../harness/outcome.js';
+import { contractOf, helloOf, parseOutcomes, type Outcome } from '../harness/outcome.js';
+import { describeContract } from '../harness/contract.js';
 import { readFileSync } from 'node:fs';
 import { HarnessError } from '../harness/harness-error.js';
 import { mergeTimeouts } from '../harness/driver-process.js';
@@ -20,6 +21,7 @@ import { checkNodeLines } from '../harness/protocol-check.js';
 import type { TraceEntry } from '../../fusefs/protocol.js';
 import type { DriverSpec } from '../harness/driver-spec.js';
 import type { Workload } from '../harness/workload.js';
+import { MAX_DRIVER_NODES } from '../targets/external.js';
 
 export const help = `usage: powercut driver check [--settings JSON] [--nodes N] [--out DIR] -- CMD ARGS...
 
@@ -28,19 +30,22 @@ workload run and a drain run with confirmation markers, a malformed spec, and (i
 says it serves) two specs in one process. Reports every violation of the driver protocol
 (docs/driver-protocol.md) by run and line: unknown line kinds, missing or ill-typed fields, a first
 line that is not hello, seqs or durable counters that go backwards (seqs: in the workload, whose
-writes are one at a time; the drain's liveness writes are at once, so their seqs need only
-differ), acks without their intent, output after the done or error line, wrong exit codes,
-markers missing from the request trace. Then the oracle judges the two runs: an uncut history must
-pass every check. Each run's stdout and stderr are kept in a folder (printed), and the end of the
-stderr of a run with problems is shown.
+writes are one at a time; the drain's liveness writes are at once, so their seqs need only differ),
+acks without their intent, output after the done or error line, wrong exit codes, markers missing
+from the request trace. Then the oracle judges the two runs: an uncut history must pass every check,
+judged by the contract the hello line declared (printed: "checked against: ..."). Each run's stdout
+and stderr are kept in a folder (printed), and the end of the stderr of a run with problems is
+shown.
 
 With --nodes N (2 or more) it checks a cluster driver on N mounts instead (docs/driver-protocol.md,
 "Clusters"): a workload run whose spec lists the nodes (one node line per node, naming a process
 group of its own that leads a live group, printed before that node's first request and before the
-open line), the same workload with node 1 cut in the middle of its requests (its group killed, its
-disk cut) and the driver asked to restart it (its restarted line within 20 s, the run going on to
-its done line and exit 0, no node's process left running after the driver exits), and a drain that
-the oracle judges with the cut run as one queue.
+open line), the same workload with node 1 cut in the middle of its requests after the open line
+(its group killed, its disk cut) and the driver asked to restart it (its restarted line within
+${RESTART_TIMEOUT_MS / 1000} s, the run going on to its done line and exit 0, no node's process left running after
+the driver exits), and a drain that the oracle judges with the cut run as one queue; then, with 3
+nodes or more, the same with a majority cut at once (the last nodes, node 0 up) and restarted one
+by one, each restart answered within ${RESTART_TIMEOUT_MS / 1000} s, and its own drain.
 
 options:
   --settings JSON   the settings the specs carry (default {})
@@ -53,8 +58,8 @@ exit codes: 0 the driver follows the protocol, 1 violations found, 2 usage error
 
 export const TOOL_FAILED_EXIT = 3;
 
-/** The most nodes driver check mounts. */
-const MAX_CHECK_NODES = 9;
+/** The most nodes driver check mounts: as many as the gate runs a driver on. */
+const MAX_CHECK_NODES = MAX_DRIVER_NODES;
 
 /** One writer at a time on purpose (a write step of one size): seqs must increase line by line. */
 const CHECK_WORKLOAD: Workload = {
@@ -194,19 +199,26 @@ function groupProblem(node: number, pgid: number): string | null {
   return pgrp === pgid ? null : `node ${node}'s pgid ${pgid} is not a process group: process ${pgid} is in group ${pgrp}; start the server in a group of its own (setsid, or spawn with detached) and print that group's id`;
 }
 
-/** One run of a cluster driver, its protocol and node-line problems; `cut`: node CUT_NODE is cut at its request `atOp` and the driver asked to restart it. */
-async function clusterRun(daemon: DaemonHandle, cmd: string[], spec: DriverSpec, name: string, cut: number | null, restartMs: number): Promise<Checked & { trace?: TraceEntry[] }> {
+/** A cut of a cluster check: these nodes lose power at request `atOp` of the first of them. */
+interface CheckCut {
+  nodes: readonly number[];
+  atOp: number;
+}
+
+/** One run of a cluster driver, its protocol and node-line problems; `cut`: its nodes are cut, then the driver is asked to restart each in turn. */
+async function clusterRun(daemon: DaemonHandle, cmd: string[], spec: DriverSpec, name: string, cut: CheckCut | null, restartMs: number): Promise<Checked & { trace?: TraceEntry[]; openAfterOp?: number }> {
   await daemon.client.reset();
-  if (cut !== null) await daemon.client.arm({ atOp: cut, node: CUT_NODE, timing: 'before' });
+  if (cut !== null) await daemon.client.arm({ atOp: cut.atOp, node: cut.nodes[0], timing: 'before' });
   const problems: ProtocolProblem[] = [];
   const lines: { line: number; o: Outcome }[] = [];
   let run: ClusterDriverRun;
   try {
     run = await runClusterDriver(daemon, { file: cmd[0], args: cmd.slice(1) }, spec, mergeTimeouts({ runMs: RUN_TIMEOUT_MS }), cut === null ? undefined : async (control) => {
-      control.killNodes([CUT_NODE]);
-      await daemon.client.crash('lose-unsynced', 0, [CUT_NODE]);
-      await control.reap([CUT_NODE]);
-      await control.restart(CUT_NODE);
+      control.killNodes(cut.nodes);
+      await daemon.client.crash('lose-unsynced', 0, [...cut.nodes]);
+      await control.reap(cut.nodes);
+      // Each restart must be answered within restartMs (the documented bound): restart() throws past it.
+      for (const k of cut.nodes) await control.restart(k);
     }, {
       restartMs,
       onLine: (o, line) => {
@@ -224,20 +236,41 @@ async function clusterRun(daemon: DaemonHandle, cmd: string[], spec: DriverSpec,
   const { trace, marks } = await daemon.client.traceWithMarks();
   if (cut !== null && run.frozenAt === null) {
     await daemon.client.disarm();
-    problems.push({ line: 0, message: `the run ended before node ${CUT_NODE}'s request ${cut}, which the uncut run reached: the cut was not made` });
+    problems.push({ line: 0, message: `the run ended before node ${cut.nodes[0]}'s request ${cut.atOp}, which the uncut run reached: the cut was not made` });
   }
   problems.push(...checkDriverRun({ stdout: run.stdout, exitCode: run.record.exitCode ?? undefined, sequential: spec.mode === 'workload', marks: marks.length }));
-  problems.push(...checkNodeLines({ nodeCount: spec.nodes!.length, lines, marks, trace, driverPgid: run.pgid, ...(cut !== null ? { restartAsked: CUT_NODE } : {}) }));
+  problems.push(...checkNodeLines({ nodeCount: spec.nodes!.length, lines, marks, trace, driverPgid: run.pgid, ...(cut !== null ? { restartsAsked: cut.nodes } : {}) }));
   for (const k of run.nodesLeft) problems.push({ line: 0, message: `node ${k}'s processes were still running ${NODE_EXIT_GRACE_MS} ms after the driver exited: stop every node's server before exiting (a server should also exit when its stdin, the driver's pipe, closes)` });
   problems.sort((a, b) => a.line - b.line);
-  return { name, problems, stdout: run.stdout, stderr: run.stderr, record: run.record, trace };
+  const openLine = lines.find(({ o }) => o.t === 'open')?.line;
+  const openAfterOp = openLine === undefined ? undefined : marks.find((m) => m.n === openLine)?.afterOp;
+  return { name, problems, stdout: run.stdout, stderr: run.stderr, record: run.record, trace, ...(openAfterOp !== undefined ? { openAfterOp } : {}) };
+}
+
+/**
+ * Where a cut of `node` lands in the middle of the run: half way through its requests after the
+ * cluster opened (a cut during startup tests only the open), counted as the daemon arms a node's
+ * cut (that node's requests). Null when the node made no request after the open line.
+ */
+function midRunCut(trace: readonly TraceEntry[], openAfterOp: number, node: number): number | null {
+  const mine = trace.filter((e) => (e.node ?? 0) === node);
+  const before = mine.filter((e) => e.op <= openAfterOp).length;
+  const after = mine.length - before;
+  return after === 0 ? null : before + Math.ceil(after / 2);
+}
+
+/** The nodes a majority cut takes: the last majority of them (node 0 stays up when it can), or none when a majority is every node. */
+function majorityOf(nodeCount: number): number[] {
+  const majority = Math.floor(nodeCount / 2) + 1;
+  return majority >= nodeCount ? [] : Array.from({ length: majority }, (_, i) => nodeCount - majority + i);
 }
 
 /**
  * The cluster driver check on a daemon serving N nodes: an uncut workload (node lines, groups,
- * markers), the same workload with node 1 cut in the middle of its requests and restarted on
- * request (its restarted line within `restartMs`, the run going on to a clean end, no node left
- * running), and a drain; the oracle judges the cut run and the drain as one queue.
+ * markers); the same workload with node 1 cut in the middle of its requests after the cluster
+ * opened and restarted on request (its restarted line within `restartMs`, the run going on to a
+ * clean end, no node left running), and a drain judged with it by the oracle as one queue; then
+ * (with 3 nodes or more) the same with a majority cut at once, restarted one by one.
  */
 export async function checkClusterDriver(daemon: DaemonHandle, cmd: string[], settings: Record<string, unknown>, restartMs = RESTART_TIMEOUT_MS): Promise<Checked[]> {
   const dirs = daemon.mountpoints;
@@ -245,26 +278,38 @@ export async function checkClusterDriver(daemon: DaemonHandle, cmd: string[], se
   const results: (Checked & { trace?: TraceEntry[] })[] = [];
   const uncut = await clusterRun(daemon, cmd, spec('workload', 0), 'cluster workload run', null, restartMs);
   results.push(uncut);
-  const requestsOfCutNode = uncut.trace?.filter((e) => e.node === CUT_NODE).length ?? 0;
-  if (uncut.trace && requestsOfCutNode === 0) uncut.problems.push({ line: 0, message: `node ${CUT_NODE} made no request of its disk in the workload run (nothing to cut it at): does the driver start a server on every node's dir of the spec?` });
-  if (uncut.problems.length > 0) return results;
-  const cut = await clusterRun(daemon, cmd, spec('workload', 0), `workload run with node ${CUT_NODE}'s cut and restart`, Math.ceil(requestsOfCutNode / 2), restartMs);
-  results.push(cut);
-  if (cut.problems.length > 0) return results;
-  // The drain recovers what the cut run left on every node (the daemon keeps it: no reset).
-  const drainProblems: ProtocolProblem[] = [];
-  let drain: ClusterDriverRun | null = null;
-  try {
-    drain = await runClusterDriver(daemon, { file: cmd[0], args: cmd.slice(1) }, spec('drain', 1_000_000), mergeTimeouts({ runMs: RUN_TIMEOUT_MS }));
-    drainProblems.push(...checkDriverRun({ stdout: drain.stdout, exitCode: drain.record.exitCode ?? undefined, sequential: false }));
-  } catch (err) {
-    if (!(err instanceof HarnessError)) throw err;
-    drainProblems.push({ line: 0, message: err.message });
+  const atOp = uncut.trace ? midRunCut(uncut.trace, uncut.openAfterOp ?? 0, CUT_NODE) : null;
+  if (uncut.trace && atOp === null) {
+    uncut.problems.push({ line: 0, message: `node ${CUT_NODE} made no request of its disk in the workload run after its open line (nothing to cut it at mid-run): does the driver start a server on every node's dir of the spec, and send it the workload's writes?` });
   }
-  results.push({ name: 'cluster drain run', problems: drainProblems, ...(drain ? { stdout: drain.stdout, stderr: drain.stderr } : {}) });
-  if (drain && drainProblems.length === 0 && cut.record) {
+  if (uncut.problems.length > 0 || atOp === null) return results;
+  const cuts: { cut: CheckCut; run: string; drain: string; oracle: string }[] = [
+    { cut: { nodes: [CUT_NODE], atOp }, run: `workload run with node ${CUT_NODE}'s cut and restart`, drain: 'cluster drain run', oracle: CLUSTER_ORACLE_RUN },
+  ];
+  const majority = majorityOf(dirs.length);
+  const majorityAt = majority.length > 0 ? midRunCut(uncut.trace ?? [], uncut.openAfterOp ?? 0, majority[0]) : null;
+  if (majorityAt !== null) {
+    cuts.push({ cut: { nodes: majority, atOp: majorityAt }, run: `workload run with a majority (nodes ${majority.join(', ')}) cut and restarted`, drain: 'drain after the majority cut', oracle: 'oracle on the majority cut run and its drain' });
+  }
+  for (const c of cuts) {
+    const cut = await clusterRun(daemon, cmd, spec('workload', 0), c.run, c.cut, restartMs);
+    results.push(cut);
+    if (cut.problems.length > 0) return results;
+    // The drain recovers what the cut run left on every node (the daemon keeps it: no reset).
+    const drainProblems: ProtocolProblem[] = [];
+    let drain: ClusterDriverRun | null = null;
+    try {
+      drain = await runClusterDriver(daemon, { file: cmd[0], args: cmd.slice(1) }, spec('drain', 1_000_000), mergeTimeouts({ runMs: RUN_TIMEOUT_MS }));
+      drainProblems.push(...checkDriverRun({ stdout: drain.stdout, exitCode: drain.record.exitCode ?? undefined, sequential: false }));
+    } catch (err) {
+      if (!(err instanceof HarnessError)) throw err;
+      drainProblems.push({ line: 0, message: err.message });
+    }
+    results.push({ name: c.drain, problems: drainProblems, ...(drain ? { stdout: drain.stdout, stderr: drain.stderr } : {}) });
+    if (!drain || drainProblems.length > 0 || !cut.record) return results;
     const violations = judge({ target: 'external', faultsInjected: false, runs: [cut.record, drain.record] });
-    results.push({ name: CLUSTER_ORACLE_RUN, kind: 'oracle', problems: violations.map((v) => ({ line: 0, message: v.message })) });
+    results.push({ name: c.oracle, kind: 'oracle', problems: violations.map((v) => ({ line: 0, message: v.message })) });
+    if (violations.length > 0) return results;
   }
   return results;
 }
@@ -311,6 +356,9 @@ export const run: Command = async (argv) => {
     const tail = r.stderr?.trim().split('\n').slice(-STDERR_LINES_SHOWN);
     if (r.problems.length > 0 && tail && tail[0] !== '') console.log(`${r.name}: the end of its stderr:\n  ${tail.join('\n  ')}`);
   }
+  // What the oracle judged the runs by: the contract the driver's hello line declared (docs/driver-protocol.md, "The contract").
+  const contract = results.map((r) => (r.record ? contractOf(r.record.outcomes) : undefined)).find((c) => c !== undefined);
+  if (contract) console.log(`checked against: ${describeContract(contract)} (the contract its hello line declared)`);
   console.log(`the output of each run is kept in ${outDir}`);
   const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
   if (protocol === 0 && oracle === 0) console.log(`ok: '${cmd.join(' ')}' follows the driver protocol (${results.map((r) => r.name).join(', ')})`);

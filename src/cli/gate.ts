@@ -13,6 +13,7 @@ import { writeGateReport } from '../report/index.js';
 import { DEFAULT_GATE_MODE, GATE_MODES, gateSuites, type GateMode } from '../gate/suites.js';
 import { checkVariant, DEFAULT_TARGET, resolveTarget, TARGET_NAMES } from '../targets/index.js';
 import { clusterNodes } from '../gate/gate.js';
+import { MAX_DRIVER_NODES } from '../targets/external.js';
 import { DEFAULT_LIVE_CUTS } from '../gate/cluster-gate.js';
 import { DEFAULT_NODES_CUT, isNodesCutChoice, kindsAsked, NODES_CUT_CHOICES, type NodesCutChoice } from '../gate/cluster-kinds.js';
 
@@ -35,6 +36,9 @@ requests instead. Needs Linux with FUSE (/dev/fuse, Debian's fuse and libfuse2).
   --target T             the queue under test: ${TARGET_NAMES.join(', ')} (default ${DEFAULT_TARGET})
   --driver 'CMD ARGS'    put your own queue under test: a driver speaking the driver protocol
                          (docs/driver-protocol.md), run with /bin/sh from this folder
+  --nodes N              with --driver: the driver runs a cluster of N nodes (2 to ${MAX_DRIVER_NODES}), one disk
+                         each (docs/driver-protocol.md, "Clusters"); the gate then runs it as a
+                         cluster target (--nodes-cut, --live-cuts), as replicated-queue
   --mode M               ${GATE_MODES.join(' or ')} (default ${DEFAULT_GATE_MODE})
   --variant V            run everything on a known-bad variant of the target, to see the gate catch it
   --settings JSON        target settings forced on every suite input, e.g. '{"checkpointAcks":1}'
@@ -61,8 +65,8 @@ requests instead. Needs Linux with FUSE (/dev/fuse, Debian's fuse and libfuse2).
                          report.html (docs/report.md)
   --json FILE            also write the whole result as one JSON document to FILE (its schema:
                          docs/gate-result.schema.json; docs/gate.md)
-  --nodes-cut K          a cluster target (several nodes, e.g. replicated-queue, or nats-jetstream with
-                         '{"replicas":3}'): which cuts to check: ${NODES_CUT_CHOICES.join(', ')}
+  --nodes-cut K          a cluster target (several nodes, e.g. replicated-queue, nats-jetstream with
+                         '{"replicas":3}', or --driver with --nodes): which cuts to check: ${NODES_CUT_CHOICES.join(', ')}
                          (default ${DEFAULT_NODES_CUT}); coordinated: every node at once; one: a single node,
                          the others running on; minority: fewer nodes than a majority (docs/gate.md)
   --live-cuts N          a cluster target: live cuts of each kind per workload, beside its offline
@@ -103,6 +107,7 @@ export const run: Command = async (argv) => {
         seed: { type: 'string' },
         target: { type: 'string' },
         driver: { type: 'string' },
+        nodes: { type: 'string' },
         mode: { type: 'string' },
         variant: { type: 'string' },
         settings: { type: 'string' },
@@ -132,8 +137,10 @@ export const run: Command = async (argv) => {
   const seed = values.seed !== undefined ? integer(values.seed, 'seed', -0x8000_0000, 0x7fff_ffff) : randomInt(0x7fff_ffff);
   if (values.driver !== undefined && values.target !== undefined) usageFail('--driver and --target name the queue under test twice; give one', help);
   if (values.driver !== undefined && values.variant !== undefined) usageFail('--variant names a known-bad variant of a built-in target; for your driver, put the bad behaviour in the command itself', help);
+  if (values.nodes !== undefined && values.driver === undefined) usageFail(`--nodes is for a cluster driver (--driver 'CMD ARGS'); a built-in target's node count comes from its settings, e.g. nats-jetstream with --settings '{"replicas":3}'`, help);
+  const driverNodes = values.nodes !== undefined ? integer(values.nodes, 'nodes', 2, MAX_DRIVER_NODES) : undefined;
   const settings = parseSettingsOption(values.settings, help);
-  const driver = values.driver !== undefined ? { command: values.driver, cwd: process.cwd() } : undefined;
+  const driver = values.driver !== undefined ? { command: values.driver, cwd: process.cwd(), ...(driverNodes !== undefined ? { nodes: driverNodes } : {}) } : undefined;
   const target = orUsage(driver ? 'driver' : 'target', () => resolveTarget(driver ? { driver } : { target: values.target ?? DEFAULT_TARGET }, settings));
   if (values.variant !== undefined) orUsage('variant', () => checkVariant(target, values.variant!));
   if (settings) orUsage('settings', () => target.checkSettings({ ...(values.variant !== undefined ? target.knownBad[values.variant].settings : {}), ...settings }));
@@ -158,7 +165,7 @@ export const run: Command = async (argv) => {
   const nodesCut = nodesCutValue as NodesCutChoice | undefined;
   const liveCuts = values['live-cuts'] !== undefined ? integer(values['live-cuts'], 'live-cuts', 0, 100) : undefined;
   if (nodes === 1 && (nodesCut !== undefined || liveCuts !== undefined)) {
-    usageFail(`--${nodesCut !== undefined ? 'nodes-cut' : 'live-cuts'} is for a cluster target; ${target.name} runs on one disk with these settings`, help);
+    usageFail(`--${nodesCut !== undefined ? 'nodes-cut' : 'live-cuts'} is for a cluster target; ${driver ? 'the driver runs on one disk unless --nodes N says it runs a cluster of N nodes' : `${target.name} runs on one disk with these settings`}`, help);
   }
   if (nodes > 1) {
     // A cluster gate judges lose-unsynced crash states and live cuts; the single-disk options do not apply.
@@ -178,7 +185,7 @@ export const run: Command = async (argv) => {
   const suites = suiteList.map((s) => s.name).join(', ');
   if (nodes > 1) {
     console.log(
-      `powercut gate: target ${target.name}, a cluster of ${nodes} nodes; cuts ${nodesCut ?? DEFAULT_NODES_CUT} (${kindsAsked(nodesCut ?? DEFAULT_NODES_CUT, nodes).join(', ')}): ` +
+      `powercut gate: target ${driver ? `${target.name} (${target.summary})` : `${target.name}, a cluster of ${nodes} nodes`}; cuts ${nodesCut ?? DEFAULT_NODES_CUT} (${kindsAsked(nodesCut ?? DEFAULT_NODES_CUT, nodes).join(', ')}): ` +
         `offline crash states and ${liveCuts ?? DEFAULT_LIVE_CUTS} live cut(s) of each kind per workload, for ${budgetS} s; ` +
         `seed ${seed} (repeat with --seed ${seed})${values.variant ? `; on known-bad variant ${values.variant}` : ''}; artifacts in ${artifactRoot}`,
     );

@@ -35,7 +35,7 @@ export function describeClusterArtifact(c: ClusterArtifactCase): string {
     : `${describeClusterCut('live', c.nodesCut)} at request ${c.cut?.atOp} (${c.cut?.timing}), policy ${c.policy}, seed ${c.seed}` +
       (c.pause ? `; before it, node ${c.pause.node} paused at request ${c.pause.atOp} for ${c.pause.durationMs} ms` : '');
   return [
-    `target:   ${targetName(c)}, ${c.variant ? `known-bad variant '${c.variant}'` : 'the correct queue'}, settings ${JSON.stringify(c.settings)}`,
+    `target:   ${c.driver ? `the driver '${c.driver.command}' (in ${c.driver.cwd})` : `${targetName(c)}, ${c.variant ? `known-bad variant '${c.variant}'` : 'the correct queue'}`}, settings ${JSON.stringify(c.settings)}`,
     `cluster:  ${c.nodes} nodes, one mount each`,
     `workload: ${c.workload.steps.length} steps`,
     `cut:      ${cut}`,

@@ -117,7 +117,10 @@ export async function readArtifactOrUsage(dir: string, help: string): Promise<St
 export function artifactTarget(artifact: StoredArtifact, dir: string, help: string, cluster: 'allow' | 'refuse' = 'refuse'): Target {
   let target: Target;
   try {
-    target = resolveTarget(artifact.case, artifact.case.settings);
+    const c = artifact.case;
+    // A cluster driver's node count is the case's (a case.json written by hand may give it only there).
+    if (c.driver && isClusterCase(c) && c.driver.nodes === undefined) c.driver = { ...c.driver, nodes: c.nodes };
+    target = resolveTarget(c, c.settings);
     if (artifact.case.variant !== undefined) checkVariant(target, artifact.case.variant);
     const settings = { ...(artifact.case.variant !== undefined ? target.knownBad[artifact.case.variant].settings : {}), ...artifact.case.settings };
     if (isClusterCase(artifact.case)) {
@@ -207,7 +210,9 @@ export const run: Command = async (argv) => {
   const artifact = await readArtifactOrUsage(dir, help);
   if (parsed.values.driver !== undefined) {
     if (!artifact.case.driver) usageFail(`--driver: ${dir} is an artifact of target ${targetName(artifact.case)}, not of an external driver`, help);
-    artifact.case.driver = { command: parsed.values.driver, cwd: process.cwd() };
+    // The command changes, the cluster it runs does not.
+    const { nodes } = artifact.case.driver;
+    artifact.case.driver = { command: parsed.values.driver, cwd: process.cwd(), ...(nodes !== undefined ? { nodes } : {}) };
   }
   const target = artifactTarget(artifact, dir, help, 'allow');
   const mode = replayModeOf(artifact.case);

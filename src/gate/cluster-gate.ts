@@ -21,7 +21,7 @@ import { countContract, policyCoverage } from '../harness/coverage.js';
 import { startTempDaemon, type TempDaemon } from '../harness/daemon-process.js';
 import { mergeTimeouts } from '../harness/driver-process.js';
 import { contractOf } from '../harness/outcome.js';
-import type { Target, TargetSettings } from '../harness/target.js';
+import type { Target, TargetRef, TargetSettings } from '../harness/target.js';
 import { drawArtifactReport } from '../report/index.js';
 import { newRow, totals, type DistinctFailure, type GateRow } from '../report/gate-results.js';
 import { Budget } from './budget.js';
@@ -93,7 +93,9 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
   const forced = { ...variantSettings, ...o.settings };
   const timeouts = mergeTimeouts();
   const random = seededRandom(roundSeed(o.seed, -2, 0));
-  const arb = crashInputArb({ target: target.name, kind: 'exhaustive', settings: forced, ...(o.variant !== undefined ? { variant: o.variant } : {}) });
+  // How each case names its target: an external driver by its command (with its node count), a built-in one by name.
+  const ref: TargetRef = o.driver ? { driver: o.driver } : { target: target.name };
+  const arb = crashInputArb({ ...ref, kind: 'exhaustive', settings: forced, ...(o.variant !== undefined ? { variant: o.variant } : {}) });
 
   const rows = new Map<CutKind, GateRow>(asked.map((k) => [k, newRow(KIND_ROW[k], 'suite')]));
   // Each kind judges a case; with several policies, a state under each (a state of the first is judged before any of the next).
@@ -192,7 +194,7 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
     cov.perKind[kind]!.states++;
     countCut(cov, s.id.nodes, 'state');
     if (judged.violations.length === 0) return;
-    const c: ClusterArtifactCase = { target: target.name, ...rec.input, policy: s.id.policy, seed: 0, nodes, state: s.id, stateCaps: rec.caps, recoveredOn: 'native' };
+    const c: ClusterArtifactCase = { ...ref, ...rec.input, policy: s.id.policy, seed: 0, nodes, state: s.id, stateCaps: rec.caps, recoveredOn: 'native' };
     await found(kind, 'state', c, judged, (dir) => daemon.daemon.client.stateImage(s.id, dir));
   };
 
@@ -210,7 +212,7 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
     const nodesCut: readonly number[] | 'all' = kind === 'coordinated' ? 'all' : draw.nodesCut;
     const atOp = draw.cut.atOp;
     const pause: NodePause | undefined = draw.pause;
-    const c: ClusterArtifactCase = { target: target.name, ...input, cut: { atOp, timing: 'before' }, nodesCut: nodesCut === 'all' ? 'all' : [...nodesCut], policy: 'lose-unsynced', seed, nodes, ...(pause ? { pause } : {}) };
+    const c: ClusterArtifactCase = { ...ref, ...input, cut: { atOp, timing: 'before' }, nodesCut: nodesCut === 'all' ? 'all' : [...nodesCut], policy: 'lose-unsynced', seed, nodes, ...(pause ? { pause } : {}) };
     phase = `${row.name}: live cut at request ${atOp} of ${nodesCut === 'all' ? 'every node' : `node(s) ${nodesCut.join(', ')}`}${pause ? `, node ${pause.node} paused at request ${pause.atOp}` : ''}`;
     const started = Date.now();
     let r: Awaited<ReturnType<typeof runClusterCase>>;

@@ -97,7 +97,7 @@ describe('driver protocol check', () => {
     const stdout = blocks![2];
     expect(checkDriverRun({ stdout, exitCode: 0, sequential: true })).toEqual([]);
     const outcomes = parseOutcomes(stdout, 'docs/driver-protocol.md');
-    const facts: ClusterRunFacts = { nodeCount: 3, lines: outcomes.map((o, i) => ({ line: i + 1, o })), marks: [], trace: [], driverPgid: 4100, restartAsked: 1 };
+    const facts: ClusterRunFacts = { nodeCount: 3, lines: outcomes.map((o, i) => ({ line: i + 1, o })), marks: [], trace: [], driverPgid: 4100, restartsAsked: [1] };
     expect(checkNodeLines(facts)).toEqual([]);
     expect(outcomes.findIndex((o) => o.t === 'node' && o.restarted === true), 'the restarted line comes before done').toBeLessThan(outcomes.findIndex((o) => o.t === 'done'));
     const drain = [outcomes[0], ...outcomes.slice(1, 4), { t: 'open', durableSeq: 2, durableFirstUnackedSeq: 3 }, { t: 'drained', count: 0 },
@@ -117,7 +117,7 @@ describe('driver protocol check', () => {
     expect(facts([node(0, 101), open, node(1, 102)])[0]).toMatch(/^3: node 1's node line comes after the open line \(line 2\)/);
     expect(facts([node(0, 101), node(1, 102), node(1, 103), open])[0]).toMatch(/^3: a second node line for node 1 \(the first at line 2\)/);
     expect(facts([node(0, 101), node(1, 102), open, node(1, 103, true)])).toEqual(['4: a restarted line for node 1, which the harness did not ask to restart']);
-    expect(facts([node(0, 101), node(1, 102), open], { restartAsked: 1 })[0]).toMatch(/^0: the harness asked to restart node 1 .* but no .* line came/);
+    expect(facts([node(0, 101), node(1, 102), open], { restartsAsked: [1] })[0]).toMatch(/^0: the harness asked to restart node 1 .* but no .* line came/);
     const trace = [{ op: 1, node: 0, kind: 'create', path: '/log' }, { op: 2, node: 1, kind: 'create', path: '/log' }];
     expect(facts([node(0, 101), node(1, 102), open], { trace, marks: [{ n: 1, afterOp: 0 }, { n: 2, afterOp: 2 }] }))
       .toEqual(['2: node 1\'s disk was touched (request 2, create /log) before its node line was printed (marked after request 2): print the line before the server touches its data directory, or the harness cannot cut that node at its first requests']);

@@ -123,8 +123,8 @@ export interface ClusterRunFacts {
   trace: readonly { op: number; node?: number; kind: string; path: string }[];
   /** The driver's own process group. */
   driverPgid: number;
-  /** The node the harness cut and asked to restart, if it did; its restarted line is checked for. */
-  restartAsked?: number;
+  /** The nodes the harness cut and asked to restart, if it did; each one's restarted line is checked for. */
+  restartsAsked?: readonly number[];
 }
 
 /**
@@ -146,7 +146,7 @@ export function checkNodeLines(f: ClusterRunFacts): ProtocolProblem[] {
     }
     if (o.pgid === f.driverPgid) problems.push({ line, message: `node ${o.node}'s pgid ${o.pgid} is the driver's own process group: start each node's server in a group of its own (setsid, or spawn with detached), or a cut of that node kills the driver too` });
     if (o.restarted) {
-      if (f.restartAsked !== o.node) problems.push({ line, message: `a restarted line for node ${o.node}, which the harness did not ask to restart` });
+      if (!f.restartsAsked?.includes(o.node)) problems.push({ line, message: `a restarted line for node ${o.node}, which the harness did not ask to restart` });
       continue;
     }
     if (started.has(o.node)) {
@@ -162,8 +162,10 @@ export function checkNodeLines(f: ClusterRunFacts): ProtocolProblem[] {
     }
   }
   for (let k = 0; k < f.nodeCount; k++) if (!started.has(k)) problems.push({ line: 0, message: `no node line for node ${k}: a cluster driver prints {"t":"node","node":${k},"pgid":P} for each node of the spec as it starts its server` });
-  if (f.restartAsked !== undefined && !f.lines.some(({ o }) => o.t === 'node' && o.node === f.restartAsked && o.restarted === true)) {
-    problems.push({ line: 0, message: `the harness asked to restart node ${f.restartAsked} ({"cmd":"restart","node":${f.restartAsked}} on stdin), but no {"t":"node","node":${f.restartAsked},"pgid":P,"restarted":true} line came` });
+  for (const k of f.restartsAsked ?? []) {
+    if (!f.lines.some(({ o }) => o.t === 'node' && o.node === k && o.restarted === true)) {
+      problems.push({ line: 0, message: `the harness asked to restart node ${k} ({"cmd":"restart","node":${k}} on stdin), but no {"t":"node","node":${k},"pgid":P,"restarted":true} line came` });
+    }
   }
   return problems;
 }

@@ -14,6 +14,8 @@ export type TargetSettings = Record<string, unknown>;
 export interface ExternalDriver {
   command: string;
   cwd: string;
+  /** How many nodes the driver runs (gate --nodes): 2 or more makes it a cluster, one mount per node; absent: one disk. */
+  nodes?: number;
 }
 
 /**
