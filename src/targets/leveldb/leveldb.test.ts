@@ -3,7 +3,7 @@
 // log, flush and compact in every run) passes; and exhaustive mode catches, within a fixed budget, the
 // queue that claims sync: false batches durable and each of the three LevelDB durability gaps the
 // queue works around (docs/leveldb.md), with the workaround taken out. Budgets: measured states to
-// catch (seeds 1-6: at most 2 inputs, 407 states) with a margin of 5x in inputs.
+// catch (seeds 1-6: at most 2 inputs; 70-150 states at 8 torn states per interval) with a margin of 5x in inputs.
 import { execa } from 'execa';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
