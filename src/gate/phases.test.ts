@@ -14,7 +14,7 @@ describe('the gate phases', () => {
   it('gives causes, shrinking and artifacts their shares, and judging what is left less the room they keep', () => {
     const { phases } = clocked(100_000);
     expect(phases.shareMs('causes')).toBe(20_000);
-    expect(phases.shareMs('shrink')).toBe(10_000);
+    expect(phases.shareMs('shrink')).toBe(15_000);
     expect(phases.shareMs('artifacts')).toBe(5_000);
     // Judging leaves the artifacts' share and 10 % for causes of what it finds last.
     expect(phases.leftMs('record+judge')).toBe(85_000);
@@ -57,6 +57,6 @@ describe('the gate phases', () => {
     tick(3_000);
     leave();
     expect(shrink.deadlineMs()).toBe(phases.deadlineMs('shrink'));
-    expect(formatPhases(phases.uses(), 45_000)).toBe('phases: record+judge 0.0 s, causes 0.0 s of 9.0 s, shrink 3.0 s of 4.5 s, artifacts 0.0 s of 2.3 s (budget 45.0 s)');
+    expect(formatPhases(phases.uses(), 45_000)).toBe('phases: record+judge 0.0 s, causes 0.0 s of 9.0 s, shrink 3.0 s of 6.8 s, artifacts 0.0 s of 2.3 s (budget 45.0 s)');
   });
 });

@@ -11,11 +11,11 @@ export const PHASES = ['record+judge', 'causes', 'shrink', 'artifacts'] as const
 export type Phase = (typeof PHASES)[number];
 
 /**
- * Each phase's share of the budget: record+judge takes the rest (0.65). Causes get a fifth (a search
- * and a proof take seconds each); shrinking a tenth (its first steps are the ones that shrink most);
+ * Each phase's share of the budget: record+judge takes the rest (0.6). Causes get a fifth (a search
+ * and a proof take seconds each); shrinking 15 % (its first steps are the ones that shrink most);
  * artifacts a twentieth (writing a case and its image takes well under a second).
  */
-export const PHASE_SHARES: Readonly<Record<Exclude<Phase, 'record+judge'>, number>> = { causes: 0.2, shrink: 0.1, artifacts: 0.05 };
+export const PHASE_SHARES: Readonly<Record<Exclude<Phase, 'record+judge'>, number>> = { causes: 0.2, shrink: 0.15, artifacts: 0.05 };
 /** Judging keeps at most this part of the budget free for the causes of the failures it finds last. */
 export const CAUSES_RESERVE = 0.1;
 
