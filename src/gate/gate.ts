@@ -265,9 +265,9 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
         ...(e ? { explain: e } : {}),
       };
     };
-    // A suite that judged no case yet is owed one input even when the budget is spent: the floor asks
-    // for it, and the overrun is one input's worth (states past a deadline are bounded by MAX_OVERRUN_MS).
-    const owed = (x: (typeof suites)[number]) => !x.done && x.row.cases === 0;
+    // A suite that judged no case yet is owed one input even when judging's share is spent (the floor
+    // asks for it): it may use the room kept for causes and artifacts, never start past the budget's end.
+    const owed = (x: (typeof suites)[number]) => !x.done && x.row.cases === 0 && !budget.expired();
     /** Judging's time left: the budget less what the causes of late failures and the artifacts keep (phases.ts). */
     const judgeLeft = () => phases.leftMs('record+judge');
     rounds: for (let round = 0; !daemonLost; round++) {

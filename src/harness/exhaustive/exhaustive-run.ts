@@ -235,6 +235,7 @@ export async function runExhaustive(daemon: DaemonHandle, target: Target, input:
 
     coverage.intervals = answer.intervals;
     coverage.statesCapped = answer.capped.states;
+    for (const state of answer.states) policyCoverage(coverage, state.id.policy).listed++;
 
     const ctx = { daemon, target, o, pool, timings, coverage, caseOf, onHarnessError: (state: CrashStateInfo) => { current ??= state; } };
     const { groups, results, outOfTime, firstFailing } = await recoverAndJudge(ctx, answer, recorded, { allFailures: o.allFailures, deadlineMs: o.deadlineMs });
