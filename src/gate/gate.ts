@@ -21,7 +21,7 @@ import { SCENARIOS } from '../../scenarios/index.js';
 import { crashInputArb, mutantInputArb, runCrashSuite } from '../../properties/crash-property.js';
 import type { ExternalDriver, Target, TargetRef } from '../harness/target.js';
 import { DEFAULT_TARGET, nodeCountOf, resolveTarget } from '../targets/index.js';
-import { Budget } from './budget.js';
+import { allowedOverrunMs, Budget } from './budget.js';
 import { formatPhases, Phases, type PhaseUse } from './phases.js';
 import type { ClusterCoverage } from './cluster-coverage.js';
 import { runClusterGate } from './cluster-gate.js';
@@ -266,8 +266,9 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
       };
     };
     // A suite that judged no case yet is owed one input even when judging's share is spent (the floor
-    // asks for it): it may use the room kept for causes and artifacts, never start past the budget's end.
-    const owed = (x: (typeof suites)[number]) => !x.done && x.row.cases === 0 && !budget.expired();
+    // asks for it): it may use the room kept for causes and artifacts, and start at most half the
+    // allowed overrun past the budget's end (scenarios that ran long), so one input's worth still fits.
+    const owed = (x: (typeof suites)[number]) => !x.done && x.row.cases === 0 && budget.elapsedMs() < o.timeBudgetMs + allowedOverrunMs(o.timeBudgetMs) / 2;
     /** Judging's time left: the budget less what the causes of late failures and the artifacts keep (phases.ts). */
     const judgeLeft = () => phases.leftMs('record+judge');
     rounds: for (let round = 0; !daemonLost; round++) {
