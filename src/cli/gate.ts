@@ -74,7 +74,7 @@ requests instead. Needs Linux with FUSE (/dev/fuse, Debian's fuse and libfuse2).
 
 Prints a live progress line on a terminal (plain lines every few seconds otherwise) and, at the
 end, a summary table with the coverage counts and the floor: what every suite must have reached
-(a case judged, a crash state or a landed cut under each policy, half the lose-unsynced crash
+(a case judged, a crash state or a landed cut under each policy, a quarter of the lose-unsynced crash
 states listed, a fault fired) for a pass, and each phase's share of the budget and time used.
 
 exit codes: ${GATE_EXIT.passed} nothing was violated and the floor was met, ${GATE_EXIT.violation} a violation was found,

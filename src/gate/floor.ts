@@ -49,11 +49,12 @@ export function statesUnder(policy: string): FloorRequirement {
 /**
  * Exhaustive mode: of the lose-unsynced crash states the caps listed (one per persistence interval:
  * the power going at each point where what is durable changes), at least this share judged. One
- * state per kind would let a gate pass having judged a sliver of what it listed; half is met in a
- * small budget by every suite that recovers a state once (the lose-unsynced states are judged first
- * past a deadline), and says a run that judged less saw too little of its own workload.
+ * state per kind would let a gate pass having judged a sliver of what it listed. Not half: a 30 s
+ * gate of the correct queue on a loaded 2-core machine judged 39 of 90 (43 %) in its weakest suite,
+ * so half would fail a correct queue for the machine's load; a quarter holds with margin and still
+ * fails a run that saw too little of its own workloads (docs/gate.md, "The floor").
  */
-export const LOSE_UNSYNCED_SHARE = 0.5;
+export const LOSE_UNSYNCED_SHARE = 0.25;
 
 /** Exhaustive mode: at least `share` of the lose-unsynced states listed judged (docs/gate.md, "The floor"). */
 export function shareOfLoseUnsynced(share = LOSE_UNSYNCED_SHARE): FloorRequirement {
@@ -62,7 +63,7 @@ export function shareOfLoseUnsynced(share = LOSE_UNSYNCED_SHARE): FloorRequireme
     what: 'lose-unsynced states judged of those listed',
     figure: (r) => r.coverage.policies['lose-unsynced']?.states ?? 0,
     min: (r) => Math.ceil(share * listed(r)),
-    of: { figure: listed, share: share === 0.5 ? 'half' : `${Math.round(share * 100)} %` },
+    of: { figure: listed, share: share === 0.5 ? 'half' : share === 0.25 ? 'a quarter' : `${Math.round(share * 100)} %` },
     raise: BUDGET,
   };
 }
@@ -95,7 +96,7 @@ export function checkFloor(rows: readonly { row: GateRow; floor: readonly FloorR
 export function formatFloor(checks: readonly FloorCheck[]): string {
   const unmet = checks.filter((c) => !c.met);
   const head = unmet.length === 0
-    ? `floor: met (${checks.length} requirements): every suite judged a case, and a crash state or a landed cut under each policy (and half the lose-unsynced states it listed, where it recovers each state once), a recovery cut or a fault where it cuts recoveries or injects faults; every scenario every cut and fault it asks for`
+    ? `floor: met (${checks.length} requirements): every suite judged a case, and a crash state or a landed cut under each policy (and a quarter of the lose-unsynced states it listed, where it recovers each state once), a recovery cut or a fault where it cuts recoveries or injects faults; every scenario every cut and fault it asks for`
     : `floor NOT met: ${unmet.length} of ${checks.length} requirements, so the gate checked too little to pass:`;
   const suites = [...new Set(checks.filter((c) => c.kind === 'suite').map((c) => c.row))].map((row) =>
     `  ${row}: ${checks.filter((c) => c.kind === 'suite' && c.row === row).map((c) => `${c.what} ${figureWords(c)}${c.met ? '' : ' (NOT met)'}`).join(', ')}`);

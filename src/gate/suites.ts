@@ -38,7 +38,7 @@ export function gateSuites(
   // The floor: every suite judges a case; crash states (exhaustive) or landed cuts (random) under
   // each policy used; a recovery cut landed where recoveries are cut; a fault fired where faults are injected.
   const floors = {
-    // and half the lose-unsynced states listed where each is recovered once (the recovery-cut suite
+    // and a quarter of the lose-unsynced states listed where each is recovered once (the recovery-cut suite
     // recovers each twice, on the mount: a second a state, so it asks for a recovery cut landed).
     states: [CASES_JUDGED, ...used.map(statesUnder), ...(used.includes('lose-unsynced') ? [shareOfLoseUnsynced()] : [])],
     cuts: [CASES_JUDGED, ...used.map(cutsLandedUnder)],
