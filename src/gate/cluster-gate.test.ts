@@ -48,6 +48,7 @@ describe(`powercut gate --target ${TARGET} (a cluster of three nodes)`, () => {
     const result = JSON.parse(await readFile(path.join(root, 'out/pass.json'), 'utf8'));
     const validate = await schema();
     expect(validate(result), JSON.stringify(validate.errors, null, 1)).toBe(true);
+    expect(result.overrunMs, `the gate ended ${result.overrunMs} ms past its 10 s budget`).toBeLessThanOrEqual(result.allowedOverrunMs);
     expect(result.cluster.kinds).toEqual(['coordinated', 'one', 'majority']);
     for (const kind of result.cluster.kinds) expect(result.cluster.perKind[kind].states, kind).toBeGreaterThan(0);
     expect(result.cluster.perNode.map((n: { requests: number }) => n.requests > 0)).toEqual([true, true, true]);
@@ -60,6 +61,7 @@ describe(`powercut gate --target ${TARGET} (a cluster of three nodes)`, () => {
     const r = await powercut(['gate', '--target', TARGET, '--nodes-cut', 'coordinated', '--time-budget', '14', '--seed', SEED, '--artifacts', 'arts-live', '--json', 'out/live.json']);
     expect(r.exitCode, r.stdout + r.stderr).toBe(0);
     const result = JSON.parse(await readFile(path.join(root, 'out/live.json'), 'utf8'));
+    expect(result.overrunMs, `the gate ended ${result.overrunMs} ms past its 14 s budget`).toBeLessThanOrEqual(result.allowedOverrunMs);
     expect(result.cluster.kinds).toEqual(['coordinated']);
     expect(result.cluster.perKind.coordinated.liveLanded).toBeGreaterThan(0);
     expect(result.cluster.perNode.every((n: { cutLive: number }) => n.cutLive > 0)).toBe(true);
