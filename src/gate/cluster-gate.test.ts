@@ -43,6 +43,7 @@ describe(`powercut gate --target ${TARGET} (a cluster of three nodes)`, () => {
     expect(r.stdout).toMatch(/^cluster: 3 nodes, --nodes-cut all-kinds \(coordinated, one, majority\)/m);
     expect(r.stdout).toMatch(/^ {2}per node: node 0 [1-9]\d* requests, .*; node 1 [1-9]\d* requests, .*; node 2 [1-9]\d* requests/m);
     expect(r.stdout).toMatch(/^floor: met \(9 requirements\)/m);
+    expect(r.stdout).toMatch(/^lose-unsynced states judged of those listed, per cut kind: coordinated \d+\/[1-9]\d*, one-node \d+\/[1-9]\d*, majority \d+\/[1-9]\d*$/m);
     expect(r.stdout).toContain('causes are not built for clusters');
     expect(existsSync(path.join(root, 'arts-pass'))).toBe(false);
     const result = JSON.parse(await readFile(path.join(root, 'out/pass.json'), 'utf8'));
