@@ -215,6 +215,8 @@ export interface SuiteOptions {
   causeKey?: string;
   /** Stop shrinking this long after the first failure (inputs then pass untried); the smallest failure so far is kept. */
   shrinkTimeLimitMs?: number;
+  /** Stop shrinking at this time (Date.now() ms; inputs then pass untried); the smallest failure so far is kept. */
+  shrinkEndsMs?: number;
 }
 
 export interface SuiteReport {
@@ -313,6 +315,7 @@ export async function runCrashSuite(daemon: DaemonHandle, arb: fc.Arbitrary<Cras
     // daemon in the background and may delete the artifact the report names.)
     if (o.timeLimitMs !== undefined && last === undefined && Date.now() - started > o.timeLimitMs) return;
     if (o.shrinkTimeLimitMs !== undefined && firstFailureMs !== undefined && Date.now() - started - firstFailureMs > o.shrinkTimeLimitMs) return;
+    if (o.shrinkEndsMs !== undefined && firstFailureMs !== undefined && Date.now() >= o.shrinkEndsMs) return;
     let verdict: InputVerdict;
     try {
       const allFailures = (o.allFailures ?? false) || o.signature !== undefined || o.causeKey !== undefined;

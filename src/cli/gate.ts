@@ -29,8 +29,9 @@ time budget is spent. By default each suite records generated workloads once and
 distinct crash state they can produce (exhaustive mode); --mode random cuts the power at random
 requests instead. Needs Linux with FUSE (/dev/fuse, Debian's fuse and libfuse2). See docs/gate.md.
 
-  --time-budget SECONDS  total time (default ${DEFAULT_TIME_BUDGET_S}); the scenarios always run in full, the
-                         suites use what is left
+  --time-budget SECONDS  total time (default ${DEFAULT_TIME_BUDGET_S}), held to 10 % (or 10 s) over; the
+                         scenarios always run in full, the suites use what is left; cause proofs,
+                         shrinking and artifacts each stop at their share (docs/gate.md)
   --seed N               base seed of the suites (default: random, printed); CI shards give each
                          job its own seed
   --target T             the queue under test: ${TARGET_NAMES.join(', ')} (default ${DEFAULT_TARGET})
@@ -77,7 +78,8 @@ requests instead. Needs Linux with FUSE (/dev/fuse, Debian's fuse and libfuse2).
 
 Prints a live progress line on a terminal (plain lines every few seconds otherwise) and, at the
 end, a summary table with the coverage counts and the floor: what every suite must have reached
-(a case judged, a crash state or a landed cut under each policy, a fault fired) for a pass.
+(a case judged, a crash state or a landed cut under each policy, a quarter of the lose-unsynced crash
+states listed, a fault fired) for a pass, and each phase's share of the budget and time used.
 
 exit codes: ${GATE_EXIT.passed} nothing was violated and the floor was met, ${GATE_EXIT.violation} a violation was found,
             ${GATE_EXIT.usage} usage error (also a --time-budget too small for a case of every suite),

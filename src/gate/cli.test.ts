@@ -111,6 +111,7 @@ describe('powercut gate', () => {
     // Sharded over a CI matrix: a second job's result (here the same run under another seed, which found
     // only the first cause) merges with it by cause into one summary, JSON, JUnit file and page.
     const shard = JSON.parse(await readFile(path.join(dir, 'out/shard-3.json'), 'utf8'));
+    expect(shard.overrunMs, `the gate ended ${shard.overrunMs} ms past its 40 s budget`).toBeLessThanOrEqual(shard.allowedOverrunMs);
     await writeFile(path.join(dir, 'out/shard-6.json'), JSON.stringify({ ...shard, seed: 6, failures: shard.failures.slice(0, 1) }));
     const m = await powercut(['merge', 'out/shard-3.json', 'out/shard-6.json', '--json', 'merged/result.json', '--junit', 'merged/junit.xml', '--report', 'merged/report'], dir);
     expect(m.exitCode, m.stdout + m.stderr).toBe(1);
@@ -133,13 +134,14 @@ describe('powercut gate', () => {
 
   it('on the correct queue exits 0, states its floor and meets it, writes no artifact, and its --json file follows the schema', async () => {
     const dir = await tmp();
-    const r = await powercut(['gate', '--time-budget', '20', '--seed', '4', '--artifacts', 'arts', '--json', 'out/result.json'], dir);
+    // 30 s: the scenarios take 9 s of it on an idle machine, and over 20 s on a loaded one.
+    const r = await powercut(['gate', '--time-budget', '30', '--seed', '4', '--artifacts', 'arts', '--json', 'out/result.json'], dir);
     expect(r.exitCode, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^total\s+\d+\s+0\s+0\s+.*pass$/m);
     expect(r.stdout).toMatch(/^coverage: \d+ cases, cuts landed \d+\/\d+/m);
     expect(r.stdout).toMatch(/^checked against: at-least-once; bounded replay \d+ to 1024 \(by settings\)/m);
     expect(r.stdout).toMatch(/^floor: met \(\d+ requirements\)/m);
-    expect(r.stdout).toMatch(/^ {2}atomic-file\/sync: cases judged [1-9]\d*, crash states under lose-unsynced [1-9]\d*, crash states under torn [1-9]\d*$/m);
+    expect(r.stdout).toMatch(/^ {2}atomic-file\/sync: cases judged [1-9]\d*, crash states under lose-unsynced [1-9]\d*, crash states under torn [1-9]\d*, lose-unsynced states judged of those listed \d+\/\d+$/m);
     expect(r.stdout).toContain('gate passed');
     expect(existsSync(path.join(dir, 'arts'))).toBe(false);
     const schema = JSON.parse(await readFile(path.join(REPO_ROOT, 'docs/gate-result.schema.json'), 'utf8'));
@@ -147,7 +149,10 @@ describe('powercut gate', () => {
     const result = JSON.parse(await readFile(path.join(dir, 'out/result.json'), 'utf8'));
     expect(validate(result), JSON.stringify(validate.errors, null, 1)).toBe(true);
     expect([result.seed, result.verdict, result.exitCode, result.floor.met]).toEqual([4, 'passed', 0, true]);
-    expect(result.overrunMs, `the gate ended ${result.overrunMs} ms past its 20 s budget`).toBeLessThanOrEqual(result.allowedOverrunMs);
+    expect(result.overrunMs, `the gate ended ${result.overrunMs} ms past its 30 s budget`).toBeLessThanOrEqual(result.allowedOverrunMs);
+    // Each phase's share and time used, in the summary and the result; judging half the lose-unsynced states listed.
+    expect(r.stdout).toMatch(/^phases: record\+judge \d+\.\d s, causes \d+\.\d s of 6\.0 s, shrink \d+\.\d s of 4\.5 s, artifacts \d+\.\d s of 1\.5 s \(budget 30\.0 s\)$/m);
+    expect(result.phases.map((p: { phase: string }) => p.phase)).toEqual(['record+judge', 'causes', 'shrink', 'artifacts']);
     expect(result.rows.map((row: { name: string }) => row.name)).toEqual(expect.arrayContaining(['atomic-file/sync', 'faults', 'cut-during-recovery']));
     expect(result.checkedAgainst[0].contract.seqScope).toBe('forever');
     // The schema is not vacuous: a file that breaks it is refused.
@@ -159,15 +164,16 @@ describe('powercut gate', () => {
     const dir = await tmp();
     // One crash state per recorded run: each run's lose-unsynced states only, never a torn one. (18 s
     // is the least budget the usage check takes, 3 s a suite: a suite still without a case when the
-    // scenarios have used it up is owed one input, so a short budget alone meets the floor.)
+    // scenarios have used it up is owed one input, started within half the allowed overrun; on a loaded
+    // machine, where the scenarios alone take 20 s, a suite may be left without a case, and says so.)
     const r = await powercut(['gate', '--time-budget', '18', '--seed', '4', '--max-states', '1', '--artifacts', 'arts', '--json', 'result.json', '--junit', 'junit.xml'], dir);
     expect(r.exitCode, r.stdout + r.stderr).toBe(4);
     expect(r.stdout).toMatch(/^floor NOT met: \d+ of \d+ requirements, so the gate checked too little to pass:$/m);
     expect(r.stdout).toMatch(/^ {2}NOT met: suite [a-z/-]+: crash states under torn 0, needs at least 1; raise --time-budget \(or --max-states, if it is below the number of policies\)$/m);
-    expect(r.stdout).not.toMatch(/cases judged 0/);
     expect(r.stdout).toContain('gate FAILED: no violation found, but the gate checked too little to pass');
     const result = JSON.parse(await readFile(path.join(dir, 'result.json'), 'utf8'));
     expect([result.verdict, result.exitCode, result.floor.met]).toEqual(['below-floor', 4, false]);
+    expect(result.overrunMs, `the gate ended ${result.overrunMs} ms past its 18 s budget`).toBeLessThanOrEqual(result.allowedOverrunMs);
     expect(await readFile(path.join(dir, 'junit.xml'), 'utf8')).toMatch(/<failure message="below the gate&apos;s floor: crash states under torn 0, needs at least 1; raise --time-budget \(or --max-states, if it is below the number of policies\)" type="below-floor">/);
     const small = await powercut(['gate', '--time-budget', '10']);
     expect(small.exitCode).toBe(2);

@@ -127,4 +127,13 @@ export function formatClusterFloor(checks: readonly FloorCheck[]): string {
   ].join('\n');
 }
 
+/**
+ * "lose-unsynced states judged of those listed, per cut kind: coordinated 12/40, one 5/310": how much
+ * of what each kind listed its rows judged (the single-disk floor asks a quarter; a cluster's is stated, not asked yet).
+ */
+export function judgedOfListed(rows: readonly GateRow[]): string {
+  const per = rows.map((r) => `${r.name.replace(/^cluster /, '')} ${r.coverage.policies['lose-unsynced']?.states ?? 0}/${r.coverage.policies['lose-unsynced']?.listed ?? 0}`);
+  return `lose-unsynced states judged of those listed, per cut kind: ${per.join(', ')}`;
+}
+
 export { KIND_ROW };

@@ -43,11 +43,13 @@ describe(`powercut gate --target ${TARGET} (a cluster of three nodes)`, () => {
     expect(r.stdout).toMatch(/^cluster: 3 nodes, --nodes-cut all-kinds \(coordinated, one, majority\)/m);
     expect(r.stdout).toMatch(/^ {2}per node: node 0 [1-9]\d* requests, .*; node 1 [1-9]\d* requests, .*; node 2 [1-9]\d* requests/m);
     expect(r.stdout).toMatch(/^floor: met \(9 requirements\)/m);
+    expect(r.stdout).toMatch(/^lose-unsynced states judged of those listed, per cut kind: coordinated \d+\/[1-9]\d*, one-node \d+\/[1-9]\d*, majority \d+\/[1-9]\d*$/m);
     expect(r.stdout).toContain('causes are not built for clusters');
     expect(existsSync(path.join(root, 'arts-pass'))).toBe(false);
     const result = JSON.parse(await readFile(path.join(root, 'out/pass.json'), 'utf8'));
     const validate = await schema();
     expect(validate(result), JSON.stringify(validate.errors, null, 1)).toBe(true);
+    expect(result.overrunMs, `the gate ended ${result.overrunMs} ms past its 10 s budget`).toBeLessThanOrEqual(result.allowedOverrunMs);
     expect(result.cluster.kinds).toEqual(['coordinated', 'one', 'majority']);
     for (const kind of result.cluster.kinds) expect(result.cluster.perKind[kind].states, kind).toBeGreaterThan(0);
     expect(result.cluster.perNode.map((n: { requests: number }) => n.requests > 0)).toEqual([true, true, true]);
@@ -60,6 +62,7 @@ describe(`powercut gate --target ${TARGET} (a cluster of three nodes)`, () => {
     const r = await powercut(['gate', '--target', TARGET, '--nodes-cut', 'coordinated', '--time-budget', '14', '--seed', SEED, '--artifacts', 'arts-live', '--json', 'out/live.json']);
     expect(r.exitCode, r.stdout + r.stderr).toBe(0);
     const result = JSON.parse(await readFile(path.join(root, 'out/live.json'), 'utf8'));
+    expect(result.overrunMs, `the gate ended ${result.overrunMs} ms past its 14 s budget`).toBeLessThanOrEqual(result.allowedOverrunMs);
     expect(result.cluster.kinds).toEqual(['coordinated']);
     expect(result.cluster.perKind.coordinated.liveLanded).toBeGreaterThan(0);
     expect(result.cluster.perNode.every((n: { cutLive: number }) => n.cutLive > 0)).toBe(true);

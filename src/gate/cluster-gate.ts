@@ -26,7 +26,7 @@ import { drawArtifactReport } from '../report/index.js';
 import { newRow, totals, type DistinctFailure, type GateRow } from '../report/gate-results.js';
 import { Budget } from './budget.js';
 import { judgeClusterState, recordCluster, type ClusterJudged, type ClusterRecording } from './cluster-cases.js';
-import { countCut, countRequests, emptyClusterCoverage, formatClusterCoverage, formatClusterFloor, kindFloor, type ClusterCoverage } from './cluster-coverage.js';
+import { countCut, countRequests, emptyClusterCoverage, formatClusterCoverage, formatClusterFloor, judgedOfListed, kindFloor, type ClusterCoverage } from './cluster-coverage.js';
 import { cutSizes, DEFAULT_NODES_CUT, KIND_ROW, kindOfCut, kindsAsked, seededRandom, spreadOrder, type CutKind } from './cluster-kinds.js';
 import { checkFloor, statesUnder, type FloorRequirement } from './floor.js';
 import { toJunitXml } from './junit.js';
@@ -295,6 +295,8 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
       const sliceEndsMs = Date.now() + Math.max(0, slice);
       // Each kind's states: its policies in turn, each policy's states in spread order.
       const byKind = asked.map((k) => interleave(policies.map((p) => spreadOrder(rec.states.filter((s) => s.id.policy === p && kindOfCut(asked, s.id.nodes, nodes) === k), random))));
+      // What each kind listed under lose-unsynced, for the summary's judged / listed per kind.
+      asked.forEach((k, j) => { policyCoverage(rows.get(k)!.coverage, 'lose-unsynced').listed += byKind[j].filter((x) => x.id.policy === 'lose-unsynced').length; });
       const longest = Math.max(0, ...byKind.map((x) => x.length));
       // The recording lives in the daemon that made it: after a failure of the tool (a fresh daemon) its states are gone.
       const recordedOn: TempDaemon = fixture;
@@ -335,6 +337,7 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
     formatSummaryTable(rowList, t, 'exhaustive'),
     formatClusterCoverage(cov),
     formatClusterFloor(floor),
+    judgedOfListed(rowList),
     ...(details ? ['', details] : []),
   ].join('\n');
   const exitCode = exitCodeOf(verdict);

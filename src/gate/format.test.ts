@@ -11,12 +11,12 @@ import { roundSeed } from './suites.js';
 import { emptyCoverage, type Coverage } from '../harness/coverage.js';
 
 const cov = (c: Partial<Coverage>): Coverage => ({ ...emptyCoverage(), ...c });
-const pass: GateRow = { name: 'torn-checkpoint-write', kind: 'scenario', cases: 1, coverage: cov({ cases: 1, cutsRequested: 1, cutsLanded: 1, tornPartialWrites: 1, policies: { torn: { states: 0, cuts: 1, landed: 1, intervalsChecked: 0 } } }), violations: 0, durationMs: 612, errors: [], capsHit: [] };
+const pass: GateRow = { name: 'torn-checkpoint-write', kind: 'scenario', cases: 1, coverage: cov({ cases: 1, cutsRequested: 1, cutsLanded: 1, tornPartialWrites: 1, policies: { torn: { states: 0, listed: 0, cuts: 1, landed: 1, intervalsChecked: 0 } } }), violations: 0, durationMs: 612, errors: [], capsHit: [] };
 const fail: GateRow = {
   name: 'atomic-file/sync',
   kind: 'suite',
   cases: 42,
-  coverage: cov({ cases: 42, intervals: 50, intervalsChecked: 40, policies: { 'lose-unsynced': { states: 30, cuts: 0, landed: 0, intervalsChecked: 50 }, torn: { states: 12, cuts: 0, landed: 0, intervalsChecked: 40 } }, states: 42, events: { rolls: 3, purges: 1 } }),
+  coverage: cov({ cases: 42, intervals: 50, intervalsChecked: 40, policies: { 'lose-unsynced': { states: 30, listed: 0, cuts: 0, landed: 0, intervalsChecked: 50 }, torn: { states: 12, listed: 0, cuts: 0, landed: 0, intervalsChecked: 40 } }, states: 42, events: { rolls: 3, purges: 1 } }),
   violations: 1,
   durationMs: 61_000,
   failure: { messages: ['at-least-once: seq 3 <lost> & "gone"'], seed: 17, path: '0:1', artifactDir: '/a/b', replay: 'node cli.js replay /a/b' },

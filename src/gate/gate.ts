@@ -10,7 +10,8 @@ import { explainCase } from '../harness/exhaustive/exhaustive-run.js';
 import type { CaseResult } from '../harness/crash-run.js';
 import { mergeTimeouts } from '../harness/driver-process.js';
 import { DriverWorkers } from '../harness/driver-workers.js';
-import { causeOfCase } from '../harness/cause/of-case.js';
+import { budgetRanOut, causeOfCase } from '../harness/cause/of-case.js';
+import { within } from '../harness/time-share.js';
 import { checkSwallowedError } from '../harness/cause/fault-counterfactual.js';
 import { EXPLAIN_BOUNDS, type ExplainOptions } from '../harness/exhaustive/explain.js';
 import { failureSignature } from '../harness/failure-signature.js';
@@ -20,7 +21,8 @@ import { SCENARIOS } from '../../scenarios/index.js';
 import { crashInputArb, mutantInputArb, runCrashSuite } from '../../properties/crash-property.js';
 import type { ExternalDriver, Target, TargetRef } from '../harness/target.js';
 import { DEFAULT_TARGET, nodeCountOf, resolveTarget } from '../targets/index.js';
-import { Budget } from './budget.js';
+import { allowedOverrunMs, Budget } from './budget.js';
+import { formatPhases, Phases, type PhaseUse } from './phases.js';
 import type { ClusterCoverage } from './cluster-coverage.js';
 import { runClusterGate } from './cluster-gate.js';
 import type { NodesCutChoice } from './cluster-kinds.js';
@@ -92,6 +94,8 @@ export interface GateReport {
   text: string;
   /** A cluster target's coverage per cut kind and per node (cluster-gate.ts). */
   cluster?: ClusterCoverage;
+  /** Each phase's share of the budget and the time it used (phases.ts). */
+  phases?: PhaseUse[];
 }
 
 export type GroupBy = 'cause' | 'signature';
@@ -103,8 +107,10 @@ export const MAX_ROUND_SLICE_MS = 30_000;
 export const MIN_SLICE_MS = 3_000;
 /** A suite whose tool keeps failing is given up after this many harness errors. */
 export const MAX_ERRORS_PER_SUITE = 3;
-/** Shrinking one new distinct failure takes at most this long, and all shrinking at most a quarter of the budget. */
+/** Shrinking one new distinct failure takes at most this long, and all shrinking at most the shrink phase's share. */
 export const MAX_SHRINK_MS = 8_000;
+/** Below this much of the shrink phase's share no shrinking starts (a shrink step records and judges an input). */
+export const MIN_SHRINK_MS = 1_000;
 
 /** The least budget the gate takes: one slice per suite, so each can judge a case (the scenarios run besides). */
 export function minimumBudgetMs(suiteCount: number): number {
@@ -118,6 +124,7 @@ export function scenariosOf(targetName: string): typeof SCENARIOS {
 
 export async function runGate(o: GateOptions): Promise<GateReport> {
   const budget = new Budget(o.timeBudgetMs);
+  const phases = new Phases(budget);
   const ref: TargetRef = o.driver ? { driver: o.driver } : { target: o.target ?? DEFAULT_TARGET };
   const target = resolveTarget(ref, o.settings);
   target.checkEnvironment?.();
@@ -132,11 +139,11 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
   const distinct = new Map<string, DistinctFailure>();
   const groupBy = o.groupBy ?? 'cause';
   const keyOf = (r: CaseResult) => (groupBy === 'cause' ? causeOfCase(r).key : failureSignature(r));
-  let shrinkingMs = 0;
   let inputs = 0;
   const steering = o.steering ?? new Steering(roundSeed(o.seed, -1, -1));
   /** Counts a failing case under its cause (or signature); a new one is kept (with its artifact), a known one only counted. */
-  const found = async (row: GateRow, result: CaseResult, shrunk?: { failure: CaseResult; seed?: number; path?: string }): Promise<void> => {
+  const found = (row: GateRow, result: CaseResult, shrunk?: { failure: CaseResult; seed?: number; path?: string }): Promise<void> => within(phases.share('artifacts'), () => keep(row, result, shrunk));
+  const keep = async (row: GateRow, result: CaseResult, shrunk?: { failure: CaseResult; seed?: number; path?: string }): Promise<void> => {
     const key = keyOf(result);
     const signature = failureSignature(result);
     const known = distinct.get(key);
@@ -178,12 +185,19 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
     if (groupBy !== 'cause' || result.cause || result.case.state) return true;
     const signature = failureSignature(result);
     const known = [...distinct.values()].find((f) => f.signatures.some((x) => x.signature === signature));
+    const fromCase = causeOfCase(result);
+    if (!known && phases.leftMs('causes') === 0) {
+      // No time left to explain it: unexplained, unless its cause is read off the case without a check (damage read at recovery, say).
+      if (fromCase.kind !== 'swallowed-error' && !fromCase.key.startsWith('not-searched ')) return true;
+      result.cause = budgetRanOut(result);
+      if (result.artifactDir) await writeCause(result.artifactDir, result.cause);
+      return true;
+    }
     try {
       // A fault's swallowed error, read off the case, holds only if the case without the fault passes.
-      const fromCase = causeOfCase(result);
-      const cause = known?.cause ?? (fromCase.kind === 'swallowed-error'
-        ? await checkSwallowedError(fixture.daemon, target, result, fromCase)
-        : await explainCase(fixture.daemon, target, result, explain(false)!, drivers));
+      const cause = known?.cause ?? await within(phases.share('causes'), async () => (fromCase.kind === 'swallowed-error'
+        ? checkSwallowedError(fixture.daemon, target, result, fromCase)
+        : (await explainCase(fixture.daemon, target, result, explain(false, 'causes')!, drivers)) ?? (phases.leftMs('causes') > 0 ? undefined : budgetRanOut(result))));
       if (!cause) return true;
       result.cause = cause;
       if (result.artifactDir) await writeCause(result.artifactDir, cause);
@@ -196,8 +210,9 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
   };
   /** Causes whose reach was checked in this run's detection (once each; the shrunk case is checked again). Every named cause is proven on its own run. */
   const reaching = new Set<string>();
-  const explain = (always: boolean): ExplainOptions | undefined => (groupBy !== 'cause' ? undefined : {
+  const explain = (always: boolean, phase: 'causes' | 'shrink'): ExplainOptions | undefined => (groupBy !== 'cause' ? undefined : {
     ...EXPLAIN_BOUNDS,
+    share: phases.share(phase),
     checkReach: (c) => always || (c.kind !== 'not-isolated' && !distinct.has(c.key) && !reaching.has(c.key) && Boolean(reaching.add(c.key))),
   });
   /** Serving drivers kept alive for the whole run: a driver process start costs tens of milliseconds. */
@@ -242,35 +257,39 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
     }));
     rows.push(...suites.map((s) => s.row));
     for (const s of suites) floors.set(s.row, s.suite.floor);
-    const exhaustiveOptions = (deadlineMs: number, recoveryCuts: boolean, shrinkMs?: number) => {
-      const e = withinBudget(explain(shrinkMs !== undefined), Math.min(budget.leftMs(), 4 * (shrinkMs ?? Infinity)));
+    const exhaustiveOptions = (deadlineMs: number, recoveryCuts: boolean, shrinking = false) => {
+      // Explaining takes the causes phase's share (a shrink's explaining, the shrink phase's).
+      const e = explain(shrinking, shrinking ? 'shrink' : 'causes');
       return {
-        recoveryCuts, deadlineMs, driverWorkers: drivers, ...(o.policies ? { policies: o.policies } : {}), ...(o.caps ? { caps: { ...DEFAULT_STATE_CAPS, ...o.caps } } : {}),
+        recoveryCuts, deadlineMs, driverWorkers: drivers, artifacts: phases.share('artifacts'), ...(o.policies ? { policies: o.policies } : {}), ...(o.caps ? { caps: { ...DEFAULT_STATE_CAPS, ...o.caps } } : {}),
         ...(e ? { explain: e } : {}),
       };
     };
-    // A suite that judged no case yet is owed one input even when the budget is spent: the floor asks
-    // for it, and the overrun is one input's worth (states past a deadline are bounded by MAX_OVERRUN_MS).
-    const owed = (x: (typeof suites)[number]) => !x.done && x.row.cases === 0;
+    // A suite that judged no case yet is owed one input even when judging's share is spent (the floor
+    // asks for it): it may use the room kept for causes and artifacts, and start at most half the
+    // allowed overrun past the budget's end (scenarios that ran long), so one input's worth still fits.
+    const owed = (x: (typeof suites)[number]) => !x.done && x.row.cases === 0 && budget.elapsedMs() < o.timeBudgetMs + allowedOverrunMs(o.timeBudgetMs) / 2;
+    /** Judging's time left: the budget less what the causes of late failures and the artifacts keep (phases.ts). */
+    const judgeLeft = () => phases.leftMs('record+judge');
     rounds: for (let round = 0; !daemonLost; round++) {
       const active = suites.filter((s) => !s.done);
-      if (active.length === 0 || (budget.leftMs() < MIN_SLICE_MS && !active.some(owed))) break;
+      if (active.length === 0 || (judgeLeft() < MIN_SLICE_MS && !active.some(owed))) break;
       // Each round (and each seed, i.e. each CI shard) starts at another suite: short budgets spread over all of them.
       const first = (((o.seed + round) % active.length) + active.length) % active.length;
       active.push(...active.splice(0, first));
       for (const s of active) {
-        if (budget.leftMs() < MIN_SLICE_MS && !owed(s)) continue;
+        if (judgeLeft() < MIN_SLICE_MS && !owed(s)) continue;
         // An equal share of what is left, at least one input's worth: short budgets still reach every suite in turn.
-        const sliceMs = Math.max(MIN_SLICE_MS, Math.min(MAX_ROUND_SLICE_MS, budget.leftMs() / active.length));
+        const sliceMs = Math.max(MIN_SLICE_MS, Math.min(MAX_ROUND_SLICE_MS, judgeLeft() / active.length));
         phase = `suite ${s.suite.name}, round ${round + 1}`;
         // Each other suite that judged no case yet keeps a slice: one slow input never starves the floor
         // of the others; when the budget cannot hold a slice each, they share what is left.
         const waiting = suites.filter((x) => x !== s && owed(x)).length;
-        const turnMs = Math.max(Math.min(sliceMs, budget.leftMs() - MIN_SLICE_MS * waiting), Math.min(MIN_SLICE_MS, budget.leftMs() / (waiting + 1)));
+        const turnMs = Math.max(Math.min(sliceMs, judgeLeft() - MIN_SLICE_MS * waiting), Math.min(MIN_SLICE_MS, judgeLeft() / (waiting + 1)));
         const turnEndsMs = Date.now() + turnMs;
         // One input per fast-check run, each run to completion: fast-check's own time limit abandons a
         // running property, whose crash case would then race the next one on the shared daemon.
-        for (let tried = 0; !s.done && ((Date.now() < turnEndsMs && budget.leftMs() >= MIN_SLICE_MS) || (owed(s) && tried === 0)); tried++) {
+        for (let tried = 0; !s.done && ((Date.now() < turnEndsMs && judgeLeft() >= MIN_SLICE_MS) || (owed(s) && tried === 0)); tried++) {
           const seed = roundSeed(o.seed, s.index, s.chunks++);
           const base = o.generation === 'plain' ? undefined : steering.pick(s.index);
           const arb = base ? mutantInputArb(base, s.suite.options) : s.arb;
@@ -282,7 +301,7 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
             endOnFailure: true,
             allFailures: !o.stopOnFirst,
             artifactRoot: o.artifactRoot,
-            exhaustive: exhaustiveOptions(Math.min(turnEndsMs, Date.now() + budget.leftMs()), s.suite.recoveryCuts ?? false),
+            exhaustive: exhaustiveOptions(Math.min(turnEndsMs, phases.deadlineMs('record+judge')), s.suite.recoveryCuts ?? false),
           });
           for (const t of report.tried) steering.observe(s.index, t.input, t.features);
           s.row.cases += report.cases;
@@ -317,17 +336,18 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
           for (const failure of [report.failure, ...report.otherFailures]) {
             const key = keyOf(failure);
             let shrunk: { failure: CaseResult; seed?: number; path?: string } | undefined;
-            const shrinkMs = Math.min(MAX_SHRINK_MS, o.timeBudgetMs / 4 - shrinkingMs, budget.leftMs() / 4);
-            if (!distinct.has(key) && shrinkMs >= MIN_SLICE_MS) {
-              // A new failure: shrink it (bounded), keeping its cause (or signature), so its artifact is small.
+            const shrinkMs = Math.min(MAX_SHRINK_MS, phases.leftMs('shrink'));
+            if (!distinct.has(key) && shrinkMs >= MIN_SHRINK_MS) {
+              // A new failure: shrink it within the shrink phase's share, keeping its cause (or signature),
+              // so its artifact is small; when the share ends, the smallest failing case so far is kept.
               phase = `shrinking ${key}`;
-              const small = await runCrashSuite(fixture.daemon, arb, {
+              const shrinkEndsMs = Date.now() + shrinkMs;
+              const small = await within(phases.share('shrink'), () => runCrashSuite(fixture.daemon, arb, {
                 // Exhaustive mode explains every case it keeps, so it can shrink by cause; a random cut by its signature.
-                numRuns: 1, seed, ...(groupBy === 'cause' && mode === 'exhaustive' ? { causeKey: key } : { signature: failureSignature(failure) }), artifactRoot: o.artifactRoot, shrinkTimeLimitMs: shrinkMs,
-                exhaustive: exhaustiveOptions(Infinity, s.suite.recoveryCuts ?? false, shrinkMs),
-              });
+                numRuns: 1, seed, ...(groupBy === 'cause' && mode === 'exhaustive' ? { causeKey: key } : { signature: failureSignature(failure) }), artifactRoot: o.artifactRoot, shrinkEndsMs,
+                exhaustive: exhaustiveOptions(shrinkEndsMs, s.suite.recoveryCuts ?? false, true),
+              }));
               s.row.durationMs += small.durationMs;
-              shrinkingMs += small.durationMs;
               if (small.failure) shrunk = { failure: small.failure, seed: small.seed, ...(small.path !== undefined ? { path: small.path } : {}) };
               for (const f of small.otherFailures) if (f.artifactDir) await rm(f.artifactDir, { recursive: true, force: true });
             }
@@ -352,24 +372,18 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
   const floor = checkFloor(rows.map((row) => ({ row, floor: floors.get(row) ?? [] })));
   const verdict: GateVerdict = t.violations > 0 ? 'violation' : t.errors > 0 ? 'tool-failed' : floor.some((c) => !c.met) ? 'below-floor' : 'passed';
   const steered = { inputs: steering.steered, of: inputs };
-  const text = formatGateText(rows, failures, floor, mode, steered, durationMs);
   if (o.junitFile) {
-    await mkdir(path.dirname(path.resolve(o.junitFile)), { recursive: true });
-    await writeFile(o.junitFile, toJunitXml(rows, durationMs, failures, floor));
+    const junitFile = o.junitFile;
+    await within(phases.share('artifacts'), async () => {
+      await mkdir(path.dirname(path.resolve(junitFile)), { recursive: true });
+      await writeFile(junitFile, toJunitXml(rows, durationMs, failures, floor));
+    });
   }
+  const uses = phases.uses();
+  const text = `${formatGateText(rows, failures, floor, mode, steered, durationMs)}\n${formatPhases(uses, o.timeBudgetMs)}`;
   return {
-    rows, failures, steered, durationMs, passed: verdict === 'passed', violations: t.violations, harnessErrors: t.errors, floor, verdict, exitCode: exitCodeOf(verdict), text,
+    rows, failures, steered, durationMs, passed: verdict === 'passed', violations: t.violations, harnessErrors: t.errors, floor, verdict, exitCode: exitCodeOf(verdict), text, phases: uses,
   };
-}
-
-/**
- * Explaining a run takes at most a quarter of the budget left (at least 3 s): searches, proofs and
- * reach checks start no later, and the rest of the budget keeps looking for other failures.
- */
-export function withinBudget(e: ExplainOptions | undefined, leftMs: number): ExplainOptions | undefined {
-  if (!e) return undefined;
-  const runMs = Math.min(e.runMs, Math.max(3_000, leftMs / 4));
-  return { ...e, runMs, proofMs: Math.min(e.proofMs, runMs), bound: { ...e.bound, maxMs: Math.min(e.bound.maxMs, runMs) } };
 }
 
 /** How many nodes the target runs with the variant's and the forced settings (1: a single disk). */

@@ -4,7 +4,7 @@
 import { coverageProperties } from '../harness/coverage.js';
 import { replayWithMode, totals, type DistinctFailure, type GateRow } from '../report/gate-results.js';
 import { causeFacts } from '../harness/cause/cause.js';
-import type { FloorCheck } from './floor.js';
+import { figureWords, needsWords, type FloorCheck } from './floor.js';
 
 /** Escapes text for XML attributes and content; drops characters XML 1.0 cannot carry. */
 export function xmlEscape(text: string): string {
@@ -25,7 +25,7 @@ function testcase(r: GateRow, classname: string, unmet: readonly FloorCheck[]): 
   const inner: string[] = [properties(r.coverage, '      ', [['violations', r.violations], ['harnessErrors', r.errors.length]])];
   // Checked too little to pass: a failure of its own kind, so CI shows the row red with the reason.
   if (unmet.length > 0) {
-    const why = unmet.map((c) => `${c.what} ${c.figure}, needs ${c.min === 1 ? 'at least 1' : `all ${c.min}`}; ${c.raise}`);
+    const why = unmet.map((c) => `${c.what} ${figureWords(c)}, needs ${needsWords(c)}; ${c.raise}`);
     inner.push(`      <failure message="${xmlEscape(`below the gate's floor: ${why[0]}`)}" type="below-floor">${xmlEscape(why.join('\n'))}</failure>`);
   }
   for (const e of r.errors) inner.push(`      <error message="${xmlEscape(e.split('\n')[0])}" type="harness-error">${xmlEscape(e)}</error>`);

@@ -13,6 +13,7 @@ import type { FloorCheck } from './floor.js';
 import type { ClusterCoverage } from './cluster-coverage.js';
 import type { NodesCutChoice } from './cluster-kinds.js';
 import type { GateReport } from './gate.js';
+import type { PhaseUse } from './phases.js';
 
 /** Bumped when a field changes meaning or goes away (new fields keep it). */
 export const GATE_RESULT_SCHEMA = 'powercut-gate-result/1';
@@ -44,6 +45,8 @@ export interface GateResultJson {
   /** How long past its time budget the gate ended (0: within it), and how long it may (budget.ts). */
   overrunMs?: number;
   allowedOverrunMs?: number;
+  /** Each phase's share of the budget and the time it used (phases.ts). */
+  phases?: PhaseUse[];
   /** The contracts the cases were judged against, in words and as declared, with their case counts. */
   checkedAgainst: { contract: Contract; description: string; cases: number }[];
   coverage: Coverage;
@@ -67,6 +70,7 @@ export function gateResultJson(report: GateReport, seed: number, options: GateRe
     // What the budget promised, checked: a test asserts overrunMs <= allowedOverrunMs.
     overrunMs: Math.max(0, report.durationMs - options.timeBudgetMs),
     allowedOverrunMs: allowedOverrunMs(options.timeBudgetMs),
+    ...(report.phases ? { phases: report.phases.map((p) => ({ ...p, shareMs: Math.round(p.shareMs), usedMs: Math.round(p.usedMs) })) } : {}),
     checkedAgainst: Object.entries(t.coverage.contracts).map(([key, cases]) => {
       const contract = JSON.parse(key) as Contract;
       return { contract, description: describeContract(contract), cases };

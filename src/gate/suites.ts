@@ -3,7 +3,7 @@
 // second cut during recovery, and the fault suite (faults change the run, so they are cut at random);
 // in random mode the random-cut suites.
 import { DEFAULT_STATE_POLICIES, type StatePolicy } from '../../fusefs/crash-states.js';
-import { CASES_JUDGED, cutsLandedUnder, FAULTS_FIRED, RECOVERY_CUTS_LANDED, statesUnder, type FloorRequirement } from './floor.js';
+import { CASES_JUDGED, cutsLandedUnder, FAULTS_FIRED, RECOVERY_CUTS_LANDED, shareOfLoseUnsynced, statesUnder, type FloorRequirement } from './floor.js';
 import type { CrashInputOptions } from '../../properties/crash-property.js';
 import type { Target, TargetRef } from '../harness/target.js';
 
@@ -38,7 +38,9 @@ export function gateSuites(
   // The floor: every suite judges a case; crash states (exhaustive) or landed cuts (random) under
   // each policy used; a recovery cut landed where recoveries are cut; a fault fired where faults are injected.
   const floors = {
-    states: [CASES_JUDGED, ...used.map(statesUnder)],
+    // and a quarter of the lose-unsynced states listed where each is recovered once (the recovery-cut suite
+    // recovers each twice, on the mount: a second a state, so it asks for a recovery cut landed).
+    states: [CASES_JUDGED, ...used.map(statesUnder), ...(used.includes('lose-unsynced') ? [shareOfLoseUnsynced()] : [])],
     cuts: [CASES_JUDGED, ...used.map(cutsLandedUnder)],
     recovery: [CASES_JUDGED, RECOVERY_CUTS_LANDED],
     faults: [CASES_JUDGED, FAULTS_FIRED],

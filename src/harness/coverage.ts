@@ -13,6 +13,8 @@ export const TIME_BUDGET_CAP = 'time budget';
 export interface PolicyCoverage {
   /** Exhaustive mode: crash states judged under it. */
   states: number;
+  /** Exhaustive mode: crash states the caps listed under it (the gate's floor asks a share of the lose-unsynced ones judged). */
+  listed: number;
   /** Power cuts made under it (random cuts, recovery cuts), and those that froze at their request. */
   cuts: number;
   landed: number;
@@ -77,7 +79,7 @@ export function emptyCoverage(): Coverage {
 
 /** The counts of `policy` in `c`, made if none yet (to add to). */
 export function policyCoverage(c: Coverage, policy: string): PolicyCoverage {
-  return (c.policies[policy] ??= { states: 0, cuts: 0, landed: 0, intervalsChecked: 0 });
+  return (c.policies[policy] ??= { states: 0, listed: 0, cuts: 0, landed: 0, intervalsChecked: 0 });
 }
 
 /** Counts one case judged against `contract` (from the hello line of its first run, if it printed one). */
@@ -96,7 +98,8 @@ export function addCoverage(a: Coverage, b: Coverage): Coverage {
   for (const key of COUNTED_RECORDS) for (const [name, n] of Object.entries(b[key])) a[key][name] = (a[key][name] ?? 0) + n;
   for (const [policy, p] of Object.entries(b.policies)) {
     const into = policyCoverage(a, policy);
-    for (const k of Object.keys(into) as (keyof PolicyCoverage)[]) into[k] += p[k];
+    // A figure a shard's older result lacks counts nothing.
+    for (const k of Object.keys(into) as (keyof PolicyCoverage)[]) into[k] += p[k] ?? 0;
   }
   return a;
 }

@@ -13,7 +13,7 @@ import { writeGateReport } from './load.js';
 const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures');
 
 function row(name: string, over: Partial<GateRow> = {}): GateRow {
-  return { name, kind: 'suite', cases: 120, coverage: { ...emptyCoverage(), cases: 120, intervals: 30, intervalsChecked: 28, policies: { 'lose-unsynced': { states: 30, cuts: 0, landed: 0, intervalsChecked: 30 }, torn: { states: 90, cuts: 0, landed: 0, intervalsChecked: 28 } }, states: 120, statesCapped: 4, events: { rolls: 3 } }, violations: 0, durationMs: 60_000, errors: [], capsHit: [], ...over };
+  return { name, kind: 'suite', cases: 120, coverage: { ...emptyCoverage(), cases: 120, intervals: 30, intervalsChecked: 28, policies: { 'lose-unsynced': { states: 30, listed: 0, cuts: 0, landed: 0, intervalsChecked: 30 }, torn: { states: 90, listed: 0, cuts: 0, landed: 0, intervalsChecked: 28 } }, states: 120, statesCapped: 4, events: { rolls: 3 } }, violations: 0, durationMs: 60_000, errors: [], capsHit: [], ...over };
 }
 
 function report(rows: GateRow[]): GateReportInput {

@@ -14,6 +14,15 @@ const NO_SEARCH = { probes: 0, ms: 0, bound: { maxProbes: 0, maxMs: 0 }, boundRe
 /** The key of every failure that needs a second cut during recovery: one group, whatever cut it. */
 export const SECOND_CUT_KEY = 'not-isolated second-cut';
 
+/** Why a failure has no cause when the budget for explaining it ended first, in the words the summary shows. */
+export const BUDGET_RAN_OUT = 'unexplained: the budget ran out before its cause was proven';
+
+/** A failing case the budget left no time to explain: unexplained, grouped by its signature (never given an unproven cause). */
+export function budgetRanOut(result: FailedCase): Cause {
+  const signature = failureSignature(result);
+  return { kind: 'not-isolated', key: `unexplained ${signature}`, title: `unexplained: ${signature}`, fix: BUDGET_RAN_OUT, evidence: [], search: NO_SEARCH };
+}
+
 /**
  * What proves a swallowed error, in words: the queue reported no error at all in the run whose
  * request failed (fail-loudly), or, with no error line before it, a line of that run confirmed as

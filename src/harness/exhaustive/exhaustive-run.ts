@@ -30,6 +30,7 @@ import type { CrashPoint } from '../../../fusefs/protocol.js';
 import type { Cause } from '../cause/cause.js';
 import { explainRun, type ExplainOptions, type RunVerdicts } from './explain.js';
 import { intervalHolding, recoverAndJudge, verdictsOf, type Recorded } from './judge-states.js';
+import { within, type TimeShare } from '../time-share.js';
 
 
 export interface ExhaustiveOptions {
@@ -78,6 +79,8 @@ export interface ExhaustiveOptions {
    * is marked before that fsync completes, and a crash state between the two shows it.
    */
   fsyncHolds?: FsyncHoldSchedule | null;
+  /** Writing a failing state's artifact is counted to this share of the caller's budget (the gate's artifacts phase). */
+  artifacts?: TimeShare;
 }
 
 /** Half the fsyncs of a recorded run are held this many ms unless told otherwise: longer than a FUSE fsync takes, short enough to cost little. */
@@ -232,6 +235,7 @@ export async function runExhaustive(daemon: DaemonHandle, target: Target, input:
 
     coverage.intervals = answer.intervals;
     coverage.statesCapped = answer.capped.states;
+    for (const state of answer.states) policyCoverage(coverage, state.id.policy).listed++;
 
     const ctx = { daemon, target, o, pool, timings, coverage, caseOf, onHarnessError: (state: CrashStateInfo) => { current ??= state; } };
     const { groups, results, outOfTime, firstFailing } = await recoverAndJudge(ctx, answer, recorded, { allFailures: o.allFailures, deadlineMs: o.deadlineMs });
@@ -382,7 +386,9 @@ export async function explainCase(daemon: DaemonHandle, target: Target, failedCa
   };
   const checks = new Set(failed.filter((v) => !v.hang).map((v) => v.check));
   const same = (vs: readonly Violation[]) => vs.some((v) => !v.hang && checks.has(v.check));
-  const common: Partial<ExhaustiveOptions> = { explain, writeArtifacts: false, allFailures: true, firstFailureThat: same, ...(driverWorkers ? { driverWorkers } : {}) };
+  // Judged within the explainer's budget too: a recording judged past it would be explained by nothing.
+  const deadlineMs = explain.share?.deadlineMs() ?? Infinity;
+  const common: Partial<ExhaustiveOptions> = { explain, writeArtifacts: false, allFailures: true, firstFailureThat: same, deadlineMs, ...(driverWorkers ? { driverWorkers } : {}) };
   if (!c.state) {
     // A random cut, or a fault run's power going after the workload.
     const r = await runExhaustive(daemon, target, input, { ...common, onlyCut: { ...(c.cut ? { point: c.cut } : {}), policy: c.policy === 'torn' ? 'torn' : 'lose-unsynced' }, fsyncHolds: null, policies: c.policy === 'torn' ? ['lose-unsynced', 'torn'] : ['lose-unsynced'] });
@@ -391,6 +397,7 @@ export async function explainCase(daemon: DaemonHandle, target: Target, failedCa
   const state: Partial<ExhaustiveOptions> = { fsyncHolds: c.fsyncHolds ?? null, policies: [c.state!.policy], recoveryCuts: c.recoveryCut !== undefined, ...(c.stateCaps ? { caps: c.stateCaps } : {}) };
   const exact = await runExhaustive(daemon, target, input, { ...common, ...state, onlyState: c.state! });
   if (exact.failure) return exact.failure.cause;
+  if (Date.now() >= deadlineMs) return undefined;
   // A concurrent run may record another interleaving, where that state is gone or passes: the first
   // state of the new recording, under the same policy, that fails the same checks stands for it.
   const any = await runExhaustive(daemon, target, input, { ...common, ...state });
@@ -430,6 +437,10 @@ function failureResult(c: CrashCase, recorded: Recorded, runs: RunRecord[], stde
 /** The artifact of a failing state, with the image the state leaves (what recovery started from). */
 async function saveFailure(daemon: DaemonHandle, targetName: string, o: ExhaustiveOptions, result: CaseResult): Promise<CaseResult> {
   if (!o.writeArtifacts) return result;
+  return within(o.artifacts, () => writeFailure(daemon, targetName, o, result));
+}
+
+async function writeFailure(daemon: DaemonHandle, targetName: string, o: ExhaustiveOptions, result: CaseResult): Promise<CaseResult> {
   const imagesDir = await mkdtemp(path.join(os.tmpdir(), 'powercut-state-images-'));
   try {
     await daemon.client.stateImage(result.case.state!, path.join(imagesDir, 'cut-0-after-crash'));

@@ -10,10 +10,11 @@ import type { CrashStateInfo, ProbeUnit, StateCaps, StatesAnswer } from '../../.
 import { describeState } from '../../../fusefs/model/policies/index.js';
 import { coverStates, isLogicError } from '../cause/attribute.js';
 import { DEFAULT_SEARCH_BOUND, proofHolds, reachWords, type Cause, type CauseProof, type CauseReach, type SearchBound } from '../cause/cause.js';
-import { SECOND_CUT_KEY } from '../cause/of-case.js';
+import { BUDGET_RAN_OUT, SECOND_CUT_KEY } from '../cause/of-case.js';
 import { searchCause, type ProbeFn } from '../cause/search.js';
 import { judge, type Violation } from '../oracle.js';
 import { pathPattern } from '../path-pattern.js';
+import type { TimeShare } from '../time-share.js';
 import { fixedRun, type FixedRun } from './fixed-run.js';
 import { recordRecovery } from './recovery-recording.js';
 import { historyOf, recoverAndJudge, verdictsOf, type JudgeContext, type JudgedState, type Recorded } from './judge-states.js';
@@ -31,6 +32,12 @@ export interface ExplainOptions {
   maxSearches: number;
   /** Caps of the proofs' enumerations. */
   caps: StateCaps;
+  /**
+   * The caller's share of its time budget (the gate's causes phase): no search, proof or check starts
+   * past its deadline, each is bounded by it, and a cause whose proof it cut short is not named
+   * (the failure is unexplained: the budget ran out). Its time is counted to it.
+   */
+  share?: TimeShare;
 }
 
 /** The bounds the gate and `powercut explain` search, prove and reach within. */
@@ -99,9 +106,23 @@ function probeOf(ctx: JudgeContext, recorded: Recorded, state: CrashStateInfo): 
  * each proven on the recording; a greedy cover picks among the proven ones.
  */
 export async function explainRun(judging: JudgeContext, recorded: Recorded, failing: readonly JudgedState[], o: ExplainOptions, run: RunVerdicts): Promise<Attribution> {
+  const leave = o.share?.enter();
+  try {
+    return await explainRunWithin(judging, recorded, failing, o, run);
+  } finally {
+    leave?.();
+  }
+}
+
+async function explainRunWithin(judging: JudgeContext, recorded: Recorded, failing: readonly JudgedState[], o: ExplainOptions, run: RunVerdicts): Promise<Attribution> {
   const ctx = withoutRecoveryCuts(judging);
-  const deadline = Date.now() + o.runMs;
+  /** The caller's budget: past it nothing starts, and a proof it cut short names nothing. */
+  const budgetEnd = o.share?.deadlineMs() ?? Infinity;
+  const deadline = Math.min(Date.now() + o.runMs, budgetEnd);
   const timeLeft = () => Date.now() < deadline;
+  const budgetSpent = () => Date.now() >= budgetEnd;
+  /** A search bound that ends with the budget. */
+  const boundNow = (): SearchBound => ({ ...o.bound, maxMs: Math.max(0, Math.min(o.bound.maxMs, budgetEnd - Date.now())) });
   const candidates: { cause: Cause; cures: Set<number> }[] = [];
   /** Why each searched state got no cause of its own (its candidate's proof failed, or the search found none). */
   const rejected = new Map<number, string[]>();
@@ -129,17 +150,22 @@ export async function explainRun(judging: JudgeContext, recorded: Recorded, fail
     const f = failing[i];
     const probe = probeOf(ctx, recorded, f.state);
     const started = Date.now();
-    const cause = await searchState(ctx, judging, recorded, f, probe, o.bound);
+    const cause = await searchState(ctx, judging, recorded, f, probe, boundNow());
     spent.set(i, { probes: cause.search.probes, ms: Date.now() - started });
     if (cause.kind === 'not-isolated') {
-      rejected.set(i, [cause.fix, ...cause.evidence]);
+      rejected.set(i, cause.search.boundReached && budgetSpent() ? [BUDGET_RAN_OUT, cause.fix, ...cause.evidence] : [cause.fix, ...cause.evidence]);
       if (cause.key === SECOND_CUT_KEY) secondCut.add(i);
       return;
     }
     if (cause.step) {
-      const proven = await proveFix(ctx, recorded, cause, i, failing, await baseVerdicts(), o, run, deadline);
+      const proven = await proveFix(ctx, recorded, cause, i, failing, await baseVerdicts(), o, run, deadline, budgetEnd);
       if (!proven) {
         rejected.set(i, [`candidate "${cause.title}": its fix could not be applied to the recording`]);
+        return;
+      }
+      if (proven.cutShort) {
+        // Never an unproven cause: a proof the budget cut short names nothing.
+        rejected.set(i, [BUDGET_RAN_OUT, `candidate "${cause.title}" (${cause.fix}): its proof was cut short by the budget after ${proven.proof.states} states`]);
         return;
       }
       cause.proof = proven.proof;
@@ -199,7 +225,7 @@ export async function explainRun(judging: JudgeContext, recorded: Recorded, fail
   // A failure that needs its cut during recovery: the first one's recovery recorded, and searched and proven as a run's.
   const needsSecondCut = [...secondCut].find((i) => !covered().has(i));
   if (needsSecondCut !== undefined && timeLeft()) {
-    const found = await explainRecoveryCut(ctx, judging, recorded, failing[needsSecondCut], o, deadline);
+    const found = await explainRecoveryCut(ctx, judging, recorded, failing[needsSecondCut], o, deadline, boundNow());
     if ('cause' in found) {
       secondCut.delete(needsSecondCut);
       addCandidate(found.cause, new Set([needsSecondCut]));
@@ -210,7 +236,7 @@ export async function explainRun(judging: JudgeContext, recorded: Recorded, fail
   const causes: Attribution['causes'] = [];
   for (const { candidate, states } of cover.chosen) {
     const cause: Cause = { ...candidate.cause, failingStates: { count: states.length, of: failing.length } };
-    if (o.checkReach(cause)) cause.reach = await reachOf(ctx, recorded, cause, states.map((i) => failing[i]), o);
+    if (o.checkReach(cause) && timeLeft()) cause.reach = await reachOf(ctx, recorded, cause, states.map((i) => failing[i]), o, deadline);
     causes.push({ cause, states });
   }
   // The rest, by signature, with what the search showed about them.
@@ -222,13 +248,15 @@ export async function explainRun(judging: JudgeContext, recorded: Recorded, fail
   const unexplained = [...bySignature].map(([signature, states]) => {
     const why = [...new Set(states.flatMap((i) => rejected.get(i) ?? []))];
     const notSearched = states.filter((i) => !searched.has(i)).length;
-    const bounded = notSearched > 0 ? [`${notSearched} of these ${states.length} states were not searched: the run's bound of ${o.maxSearches} searches or ${o.runMs / 1000} s was reached`] : [];
+    const bounded = notSearched === 0 ? [] : budgetSpent()
+      ? [BUDGET_RAN_OUT, `${notSearched} of these ${states.length} states were not searched`]
+      : [`${notSearched} of these ${states.length} states were not searched: the run's bound of ${o.maxSearches} searches or ${o.runMs / 1000} s was reached`];
     const secondCutGroup = signature === SECOND_CUT_KEY;
     const cost = states.reduce((n, i) => ({ probes: n.probes + (spent.get(i)?.probes ?? 0), ms: n.ms + (spent.get(i)?.ms ?? 0) }), { probes: 0, ms: 0 });
     const cause: Cause = {
       kind: 'not-isolated', key: secondCutGroup ? SECOND_CUT_KEY : `unexplained ${signature}`,
       title: secondCutGroup ? 'cause not isolated: the failure needs the cut during recovery' : `unexplained: ${signature}`,
-      fix: `no proven cause: ${why[0] ?? bounded[0] ?? 'no candidate was found'}`,
+      fix: why.includes(BUDGET_RAN_OUT) || bounded[0] === BUDGET_RAN_OUT ? BUDGET_RAN_OUT : `no proven cause: ${why[0] ?? bounded[0] ?? 'no candidate was found'}`,
       evidence: [...why, ...bounded], search: { ...cost, bound: o.bound, boundReached: notSearched > 0 },
       failingStates: { count: states.length, of: failing.length },
     };
@@ -260,7 +288,7 @@ async function searchState(ctx: JudgeContext, judging: JudgeContext, recorded: R
  * own (recovery-recording.ts), the state its cut left searched, and a fix proven on that recording's
  * states with the same rule as a run's. Its words say the step is the recovery's.
  */
-async function explainRecoveryCut(ctx: JudgeContext, judging: JudgeContext, recorded: Recorded, f: JudgedState, o: ExplainOptions, deadline: number): Promise<{ cause: Cause } | { why: string }> {
+async function explainRecoveryCut(ctx: JudgeContext, judging: JudgeContext, recorded: Recorded, f: JudgedState, o: ExplainOptions, deadline: number, bound: SearchBound): Promise<{ cause: Cause } | { why: string }> {
   const cut = judging.caseOf(f.state).recoveryCut;
   if (!cut) throw new Error(`invariant: crash state ${describeState(f.state.id)} needs a cut during recovery but its case has none`);
   if (cut.policy !== 'lose-unsynced') return { why: `the cut during its recovery lost what the ${cut.policy} policy loses; only a lose-unsynced cut's recovery is recorded and searched` };
@@ -276,12 +304,13 @@ async function explainRecoveryCut(ctx: JudgeContext, judging: JudgeContext, reco
     const base = verdictsOf(await judgeUntil(Math.min(deadline, Date.now() + o.proofMs)));
     const ownKey = JSON.stringify(own.state.id);
     const failingThere = [own, ...base.filter((v) => failed(v.violations) && JSON.stringify(v.state.id) !== ownKey)];
-    const cause = await searchState(rr.ctx, rr.ctx, rr.recorded, own, probeOf(rr.ctx, rr.recorded, own.state), o.bound);
+    const cause = await searchState(rr.ctx, rr.ctx, rr.recorded, own, probeOf(rr.ctx, rr.recorded, own.state), bound);
     if (cause.kind === 'not-isolated') return { why: `in its recovery: ${cause.fix}` };
     if (cause.step) {
       const signatureOf = (s: CrashStateInfo, vs: Violation[]) => `${[...checksOf(vs)].sort().join(',')}, after request ${s.id.afterOp - rr.placedOps} of the recovery`;
-      const proven = await proveFix(rr.ctx, rr.recorded, cause, 0, failingThere, base, o, { answer: rr.answer, judged: base, signatureOf }, deadline);
+      const proven = await proveFix(rr.ctx, rr.recorded, cause, 0, failingThere, base, o, { answer: rr.answer, judged: base, signatureOf }, deadline, deadline);
       if (!proven) return { why: `in its recovery: candidate "${cause.title}": its fix could not be applied to the recording` };
+      if (proven.cutShort) return { why: `in its recovery: candidate "${cause.title}": its proof was cut short by the time bound` };
       // Of this run it explains the one state whose recovery was recorded: its own state must be cured.
       if (!proofHolds(proven.proof) || !proven.proof.curesOwnState) {
         const why = proven.proof.curesOwnState ? proofWordsShort(proven.proof) : `with ${proven.proof.step}, the state it was found on still fails`;
@@ -312,7 +341,7 @@ async function explainRecoveryCut(ctx: JudgeContext, judging: JudgeContext, reco
  * The fix cures a failing state when its counterpart passes; it breaks one that passed when its
  * counterpart fails.
  */
-async function proveFix(ctx: JudgeContext, recorded: Recorded, cause: Cause, own: number, failing: readonly JudgedState[], base: readonly JudgedState[], o: ExplainOptions, run: RunVerdicts, deadline: number): Promise<{ proof: CauseProof; cures: Set<number> } | undefined> {
+async function proveFix(ctx: JudgeContext, recorded: Recorded, cause: Cause, own: number, failing: readonly JudgedState[], base: readonly JudgedState[], o: ExplainOptions, run: RunVerdicts, deadline: number, budgetEnd: number): Promise<{ proof: CauseProof; cures: Set<number>; cutShort: boolean } | undefined> {
   const fix = fixedRun(recorded, cause);
   if (!fix) return undefined;
   const started = Date.now();
@@ -341,8 +370,8 @@ async function proveFix(ctx: JudgeContext, recorded: Recorded, cause: Cause, own
   const held = new Set(verdicts.map((v) => fixedKey(v.state)));
   const missing = [own, ...failing.keys()].filter((i, k, all) => all.indexOf(i) === k && failing[i].state.id.policy === 'lose-unsynced' && !held.has(runKey(failing[i].state)));
   const cutsOf = (is: readonly number[]) => is.flatMap((i) => fix.fixedOpsOf(failing[i].state.id.afterOp).map((afterOp) => ({ id: { afterOp, policy: 'lose-unsynced' as const }, interval: failing[i].state.interval, hash: `fixed-cut-${afterOp}` })));
-  // The own state's cuts are always judged; the others while the run's time lasts.
-  for (const [is, deadlineMs] of [[missing.filter((i) => i === own), Infinity], [missing.filter((i) => i !== own), deadline]] as const) {
+  // The own state's cuts are judged while the budget lasts; the others while the run's time lasts.
+  for (const [is, deadlineMs] of [[missing.filter((i) => i === own), budgetEnd], [missing.filter((i) => i !== own), deadline]] as const) {
     if (is.length > 0) verdicts.push(...verdictsOf(await recoverAndJudge(ctx, { ...answer, states: cutsOf(is) }, fix.recorded, { allFailures: true, deadlineMs, ...extras })));
   }
   const counterpart = new Map<string, JudgedState>();
@@ -361,7 +390,7 @@ async function proveFix(ctx: JudgeContext, recorded: Recorded, cause: Cause, own
     const c = key !== undefined ? counterpart.get(key) : undefined;
     let passes: boolean | undefined;
     if (c) passes = !failed(c.violations);
-    else if (key === undefined && (i === own || Date.now() < deadline)) passes = await passesWithFix(ctx, recorded, fix, f);
+    else if (key === undefined && Date.now() < (i === own ? budgetEnd : deadline)) passes = await passesWithFix(ctx, recorded, fix, f);
     if (passes === undefined) continue;
     compared++;
     if (passes) cures.add(i);
@@ -372,6 +401,8 @@ async function proveFix(ctx: JudgeContext, recorded: Recorded, cause: Cause, own
   for (const [key, v] of counterpart) if (runPassed.has(key) && failed(v.violations)) broken++;
   return {
     cures,
+    // The budget ended while proving: what it would have judged next may be the state the fix breaks.
+    cutShort: Date.now() >= budgetEnd,
     proof: {
       step: fix.words, failing: compared, cured: cures.size, curesOwnState: cures.has(own), broken, exposed: [...exposed],
       states: verdicts.length, capped: judged.outOfTime || answer.capped.states > 0, stillFailing: [...stillFailing], ms: Date.now() - started,
@@ -465,7 +496,7 @@ async function explainsToo(ctx: JudgeContext, recorded: Recorded, cause: Cause, 
  * that fails the same checks and, for a persistence cause, passes once the cause's unit is made
  * durable. "Not on ext4" only when every journaled state of those cuts was judged and passed.
  */
-async function reachOf(ctx: JudgeContext, recorded: Recorded, cause: Cause, explained: readonly JudgedState[], o: ExplainOptions): Promise<CauseReach> {
+async function reachOf(ctx: JudgeContext, recorded: Recorded, cause: Cause, explained: readonly JudgedState[], o: ExplainOptions, deadline: number): Promise<CauseReach> {
   const started = Date.now();
   const reach = (journaled: boolean, complete: boolean, why: string, statesChecked: number): CauseReach => ({ journaled, complete, words: reachWords(journaled, complete), why, statesChecked, ms: Date.now() - started });
   const journaledOne = explained.find((f) => f.state.id.policy === 'journaled');
@@ -473,7 +504,7 @@ async function reachOf(ctx: JudgeContext, recorded: Recorded, cause: Cause, expl
   const checks = new Set(explained.flatMap((f) => [...checksOf(f.violations)]));
   const intervals = [...new Set(explained.map((f) => f.state.interval))].sort((a, b) => a - b);
   const answer = await ctx.daemon.client.states(['journaled'], REACH_CAPS, undefined, intervals);
-  const judged = await recoverAndJudge(ctx, answer, recorded, { allFailures: true, deadlineMs: Date.now() + o.proofMs });
+  const judged = await recoverAndJudge(ctx, answer, recorded, { allFailures: true, deadlineMs: Math.min(deadline, Date.now() + o.proofMs) });
   let statesChecked = 0;
   let tried = 0;
   for (const v of verdictsOf(judged)) {

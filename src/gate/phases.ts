@@ -1,0 +1,104 @@
+// The gate's phases and their shares of the time budget (pure, clock injected like Budget):
+// recording and judging crash states, proving the causes of failures, shrinking them, writing
+// artifacts. Phases nest (a run explains its failures while it is judged; a shrink explains its
+// inputs): time is counted to the innermost phase entered. Each phase but record+judge may use its
+// share at most; record+judge uses what is left, less the room kept for the causes of what it finds
+// last and for the artifacts, so every phase stops with what it has and the gate ends on time.
+import type { TimeShare } from '../harness/time-share.js';
+import { formatDuration, type Budget, type Clock } from './budget.js';
+
+export const PHASES = ['record+judge', 'causes', 'shrink', 'artifacts'] as const;
+export type Phase = (typeof PHASES)[number];
+
+/**
+ * Each phase's share of the budget: record+judge takes the rest (0.6). Causes get a fifth (a search
+ * and a proof take seconds each); shrinking 15 % (its first steps are the ones that shrink most);
+ * artifacts a twentieth (writing a case and its image takes well under a second).
+ */
+export const PHASE_SHARES: Readonly<Record<Exclude<Phase, 'record+judge'>, number>> = { causes: 0.2, shrink: 0.15, artifacts: 0.05 };
+/** Judging keeps at most this part of the budget free for the causes of the failures it finds last. */
+export const CAUSES_RESERVE = 0.1;
+
+/** One phase's share and its time used, for the summary and the JSON result. */
+export interface PhaseUse {
+  phase: Phase;
+  /** Its share of the budget (record+judge: what the others leave). */
+  shareMs: number;
+  usedMs: number;
+}
+
+export class Phases {
+  private readonly usedMs: Record<Phase, number> = { 'record+judge': 0, causes: 0, shrink: 0, artifacts: 0 };
+  /** Phases entered and not left, innermost last; the bottom one is always record+judge. */
+  private readonly stack: Phase[] = ['record+judge'];
+  private sinceMs: number;
+  constructor(
+    private readonly budget: Budget,
+    private readonly now: Clock = Date.now,
+  ) {
+    this.sinceMs = now();
+  }
+
+  /** The share of the budget a phase may use. */
+  shareMs(phase: Phase): number {
+    if (phase === 'record+judge') return this.budget.totalMs * (1 - PHASE_SHARES.causes - PHASE_SHARES.shrink - PHASE_SHARES.artifacts);
+    return this.budget.totalMs * PHASE_SHARES[phase];
+  }
+
+  /** Time counted to a phase so far (the running one included). */
+  used(phase: Phase): number {
+    return this.usedMs[phase] + (this.stack[this.stack.length - 1] === phase ? this.now() - this.sinceMs : 0);
+  }
+
+  /** How long a phase may still run from now. */
+  leftMs(phase: Phase): number {
+    const artifactsLeft = Math.max(0, this.shareMs('artifacts') - this.used('artifacts'));
+    const budgetLeft = this.budget.leftMs();
+    if (phase === 'artifacts') return budgetLeft;
+    // The others leave the artifacts' share unspent; judging also leaves room for the causes of what it finds last.
+    const causesRoom = Math.min(Math.max(0, this.shareMs('causes') - this.used('causes')), CAUSES_RESERVE * this.budget.totalMs);
+    const free = Math.max(0, budgetLeft - artifactsLeft);
+    if (phase === 'record+judge') return Math.max(0, free - causesRoom);
+    return Math.max(0, Math.min(free, this.shareMs(phase) - this.used(phase)));
+  }
+
+  deadlineMs(phase: Phase): number {
+    return this.now() + this.leftMs(phase);
+  }
+
+  /** Counts the time from now to `phase`, until the returned function is called (calls nest). */
+  enter(phase: Phase): () => void {
+    this.charge();
+    this.stack.push(phase);
+    let left = false;
+    return () => {
+      if (left) return;
+      left = true;
+      this.charge();
+      const at = this.stack.lastIndexOf(phase);
+      if (at > 0) this.stack.splice(at, 1);
+    };
+  }
+
+  /** A phase as a share handed down (harness/time-share.ts). */
+  share(phase: Phase): TimeShare {
+    return { deadlineMs: () => this.deadlineMs(phase), enter: () => this.enter(phase) };
+  }
+
+  /** Each phase's share and time used, in the order of PHASES. */
+  uses(): PhaseUse[] {
+    return PHASES.map((phase) => ({ phase, shareMs: this.shareMs(phase), usedMs: this.used(phase) }));
+  }
+
+  private charge(): void {
+    const t = this.now();
+    this.usedMs[this.stack[this.stack.length - 1]] += t - this.sinceMs;
+    this.sinceMs = t;
+  }
+}
+
+/** "phases: record+judge 31.2 s, causes 6.1 s of 9.0 s, shrink 3.0 s of 4.5 s, artifacts 0.8 s of 2.3 s (budget 45.0 s)". */
+export function formatPhases(uses: readonly PhaseUse[], budgetMs: number): string {
+  const parts = uses.map((u) => `${u.phase} ${formatDuration(u.usedMs)}${u.phase === 'record+judge' ? '' : ` of ${formatDuration(u.shareMs)}`}`);
+  return `phases: ${parts.join(', ')} (budget ${formatDuration(budgetMs)})`;
+}
