@@ -6,14 +6,12 @@
 // (`explain` refuses it, saying why; `merge` takes the gate's --json).
 // Only what is deterministic is asserted: a re-recording of three concurrent nodes is a sample.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execa } from 'execa';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { distPath, REPO_ROOT } from '../../src/harness/dist-path.js';
+import { REPO_ROOT } from '../../src/harness/dist-path.js';
+import { cliSandbox } from '../../src/cli/testing.js';
 
-const cli = distPath('src/cli.js');
 const DRIVER = `python3 ${path.join(REPO_ROOT, 'examples/cluster-driver/driver.py')}`;
 const BAD_FLAG = '--ack-before-fsync';
 // A fixed seed: the same workloads every run (its first writes four events, each confirmed before any node's fsync with the flag).
@@ -23,19 +21,13 @@ const SEED = '1';
 const BUDGET_S = '20';
 
 let root: string;
-/** The commands' temporary folders (their mounts among them) go under this test's, so only this file's mounts count. */
-let commandTmp: string;
+let sandbox: Awaited<ReturnType<typeof cliSandbox>>;
 beforeAll(async () => {
-  root = await mkdtemp(path.join(os.tmpdir(), 'powercut-cluster-driver-test-'));
-  commandTmp = path.join(root, 'tmp');
-  await mkdir(commandTmp);
+  sandbox = await cliSandbox('powercut-cluster-driver-test-');
+  root = sandbox.root;
 });
-afterAll(async () => {
-  const left = (await readFile('/proc/mounts', 'utf8')).split('\n').filter((l) => l.includes(commandTmp));
-  await rm(root, { recursive: true, force: true });
-  expect(left, 'mounts left behind').toEqual([]);
-});
-const powercut = (args: string[]) => execa(process.execPath, [cli, ...args], { reject: false, timeout: 120_000, forceKillAfterDelay: 10_000, env: { TMPDIR: commandTmp }, cwd: root });
+afterAll(async () => expect(await sandbox.remove(), 'mounts left behind').toEqual([]));
+const powercut = (args: string[], cwd?: string) => sandbox.run(args, cwd);
 
 describe('examples/cluster-driver: gate --driver CMD --nodes 3', () => {
   it('passes the correct replicated log with every cut kind, offline and live, and says so in --json', async () => {

@@ -9,31 +9,23 @@
 // order (found by the cluster gate at this seed).
 const SEED = '31';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execa } from 'execa';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Ajv } from 'ajv';
-import { distPath, REPO_ROOT } from '../harness/dist-path.js';
+import { REPO_ROOT } from '../harness/dist-path.js';
+import { cliSandbox } from '../cli/testing.js';
 import { variantsProvenBy } from '../../properties/variant-proofs.js';
 
-const cli = distPath('src/cli.js');
 const TARGET = 'replicated-queue';
 let root: string;
-/** The commands' temporary folders (their mounts among them) go under this test's, so only this file's mounts count. */
-let commandTmp: string;
+let sandbox: Awaited<ReturnType<typeof cliSandbox>>;
 beforeAll(async () => {
-  root = await mkdtemp(path.join(os.tmpdir(), 'powercut-cluster-gate-test-'));
-  commandTmp = path.join(root, 'tmp');
-  await mkdir(commandTmp);
+  sandbox = await cliSandbox('powercut-cluster-gate-test-');
+  root = sandbox.root;
 });
-afterAll(async () => {
-  const left = (await readFile('/proc/mounts', 'utf8')).split('\n').filter((l) => l.includes(commandTmp));
-  await rm(root, { recursive: true, force: true });
-  expect(left, 'mounts left behind').toEqual([]);
-});
-const powercut = (args: string[], cwd = root) => execa(process.execPath, [cli, ...args], { reject: false, timeout: 120_000, env: { TMPDIR: commandTmp }, cwd });
+afterAll(async () => expect(await sandbox.remove(), 'mounts left behind').toEqual([]));
+const powercut = (args: string[], cwd?: string) => sandbox.run(args, cwd);
 const schema = async () => new Ajv({ allErrors: true, strict: true }).compile(JSON.parse(await readFile(path.join(REPO_ROOT, 'docs/gate-result.schema.json'), 'utf8')));
 
 describe(`powercut gate --target ${TARGET} (a cluster of three nodes)`, () => {
