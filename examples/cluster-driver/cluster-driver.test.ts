@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { REPO_ROOT } from '../../src/harness/dist-path.js';
-import { cliSandbox } from '../../src/cli/testing.js';
+import { budgetBroken, cliSandbox } from '../../src/cli/testing.js';
 
 const DRIVER = `python3 ${path.join(REPO_ROOT, 'examples/cluster-driver/driver.py')}`;
 const BAD_FLAG = '--ack-before-fsync';
@@ -33,6 +33,7 @@ describe('examples/cluster-driver: gate --driver CMD --nodes 3', () => {
   it('passes the correct replicated log with every cut kind, offline and live, and says so in --json', async () => {
     const r = await powercut(['gate', '--driver', DRIVER, '--nodes', '3', '--time-budget', BUDGET_S, '--seed', SEED, '--artifacts', 'arts-pass', '--json', 'out/pass.json']);
     expect(r.exitCode, r.stdout + r.stderr).toBe(0);
+    expect(budgetBroken(r.stdout)).toBeUndefined();
     expect(r.stdout).toContain(`target external (the driver '${DRIVER}' (in ${root}), a cluster of 3 nodes)`);
     expect(r.stdout).toMatch(/^cluster: 3 nodes, --nodes-cut all-kinds \(coordinated, one, majority\)/m);
     expect(existsSync(path.join(root, 'arts-pass'))).toBe(false);
@@ -51,6 +52,7 @@ describe('examples/cluster-driver: gate --driver CMD --nodes 3', () => {
     const bad = `${DRIVER} ${BAD_FLAG}`;
     const r = await powercut(['gate', '--driver', bad, '--nodes', '3', '--nodes-cut', 'coordinated', '--live-cuts', '0', '--time-budget', BUDGET_S, '--seed', SEED, '--artifacts', 'arts-bad']);
     expect(r.exitCode, r.stdout + r.stderr).toBe(1);
+    expect(budgetBroken(r.stdout)).toBeUndefined();
     expect(r.stdout).toMatch(/^1\. at-least-once.* after a coordinated crash state/m);
     const [artifact, ...more] = await readdir(path.join(root, 'arts-bad'));
     expect(more).toEqual([]);

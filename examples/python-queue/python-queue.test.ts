@@ -9,6 +9,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { distPath, REPO_ROOT } from '../../src/harness/dist-path.js';
+import { budgetBroken } from '../../src/cli/testing.js';
 
 const cli = distPath('src/cli.js');
 const DRIVER = 'python3 examples/python-queue/driver.py';
@@ -65,6 +66,7 @@ describe('examples/python-queue', () => {
     // the test: a failure of the correct queue is a finding to replay, not a folder to delete.
     const r = await powercut(dir, ['gate', '--driver', DRIVER, '--time-budget', String(PASS_BUDGET_S), '--seed', String(SEED)]);
     expect(r.exitCode, r.stdout + r.stderr).toBe(0);
+    expect(budgetBroken(r.stdout)).toBeUndefined();
     expect(r.stdout).toMatch(/^suite faults\s+[1-9]\d*\s+0\s+0\s+.*pass$/m);
     expect(r.stdout).toMatch(/^suite driver\s+[1-9]\d*\s+0\s+0\s+.*pass$/m);
     expect(r.stdout).toMatch(/^total\s+[1-9]\d*\s+0\s+0\s+.*pass$/m);
@@ -77,6 +79,7 @@ describe('examples/python-queue', () => {
     const dir = await tmp();
     const r = await powercut(dir, ['gate', '--driver', `${DRIVER} ${PREALLOCATE}`, '--time-budget', String(PREALLOC_BUDGET_S), '--seed', String(SEED)]);
     expect(r.exitCode, r.stdout + r.stderr).toBe(0);
+    expect(budgetBroken(r.stdout)).toBeUndefined();
     // The recording saw the preallocation, and every suite met its floor.
     expect(r.stdout).toMatch(/features reached .*truncate \/data/);
     expect(r.stdout).toMatch(/^floor: met/m);
@@ -87,6 +90,7 @@ describe('examples/python-queue', () => {
     const dir = await tmp();
     const r = await powercut(dir, ['gate', '--driver', `${DRIVER} ${BAD_FLAG}`, '--time-budget', String(CATCH_BUDGET_S), '--seed', String(SEED), '--stop-on-first', '--artifacts', path.join(dir, 'arts')]);
     expect(r.exitCode, r.stdout + r.stderr).toBe(1);
+    expect(budgetBroken(r.stdout)).toBeUndefined();
     // The old ack file came back: seqs whose acks were confirmed durable are delivered again.
     expect(r.stdout).toMatch(/bounded-replay: run \d+ \([a-z, ]+\) delivered seqs [\d, ]+ again after a power cut although their acks were confirmed durable/);
     expect(r.stdout).toContain('gate FAILED');
@@ -115,12 +119,14 @@ describe('examples/python-queue', () => {
       const dir = await tmp();
       const declared = await powercut(dir, ['gate', '--driver', JOBS, '--time-budget', String(PASS_BUDGET_S), '--seed', String(SEED)]);
       expect(declared.exitCode, declared.stdout + declared.stderr).toBe(0);
+      expect(budgetBroken(declared.stdout)).toBeUndefined();
       expect(declared.stdout).toContain('checked against: at-least-once; bounded replay 1 (out-of-order acks durable); holes allowed among unconfirmed writes; seqs unique per session; delivered in any order');
       expect(declared.stdout).toMatch(/^floor: met/m);
       // The same queue judged as a log: the clean restarts, the holes and the order it never promised are what fail,
       // and each message names the declaration (so the declared run above did meet those cases).
       const defaults = await powercut(dir, ['gate', '--driver', `${JOBS} --declare-defaults`, '--time-budget', String(DEFAULTS_BUDGET_S), '--seed', String(SEED), '--group-by', 'signature', '--artifacts', path.join(dir, 'arts')]);
       expect(defaults.exitCode, defaults.stdout + defaults.stderr).toBe(1);
+      expect(budgetBroken(defaults.stdout)).toBeUndefined();
       const found = [...defaults.stdout.matchAll(/^\d+\. ([a-z-]+), /gm)].map((m) => m[1]);
       expect(found).toEqual(expect.arrayContaining(['monotonic-seqs', 'order']));
       for (const check of found) expect(['monotonic-seqs', 'order', 'at-least-once'], defaults.stdout).toContain(check);

@@ -25,3 +25,10 @@ export async function cliSandbox(prefix: string) {
     },
   };
 }
+
+/** How a gate broke its time budget, from its summary's `time:` line (undefined when the budget held). */
+export function budgetBroken(stdout: string): string | undefined {
+  const line = stdout.split('\n').find((l) => l.startsWith('time: '));
+  if (line === undefined) return 'the gate printed no "time:" line';
+  return line.includes('the budget did NOT hold') ? line : undefined;
+}

@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Ajv } from 'ajv';
 import { distPath, REPO_ROOT } from '../harness/dist-path.js';
+import { budgetBroken } from '../cli/testing.js';
 import { SCENARIOS } from '../../scenarios/index.js';
 
 const cli = distPath('src/cli.js');
@@ -32,6 +33,7 @@ describe('powercut gate', () => {
     const dir = await tmp();
     const r = await powercut(['gate', '--time-budget', '20', '--seed', '3', '--variant', 'fsync-error-ignored', '--stop-on-first', '--artifacts', 'arts', '--junit', 'out/junit.xml', '--report', 'out/report'], dir);
     expect(r.exitCode, r.stderr).toBe(1);
+    expect(budgetBroken(r.stdout)).toBeUndefined();
     expect(r.stdout).toMatch(/^fsync-eio-then-retry\s+1\s+\d+\s+0\s+[\d.]+ s\s+FAIL$/m);
     expect(r.stdout).toMatch(/^total\s+\d+\s+[1-9]\d*\s+0\s+.*FAIL$/m);
     expect(r.stdout).toMatch(/^coverage: \d+ cases, cuts landed \d+\/\d+/m);
@@ -57,6 +59,7 @@ describe('powercut gate', () => {
     const dir = await tmp();
     const r = await powercut(['gate', '--time-budget', '40', '--seed', '3', '--variant', 'purge-and-ack-early', '--policy', 'lose-unsynced', '--artifacts', 'arts', '--junit', 'out/junit.xml', '--report', 'out/report', '--json', 'out/shard-3.json'], dir);
     expect(r.exitCode, r.stderr).toBe(1);
+    expect(budgetBroken(r.stdout)).toBeUndefined();
     const listed = [...r.stdout.matchAll(/^(\d+)\. (.+): (\d+) failing cases?(?: \(\d+ signatures?\))?, found by (.+)$/gm)];
     // ack-returns-early: an ack confirmed before its checkpoint was durable; purge-before-checkpoint: a page's deletion made
     // durable too early, named where its fix (the directory fsync moved after the checkpoint) is proven on the run that
@@ -137,6 +140,7 @@ describe('powercut gate', () => {
     // 30 s: the scenarios take 9 s of it on an idle machine, and over 20 s on a loaded one.
     const r = await powercut(['gate', '--time-budget', '30', '--seed', '4', '--artifacts', 'arts', '--json', 'out/result.json'], dir);
     expect(r.exitCode, r.stdout + r.stderr).toBe(0);
+    expect(budgetBroken(r.stdout)).toBeUndefined();
     expect(r.stdout).toMatch(/^total\s+\d+\s+0\s+0\s+.*pass$/m);
     expect(r.stdout).toMatch(/^coverage: \d+ cases, cuts landed \d+\/\d+/m);
     expect(r.stdout).toMatch(/^checked against: at-least-once; bounded replay \d+ to 1024 \(by settings\)/m);
@@ -168,6 +172,7 @@ describe('powercut gate', () => {
     // machine, where the scenarios alone take 20 s, a suite may be left without a case, and says so.)
     const r = await powercut(['gate', '--time-budget', '18', '--seed', '4', '--max-states', '1', '--artifacts', 'arts', '--json', 'result.json', '--junit', 'junit.xml'], dir);
     expect(r.exitCode, r.stdout + r.stderr).toBe(4);
+    expect(budgetBroken(r.stdout)).toBeUndefined();
     expect(r.stdout).toMatch(/^floor NOT met: \d+ of \d+ requirements, so the gate checked too little to pass:$/m);
     expect(r.stdout).toMatch(/^ {2}NOT met: suite [a-z/-]+: crash states under torn 0, needs at least 1; raise --time-budget \(or --max-states, if it is below the number of policies\)$/m);
     expect(r.stdout).toContain('gate FAILED: no violation found, but the gate checked too little to pass');

@@ -14,7 +14,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Ajv } from 'ajv';
 import { REPO_ROOT } from '../harness/dist-path.js';
-import { cliSandbox } from '../cli/testing.js';
+import { budgetBroken, cliSandbox } from '../cli/testing.js';
 import { variantsProvenBy } from '../../properties/variant-proofs.js';
 
 const TARGET = 'replicated-queue';
@@ -32,6 +32,7 @@ describe(`powercut gate --target ${TARGET} (a cluster of three nodes)`, () => {
   it('passes on the correct queue with coverage per cut kind and per node, in the summary and in --json (lose-unsynced and torn states)', async () => {
     const r = await powercut(['gate', '--target', TARGET, '--time-budget', '10', '--seed', SEED, '--live-cuts', '0', '--policy', 'lose-unsynced,torn', '--artifacts', 'arts-pass', '--json', 'out/pass.json']);
     expect(r.exitCode, r.stdout + r.stderr).toBe(0);
+    expect(budgetBroken(r.stdout)).toBeUndefined();
     expect(r.stdout).toMatch(/^cluster: 3 nodes, --nodes-cut all-kinds \(coordinated, one, majority\)/m);
     expect(r.stdout).toMatch(/^ {2}per node: node 0 [1-9]\d* requests, .*; node 1 [1-9]\d* requests, .*; node 2 [1-9]\d* requests/m);
     expect(r.stdout).toMatch(/^floor: met \(9 requirements\)/m);
@@ -53,6 +54,7 @@ describe(`powercut gate --target ${TARGET} (a cluster of three nodes)`, () => {
   it('--nodes-cut coordinated also cuts live runs at seeded requests, and passes', async () => {
     const r = await powercut(['gate', '--target', TARGET, '--nodes-cut', 'coordinated', '--time-budget', '14', '--seed', SEED, '--artifacts', 'arts-live', '--json', 'out/live.json']);
     expect(r.exitCode, r.stdout + r.stderr).toBe(0);
+    expect(budgetBroken(r.stdout)).toBeUndefined();
     const result = JSON.parse(await readFile(path.join(root, 'out/live.json'), 'utf8'));
     expect(result.overrunMs, `the gate ended ${result.overrunMs} ms past its 14 s budget`).toBeLessThanOrEqual(result.allowedOverrunMs);
     expect(result.cluster.kinds).toEqual(['coordinated']);
@@ -65,6 +67,7 @@ describe(`powercut gate --target ${TARGET} (a cluster of three nodes)`, () => {
     // confirmed write's state between the primary's fsync and the backups' fails (it stops there).
     const r = await powercut(['gate', '--target', TARGET, '--variant', variant, '--nodes-cut', 'coordinated', '--time-budget', '40', '--seed', SEED, '--live-cuts', '0', '--stop-on-first', '--artifacts', 'arts-bad']);
     expect(r.exitCode, r.stdout + r.stderr).toBe(1);
+    expect(budgetBroken(r.stdout)).toBeUndefined();
     expect(r.stdout).toMatch(/^distinct failures: 1$/m);
     // Three nodes run concurrently: the summary says the replay is a sample, not an exact repeat.
     expect(r.stdout).toMatch(/^ +replay: +powercut replay \S+ +\(a sample: concurrent requests interleave anew, so it re-runs the case 5 times/m);
@@ -91,6 +94,7 @@ describe(`powercut gate --target ${TARGET} (a cluster of three nodes)`, () => {
   it('is below the floor (exit 4) when a kind asked for judged nothing, naming it and what raises it', async () => {
     const r = await powercut(['gate', '--target', TARGET, '--nodes-cut', 'one', '--max-states', '1', '--live-cuts', '0', '--time-budget', '5', '--seed', '3']);
     expect(r.exitCode, r.stdout + r.stderr).toBe(4);
+    expect(budgetBroken(r.stdout)).toBeUndefined();
     expect(r.stdout).toMatch(/^ {2}NOT met: cluster one-node: one cuts judged \(crash states and landed live cuts\) 0, needs at least 1; raise --time-budget or --max-states/m);
   });
 

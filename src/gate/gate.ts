@@ -254,6 +254,8 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
 
     const suites = gateSuites(target, mode, o.variant, o.settings, ref, o.policies).map((suite, index) => ({
       suite, index, arb: crashInputArb(suite.options), row: newRow(suite.name, 'suite'), done: false, chunks: 0,
+      /** The longest one input of this suite took so far: another starts in a turn only if one such still fits. */
+      longestInputMs: 0,
     }));
     rows.push(...suites.map((s) => s.row));
     for (const s of suites) floors.set(s.row, s.suite.floor);
@@ -289,7 +291,9 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
         const turnEndsMs = Date.now() + turnMs;
         // One input per fast-check run, each run to completion: fast-check's own time limit abandons a
         // running property, whose crash case would then race the next one on the shared daemon.
-        for (let tried = 0; !s.done && ((Date.now() < turnEndsMs && judgeLeft() >= MIN_SLICE_MS) || (owed(s) && tried === 0)); tried++) {
+        const fits = () => Date.now() + s.longestInputMs < turnEndsMs && judgeLeft() >= Math.max(MIN_SLICE_MS, s.longestInputMs);
+        for (let tried = 0; !s.done && (fits() || (owed(s) && tried === 0)); tried++) {
+          const inputStartedMs = Date.now();
           const seed = roundSeed(o.seed, s.index, s.chunks++);
           const base = o.generation === 'plain' ? undefined : steering.pick(s.index);
           const arb = base ? mutantInputArb(base, s.suite.options) : s.arb;
@@ -304,6 +308,7 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
             exhaustive: exhaustiveOptions(Math.min(turnEndsMs, phases.deadlineMs('record+judge')), s.suite.recoveryCuts ?? false),
           });
           for (const t of report.tried) steering.observe(s.index, t.input, t.features);
+          s.longestInputMs = Math.max(s.longestInputMs, Date.now() - inputStartedMs);
           s.row.cases += report.cases;
           for (const cap of report.capsHit) if (!s.row.capsHit.includes(cap)) s.row.capsHit.push(cap);
           addCoverage(s.row.coverage, report.coverage);
