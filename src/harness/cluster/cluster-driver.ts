@@ -52,6 +52,20 @@ function processState(pid: number): string | null {
   }
 }
 
+/** Whether a SIGSTOP waits for the process to return from the kernel (pending: a process in a FUSE request stops only once it is answered). */
+function stopPending(pid: number): boolean {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const SIGSTOP_BIT = 1n << 18n; // signal 19
+    return ['ShdPnd', 'SigPnd'].some((field) => {
+      const mask = new RegExp(`^${field}:\\s*([0-9a-f]+)$`, 'm').exec(status)?.[1];
+      return mask !== undefined && (BigInt(`0x${mask}`) & SIGSTOP_BIT) !== 0n;
+    });
+  } catch {
+    return false;
+  }
+}
+
 function signalGroupWith(pgid: number | undefined, signal: 'SIGSTOP' | 'SIGCONT'): void {
   if (pgid === undefined) return;
   try {
@@ -175,6 +189,8 @@ export function runClusterDriver(
         const deadline = Date.now() + STOP_SEEN_MS;
         for (let state = processState(pgid); state !== 'T' && state !== 't'; state = processState(pgid)) {
           if (state === null || state === 'Z') return; // it died meanwhile: nothing left to pause
+          // In a request the daemon has not answered yet (state D): the stop is pending and bites when it returns.
+          if (state === 'D' && stopPending(pgid)) return;
           if (Date.now() > deadline) throw new HarnessError(`node ${node}'s server (pid ${pgid}) was not stopped within ${STOP_SEEN_MS} ms of SIGSTOP (state ${state})`);
           await new Promise((r) => setTimeout(r, 5));
         }
