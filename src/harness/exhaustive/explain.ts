@@ -14,7 +14,7 @@ import { BUDGET_RAN_OUT, SECOND_CUT_KEY } from '../cause/of-case.js';
 import { searchCause, type ProbeFn } from '../cause/search.js';
 import { judge, type Violation } from '../oracle.js';
 import { pathPattern } from '../path-pattern.js';
-import type { TimeShare } from '../time-share.js';
+import { within, type TimeShare } from '../time-share.js';
 import { fixedRun, type FixedRun } from './fixed-run.js';
 import { recordRecovery } from './recovery-recording.js';
 import { historyOf, recoverAndJudge, verdictsOf, type JudgeContext, type JudgedState, type Recorded } from './judge-states.js';
@@ -105,13 +105,8 @@ function probeOf(ctx: JudgeContext, recorded: Recorded, state: CrashStateInfo): 
  * them: candidates searched on the first state of each signature, then on states still unexplained,
  * each proven on the recording; a greedy cover picks among the proven ones.
  */
-export async function explainRun(judging: JudgeContext, recorded: Recorded, failing: readonly JudgedState[], o: ExplainOptions, run: RunVerdicts): Promise<Attribution> {
-  const leave = o.share?.enter();
-  try {
-    return await explainRunWithin(judging, recorded, failing, o, run);
-  } finally {
-    leave?.();
-  }
+export function explainRun(judging: JudgeContext, recorded: Recorded, failing: readonly JudgedState[], o: ExplainOptions, run: RunVerdicts): Promise<Attribution> {
+  return within(o.share, () => explainRunWithin(judging, recorded, failing, o, run));
 }
 
 async function explainRunWithin(judging: JudgeContext, recorded: Recorded, failing: readonly JudgedState[], o: ExplainOptions, run: RunVerdicts): Promise<Attribution> {
