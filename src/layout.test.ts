@@ -6,6 +6,8 @@
 //    from folders to its left, never from a sibling at its own level, so no cycle can form.
 //    src/queue/ is a library imported by its target alone. Test files sit beside what they test
 //    and may use anything (nothing imports them); bench/ is outside the order.
+// 3. No import cycle at all, inside a folder either: two modules that import each other are one
+//    idea split in two, and the order of their initialisation is an accident.
 import path from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
@@ -74,6 +76,39 @@ function runtimeImports(): ImportEdge[] {
   return edges;
 }
 
+/** The import cycles of a graph: its strongly connected components of more than one file (Tarjan), each sorted. */
+export function importCycles(edges: readonly { from: string; to?: string }[]): string[][] {
+  const next = new Map<string, string[]>();
+  for (const e of edges) if (e.to !== undefined) next.set(e.from, [...(next.get(e.from) ?? []), e.to]);
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const cycles: string[][] = [];
+  const visit = (v: string): void => {
+    index.set(v, index.size);
+    low.set(v, index.get(v)!);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of next.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component: string[] = [];
+    for (let w = stack.pop()!; ; w = stack.pop()!) {
+      onStack.delete(w);
+      component.push(w);
+      if (w === v) break;
+    }
+    if (component.length > 1) cycles.push(component.sort());
+  };
+  for (const v of next.keys()) if (!index.has(v)) visit(v);
+  return cycles;
+}
+
 describe('layout', () => {
   const edges = runtimeImports();
 
@@ -93,6 +128,16 @@ describe('layout', () => {
   it('imports flow one way: fusefs <- harness <- report, targets <- properties, scenarios <- gate <- cli', () => {
     const problems = edges.flatMap((e) => (e.to === undefined ? [] : [orderProblem(e.from, e.to)])).filter((p) => p !== null);
     expect(problems).toEqual([]);
+  });
+
+  it('no import cycle, inside a folder either', () => {
+    expect(importCycles(edges).map((c) => c.join(' -> '))).toEqual([]);
+  });
+
+  it('the cycle check bites: a pair and a ring of three are found, a chain is not', () => {
+    expect(importCycles([{ from: 'a', to: 'b' }, { from: 'b', to: 'a' }])).toEqual([['a', 'b']]);
+    expect(importCycles([{ from: 'a', to: 'b' }, { from: 'b', to: 'c' }, { from: 'c', to: 'a' }, { from: 'c', to: 'd' }])).toEqual([['a', 'b', 'c']]);
+    expect(importCycles([{ from: 'a', to: 'b' }, { from: 'b', to: 'c' }, { from: 'a', to: 'c' }])).toEqual([]);
   });
 
   it('the order check bites: a back-import, a sibling import and a stray queue import are each refused', () => {

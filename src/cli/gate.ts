@@ -6,13 +6,13 @@ import { ARTIFACTS_ENV, defaultArtifactRoot, DEFAULT_ARTIFACTS_DIR } from '../ha
 import { assertFuseAvailable } from '../../fusefs/fuse-requirements.js';
 import { DEFAULT_STATE_CAPS, DEFAULT_STATE_POLICIES, STATE_POLICIES, type StateCaps, type StatePolicy } from '../../fusefs/crash-states.js';
 import { writeFile, mkdir } from 'node:fs/promises';
-import { GATE_EXIT, GROUP_BYS, minimumBudgetMs, runGate, scenariosOf, type GroupBy } from '../gate/gate.js';
+import { clusterNodes, minimumBudgetMs, runGate, scenariosOf } from '../gate/gate.js';
+import { GATE_EXIT, GROUP_BYS, type GroupBy } from '../gate/gate-report.js';
 import { gateResultJson, type GateResultOptions } from '../gate/result-json.js';
 import { allowedOverrunMs, formatDuration } from '../gate/budget.js';
 import { writeGateReport } from '../report/index.js';
 import { DEFAULT_GATE_MODE, GATE_MODES, gateSuites, type GateMode } from '../gate/suites.js';
 import { checkVariant, DEFAULT_TARGET, resolveTarget, TARGET_NAMES } from '../targets/index.js';
-import { clusterNodes } from '../gate/gate.js';
 import { MAX_DRIVER_NODES } from '../targets/external.js';
 import { DEFAULT_LIVE_CUTS } from '../gate/cluster-gate.js';
 import { DEFAULT_NODES_CUT, isNodesCutChoice, kindsAsked, NODES_CUT_CHOICES, type NodesCutChoice } from '../gate/cluster-kinds.js';

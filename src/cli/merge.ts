@@ -3,7 +3,7 @@
 // JUnit file and one index.html. Its exit status is the gate's, for the worst shard.
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { GATE_EXIT } from '../gate/gate.js';
+import { GATE_EXIT } from '../gate/gate-report.js';
 import { toJunitXml } from '../gate/junit.js';
 import { checkShard, mergeShards, MergeError, type MergedGate, type Shard } from '../gate/merge.js';
 import { gateResultJson } from '../gate/result-json.js';

@@ -33,7 +33,7 @@ import { toJunitXml } from './junit.js';
 import { ProgressReporter } from './progress.js';
 import { roundSeed } from './suites.js';
 import { formatFailures, formatSummaryTable } from './summary.js';
-import { exitCodeOf, type GateOptions, type GateReport, type GateVerdict } from './gate.js';
+import { exitCodeOf, type GateOptions, type GateReport, type GateVerdict } from './gate-report.js';
 
 /** The crash policies of a cluster's states unless --policy says otherwise: lose-unsynced (torn and journaled multiply the states by each cut node's outcomes). */
 export const DEFAULT_CLUSTER_POLICIES: readonly StatePolicy[] = ['lose-unsynced'];

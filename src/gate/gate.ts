@@ -4,7 +4,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { DEFAULT_STATE_CAPS, type StatePolicy, type StateCaps } from '../../fusefs/crash-states.js';
+import { DEFAULT_STATE_CAPS } from '../../fusefs/crash-states.js';
 import { replayOf, writeCause } from '../harness/artifacts.js';
 import { explainCase } from '../harness/exhaustive/exhaustive-run.js';
 import type { CaseResult } from '../harness/crash-run.js';
@@ -19,87 +19,20 @@ import { addCoverage } from '../harness/coverage.js';
 import { startTempDaemon, type TempDaemon } from '../harness/daemon-process.js';
 import { SCENARIOS } from '../../scenarios/index.js';
 import { crashInputArb, mutantInputArb, runCrashSuite } from '../../properties/crash-property.js';
-import type { ExternalDriver, Target, TargetRef } from '../harness/target.js';
+import type { Target, TargetRef } from '../harness/target.js';
 import { DEFAULT_TARGET, nodeCountOf, resolveTarget } from '../targets/index.js';
 import { allowedOverrunMs, Budget } from './budget.js';
-import { formatPhases, Phases, type PhaseUse } from './phases.js';
-import type { ClusterCoverage } from './cluster-coverage.js';
+import { formatPhases, Phases } from './phases.js';
+import { exitCodeOf, verdictOf, type GateOptions, type GateReport } from './gate-report.js';
 import { runClusterGate } from './cluster-gate.js';
-import type { NodesCutChoice } from './cluster-kinds.js';
-import { checkFloor, SCENARIO_FLOOR, type FloorCheck, type FloorRequirement } from './floor.js';
+import { checkFloor, SCENARIO_FLOOR, type FloorRequirement } from './floor.js';
 import { toJunitXml } from './junit.js';
-import { ProgressReporter, type ProgressOutput } from './progress.js';
+import { ProgressReporter } from './progress.js';
 import { newRow, totals, type DistinctFailure, type GateRow } from '../report/gate-results.js';
 import { runScenario } from './scenario-run.js';
 import { formatGateText } from './summary.js';
 import { Steering } from './steering.js';
-import { DEFAULT_GATE_MODE, gateSuites, roundSeed, type GateMode } from './suites.js';
-
-export interface GateOptions {
-  timeBudgetMs: number;
-  seed: number;
-  /** Target name (default: the built-in queue). */
-  target?: string;
-  /** An external driver instead of a registered target. */
-  driver?: ExternalDriver;
-  mode?: GateMode;
-  variant?: string;
-  /** Settings forced on every suite input (--settings). */
-  settings?: Record<string, unknown>;
-  /** Exhaustive mode's caps (defaults: DEFAULT_STATE_CAPS). */
-  caps?: Partial<StateCaps>;
-  /** The crash policies the suites use (default both lose-unsynced and torn). */
-  policies?: StatePolicy[];
-  /** Each suite stops at its first failure, unshrunk (a quick local loop); by default the gate explores the whole budget and lists every distinct failure. */
-  stopOnFirst?: boolean;
-  /** 'steered' (default): most inputs mutate one that reached a rare feature (steering.ts); 'plain': every input fresh. */
-  generation?: 'steered' | 'plain';
-  /** 'cause' (default): distinct failures are causes (cause search in exhaustive mode); 'signature': check, policy and request at the cut. */
-  groupBy?: GroupBy;
-  /** The steering to use (the bench reads its figures); default one seeded from `seed`. */
-  steering?: Steering;
-  /** Failure artifacts go under this folder. */
-  artifactRoot: string;
-  junitFile?: string;
-  out: ProgressOutput;
-  /** Starts the filesystem daemon (tests make one that dies); default a fresh temporary mount (one per node for a cluster). */
-  startDaemon?: () => Promise<TempDaemon>;
-  /** A cluster target: which kinds of cut to check (cluster-kinds.ts; default all-kinds). */
-  nodesCut?: NodesCutChoice;
-  /** A cluster target: live cuts of each kind per workload (default 1; 0 = offline crash states only). */
-  liveCuts?: number;
-}
-
-/** Exit codes of the gate: distinct, so CI can tell a finding from a broken tool and from a run that checked too little. */
-export const GATE_EXIT = { passed: 0, violation: 1, usage: 2, toolFailed: 3, belowFloor: 4 } as const;
-export type GateVerdict = 'passed' | 'violation' | 'tool-failed' | 'below-floor';
-
-export interface GateReport {
-  rows: GateRow[];
-  /** Inputs that were mutations of a steering corpus entry, of all suite inputs. */
-  steered: { inputs: number; of: number };
-  /** Every distinct failure, in the order found (empty with stopOnFirst: the rows say it). */
-  failures: DistinctFailure[];
-  durationMs: number;
-  /** Nothing violated, the tool never failed, and the floor was met. */
-  passed: boolean;
-  violations: number;
-  harnessErrors: number;
-  /** Each floor requirement of each row, judged (floor.ts). */
-  floor: FloorCheck[];
-  /** In order of precedence: a violation, then a failure of the tool, then a floor not met. */
-  verdict: GateVerdict;
-  exitCode: number;
-  /** The summary table and failure details, as printed. */
-  text: string;
-  /** A cluster target's coverage per cut kind and per node (cluster-gate.ts). */
-  cluster?: ClusterCoverage;
-  /** Each phase's share of the budget and the time it used (phases.ts). */
-  phases?: PhaseUse[];
-}
-
-export type GroupBy = 'cause' | 'signature';
-export const GROUP_BYS: readonly GroupBy[] = ['cause', 'signature'];
+import { DEFAULT_GATE_MODE, gateSuites, roundSeed } from './suites.js';
 
 /** A round gives each remaining suite this long at most, so all of them get turns within the budget. */
 export const MAX_ROUND_SLICE_MS = 30_000;
@@ -375,7 +308,7 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
   linkOnlyArtifactsThatExist(rows, distinct);
   const t = totals(rows, durationMs);
   const floor = checkFloor(rows.map((row) => ({ row, floor: floors.get(row) ?? [] })));
-  const verdict: GateVerdict = t.violations > 0 ? 'violation' : t.errors > 0 ? 'tool-failed' : floor.some((c) => !c.met) ? 'below-floor' : 'passed';
+  const verdict = verdictOf(t, floor);
   const steered = { inputs: steering.steered, of: inputs };
   if (o.junitFile) {
     const junitFile = o.junitFile;
@@ -394,10 +327,6 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
 /** How many nodes the target runs with the variant's and the forced settings (1: a single disk). */
 export function clusterNodes(target: Target, variant: string | undefined, settings: Record<string, unknown> = {}): number {
   return nodeCountOf(target, { ...(variant !== undefined ? target.knownBad[variant]?.settings : {}), ...settings });
-}
-
-export function exitCodeOf(verdict: GateVerdict): number {
-  return { passed: GATE_EXIT.passed, violation: GATE_EXIT.violation, 'tool-failed': GATE_EXIT.toolFailed, 'below-floor': GATE_EXIT.belowFloor }[verdict];
 }
 
 /**

@@ -6,7 +6,7 @@ import { addCoverage, emptyCoverage } from '../harness/coverage.js';
 import type { DistinctFailure, GateRow } from '../report/gate-results.js';
 import type { FloorCheck } from './floor.js';
 import { mergeClusterCoverage, type ClusterCoverage } from './cluster-coverage.js';
-import { exitCodeOf, type GateVerdict } from './gate.js';
+import { exitCodeOf, type GateVerdict } from './gate-report.js';
 import { GATE_RESULT_SCHEMA, type GateResultJson, type GateResultOptions } from './result-json.js';
 
 /** A shard as read: the file it came from, for messages. */

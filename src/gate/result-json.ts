@@ -12,7 +12,7 @@ import { allowedOverrunMs } from './budget.js';
 import type { FloorCheck } from './floor.js';
 import type { ClusterCoverage } from './cluster-coverage.js';
 import type { NodesCutChoice } from './cluster-kinds.js';
-import type { GateReport } from './gate.js';
+import type { GateReport } from './gate-report.js';
 import type { PhaseUse } from './phases.js';
 
 /** Bumped when a field changes meaning or goes away (new fields keep it). */
