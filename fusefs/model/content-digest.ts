@@ -9,7 +9,6 @@
 // zeros) and the same bytes stored whole have one term; the size pins where the zeros end. A sum,
 // not a hash chain, so that one chunk's term can be taken out and put back without the others.
 import { createHash } from 'node:crypto';
-import type { FsTree } from './nodes.js';
 
 /** Bytes per chunk: a copy-on-write copy costs at most this much (a 64 KiB memcpy is a few microseconds). */
 export const CHUNK_BYTES = 64 * 1024;
@@ -69,27 +68,4 @@ export function contentDigest(data: Buffer): string {
   let sum = 0n;
   for (let i = 0; i * CHUNK_BYTES < data.length; i++) sum += chunkTerm(i, data.subarray(i * CHUNK_BYTES, Math.min((i + 1) * CHUNK_BYTES, data.length)));
   return combineTerms(data.length, sum);
-}
-
-/**
- * A canonical hash of an image: names, kinds, modes, owners, contents (not times). Equal hashes
- * recover identically. A file counts by its digest (`digest` when the tree carries it, else
- * computed from its bytes: the same either way).
- */
-export function hashTree(tree: FsTree): string {
-  const h = createHash('sha1');
-  const visit = (t: FsTree): void => {
-    h.update(`${t.type} ${t.mode ?? ''} ${t.uid ?? ''} ${t.gid ?? ''}\n`);
-    if (t.type === 'file') h.update(`${t.digest ?? contentDigest(t.data)}\n`);
-    else if (t.type === 'symlink') h.update(`${t.target}\n`);
-    else if (t.type === 'dir') {
-      for (const [name, child] of t.entries) {
-        h.update(`${name}/\n`);
-        visit(child);
-      }
-      h.update('..\n');
-    } else h.update(`${t.rdev}\n`);
-  };
-  visit(tree);
-  return h.digest('hex');
 }

@@ -1,7 +1,7 @@
 // The pure crash model (docs/design.md, "Crash semantics"): path operations on inodes with live and
 // durable state, and `crash(policy, seed)`. No I/O, no FUSE; failures throw FsError with a negative errno.
 import { applyFallocate, fallocateKind } from './fallocate.js';
-import { hashTree } from './content-digest.js';
+import { hashTree } from './tree-hash.js';
 import { GrowBuffer } from './grow-buffer.js';
 import {
   EEXIST, EFBIG, EINVAL, EISDIR, ENAMETOOLONG, ENOENT, ENOTDIR, ENOTEMPTY, EPERM, FsError,

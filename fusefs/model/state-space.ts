@@ -11,7 +11,7 @@ import type { FsModel } from './fs-model.js';
 import type { FsTree, JournalOp, Unsynced } from './nodes.js';
 import { Recording, replay } from './recording.js';
 
-export { hashTree } from './content-digest.js';
+export { hashTree } from './tree-hash.js';
 
 export { diagonalCells } from './policies/write-back.js';
 
