@@ -1,7 +1,7 @@
 // What a named crash scenario is: one deterministic crash case, the real failure it models, the
 // known-bad variant it exposes and the check that variant must trip. The correct queue must pass
 // it; the variant must fail exactly that check (a hang or a harness error never counts).
-import type { CrashCase } from '../src/harness/crash-run.js';
+import type { CrashCase } from '../src/harness/crash-case.js';
 import { CHECKS, type CheckName } from '../src/harness/oracle.js';
 import { findTarget } from '../src/targets/index.js';
 

@@ -2,7 +2,8 @@
 // the check it names (not a hang), its crash points are reached and its faults fire (a scenario
 // whose cut is never reached, or whose fault never fires, checks nothing).
 import { describe, expect, it } from 'vitest';
-import { runCase, type CaseResult } from '../src/harness/crash-run.js';
+import { runCase } from '../src/harness/crash-run.js';
+import type { CaseResult } from '../src/harness/crash-case.js';
 import { useTempDaemon } from '../properties/use-temp-daemon.js';
 import { caseOf, defineScenario, findScenario, SCENARIOS } from './index.js';
 import { tripsAsPromised } from '../src/gate/scenario-run.js';

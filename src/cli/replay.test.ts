@@ -3,7 +3,7 @@ import type { Violation } from '../harness/oracle.js';
 import { compareRerun } from './replay.js';
 import { formatSample, REPLAY_EXIT, sampleExit, tallySample } from './replay-verdict.js';
 import { replayModeOf } from '../harness/artifacts.js';
-import type { CrashCase } from '../harness/crash-run.js';
+import type { CrashCase } from '../harness/crash-case.js';
 
 const v = (check: Violation['check']): Violation => ({ check, message: check });
 

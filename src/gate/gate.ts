@@ -7,7 +7,7 @@ import path from 'node:path';
 import { DEFAULT_STATE_CAPS } from '../../fusefs/crash-states.js';
 import { replayOf, writeCause } from '../harness/artifacts.js';
 import { explainCase } from '../harness/exhaustive/exhaustive-run.js';
-import type { CaseResult } from '../harness/crash-run.js';
+import type { CaseResult } from '../harness/crash-case.js';
 import { mergeTimeouts } from '../harness/driver-process.js';
 import { DriverWorkers } from '../harness/driver-workers.js';
 import { budgetRanOut, causeOfCase } from '../harness/cause/of-case.js';

@@ -1,7 +1,8 @@
 // Runs one scenario on a running daemon and turns its result into a gate row (shared by
 // `powercut scenario run` and `powercut gate`).
 import { replayOf } from '../harness/artifacts.js';
-import { runCase, type CaseResult } from '../harness/crash-run.js';
+import { runCase } from '../harness/crash-run.js';
+import type { CaseResult } from '../harness/crash-case.js';
 import type { DaemonHandle } from '../harness/daemon-process.js';
 import { HarnessError } from '../harness/harness-error.js';
 import { caseOf, type Scenario } from '../../scenarios/index.js';

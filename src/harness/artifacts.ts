@@ -21,7 +21,7 @@ import { existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type { Cause } from './cause/cause.js';
-import type { CaseResult, CrashCase, CutRecord } from './crash-run.js';
+import type { CaseResult, CrashCase, CutRecord } from './crash-case.js';
 import { emptyCoverage } from './coverage.js';
 import type { HarnessError } from './harness-error.js';
 import type { Mark } from '../../fusefs/crash-states.js';

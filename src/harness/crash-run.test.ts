@@ -4,7 +4,8 @@ import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { useTempDaemon } from '../../properties/use-temp-daemon.js';
 import { powercutQueue } from '../targets/powercut-queue/index.js';
-import { countRequests, crashPointAt, runCase, type CrashCase } from './crash-run.js';
+import { countRequests, crashPointAt, runCase } from './crash-run.js';
+import type { CrashCase } from './crash-case.js';
 import type { Workload } from './workload.js';
 
 const workload: Workload = {

@@ -6,58 +6,19 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pathMatcher } from '../../fusefs/crash-point.js';
-import type { CrashStateId, Mark, StateCaps } from '../../fusefs/crash-states.js';
-import type { FsyncHoldSchedule } from '../../fusefs/fsync-holds.js';
-import { MARK_DIR_NAME, type CrashPoint, type CrashPolicy, type Fault, type TraceEntry } from '../../fusefs/protocol.js';
-import type { CutTarget, Target, TargetRef, TargetSettings } from './target.js';
+import type { Mark } from '../../fusefs/crash-states.js';
+import { MARK_DIR_NAME, type CrashPoint, type CrashPolicy, type TraceEntry } from '../../fusefs/protocol.js';
+import type { CutTarget, Target } from './target.js';
 import { defaultArtifactRoot, writeArtifact, writeHarnessErrorArtifact } from './artifacts.js';
+import type { CaseResult, CrashCase, CutRecord, CutSpec } from './crash-case.js';
 import { countContract, emptyCoverage, policyCoverage, runFeatures, type Coverage } from './coverage.js';
 import { contractOf } from './outcome.js';
 import type { DaemonHandle } from './daemon-process.js';
 import { mergeTimeouts, runDriver, type DriverTimeouts } from './driver-process.js';
 import type { DriverSpec } from './driver-spec.js';
 import { asHarnessError } from './harness-error.js';
-import type { Cause } from './cause/cause.js';
 import { judge, type History, type RunRecord, type Violation } from './oracle.js';
-import { workloadKey, type Workload } from './workload.js';
-
-export interface CutSpec {
-  cut: CrashPoint;
-  policy: CrashPolicy;
-  seed: number;
-}
-
-/** Everything that determines one crash run; stored as case.json in an artifact. */
-export interface CrashCase extends TargetRef {
-  workload: Workload;
-  settings: TargetSettings;
-  /** A known-bad variant the target offers, by name; absent = the correct queue. */
-  variant?: string;
-  /** Where the power is cut. Absent: the cut comes after the workload driver exits (fault runs). */
-  cut?: CrashPoint;
-  policy: CrashPolicy;
-  seed: number;
-  /** Armed before the workload, cleared before the cut. */
-  faults?: Fault[];
-  /**
-   * Read faults (read-eio, bitflip) armed after the first cut and kept for every recovery run: the
-   * disk the queue recovers from is damaged. The queue must report the damage or deliver intact
-   * data; dropping or corrupting what it confirmed, silently, is a violation.
-   */
-  recoveryFaults?: Fault[];
-  /** A second power cut during the recovery drain (request numbers restart at 1 after a cut). */
-  recoveryCut?: CutSpec;
-  /** Settings merged over `settings` for every run after the first cut (e.g. a format migration on restart). */
-  recoverySettings?: TargetSettings;
-  /** Exhaustive mode: the crash state of the recorded run this case checks (then `cut` is absent). */
-  state?: CrashStateId;
-  /** Exhaustive mode: the caps the state was found under; a replay enumerates with the same. */
-  stateCaps?: StateCaps;
-  /** Exhaustive mode: where the state's recovery ran, natively on a copy of its image or on the mount; replay runs both. */
-  recoveredOn?: 'native' | 'mount';
-  /** Exhaustive mode: the slow-fsync schedule the workload was recorded with; a replay records with the same. */
-  fsyncHolds?: FsyncHoldSchedule;
-}
+import { workloadKey } from './workload.js';
 
 export interface RunCaseOptions {
   /** Write an artifact folder here on a violation or a harness error (default: defaultArtifactRoot()). */
@@ -67,33 +28,6 @@ export interface RunCaseOptions {
   /** Save durable and live images at each cut, for the artifact. Default true. */
   captureImages?: boolean;
   timeouts?: Partial<DriverTimeouts>;
-}
-
-export interface CutRecord {
-  /** Op number the filesystem froze at, or null when the driver exited first (cut after the run). */
-  frozenAt: number | null;
-  /** The mutating requests of the run, as the daemon answered them, up to the cut. */
-  trace: TraceEntry[];
-  /** Writes the torn policy kept only in part at this cut (0 for other policies). */
-  tornPartialWrites?: number;
-  /** Exhaustive mode: where each confirmation of the recorded run happened in the trace. */
-  marks?: Mark[];
-}
-
-export interface CaseResult {
-  case: CrashCase;
-  runs: RunRecord[];
-  cuts: CutRecord[];
-  violations: Violation[];
-  verdict: 'pass' | 'fail';
-  coverage: Coverage;
-  /** Set when a violation was found and an artifact written. */
-  artifactDir?: string;
-  durationMs: number;
-  /** stderr of each driver run (diagnostics; empty normally). */
-  stderr: string[];
-  /** Why it failed (exhaustive mode, when asked: the cause search). */
-  cause?: Cause;
 }
 
 /** Event ids of run K start above K * ID_BASE_PER_RUN: unique across the runs of a case. */

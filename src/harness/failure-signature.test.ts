@@ -1,7 +1,7 @@
 // Failure signatures: the check, the policy and the request at the cut, with numbers generalised.
 import { describe, expect, it } from 'vitest';
 import type { TraceEntry } from '../../fusefs/protocol.js';
-import type { CaseResult } from './crash-run.js';
+import type { CaseResult } from './crash-case.js';
 import { failureSignature } from './failure-signature.js';
 import { pathPattern } from './path-pattern.js';
 import type { Violation } from './oracle.js';

@@ -2,7 +2,7 @@
 // the violated check, the crash policy, and the request at the cut with its path generalised
 // (numbers become *), e.g. "at-least-once, torn, after write of /*.log". Pure.
 import type { TraceEntry } from '../../fusefs/protocol.js';
-import type { CaseResult } from './crash-run.js';
+import type { CaseResult } from './crash-case.js';
 
 /** What a signature is read from: a judged case, or an artifact of one. */
 export type FailedCase = Pick<CaseResult, 'case' | 'runs' | 'cuts' | 'violations'>;

@@ -3,7 +3,6 @@
 // background while writing goes on.
 import type { FileHandle } from 'node:fs/promises';
 import { RECORD_OVERHEAD_BYTES, encodeRecordInto } from './format.js';
-import type { DiskOps } from './ops.js';
 
 /**
  * Buffered mode writes the buffer out once it holds this much (bounded memory; not a durability
@@ -11,6 +10,14 @@ import type { DiskOps } from './ops.js';
  * writer again, and it keeps memory bounded without any waiting.
  */
 export const WRITE_BUFFER_BYTES = 256 * 1024;
+
+/** The disk operations a page uses (DiskOps has them; a page does not need the rest). */
+export interface PageDiskOps {
+  writeSync(fh: FileHandle, file: string, buf: Buffer, position: number, operation?: string): void;
+  fsync(fh: FileHandle, file: string, operation: string): Promise<void>;
+  /** How many of the page's records an fsync covers, given the count flushed when it was issued. */
+  recordsCoveredBySync(flushedAtIssue: number, page: PageWriter): number;
+}
 
 export class PageWriter {
   /** Bytes of the page including unflushed records. */
@@ -30,7 +37,7 @@ export class PageWriter {
   private syncNext: Promise<void> | null = null;
 
   constructor(
-    private readonly ops: DiskOps,
+    private readonly ops: PageDiskOps,
     readonly file: string,
     readonly pageNum: number,
     readonly firstSeq: number,

@@ -5,7 +5,7 @@
 import type { CrashStateId } from '../../fusefs/crash-states.js';
 import { dataInWords } from '../../fusefs/model/policies/write-back.js';
 import type { TraceEntry } from '../../fusefs/protocol.js';
-import type { CrashCase, CutRecord } from '../harness/crash-run.js';
+import type { CrashCase, CutRecord } from '../harness/crash-case.js';
 import type { RunRecord } from '../harness/oracle.js';
 import type { CutView, PendingChange } from './trace-model.js';
 

@@ -7,7 +7,7 @@ import { causeFacts, type Cause } from '../harness/cause/cause.js';
 import { describeContract } from '../harness/contract.js';
 import { contractOf } from '../harness/outcome.js';
 import type { ExternalDriver } from '../harness/target.js';
-import type { CrashCase } from '../harness/crash-run.js';
+import type { CrashCase } from '../harness/crash-case.js';
 import { describeState } from '../../fusefs/model/policies/index.js';
 import { esc, plural } from './html.js';
 import type { ReportArtifact } from './types.js';

@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { Mark } from '../../fusefs/crash-states.js';
 import { dataInWords } from '../../fusefs/model/policies/write-back.js';
 import type { CrashTiming, MutatingKind, TraceEntry } from '../../fusefs/protocol.js';
-import type { CrashCase, CutRecord } from '../harness/crash-run.js';
+import type { CrashCase, CutRecord } from '../harness/crash-case.js';
 
 export const DIR_KINDS: ReadonlySet<MutatingKind> = new Set(['create', 'mkdir', 'mknod', 'symlink', 'link', 'unlink', 'rmdir', 'rename', 'fsyncdir']);
 export const PERSIST_KINDS: ReadonlySet<MutatingKind> = new Set(['fsync', 'fsyncdir']);

@@ -1,7 +1,8 @@
 // Whether an injected fault is what a failing case met: the same case run again without it. A
 // swallowed error (a fault the queue did not report) is its cause only if that run does not fail the
 // same checks; otherwise another bug (a logic error, say) fails the run, fault or not.
-import { runCase, type CaseResult } from '../crash-run.js';
+import { runCase } from '../crash-run.js';
+import type { CaseResult } from '../crash-case.js';
 import type { DaemonHandle } from '../daemon-process.js';
 import { failureSignature } from '../failure-signature.js';
 import type { Target } from '../target.js';

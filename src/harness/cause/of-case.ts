@@ -3,7 +3,7 @@
 // it had not (no error reported, or a confirmation after it that was then lost): a swallowed error.
 // Damage read at recovery that the queue trusted is named; anything else (a fault the queue reported,
 // a case the search could not take) is unexplained and groups by its signature alone.
-import type { CaseResult } from '../crash-run.js';
+import type { CaseResult } from '../crash-case.js';
 import { errnoName } from '../../../fusefs/model/errno.js';
 import { failureSignature, type FailedCase } from '../failure-signature.js';
 import { pathPattern } from '../path-pattern.js';

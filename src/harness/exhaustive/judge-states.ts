@@ -5,7 +5,8 @@ import type { CrashStateInfo, Hypothesis, Mark, StatesAnswer } from '../../../fu
 import { describeState } from '../../../fusefs/model/policies/index.js';
 import type { TraceEntry } from '../../../fusefs/protocol.js';
 import type { Coverage } from '../coverage.js';
-import { failedRequests, type CrashCase } from '../crash-run.js';
+import { failedRequests } from '../crash-run.js';
+import type { CrashCase } from '../crash-case.js';
 import type { DaemonHandle } from '../daemon-process.js';
 import type { DriverRun } from '../driver-process.js';
 import { HarnessError } from '../harness-error.js';
