@@ -19,7 +19,7 @@ import { countContract, emptyCoverage, policyCoverage, runFeatures, TIME_BUDGET_
 import { markDir, specFor } from '../crash-run.js';
 import type { CaseResult, CrashCase, CutRecord, CutSpec } from '../crash-case.js';
 import type { DaemonHandle } from '../daemon-process.js';
-import { mergeTimeouts, runDriver, type DriverRun, type DriverTimeouts } from '../driver-process.js';
+import { mergeTimeouts, runDriver, type DriverRun } from '../driver-process.js';
 import { DriverWorkers } from '../driver-workers.js';
 import { failureSignature } from '../failure-signature.js';
 import { asHarnessError, HarnessError } from '../harness-error.js';
@@ -30,17 +30,12 @@ import { pathMatcher } from '../../../fusefs/crash-point.js';
 import type { CrashPoint } from '../../../fusefs/protocol.js';
 import type { Cause } from '../cause/cause.js';
 import { explainRun, type ExplainOptions, type RunVerdicts } from './explain.js';
-import { intervalHolding, recoverAndJudge, verdictsOf, type Recorded } from './judge-states.js';
+import { intervalHolding, recoverAndJudge, verdictsOf, type JudgeSettings, type Recorded, type StateTimings } from './judge-states.js';
 import { within, type TimeShare } from '../time-share.js';
 
 
-export interface ExhaustiveOptions {
+export interface ExhaustiveOptions extends JudgeSettings {
   artifactRoot: string;
-  policies: StatePolicy[];
-  caps: StateCaps;
-  /** Cut each state's recovery once more, at a request drawn from the state, and recover again. */
-  recoveryCuts: boolean;
-  timeouts: Partial<DriverTimeouts>;
   /** false: a failing state writes no artifact (replay's re-run). */
   writeArtifacts: boolean;
   /** Stop recovering states at this time (Date.now() ms); the rest count as left out by the time budget. */
@@ -56,13 +51,6 @@ export interface ExhaustiveOptions {
    * starts its own and stops them at its end.
    */
   driverWorkers?: DriverWorkers;
-  /** Called with each judged state and its violations. */
-  onState?: (state: CrashStateInfo, violations: Violation[]) => void;
-  /**
-   * Recover every natively checked state on the mount too and require the same checks to fail
-   * both ways (a self-check of the fast path; a disagreement is a harness error naming the state).
-   */
-  verifyOnMount: boolean;
   /** Search the cause of each failure it keeps (explain.ts), while the recorded run is still in the daemon. */
   explain?: ExplainOptions;
   /**
@@ -110,18 +98,6 @@ export const DEFAULT_EXHAUSTIVE_OPTIONS: Omit<ExhaustiveOptions, 'artifactRoot'>
 };
 
 /** Where one state's time went, for the benchmark (summed over the recovery slots, which run at once). */
-export interface StateTimings {
-  recordMs: number;
-  enumerateMs: number;
-  /** Putting each state in place: its image written for a native recovery, or loaded behind the mount. */
-  loadMs: number;
-  recoverMs: number;
-  judgeMs: number;
-  /** Distinct images recovered (states with equal images share one recovery). */
-  recoveries: number;
-  driverStarts: number;
-}
-
 export interface ExhaustiveResult {
   coverage: Coverage;
   /** The first failing state, in state order. */

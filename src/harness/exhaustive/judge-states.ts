@@ -1,18 +1,17 @@
 // Recovering and judging crash states (exhaustive mode and the cause search's proofs): one
 // recovery per distinct image, in the pool's slots, each state judged against the confirmations
 // the recorded run made before its cut.
-import type { CrashStateInfo, Hypothesis, Mark, StatesAnswer } from '../../../fusefs/crash-states.js';
+import type { CrashStateInfo, Hypothesis, Mark, StateCaps, StatePolicy, StatesAnswer } from '../../../fusefs/crash-states.js';
 import { describeState } from '../../../fusefs/model/policies/index.js';
 import type { TraceEntry } from '../../../fusefs/protocol.js';
 import type { Coverage } from '../coverage.js';
 import { failedRequests } from '../crash-run.js';
 import type { CrashCase } from '../crash-case.js';
 import type { DaemonHandle } from '../daemon-process.js';
-import type { DriverRun } from '../driver-process.js';
+import type { DriverRun, DriverTimeouts } from '../driver-process.js';
 import { HarnessError } from '../harness-error.js';
 import { judge, type RunRecord, type Violation } from '../oracle.js';
 import type { Target } from '../target.js';
-import type { ExhaustiveOptions, StateTimings } from './exhaustive-run.js';
 import type { Prepared, RecoverOn, Recovery, RecoveryPool } from './recovery-pool.js';
 
 /** How long past its deadline a run goes on finishing its lose-unsynced states (a slow recovery, with a cut in it, can take a second a state). */
@@ -67,11 +66,39 @@ export interface GroupResult {
   verdicts: { state: CrashStateInfo; runs: RunRecord[]; violations: Violation[] }[];
 }
 
+/** The options of a run that judging its states reads (ExhaustiveOptions has them and more). */
+export interface JudgeSettings {
+  policies: StatePolicy[];
+  caps: StateCaps;
+  /** Cut each state's recovery once more, at a request drawn from the state, and recover again. */
+  recoveryCuts: boolean;
+  timeouts: Partial<DriverTimeouts>;
+  /** Called with each judged state and its violations. */
+  onState?: (state: CrashStateInfo, violations: Violation[]) => void;
+  /**
+   * Recover every natively checked state on the mount too and require the same checks to fail
+   * both ways (a self-check of the fast path; a disagreement is a harness error naming the state).
+   */
+  verifyOnMount: boolean;
+}
+
+export interface StateTimings {
+  recordMs: number;
+  enumerateMs: number;
+  /** Putting each state in place: its image written for a native recovery, or loaded behind the mount. */
+  loadMs: number;
+  recoverMs: number;
+  judgeMs: number;
+  /** Distinct images recovered (states with equal images share one recovery). */
+  recoveries: number;
+  driverStarts: number;
+}
+
 /** What recovering and judging states needs of the run around them. */
 export interface JudgeContext {
   daemon: DaemonHandle;
   target: Target;
-  o: ExhaustiveOptions;
+  o: JudgeSettings;
   pool: RecoveryPool;
   timings: StateTimings;
   coverage: Coverage;
