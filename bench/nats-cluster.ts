@@ -18,12 +18,11 @@ import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_STATE_CAPS } from '../fusefs/crash-states.js';
 import { markDir } from '../src/harness/crash-run.js';
-import { mergeTimeouts } from '../src/harness/driver-process.js';
+import { mergeTimeouts, runDriverProcess } from '../src/harness/driver-process.js';
 import { truncateAtCut, type Recorded } from '../src/harness/exhaustive/judge-states.js';
 import { scratchRoot } from '../src/harness/exhaustive/recovery-pool.js';
 import { judge } from '../src/harness/oracle.js';
 import { clusterSpec } from '../src/harness/cluster/cluster-run.js';
-import { runClusterDriver } from '../src/harness/cluster/cluster-driver.js';
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
@@ -120,7 +119,7 @@ try {
     const client = cluster.daemon.client;
     const input = { workload, settings };
     await client.reset(true);
-    const run = await runClusterDriver(cluster.daemon, natsJetstream.driver, { ...clusterSpec(cluster.daemon.mountpoints, input, 'workload', 0), mark: markDir(cluster.daemon) }, timeoutsAll);
+    const run = await runDriverProcess(cluster.daemon, natsJetstream.driver, { ...clusterSpec(cluster.daemon.mountpoints, input, 'workload', 0), mark: markDir(cluster.daemon) }, timeoutsAll);
     const { trace, marks } = await client.traceWithMarks();
     const recorded: Recorded = { run, trace, marks };
     const answer = await client.states(['lose-unsynced'], { ...DEFAULT_STATE_CAPS, maxStates: Number(values['max-states']) });
@@ -155,7 +154,7 @@ try {
         for (const st of picked) {
           await client.stateImage(st.id, slot, true);
           const dirs = cluster.daemon.mountpoints.map((_, k) => path.join(slot, nodeImageDir(k)));
-          const drain = await runClusterDriver(null, natsJetstream.driver, clusterSpec(dirs, input, 'drain', 1), timeoutsAll);
+          const drain = await runDriverProcess(null, natsJetstream.driver, clusterSpec(dirs, input, 'drain', 1), timeoutsAll);
           const violations = judge({ target: natsJetstream.name, faultsInjected: false, runs: [truncateAtCut(recorded, st.id.afterOp), drain.record] });
           console.log(JSON.stringify({ at: secs(), rep, state: st.id, verdict: violations.length ? 'fail' : 'pass', violations: violations.map((v) => `${v.check}: ${v.message}`.slice(0, 300)) }));
           if (violations.length) console.log(drain.stderr.split("\n").filter((l) => /leader|Lost|Catchup|catchup|truncat|Resetting|mismatch|WARN|bootstrap|opened stream|not found|reset/i.test(l) && !/connect to route/.test(l)).slice(0, 80).join('\n'));
@@ -177,7 +176,7 @@ try {
     const WAL = /\/_js_\/S-[^/]+\/msgs\/\d+\.blk$/;
     let plan: { L: number; A: number; B: number; pid: Map<number, number> } | null = null;
     const log = (o: object) => console.log(JSON.stringify({ at: secs(), ...o }));
-    const work = runClusterDriver(cluster.daemon, natsJetstream.driver, clusterSpec(cluster.daemon.mountpoints, input, 'workload', 0), timeoutsAll, async (control) => {
+    const work = runDriverProcess(cluster.daemon, natsJetstream.driver, clusterSpec(cluster.daemon.mountpoints, input, 'workload', 0), timeoutsAll, async (control) => {
       const p = plan!;
       control.killNodes([p.B]);
       await client.crash('lose-unsynced', seed, [p.B]);
@@ -218,7 +217,7 @@ try {
     const w = await work;
     if (plan) for (const pid of plan.pid.values()) try { process.kill(-pid, 'SIGCONT'); } catch { /* gone */ }
     log({ workload: w.record.outcomes.filter((o) => o.t === 'durable' || o.t === 'error').map((o) => JSON.stringify(o)).slice(-4), frozenAt: w.frozenAt });
-    const drain = await runClusterDriver(cluster.daemon, natsJetstream.driver, clusterSpec(cluster.daemon.mountpoints, input, 'drain', 1), timeoutsAll);
+    const drain = await runDriverProcess(cluster.daemon, natsJetstream.driver, clusterSpec(cluster.daemon.mountpoints, input, 'drain', 1), timeoutsAll);
     const violations = judge({ target: natsJetstream.name, faultsInjected: false, runs: [w.record, drain.record] });
     log({ verdict: violations.length ? 'fail' : 'pass', violations: violations.map((v) => `${v.check}: ${v.message}`.slice(0, 400)) });
     if (violations.length) console.log([w.stderr, drain.stderr].join('\n').split('\n').filter((l) => /leader|bootstrap|opened stream|Catchup|catchup|truncat|reset|WARN|mismatch/i.test(l) && !/connect to route/.test(l)).slice(0, 60).join('\n'));

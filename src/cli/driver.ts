@@ -15,8 +15,8 @@ import { contractOf, helloOf, parseOutcomes, type Outcome } from '../harness/out
 import { describeContract } from '../harness/contract.js';
 import { readFileSync } from 'node:fs';
 import { HarnessError } from '../harness/harness-error.js';
-import { mergeTimeouts } from '../harness/driver-process.js';
-import { NODE_EXIT_GRACE_MS, RESTART_TIMEOUT_MS, runClusterDriver, type ClusterDriverRun } from '../harness/cluster/cluster-driver.js';
+import { mergeTimeouts, runDriverProcess, type DriverProcessRun } from '../harness/driver-process.js';
+import { NODE_EXIT_GRACE_MS, RESTART_TIMEOUT_MS } from '../harness/cluster/node-control.js';
 import { checkNodeLines } from '../harness/protocol-check.js';
 import type { TraceEntry } from '../../fusefs/protocol.js';
 import type { DriverSpec } from '../harness/driver-spec.js';
@@ -211,9 +211,9 @@ async function clusterRun(daemon: DaemonHandle, cmd: string[], spec: DriverSpec,
   if (cut !== null) await daemon.client.arm({ atOp: cut.atOp, node: cut.nodes[0], timing: 'before' });
   const problems: ProtocolProblem[] = [];
   const lines: { line: number; o: Outcome }[] = [];
-  let run: ClusterDriverRun;
+  let run: DriverProcessRun;
   try {
-    run = await runClusterDriver(daemon, { file: cmd[0], args: cmd.slice(1) }, spec, mergeTimeouts({ runMs: RUN_TIMEOUT_MS }), cut === null ? undefined : async (control) => {
+    run = await runDriverProcess(daemon, { file: cmd[0], args: cmd.slice(1) }, spec, mergeTimeouts({ runMs: RUN_TIMEOUT_MS }), cut === null ? undefined : async (control) => {
       control.killNodes(cut.nodes);
       await daemon.client.crash('lose-unsynced', 0, [...cut.nodes]);
       await control.reap(cut.nodes);
@@ -297,9 +297,9 @@ export async function checkClusterDriver(daemon: DaemonHandle, cmd: string[], se
     if (cut.problems.length > 0) return results;
     // The drain recovers what the cut run left on every node (the daemon keeps it: no reset).
     const drainProblems: ProtocolProblem[] = [];
-    let drain: ClusterDriverRun | null = null;
+    let drain: DriverProcessRun | null = null;
     try {
-      drain = await runClusterDriver(daemon, { file: cmd[0], args: cmd.slice(1) }, spec('drain', 1_000_000), mergeTimeouts({ runMs: RUN_TIMEOUT_MS }));
+      drain = await runDriverProcess(daemon, { file: cmd[0], args: cmd.slice(1) }, spec('drain', 1_000_000), mergeTimeouts({ runMs: RUN_TIMEOUT_MS }));
       drainProblems.push(...checkDriverRun({ stdout: drain.stdout, exitCode: drain.record.exitCode ?? undefined, sequential: false }));
     } catch (err) {
       if (!(err instanceof HarnessError)) throw err;

@@ -6,11 +6,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { DEFAULT_STATE_CAPS, type CrashStateId, type CrashStateInfo, type Mark, type StateCaps, type StatePolicy } from '../../fusefs/crash-states.js';
 import { nodeImageDir, type TraceEntry } from '../../fusefs/protocol.js';
-import { runClusterDriver } from '../harness/cluster/cluster-driver.js';
 import { clusterSpec, type ClusterInput } from '../harness/cluster/cluster-run.js';
 import { markDir } from '../harness/crash-run.js';
 import type { DaemonHandle } from '../harness/daemon-process.js';
-import type { DriverTimeouts } from '../harness/driver-process.js';
+import { runDriverProcess, type DriverTimeouts } from '../harness/driver-process.js';
 import { truncateAtCut, type Recorded } from '../harness/exhaustive/judge-states.js';
 import { scratchRoot } from '../harness/exhaustive/recovery-pool.js';
 import { judge, type RunRecord, type Violation } from '../harness/oracle.js';
@@ -43,7 +42,7 @@ export interface ClusterJudged {
 export async function recordCluster(daemon: DaemonHandle, target: Target, input: ClusterInput, maxStates: number, timeouts: DriverTimeouts, policies: readonly StatePolicy[] = ['lose-unsynced']): Promise<ClusterRecording> {
   const client = daemon.client;
   await client.reset(true);
-  const run = await runClusterDriver(daemon, target.driver, { ...clusterSpec(daemon.mountpoints, input, 'workload', 0), mark: markDir(daemon) }, timeouts);
+  const run = await runDriverProcess(daemon, target.driver, { ...clusterSpec(daemon.mountpoints, input, 'workload', 0), mark: markDir(daemon) }, timeouts);
   const { trace, marks } = await client.traceWithMarks();
   const caps = { ...DEFAULT_STATE_CAPS, maxStates };
   const answer = await client.states([...policies], caps);
@@ -74,7 +73,7 @@ export async function judgeClusterState(daemon: DaemonHandle, target: Target, re
  */
 export async function recoverClusterImage(target: Target, input: ClusterInput, imageDir: string, nodes: number, workload: RunRecord, timeouts: DriverTimeouts): Promise<{ violations: Violation[]; runs: RunRecord[]; drainStderr: string }> {
   const dirs = Array.from({ length: nodes }, (_, k) => path.join(imageDir, nodeImageDir(k)));
-  const drain = await runClusterDriver(null, target.driver, clusterSpec(dirs, input, 'drain', 1), timeouts);
+  const drain = await runDriverProcess(null, target.driver, clusterSpec(dirs, input, 'drain', 1), timeouts);
   const runs = [workload, drain.record];
   return { violations: judge({ target: target.name, faultsInjected: false, runs }), runs, drainStderr: drain.stderr };
 }

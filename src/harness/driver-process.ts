@@ -1,15 +1,18 @@
-// Driver processes: one driver run (spec on stdin, outcome lines on stdout), cut at the armed crash
-// point or run to its end, and a long-lived worker that serves many drain specs in one process.
-// Every wait is bounded; no driver started here outlives this process.
+// Driver processes: one driver run (spec on stdin, outcome lines on stdout, read as they come), of
+// one disk or of a cluster's nodes, cut at the armed crash point or run to its end; and a
+// long-lived worker that serves many drain specs in one process. What a cluster adds (node lines,
+// restarts, pauses: cluster/node-control.ts) is the same run with stdin kept open for restart
+// commands. Every wait is bounded; no driver started here outlives this process.
 import { execa, type ResultPromise } from 'execa';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { DaemonHandle } from './daemon-process.js';
-import type { DriverSpec } from './driver-spec.js';
+import type { DriverSpec, RestartCommand } from './driver-spec.js';
 import { HarnessError } from './harness-error.js';
-import { killGroup, OWN_PROCESS_GROUP, signalGroup, trackGroup } from './process-group.js';
+import { describeGroup, groupAlive, killGroup, OWN_PROCESS_GROUP, signalGroup, trackGroup } from './process-group.js';
+import { MAX_PAUSE_MS, NODE_EXIT_GRACE_MS, processState, RESTART_TIMEOUT_MS, signalGroupWith, STOP_SEEN_MS, stopPending, type ClusterControl, type FreezeHandled } from './cluster/node-control.js';
 import type { RunRecord } from './oracle.js';
 import { DRIVER_EXIT, parseOutcomeLine, parseOutcomes, type Outcome } from './outcome.js';
 
@@ -85,27 +88,232 @@ export async function withScratch<T>(spec: DriverSpec, f: (spec: DriverSpec) => 
   }
 }
 
-/**
- * Runs one driver. With `armed`, waits until the filesystem freezes at the crash point or the
- * driver exits, then SIGKILLs it; without, waits for it to exit. Bounded by timeouts.runMs.
- * `atCut` runs after the SIGKILL and before waiting for the exit: a process killed while the
- * daemon holds one of its requests cannot exit until the power cut unmounts (the kernel waits for
- * an answer to a request already in userspace), so the cut itself belongs there. The spec gets a
- * scratch folder of its own, removed once the run and every process of its group have ended.
- */
-export function runDriver(
-  daemon: DaemonHandle | null,
-  command: DriverCommand,
-  spec: DriverSpec,
-  armed: boolean,
-  timeouts: DriverTimeouts,
-  atCut: () => Promise<void> = async () => {},
-): Promise<DriverRun> {
-  return withScratch(spec, (withFolder) => runDriverIn(daemon, command, withFolder, armed, timeouts, atCut));
+export interface DriverProcessOptions {
+  /** Sees each stdout line as it is parsed, with its line number (driver check looks at each node's group while it runs). */
+  onLine?: (o: Outcome, line: number) => void;
+  /** How long a restart may take (default RESTART_TIMEOUT_MS). */
+  restartMs?: number;
 }
 
-async function runDriverIn(
-  /** The daemon whose freeze an armed run waits for; null for a run off the mount (never armed). */
+export interface DriverProcessRun extends DriverRun {
+  /** Nodes whose process group was still alive NODE_EXIT_GRACE_MS after the driver exited by itself: a driver must stop its servers before it exits. */
+  nodesLeft: number[];
+  /** The driver's own process group (its pid). */
+  pgid: number;
+  /** Its stdout as printed. */
+  stdout: string;
+}
+
+/**
+ * Runs one driver, of one node or many. `atFreeze`, if given, runs once the daemon froze at the
+ * armed crash point (after the grace period): it cuts what it cuts through `control` (one disk:
+ * killAll, then the daemon's crash). Without it, or if the driver exits first, the run goes to its
+ * end, bounded by timeouts.runMs. Returns the run, killed if atFreeze killed the driver. The spec
+ * gets a scratch folder of its own, removed once the run and every process of its group ended.
+ */
+export function runDriverProcess(
+  daemon: DaemonHandle | null,
+  command: DriverCommand,
+  spec: DriverSpec,
+  timeouts: DriverTimeouts,
+  atFreeze?: (control: ClusterControl, frozenAt: number) => Promise<FreezeHandled>,
+  options: DriverProcessOptions = {},
+): Promise<DriverProcessRun> {
+  const restartMs = options.restartMs ?? RESTART_TIMEOUT_MS;
+  return withScratch(spec, async (withFolder) => {
+    let proc;
+    try {
+      proc = execa(command.file, command.args, {
+        ...DRIVER_PROCESS_OPTIONS, ...(command.cwd ? { cwd: command.cwd } : {}), ...(command.env ? { env: command.env } : {}),
+        stdin: 'pipe', stdout: 'pipe', stderr: 'pipe', reject: false, buffer: false,
+      });
+    } catch (err) {
+      throw new HarnessError(`cannot start driver '${describeCommand(command)}': ${(err as Error).message}`);
+    }
+    trackGroup(proc.pid);
+    let stdout = '';
+    let stderr = '';
+    const groups = new Map<number, number>();
+    let lineWaiters: { test: (o: Outcome) => boolean; resolve: () => void }[] = [];
+    // Lines are parsed as they complete, each once; a bad one stops this (the parse of the whole
+    // stdout at the end reports it, naming its line).
+    let unparsed = 0;
+    let lineCount = 0;
+    let readable = true;
+    let ended = false;
+    let doneSeen = false;
+    proc.stdout!.on('data', (d: Buffer) => {
+      stdout += d.toString();
+      for (let nl = stdout.indexOf('\n', unparsed); readable && nl >= 0; nl = stdout.indexOf('\n', unparsed)) {
+        let o: Outcome;
+        try {
+          o = parseOutcomeLine(stdout.slice(unparsed, nl), ++lineCount, `driver pid ${proc.pid} stdout`);
+        } catch {
+          readable = false;
+          break;
+        }
+        unparsed = nl + 1;
+        if (o.t === 'node') {
+          groups.set(o.node, o.pgid);
+          trackGroup(o.pgid);
+        }
+        if (o.t === 'done' || o.t === 'error') ended = true;
+        if (o.t === 'done') doneSeen = true;
+        options.onLine?.(o, lineCount);
+        lineWaiters = lineWaiters.filter((w) => !(w.test(o) && (w.resolve(), true)));
+      }
+    });
+    proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    proc.stdin!.write(JSON.stringify(withFolder) + '\n');
+    // One disk: nothing more comes on stdin (a driver may read it to its end first). A cluster's
+    // stays open for restart commands until the run ends.
+    if (withFolder.nodes === undefined) proc.stdin!.end();
+    let exited = false;
+    const done = proc.then((r) => {
+      exited = true;
+      return r;
+    });
+    const within = async <T>(p: Promise<T>, ms: number): Promise<T | 'timeout'> => Promise.race([p, new Promise<'timeout'>((r) => setTimeout(r, ms, 'timeout').unref())]);
+    let killed = false;
+    /** Paused nodes: the group stopped and the timer that resumes it. */
+    const paused = new Map<number, { pgid: number; timer: NodeJS.Timeout }>();
+    const resume = (node: number) => {
+      const p = paused.get(node);
+      if (!p) return;
+      paused.delete(node);
+      clearTimeout(p.timer);
+      signalGroupWith(p.pgid, 'SIGCONT');
+    };
+    const control: ClusterControl = {
+      groups,
+      killAll: () => {
+        killed ||= !exited;
+        for (const k of [...paused.keys()]) resume(k);
+        signalGroup(proc.pid);
+        for (const g of groups.values()) signalGroup(g);
+      },
+      killNodes: (nodes) => {
+        for (const k of nodes) {
+          resume(k);
+          signalGroup(groups.get(k));
+        }
+      },
+      pause: async (node, durationMs) => {
+        const pgid = groups.get(node);
+        if (pgid === undefined) throw new HarnessError(`cannot pause node ${node}: the cluster driver printed no node line for it`);
+        if (!(durationMs > 0 && durationMs <= MAX_PAUSE_MS)) throw new Error(`a pause lasts 1..${MAX_PAUSE_MS} ms, got ${durationMs}`);
+        resume(node);
+        signalGroupWith(pgid, 'SIGSTOP');
+        paused.set(node, { pgid, timer: setTimeout(() => resume(node), durationMs) });
+        // The node's leader (its pgid) must be seen stopped: a pause that did not bite would pass unnoticed.
+        const deadline = Date.now() + STOP_SEEN_MS;
+        for (let state = processState(pgid); state !== 'T' && state !== 't'; state = processState(pgid)) {
+          if (state === null || state === 'Z') return; // it died meanwhile: nothing left to pause
+          // In a request the daemon has not answered yet (state D): the stop is pending and bites when it returns.
+          if (state === 'D' && stopPending(pgid)) return;
+          if (Date.now() > deadline) throw new HarnessError(`node ${node}'s server (pid ${pgid}) was not stopped within ${STOP_SEEN_MS} ms of SIGSTOP (state ${state})`);
+          await new Promise((r) => setTimeout(r, 5));
+        }
+      },
+      reap: async (nodes) => {
+        for (const k of nodes) {
+          if (!(await killGroup(groups.get(k), timeouts.killMs))) throw new HarnessError(`node ${k}'s processes (group ${groups.get(k)}) did not exit within ${timeouts.killMs} ms of SIGKILL and the cut`);
+        }
+      },
+      restart: async (node) => {
+        let doneFirst = doneSeen;
+        const restarted = new Promise<void>((resolve) => {
+          lineWaiters.push({ test: (o) => (o.t === 'node' && o.node === node && o.restarted === true) || o.t === 'done' || o.t === 'error', resolve: () => resolve() });
+          lineWaiters.push({ test: (o) => o.t === 'done', resolve: () => (doneFirst = true) });
+          if (exited || ended) resolve();
+        });
+        const cmd: RestartCommand = { cmd: 'restart', node };
+        proc.stdin!.write(JSON.stringify(cmd) + '\n');
+        const waited = await within(restarted, restartMs);
+        // A run that ends (done) while one of its nodes is cut leaves that node down for good: a
+        // cluster driver waits for the restart before its run ends (docs/driver-protocol.md, "Clusters").
+        if (doneFirst) throw new HarnessError(`the cluster driver ended its run (its "done" line) while node ${node} was cut and not yet restarted: a cluster driver must wait (bounded) for the harness's {"cmd":"restart","node":${node}} before it ends a run in which a node's server was killed (docs/driver-protocol.md, "Clusters")`);
+        if (waited === 'timeout') {
+          const said = stdout.trim().split('\n').slice(-3).join('\n  ');
+          // Where the driver waits: a main thread blocked in the kernel or on a lock reads no stdin.
+          throw new HarnessError(`the cluster driver did not restart node ${node} (no {"t":"node","node":${node},...,"restarted":true} line) within ${restartMs} ms; its processes: ${describeGroup(proc.pid!)}; its last lines:\n  ${said}${stderr.trim() ? `\nits stderr:\n  ${stderr.trim().slice(-2000).split('\n').join('\n  ')}` : ''}`);
+        }
+      },
+    };
+    let frozenAt: number | null = null;
+    let hung = false;
+    let failed: unknown;
+    const nodesLeft: number[] = [];
+    try {
+      if (atFreeze) {
+        if (!daemon) throw new Error('invariant: an armed driver run needs the daemon that freezes it');
+        const deadline = Date.now() + timeouts.runMs;
+        while (!exited) {
+          const r = await daemon.client.waitFrozen(timeouts.pollMs);
+          if (r.frozen) {
+            frozenAt = r.frozenAt ?? null;
+            await within(done, timeouts.graceMs);
+            if ((await atFreeze(control, r.frozenAt!)) !== 'again') break;
+            frozenAt = null;
+            continue;
+          }
+          if (Date.now() > deadline) {
+            hung = true;
+            break;
+          }
+        }
+      }
+      // The run goes on to its end (a cut of some nodes leaves it running); stdin closes, so it exits after its spec.
+      proc.stdin!.end();
+      if (!killed && !hung && (await within(done, timeouts.runMs)) === 'timeout') hung = true;
+    } catch (err) {
+      failed = err;
+      throw err;
+    } finally {
+      // A driver that ended by itself must have stopped its nodes (a grace for servers that exit when their stdin closes).
+      if (exited && !killed) {
+        const deadline = Date.now() + NODE_EXIT_GRACE_MS;
+        for (const [k, g] of groups) {
+          while (groupAlive(g) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+          if (groupAlive(g)) nodesLeft.push(k);
+        }
+      }
+      control.killAll();
+      if ((await within(done, timeouts.killMs)) === 'timeout') {
+        // Name what is stuck, and what went wrong first if something did: this error replaces it.
+        const stuck = [`the driver's group ${proc.pid}: ${describeGroup(proc.pid!)}`, ...[...groups].map(([k, g]) => `node ${k}'s group ${g}: ${describeGroup(g)}`)];
+        const first = failed === undefined ? '' : `\nafter this error of the run: ${failed instanceof Error ? failed.message : String(failed)}`;
+        throw new HarnessError(`driver pid ${proc.pid} did not exit within ${timeouts.killMs} ms of SIGKILL (its stdout or stderr still open, or a process in a request the daemon holds)\n  ${stuck.join('\n  ')}${first}`);
+      }
+      await control.reap([...groups.keys()]);
+      await reapGroup(proc.pid, timeouts);
+    }
+    const result = await done;
+    if (result.failed && result.exitCode === undefined && result.signal === undefined && !killed) {
+      throw new HarnessError(`cannot start driver '${describeCommand(command)}': ${result.message}`);
+    }
+    if (!killed && !hung && result.exitCode !== DRIVER_EXIT.ok && result.exitCode !== DRIVER_EXIT.queueError) throw unexpectedExit(command, proc.pid, result.exitCode, result.signal, stderr);
+    const record = {
+      role: spec.mode,
+      outcomes: parseOutcomes(stdout, `driver pid ${proc.pid} (${spec.mode}) stdout`),
+      exitCode: killed || hung ? null : (result.exitCode ?? null),
+      killed: killed && !hung,
+      hung,
+      failedRequests: [],
+    };
+    return { record, stderr, frozenAt, nodesLeft, pgid: proc.pid!, stdout };
+  });
+}
+
+/**
+ * Runs one driver of one disk. With `armed`, waits until the filesystem freezes at the crash point
+ * or the driver exits, then SIGKILLs its group; without, waits for it to exit. Bounded by
+ * timeouts.runMs. `atCut` runs after the SIGKILL and before waiting for the exit: a process killed
+ * while the daemon holds one of its requests cannot exit until the power cut unmounts (the kernel
+ * waits for an answer to a request already in userspace), so the cut itself belongs there. A run
+ * that ended first (or was not armed) is cut after its end.
+ */
+export async function runDriver(
   daemon: DaemonHandle | null,
   command: DriverCommand,
   spec: DriverSpec,
@@ -113,92 +321,14 @@ async function runDriverIn(
   timeouts: DriverTimeouts,
   atCut: () => Promise<void> = async () => {},
 ): Promise<DriverRun> {
-  let proc;
-  try {
-    proc = execa(command.file, command.args, {
-      ...DRIVER_PROCESS_OPTIONS,
-      ...(command.cwd ? { cwd: command.cwd } : {}),
-      ...(command.env ? { env: command.env } : {}),
-      input: JSON.stringify(spec) + '\n',
-      stripFinalNewline: false, // a line without its newline was cut mid-print: parseOutcomes needs to tell
-      reject: false,
-      stdout: 'pipe',
-      stderr: 'pipe',
-    });
-  } catch (err) {
-    throw new HarnessError(`cannot start driver '${describeCommand(command)}': ${(err as Error).message}`);
-  }
-  trackGroup(proc.pid);
-  let exited = false;
-  const done = proc.then((r) => {
-    exited = true;
-    return r;
-  });
-  const exitWithin = async (ms: number) => {
-    const timer = new Promise<'timeout'>((resolve) => setTimeout(resolve, ms, 'timeout').unref());
-    return (await Promise.race([done, timer])) !== 'timeout';
-  };
-  let frozenAt: number | null = null;
-  let hung = false;
-  let killed = false;
-  let failure: unknown;
-  try {
-    if (armed) {
-      if (!daemon) throw new Error('invariant: an armed driver run needs the daemon that freezes it');
-      const deadline = Date.now() + timeouts.runMs;
-      while (!exited) {
-        const r = await daemon.client.waitFrozen(timeouts.pollMs);
-        if (r.frozen) {
-          frozenAt = r.frozenAt ?? null;
-          await exitWithin(timeouts.graceMs);
-          break;
-        }
-        if (Date.now() > deadline) {
-          hung = true;
-          break;
-        }
-      }
-    } else {
-      hung = !(await exitWithin(timeouts.runMs));
-    }
-    // The power goes for the whole group: what the driver started (a server) too, even if the driver itself exited.
-    const leaderAlive = !exited;
-    const signalled = signalGroup(proc.pid);
-    if (leaderAlive) killed = signalled;
+  let cut = false;
+  const run = await runDriverProcess(daemon, command, spec, timeouts, armed ? async (control) => {
+    control.killAll();
+    cut = true;
     await atCut();
-  } catch (err) {
-    failure = err;
-  }
-  if (!exited) {
-    signalGroup(proc.pid);
-    if (!(await exitWithin(timeouts.killMs))) {
-      const before = failure === undefined ? '' : `; before that: ${failure instanceof Error ? failure.message : String(failure)}`;
-      throw new HarnessError(`driver pid ${proc.pid} did not exit within ${timeouts.killMs} ms of SIGKILL and the power cut (stuck in the kernel?)${before}`);
-    }
-  }
-  if (failure !== undefined) {
-    await reapGroup(proc.pid, timeouts).catch(() => undefined); // the failure says more than a stuck child
-    throw failure;
-  }
-  const result = await done;
-  await reapGroup(proc.pid, timeouts);
-  const stdout = typeof result.stdout === 'string' ? result.stdout : '';
-  const stderr = typeof result.stderr === 'string' ? result.stderr : '';
-  if (result.failed && result.exitCode === undefined && !killed && result.signal === undefined) {
-    throw new HarnessError(`cannot start driver '${describeCommand(command)}': ${result.message}`);
-  }
-  if (!killed && result.exitCode !== DRIVER_EXIT.ok && result.exitCode !== DRIVER_EXIT.queueError) {
-    throw unexpectedExit(command, proc.pid, result.exitCode, result.signal, stderr);
-  }
-  const record: RunRecord = {
-    role: spec.mode,
-    outcomes: parseOutcomes(stdout, `driver pid ${proc.pid} (${spec.mode}) stdout`),
-    exitCode: killed ? null : (result.exitCode ?? null),
-    killed: killed && !hung,
-    hung,
-    failedRequests: [],
-  };
-  return { record, stderr, frozenAt };
+  } : undefined);
+  if (!cut) await atCut();
+  return { record: run.record, stderr: run.stderr, frozenAt: run.frozenAt };
 }
 
 /**

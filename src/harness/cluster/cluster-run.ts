@@ -10,13 +10,13 @@ import { nodeImageDir, type CrashPoint, type CrashPolicy, type TraceEntry } from
 import { markDir, specFor } from '../crash-run.js';
 import type { CrashCase } from '../crash-case.js';
 import type { DaemonHandle } from '../daemon-process.js';
-import { mergeTimeouts, type DriverTimeouts } from '../driver-process.js';
+import { mergeTimeouts, runDriverProcess, type DriverTimeouts } from '../driver-process.js';
 import type { DriverSpec } from '../driver-spec.js';
 import { truncateAtCut, type Recorded } from '../exhaustive/judge-states.js';
 import { scratchRoot } from '../exhaustive/recovery-pool.js';
 import { judge, type RunRecord, type Violation } from '../oracle.js';
 import type { Target } from '../target.js';
-import { MAX_PAUSE_MS, runClusterDriver } from './cluster-driver.js';
+import { MAX_PAUSE_MS } from './node-control.js';
 import type { LiveDraw, NodePause } from './live-draw.js';
 
 export { drawLiveCase, type LiveCutKind, type LiveDraw, type LiveDrawOptions, type NodePause } from './live-draw.js';
@@ -91,7 +91,7 @@ export async function runClusterCase(daemon: DaemonHandle, target: Target, c: Cl
   let trace: TraceEntry[] = [];
   let pausedAt: number | null = null;
   let cutAt: number | null = null;
-  const work = await runClusterDriver(daemon, target.driver, clusterSpec(dirs, c, 'workload', 0), timeouts, first ? async (control, frozenAt) => {
+  const work = await runDriverProcess(daemon, target.driver, clusterSpec(dirs, c, 'workload', 0), timeouts, first ? async (control, frozenAt) => {
     if (c.pause && pausedAt === null) {
       // The pause: its node stops at this request, every node's held requests run on (its own are
       // answered while it is stopped), and the cut, if any, is armed in the same step.
@@ -119,7 +119,7 @@ export async function runClusterCase(daemon: DaemonHandle, target: Target, c: Cl
   if (c.nodesCut !== 'all' || !c.cut || cutAt === null) trace = await client.trace();
   // A point the run never reached stays armed: the drain must not freeze at it.
   if (first && cutAt === null) await client.disarm();
-  const drain = await runClusterDriver(daemon, target.driver, clusterSpec(dirs, c, 'drain', 1), timeouts);
+  const drain = await runDriverProcess(daemon, target.driver, clusterSpec(dirs, c, 'drain', 1), timeouts);
   const runs = [work.record, drain.record];
   const violations = judge({ target: target.name, faultsInjected: false, runs });
   return { case: c, runs, violations, verdict: violations.length > 0 ? 'fail' : 'pass', frozenAt: cutAt, pausedAt, trace, stderr: [work.stderr, drain.stderr] };
@@ -163,7 +163,7 @@ export async function runClusterStates(daemon: DaemonHandle, target: Target, inp
   const timeouts = mergeTimeouts(options.timeouts);
   const client = daemon.client;
   await client.reset(true);
-  const run = await runClusterDriver(daemon, target.driver, { ...clusterSpec(daemon.mountpoints, input, 'workload', 0), mark: markDir(daemon) }, timeouts);
+  const run = await runDriverProcess(daemon, target.driver, { ...clusterSpec(daemon.mountpoints, input, 'workload', 0), mark: markDir(daemon) }, timeouts);
   const { trace, marks } = await client.traceWithMarks();
   const recorded: Recorded = { run, trace, marks };
   const answer = await client.states(['lose-unsynced'], { ...DEFAULT_STATE_CAPS, maxStates: options.maxStates });
@@ -178,7 +178,7 @@ export async function runClusterStates(daemon: DaemonHandle, target: Target, inp
     for (const s of chosen) {
       await client.stateImage(s.id, slot, true);
       const dirs = daemon.mountpoints.map((_, k) => path.join(slot, nodeImageDir(k)));
-      const drain = await runClusterDriver(null, target.driver, clusterSpec(dirs, input, 'drain', 1), timeouts);
+      const drain = await runDriverProcess(null, target.driver, clusterSpec(dirs, input, 'drain', 1), timeouts);
       const violations = judge({ target: target.name, faultsInjected: false, runs: [truncateAtCut(recorded, s.id.afterOp), drain.record] });
       result.judged[s.id.nodes === undefined ? 'coordinated' : 'mixed']++;
       if (violations.length > 0) {
