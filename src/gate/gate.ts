@@ -16,7 +16,8 @@ import { checkSwallowedError } from '../harness/cause/fault-counterfactual.js';
 import { EXPLAIN_BOUNDS, type ExplainOptions } from '../harness/exhaustive/explain.js';
 import { failureSignature } from '../harness/failure-signature.js';
 import { addCoverage } from '../harness/coverage.js';
-import { startTempDaemon, type TempDaemon } from '../harness/daemon-process.js';
+import { startTempDaemon } from '../harness/daemon-process.js';
+import { DaemonFixture } from './daemon-fixture.js';
 import { SCENARIOS } from '../../scenarios/index.js';
 import { crashInputArb, mutantInputArb, runCrashSuite } from '../../properties/crash-property.js';
 import type { Target, TargetRef } from '../harness/target.js';
@@ -129,8 +130,8 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
     try {
       // A fault's swallowed error, read off the case, holds only if the case without the fault passes.
       const cause = known?.cause ?? await within(phases.share('causes'), async () => (fromCase.kind === 'swallowed-error'
-        ? checkSwallowedError(fixture.daemon, target, result, fromCase)
-        : (await explainCase(fixture.daemon, target, result, explain(false, 'causes')!, drivers)) ?? (phases.leftMs('causes') > 0 ? undefined : budgetRanOut(result))));
+        ? checkSwallowedError(daemons.current.daemon, target, result, fromCase)
+        : (await explainCase(daemons.current.daemon, target, result, explain(false, 'causes')!, drivers)) ?? (phases.leftMs('causes') > 0 ? undefined : budgetRanOut(result))));
       if (!cause) return true;
       result.cause = cause;
       if (result.artifactDir) await writeCause(result.artifactDir, cause);
@@ -151,35 +152,20 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
   /** Serving drivers kept alive for the whole run: a driver process start costs tens of milliseconds. */
   const drivers = new DriverWorkers(mergeTimeouts());
   let phase = 'starting the filesystem daemon';
-  const startDaemon = o.startDaemon ?? (() => startTempDaemon('gate'));
-  let fixture: TempDaemon = await startDaemon();
-  let daemonLost = false;
-  /** After a harness error: a fresh daemon. If none starts, the row says why and the run ends with what it has. */
-  const restartDaemon = async (row: GateRow): Promise<boolean> => {
-    await drivers.stop();
-    await fixture.stop().catch(() => undefined);
-    try {
-      fixture = await startDaemon();
-      return true;
-    } catch (err) {
-      daemonLost = true;
-      row.errors.push(`the filesystem daemon could not be restarted, so the gate stopped here: ${err instanceof Error ? err.message : String(err)}`);
-      progress.log(`${row.name}: ERROR ${row.errors[row.errors.length - 1]}`);
-      return false;
-    }
-  };
+  const daemons = new DaemonFixture(o.startDaemon ?? (() => startTempDaemon('gate')), () => drivers.stop(), (line) => progress.log(line));
+  await daemons.open();
   const sum = (f: (r: GateRow) => number) => rows.reduce((n, r) => n + f(r), 0);
   const progress = new ProgressReporter(o.out, () => ({ phase, cases: sum((r) => r.cases), unit: mode === 'exhaustive' ? 'crash states' : 'power cuts', violations: sum((r) => r.violations), leftMs: budget.leftMs() }));
   try {
     progress.start();
     for (const sc of scenariosOf(target.name)) {
       phase = `scenario ${sc.name}`;
-      const { row, result, error } = await runScenario(fixture.daemon, sc, o.variant, o.artifactRoot);
+      const { row, result, error } = await runScenario(daemons.current.daemon, sc, o.variant, o.artifactRoot);
       rows.push(row);
       floors.set(row, SCENARIO_FLOOR);
       const explained = error || !result || result.violations.length === 0 || await withCause(row, result);
       if (row.failure && result) row.failure.key = keyOf(result);
-      if ((error || !explained) && !(await restartDaemon(row))) break;
+      if ((error || !explained) && !(await daemons.restart(row))) break;
       if (result && result.violations.length > 0 && !o.stopOnFirst) await found(row, result);
       const verdict = error ? `ERROR (the tool failed; daemon restarted) ${error.message.split('\n')[0]}` : row.violations > 0 ? `FAIL (${row.failure?.messages[0] ?? ''})` : 'pass';
       progress.log(`scenario ${sc.name}: ${verdict} [${(row.durationMs / 1000).toFixed(1)} s]`);
@@ -206,7 +192,7 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
     const owed = (x: (typeof suites)[number]) => !x.done && x.row.cases === 0 && budget.elapsedMs() < o.timeBudgetMs + allowedOverrunMs(o.timeBudgetMs) / 2;
     /** Judging's time left: the budget less what the causes of late failures and the artifacts keep (phases.ts). */
     const judgeLeft = () => phases.leftMs('record+judge');
-    rounds: for (let round = 0; !daemonLost; round++) {
+    rounds: for (let round = 0; !daemons.lost; round++) {
       const active = suites.filter((s) => !s.done);
       if (active.length === 0 || (judgeLeft() < MIN_SLICE_MS && !active.some(owed))) break;
       // Each round (and each seed, i.e. each CI shard) starts at another suite: short budgets spread over all of them.
@@ -231,7 +217,7 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
           const base = o.generation === 'plain' ? undefined : steering.pick(s.index);
           const arb = base ? mutantInputArb(base, s.suite.options) : s.arb;
           inputs++;
-          const report = await runCrashSuite(fixture.daemon, arb, {
+          const report = await runCrashSuite(daemons.current.daemon, arb, {
             numRuns: 1,
             seed,
             // No shrinking here: it has no time bound. A new distinct failure is shrunk below, bounded.
@@ -250,13 +236,13 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
             // The tool failed, not the queue: say so, start a fresh daemon, and go on.
             s.row.errors.push(report.error + (report.errorArtifactDir ? `\nartifact: ${report.errorArtifactDir}` : ''));
             progress.log(`suite ${s.suite.name}: ERROR (the tool failed, not the queue; daemon restarted): ${report.error.split('\n')[0]}`);
-            if (!(await restartDaemon(s.row))) break rounds;
+            if (!(await daemons.restart(s.row))) break rounds;
             if (s.row.errors.length >= MAX_ERRORS_PER_SUITE) s.done = true;
             continue;
           }
           if (!report.failure) continue;
           for (const f of [report.failure, ...report.otherFailures]) {
-            if (!(await withCause(s.row, f)) && !(await restartDaemon(s.row))) break rounds;
+            if (!(await withCause(s.row, f)) && !(await daemons.restart(s.row))) break rounds;
           }
           s.row.violations += 1 + report.otherFailures.length;
           s.row.failure ??= {
@@ -280,7 +266,7 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
               // so its artifact is small; when the share ends, the smallest failing case so far is kept.
               phase = `shrinking ${key}`;
               const shrinkEndsMs = Date.now() + shrinkMs;
-              const small = await within(phases.share('shrink'), () => runCrashSuite(fixture.daemon, arb, {
+              const small = await within(phases.share('shrink'), () => runCrashSuite(daemons.current.daemon, arb, {
                 // Exhaustive mode explains every case it keeps, so it can shrink by cause; a random cut by its signature.
                 numRuns: 1, seed, ...(groupBy === 'cause' && mode === 'exhaustive' ? { causeKey: key } : { signature: failureSignature(failure) }), artifactRoot: o.artifactRoot, shrinkEndsMs,
                 exhaustive: exhaustiveOptions(shrinkEndsMs, s.suite.recoveryCuts ?? false, true),
@@ -300,8 +286,7 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
     }
   } finally {
     progress.stop();
-    await drivers.stop();
-    if (!daemonLost) await fixture.stop();
+    await daemons.stop();
   }
   const durationMs = budget.elapsedMs();
   const failures = [...distinct.values()];
