@@ -18,6 +18,7 @@ import { failureSignature } from '../harness/failure-signature.js';
 import { addCoverage } from '../harness/coverage.js';
 import { startTempDaemon } from '../harness/daemon-process.js';
 import { DaemonFixture } from './daemon-fixture.js';
+import { FailureRegistry } from './failure-registry.js';
 import { SCENARIOS } from '../../scenarios/index.js';
 import { crashInputArb, mutantInputArb, runCrashSuite } from '../../properties/crash-property.js';
 import type { Target, TargetRef } from '../harness/target.js';
@@ -29,7 +30,7 @@ import { runClusterGate } from './cluster-gate.js';
 import { checkFloor, SCENARIO_FLOOR, type FloorRequirement } from './floor.js';
 import { toJunitXml } from './junit.js';
 import { ProgressReporter } from './progress.js';
-import { newRow, totals, type DistinctFailure, type GateRow } from '../report/gate-results.js';
+import { newRow, totals, type GateRow } from '../report/gate-results.js';
 import { runScenario } from './scenario-run.js';
 import { formatGateText } from './summary.js';
 import { Steering } from './steering.js';
@@ -70,7 +71,7 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
   const rows: GateRow[] = [];
   /** What each row must reach (floor.ts), beside it. */
   const floors = new Map<GateRow, readonly FloorRequirement[]>();
-  const distinct = new Map<string, DistinctFailure>();
+  const distinct = new FailureRegistry((line) => progress.log(line));
   const groupBy = o.groupBy ?? 'cause';
   const keyOf = (r: CaseResult) => (groupBy === 'cause' ? causeOfCase(r).key : failureSignature(r));
   let inputs = 0;
@@ -80,15 +81,8 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
   const keep = async (row: GateRow, result: CaseResult, shrunk?: { failure: CaseResult; seed?: number; path?: string }): Promise<void> => {
     const key = keyOf(result);
     const signature = failureSignature(result);
-    const known = distinct.get(key);
     const states = result.cause?.failingStates?.count ?? 1;
-    if (known) {
-      known.count++;
-      known.states = (known.states ?? 0) + states;
-      const s = known.signatures.find((x) => x.signature === signature);
-      if (s) s.count++;
-      else known.signatures.push({ signature, count: 1 });
-      if (!known.foundBy.includes(row.name)) known.foundBy.push(row.name);
+    if (distinct.countKnown(key, row, signature, states)) {
       if (result.artifactDir) await rm(result.artifactDir, { recursive: true, force: true });
       return;
     }
@@ -102,13 +96,12 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
     const cause = causeOfCase(kept);
     // Every artifact keeps the cause the summary prints (a fault's, read off its case, too): explain needs no re-recording.
     if (!kept.cause && kept.artifactDir) await writeCause(kept.artifactDir, cause);
-    distinct.set(key, {
+    distinct.add({
       key, title: groupBy === 'cause' ? cause.title : signature, count: 1, states, signatures: [{ signature, count: 1 }], cause,
       foundBy: [row.name], checks: [...new Set(kept.violations.map((v) => v.check))], messages: kept.violations.map((v) => v.message),
       ...(kept.artifactDir ? replayOf(kept.artifactDir, kept.case) : {}),
       ...(shrunk?.seed !== undefined ? { seed: shrunk.seed, ...(shrunk.path !== undefined ? { path: shrunk.path } : {}) } : {}),
-    });
-    progress.log(`new distinct failure (${distinct.size}): ${groupBy === 'cause' ? `${cause.title} (${signature})` : signature}, found by ${row.name}`);
+    }, groupBy === 'cause' ? `${cause.title} (${signature})` : signature);
   };
   /**
    * A random cut's cause (scenarios, random mode): its run recorded again and the state of its cut
@@ -118,7 +111,7 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
   const withCause = async (row: GateRow, result: CaseResult): Promise<boolean> => {
     if (groupBy !== 'cause' || result.cause || result.case.state) return true;
     const signature = failureSignature(result);
-    const known = [...distinct.values()].find((f) => f.signatures.some((x) => x.signature === signature));
+    const known = distinct.values().find((f) => f.signatures.some((x) => x.signature === signature));
     const fromCase = causeOfCase(result);
     if (!known && phases.leftMs('causes') === 0) {
       // No time left to explain it: unexplained, unless its cause is read off the case without a check (damage read at recovery, say).
@@ -289,7 +282,7 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
     await daemons.stop();
   }
   const durationMs = budget.elapsedMs();
-  const failures = [...distinct.values()];
+  const failures = distinct.values();
   linkOnlyArtifactsThatExist(rows, distinct);
   const t = totals(rows, durationMs);
   const floor = checkFloor(rows.map((row) => ({ row, floor: floors.get(row) ?? [] })));
@@ -319,7 +312,7 @@ export function clusterNodes(target: Target, variant: string | undefined, settin
  * signature, or one replaced by its shrunk case): point it at its signature's kept artifact, so
  * the summary, JUnit and index.html link only folders that hold a case.
  */
-function linkOnlyArtifactsThatExist(rows: GateRow[], distinct: ReadonlyMap<string, DistinctFailure>): void {
+function linkOnlyArtifactsThatExist(rows: GateRow[], distinct: FailureRegistry): void {
   const exists = (dir: string | undefined) => dir !== undefined && existsSync(path.join(dir, 'case.json'));
   for (const f of distinct.values()) {
     if (!exists(f.artifactDir)) {
