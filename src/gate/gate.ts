@@ -33,13 +33,10 @@ import { ProgressReporter } from './progress.js';
 import { newRow, totals, type GateRow } from '../report/gate-results.js';
 import { runScenario } from './scenario-run.js';
 import { formatGateText } from './summary.js';
+import { inputFits, MIN_SLICE_MS, turnMs, turnOrder } from './scheduler.js';
 import { Steering } from './steering.js';
 import { DEFAULT_GATE_MODE, gateSuites, roundSeed } from './suites.js';
 
-/** A round gives each remaining suite this long at most, so all of them get turns within the budget. */
-export const MAX_ROUND_SLICE_MS = 30_000;
-/** Below this much budget no new round starts (an input takes up to a few seconds). */
-export const MIN_SLICE_MS = 3_000;
 /** A suite whose tool keeps failing is given up after this many harness errors. */
 export const MAX_ERRORS_PER_SUITE = 3;
 /** Shrinking one new distinct failure takes at most this long, and all shrinking at most the shrink phase's share. */
@@ -188,22 +185,13 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
     rounds: for (let round = 0; !daemons.lost; round++) {
       const active = suites.filter((s) => !s.done);
       if (active.length === 0 || (judgeLeft() < MIN_SLICE_MS && !active.some(owed))) break;
-      // Each round (and each seed, i.e. each CI shard) starts at another suite: short budgets spread over all of them.
-      const first = (((o.seed + round) % active.length) + active.length) % active.length;
-      active.push(...active.splice(0, first));
-      for (const s of active) {
+      for (const s of turnOrder(active, o.seed, round)) {
         if (judgeLeft() < MIN_SLICE_MS && !owed(s)) continue;
-        // An equal share of what is left, at least one input's worth: short budgets still reach every suite in turn.
-        const sliceMs = Math.max(MIN_SLICE_MS, Math.min(MAX_ROUND_SLICE_MS, judgeLeft() / active.length));
         phase = `suite ${s.suite.name}, round ${round + 1}`;
-        // Each other suite that judged no case yet keeps a slice: one slow input never starves the floor
-        // of the others; when the budget cannot hold a slice each, they share what is left.
-        const waiting = suites.filter((x) => x !== s && owed(x)).length;
-        const turnMs = Math.max(Math.min(sliceMs, judgeLeft() - MIN_SLICE_MS * waiting), Math.min(MIN_SLICE_MS, judgeLeft() / (waiting + 1)));
-        const turnEndsMs = Date.now() + turnMs;
+        const turnEndsMs = Date.now() + turnMs(judgeLeft(), active.length, suites.filter((x) => x !== s && owed(x)).length);
         // One input per fast-check run, each run to completion: fast-check's own time limit abandons a
         // running property, whose crash case would then race the next one on the shared daemon.
-        const fits = () => Date.now() + s.longestInputMs < turnEndsMs && judgeLeft() >= Math.max(MIN_SLICE_MS, s.longestInputMs);
+        const fits = () => inputFits(Date.now(), s.longestInputMs, turnEndsMs, judgeLeft());
         for (let tried = 0; !s.done && (fits() || (owed(s) && tried === 0)); tried++) {
           const inputStartedMs = Date.now();
           const seed = roundSeed(o.seed, s.index, s.chunks++);
