@@ -171,25 +171,27 @@ function parseHypothesis(v: unknown, cmd: string): Hypothesis {
 }
 
 function parseProbe(v: unknown, request: string): ProbeUnit[] {
-  if (!Array.isArray(v)) fail(`${request}: 'probe' must be an array of units {kind: file|dir|meta, ino, ...}, got ${JSON.stringify(v)}`);
+  if (!Array.isArray(v)) fail(`${request}: 'probe' must be an array of units {kind: file|dir|meta, ino, node?, ...}, got ${JSON.stringify(v)}`);
   return v.map((x: unknown): ProbeUnit => {
     const u = x as Obj;
     const cmd = `${request}: probe`;
     if (typeof u !== 'object' || u === null) fail(`${cmd}: a unit must be an object, got ${JSON.stringify(x)}`);
     const kind = oneOf(u, cmd, 'kind', ['file', 'dir', 'meta'] as const);
     const ino = int(u, cmd, 'ino', 1);
+    const nodeOf = optInt(u, cmd, 'node', 0);
+    const node = nodeOf !== undefined ? { node: nodeOf } : {};
     if (kind === 'file') {
-      allowOnly(u, cmd, ['kind', 'ino', 'upTo']);
+      allowOnly(u, cmd, ['kind', 'ino', 'upTo', 'node']);
       const upTo = optInt(u, cmd, 'upTo', 0);
-      return { kind, ino, ...(upTo !== undefined ? { upTo } : {}) };
+      return { kind, ino, ...(upTo !== undefined ? { upTo } : {}), ...node };
     }
     if (kind === 'dir') {
-      allowOnly(u, cmd, ['kind', 'ino', 'seqs']);
+      allowOnly(u, cmd, ['kind', 'ino', 'seqs', 'node']);
       if (u.seqs !== undefined && (!Array.isArray(u.seqs) || !u.seqs.every((s) => Number.isInteger(s)))) fail(`${cmd}: 'seqs' must be an array of change seqs, got ${JSON.stringify(u.seqs)}`);
-      return { kind, ino, ...(u.seqs !== undefined ? { seqs: u.seqs as number[] } : {}) };
+      return { kind, ino, ...(u.seqs !== undefined ? { seqs: u.seqs as number[] } : {}), ...node };
     }
-    allowOnly(u, cmd, ['kind', 'ino']);
-    return { kind, ino };
+    allowOnly(u, cmd, ['kind', 'ino', 'node']);
+    return { kind, ino, ...node };
   });
 }
 

@@ -82,10 +82,14 @@ export interface CrashStateInfo {
  * directory's unsynced entry changes (all, or those of the operations with these change seqs), an
  * inode's unsynced attributes.
  */
-export type ProbeUnit =
+export type ProbeUnit = (
   | { kind: 'file'; ino: number; upTo?: number }
   | { kind: 'dir'; ino: number; seqs?: number[] }
-  | { kind: 'meta'; ino: number };
+  | { kind: 'meta'; ino: number }
+) & {
+  /** A cluster's state: the cut node whose unit it is (a node not cut keeps its live image, so lost nothing). Absent on one disk. */
+  node?: number;
+};
 
 /**
  * A change to the recorded run, to check a cause over the whole run: an fsync (of a file, or of a
@@ -115,6 +119,8 @@ export interface UnitChange {
 /** What a crash state lost, unit by unit (a file, a directory, an inode's attributes), for the cause search. */
 export interface LostUnit {
   kind: 'file' | 'dir' | 'meta';
+  /** A cluster's state: the cut node that lost it. Absent on one disk. */
+  node?: number;
   ino: number;
   /** Where it was at the cut (a live name; '/' for the root). */
   path: string;

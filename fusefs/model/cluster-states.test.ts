@@ -4,7 +4,7 @@
 import fc from 'fast-check';
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_STATE_CAPS, type DataOutcome } from '../crash-states.js';
+import { DEFAULT_STATE_CAPS, type DataOutcome, type ProbeUnit } from '../crash-states.js';
 import { ClusterStateSpace, cutSubsets, outcomeTuples } from './cluster-states.js';
 import { describeState } from './policies/index.js';
 import { Recording, RecordingFsModel } from './recording.js';
@@ -64,6 +64,29 @@ describe('a cluster\'s crash states', () => {
         expect(tupleHash(cluster.build(s.id).map((m) => hashTree(m.exportTree('durable'))))).toBe(s.hash);
       }
     }), { numRuns: 60 });
+  });
+
+  it('names each lost unit\'s node, and a probe makes that node\'s unit durable on that node alone (the cause search on a cluster)', () => {
+    // Node 0 writes /a and fsyncs it; node 1 writes /b and never fsyncs it (nor its directory).
+    const steps: Step[] = [
+      { node: 0, t: 'write', name: 'a', fill: 1 }, { node: 0, t: 'fsync', name: 'a', fill: 1 }, { node: 0, t: 'fsyncdir', name: 'a', fill: 1 },
+      { node: 1, t: 'write', name: 'b', fill: 2 },
+    ];
+    const cluster = new ClusterStateSpace(run(2, steps));
+    const end = { afterOp: steps.length, policy: 'lose-unsynced' as const };
+    const lost = cluster.lostUnits(end);
+    // Node 1's data, its directory entry, and attributes (the root's times, /b's): every one on node 1.
+    expect(lost.map((u) => [u.node, u.kind, u.path])).toEqual([[1, 'file', '/b'], [1, 'dir', '/'], [1, 'meta', '/'], [1, 'meta', '/b']]);
+    expect(cluster.lostUnits({ ...end, nodes: [0] })).toEqual([]);
+    const [n0, n1] = cluster.build(end, lost.map((u) => ({ kind: u.kind, ino: u.ino, node: u.node }) as ProbeUnit));
+    expect(n1.exportTree('durable')).toMatchObject({ type: 'dir' });
+    expect(n1.resolve('/b')).toBeGreaterThan(0);
+    expect(hashTree(n0.exportTree('durable'))).toBe(hashTree(cluster.build(end)[0].exportTree('durable')));
+    // Without the probe node 1 lost /b.
+    expect(() => cluster.build(end)[1].resolve('/b')).toThrow();
+    // A unit must name a node the state cut.
+    expect(() => cluster.build({ ...end, nodes: [0] }, [{ kind: 'file', ino: lost[0].ino, node: 1 }])).toThrow(/names a node the state cut \(0\)/);
+    expect(() => cluster.build(end, [{ kind: 'file', ino: lost[0].ino }])).toThrow(/names a node the state cut/);
   });
 
   it('takes every combination of the cut nodes\' outcomes when they fit the cap, else each node\'s every outcome within the first states, never a combination twice', () => {

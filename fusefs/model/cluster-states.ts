@@ -222,9 +222,32 @@ export class ClusterStateSpace implements RunStates {
     return ends.map((_, interval) => byNode.map((perNode) => perNode[interval]));
   }
 
-  /** Each node's model at state `id`: the cut nodes' durable image (their own outcome under torn), the others' live image, all ready to mount for recovery. */
+  /**
+   * Each node's model at state `id`: the cut nodes' durable image (their own outcome under torn),
+   * the others' live image, all ready to mount for recovery. With a probe, each cut node's units
+   * (those naming it) are made durable too: "would the cluster recover had node k persisted this?"
+   */
   build(id: CrashStateId, probe?: readonly ProbeUnit[]): FsModel[] {
-    if (probe) throw new Error('probe units (the cause search) are not supported for a cluster\'s recorded run yet');
+    const own = this.ownStates(id);
+    const unitsOf = (k: number) => (probe ?? []).filter((u) => u.node === k);
+    for (const u of probe ?? []) {
+      if (u.node === undefined || !own.has(u.node)) throw new Error(`probe: a unit of a cluster's state names a node the state cut (${[...own.keys()].join(', ')}); got ${JSON.stringify(u)}`);
+    }
+    return this.spaces.map((s, k) => {
+      const mine = own.get(k);
+      if (!mine) return FsModel.fromTree(s.treeAt(id.afterOp, 'live'));
+      const units = unitsOf(k);
+      return units.length > 0 ? s.buildProbe(mine, units.map(({ node: _node, ...u }) => u)) : s.build(mine);
+    });
+  }
+
+  /** What state `id` lost, unit by unit, on each cut node (the others kept their live image), each naming its node. */
+  lostUnits(id: CrashStateId): LostUnit[] {
+    return [...this.ownStates(id)].flatMap(([k, mine]) => this.spaces[k].lostUnits(mine).map((u) => ({ ...u, node: k })));
+  }
+
+  /** Each cut node's own state (one disk's id: its policy, and under torn or journaled its outcome), by node. */
+  private ownStates(id: CrashStateId): Map<number, CrashStateId> {
     const n = this.spaces.length;
     const cut = id.nodes ?? this.spaces.map((_, k) => k);
     for (const k of cut) if (!(Number.isInteger(k) && k >= 0 && k < n)) throw new Error(`state: node ${k} does not exist; the cluster has nodes 0..${n - 1}`);
@@ -233,17 +256,13 @@ export class ClusterStateSpace implements RunStates {
     if (id.policy === 'lose-unsynced') {
       if (id.outcomes !== undefined) throw new Error('state: outcomes belong to a cluster\'s torn and journaled states only');
       for (const k of cut) own.set(k, { afterOp: id.afterOp, policy: id.policy });
-    } else {
-      const named = (id.outcomes ?? []).map((o) => o.node);
-      if (named.length !== cut.length || named.some((k, i) => k !== cut[i])) {
-        throw new Error(`state: a cluster's ${id.policy} state needs one outcome per cut node (${cut.join(', ')}), in node order; got outcomes for ${named.length ? named.join(', ') : 'none'}`);
-      }
-      for (const o of id.outcomes!) own.set(o.node, { afterOp: id.afterOp, policy: id.policy, dirPrefix: o.dirPrefix, data: o.data });
+      return own;
     }
-    return this.spaces.map((s, k) => (own.has(k) ? s.build(own.get(k)!) : FsModel.fromTree(s.treeAt(id.afterOp, 'live'))));
-  }
-
-  lostUnits(): LostUnit[] {
-    throw new Error('units (the cause search) are not supported for a cluster\'s recorded run yet');
+    const named = (id.outcomes ?? []).map((o) => o.node);
+    if (named.length !== cut.length || named.some((k, i) => k !== cut[i])) {
+      throw new Error(`state: a cluster's ${id.policy} state needs one outcome per cut node (${cut.join(', ')}), in node order; got outcomes for ${named.length ? named.join(', ') : 'none'}`);
+    }
+    for (const o of id.outcomes!) own.set(o.node, { afterOp: id.afterOp, policy: id.policy, dirPrefix: o.dirPrefix, data: o.data });
+    return own;
   }
 }
