@@ -48,13 +48,19 @@ export function lineInWords(workload: RunRecord, run: number, line: number): str
   return `line ${line} of run ${run} ("${o.t}"${what})`;
 }
 
-const persistUnit = (u: LostUnit, change?: { upTo?: number; seqs?: number[] }): ProbeUnit =>
-  u.kind === 'file' ? { kind: 'file', ino: u.ino, ...(change?.upTo !== undefined ? { upTo: change.upTo } : {}) }
-    : u.kind === 'dir' ? { kind: 'dir', ino: u.ino, ...(change?.seqs ? { seqs: change.seqs } : {}) }
-      : { kind: 'meta', ino: u.ino };
+/** A lost unit as a probe makes it durable (on its node, for a cluster's state). */
+const persistUnit = (u: LostUnit, change?: { upTo?: number; seqs?: number[] }): ProbeUnit => ({
+  ...(u.kind === 'file' ? { kind: 'file' as const, ino: u.ino, ...(change?.upTo !== undefined ? { upTo: change.upTo } : {}) }
+    : u.kind === 'dir' ? { kind: 'dir' as const, ino: u.ino, ...(change?.seqs ? { seqs: change.seqs } : {}) }
+      : { kind: 'meta' as const, ino: u.ino }),
+  ...(u.node !== undefined ? { node: u.node } : {}),
+});
+
+/** " on node k" for a cluster's unit or request, "" on one disk. */
+const onNode = (x: { node?: number }): string => (x.node !== undefined ? ` on node ${x.node}` : '');
 
 function unitInWords(u: LostUnit): string {
-  return u.kind === 'dir' ? `the entries of directory ${u.path}` : u.kind === 'file' ? `the data of ${u.path}` : `the attributes of ${u.path}`;
+  return `${u.kind === 'dir' ? `the entries of directory ${u.path}` : u.kind === 'file' ? `the data of ${u.path}` : `the attributes of ${u.path}`}${onNode(u)}`;
 }
 
 /** Searches the cause of one failing state within `bound`; never throws for the bound (the cause then says it was reached). */
@@ -172,7 +178,7 @@ function persistencePoints(trace: readonly TraceEntry[]): TraceEntry[] {
   return trace.filter((e) => (e.kind === 'fsync' || e.kind === 'fsyncdir') && e.result === 0);
 }
 
-const syncInWords = (e: TraceEntry) => `the ${e.kind === 'fsyncdir' ? 'directory fsync' : e.datasync ? 'fdatasync' : 'fsync'} of ${e.path} at request ${e.op}`;
+const syncInWords = (e: TraceEntry) => `the ${e.kind === 'fsyncdir' ? 'directory fsync' : e.datasync ? 'fdatasync' : 'fsync'} of ${e.path}${onNode(e)} at request ${e.op}`;
 
 /** The confirmation the failure broke, if a line of the recorded run made the promise. */
 function brokenPromise(f: FailingState): { line: number; words: string; markedAfter: number } | undefined {
@@ -245,7 +251,9 @@ async function confirmedTooSoon(f: FailingState, passes: (r: ProbeRequest) => Pr
   const id = f.state.id;
   // A replayed ack's evidence is destroyed, not fixed, by a deletion made durable: no directory fsync counts then.
   const removals = f.violations.some((v) => v.check === 'bounded-replay');
-  for (const p of persistencePoints(f.trace).filter((e) => e.op > id.afterOp && !(removals && e.kind === 'fsyncdir')).slice(0, 6)) {
+  // The next six persistence points of each node (a cluster's interleave: a backup's fsync may come after several of the primary's).
+  const nodes = new Set(f.trace.map((e) => e.node ?? 0)).size;
+  for (const p of persistencePoints(f.trace).filter((e) => e.op > id.afterOp && !(removals && e.kind === 'fsyncdir')).slice(0, 6 * nodes)) {
     if (!(await passes({ state: { afterOp: p.op, policy: 'lose-unsynced' }, linesAsOf: id.afterOp }))) continue;
     evidence.push(`the state just after ${syncInWords(p)}, judged against the same lines, passes: ${promise.words} came before it`);
     const line = f.workload.outcomes[promise.line - 1]?.t ?? 'line';
