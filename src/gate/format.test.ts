@@ -84,10 +84,9 @@ describe('summary table', () => {
     const distinct = (replayMode: 'exact' | 'sample', replayStoredImages: boolean): DistinctFailure => ({ key: 'k', title: 'k', count: 1, signatures: [{ signature: 'k', count: 1 }], foundBy: ['x'], checks: ['order'], messages: [], artifactDir: '/a/b', replay: 'powercut replay /a/b', replayMode, replayStoredImages });
     expect(formatFailures([fail], [distinct('exact', true)])).toContain('replay:   powercut replay /a/b   (replays exactly: one re-run repeats the recorded run)');
     // A cluster's crash state: its stored disks are exact; its re-recordings interleave anew.
-    expect(formatFailures([fail], [distinct('sample', true)])).toContain('replay:   powercut replay /a/b   (replays exactly from its stored images: the disks the failure saw, REPRODUCED or not; ' +
-      'the whole case as a sample (5 re-runs: concurrent requests interleave anew, so it says in how many it reproduced))');
+    expect(formatFailures([fail], [distinct('sample', true)])).toContain('replay:   powercut replay /a/b   (replays exactly from its stored images, REPRODUCED or not; its 5 re-runs of the whole case are a sample)');
     // A live cut of some nodes: the others ran on, so no stored disk holds the cluster.
-    expect(formatFailures([fail], [distinct('sample', false)])).toContain('replay:   powercut replay /a/b   (replays as a sample (5 re-runs: concurrent requests interleave anew, so it says in how many it reproduced))');
+    expect(formatFailures([fail], [distinct('sample', false)])).toContain('replay:   powercut replay /a/b   (replays as a sample (5 re-runs): concurrent requests interleave anew, so it says in how many it reproduced)');
     const all = formatFailures([fail], [distinct('exact', false), distinct('sample', true), distinct('sample', false)]).split('\n');
     expect(all.slice(0, 2)).toEqual(['distinct failures: 3', 'artifacts: 2 replay exactly (from stored disks, or one re-run of one process); 1 only as a sample (5 re-runs each, reproduced in k of 5)']);
     expect(formatFailures([fail], [{ ...distinct('exact', false), artifactDir: undefined, replay: undefined, replayMode: undefined }])).not.toContain('artifacts:');

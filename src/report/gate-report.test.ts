@@ -138,7 +138,7 @@ describe('gate report', () => {
     expect(html).toContain('<tr><td>node 1</td><td class="num">120</td><td class="num">2</td><td class="num">4</td><td class="num">6</td></tr>');
     // Which artifacts replay exactly, and which only as a sample.
     expect(html).toContain('artifacts: 1 replays exactly (from stored disks, or one re-run of one process); 1 only as a sample (5 re-runs each, reproduced in k of 5)');
-    expect(html).toContain('<code>powercut replay /r/s</code> <span class="note">(replays exactly from its stored images: ');
-    expect(html).toContain('<code>powercut replay /r/l</code> <span class="note">(replays as a sample (5 re-runs: ');
+    expect(html).toContain('<code>powercut replay /r/s</code> <span class="note">(replays exactly from its stored images, REPRODUCED or not; ');
+    expect(html).toContain('<code>powercut replay /r/l</code> <span class="note">(replays as a sample (5 re-runs): ');
   });
 });

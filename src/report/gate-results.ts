@@ -96,8 +96,8 @@ export function replayReruns(mode: ReplayMode): number {
 export function replayModeNote(f: Partial<ReplayFacts>): string {
   if (f.replayMode === 'exact') return '(replays exactly: one re-run repeats the recorded run)';
   if (f.replayMode !== 'sample') return '';
-  const sample = `as a sample (${DEFAULT_REPLAY_RERUNS} re-runs: concurrent requests interleave anew, so it says in how many it reproduced)`;
-  return f.replayStoredImages ? `(replays exactly from its stored images: the disks the failure saw, REPRODUCED or not; the whole case ${sample})` : `(replays ${sample})`;
+  if (f.replayStoredImages) return `(replays exactly from its stored images, REPRODUCED or not; its ${DEFAULT_REPLAY_RERUNS} re-runs of the whole case are a sample)`;
+  return `(replays as a sample (${DEFAULT_REPLAY_RERUNS} re-runs): concurrent requests interleave anew, so it says in how many it reproduced)`;
 }
 
 /** The replay command of a failure, with whether it replays exactly or as a sample (the summary and JUnit print it). */
