@@ -132,6 +132,7 @@ describe('gate report', () => {
     expect(html).toContain('<th class="num">cases (crash states and live cuts)</th>');
     expect(html).toContain('<tr><td>live cuts landed</td><td class="num">4 of 6</td></tr>');
     expect(html).toContain('<p class="contracts">checked against: at-least-once; ');
+    expect(html).toContain('<p class="note">2 workloads recorded, 60 persistence intervals, 200 crash states listed</p>');
     // Per kind: states listed, judged, failing; live cuts requested, landed, after a pause.
     expect(html).toContain('<tr><td>majority</td><td class="num">90</td><td class="num">1</td><td class="num">1</td><td class="num">3</td><td class="num">2</td><td class="num">1</td></tr>');
     // Per node: its requests, how often it was cut in crash states and live, and in all.

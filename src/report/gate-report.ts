@@ -9,7 +9,7 @@ import type { ReplayFacts } from '../harness/artifacts.js';
 import { CSS, SCRIPT } from './assets.js';
 import type { ExternalDriver } from '../harness/target.js';
 import { subjectOf } from './header.js';
-import { duration, esc, num, page } from './html.js';
+import { duration, esc, num, page, plural } from './html.js';
 
 /** A failure's replay command, and whether it replays exactly or as a sample. */
 function replayHtml(f: { replay?: string } & Partial<ReplayFacts>): string {
@@ -94,7 +94,7 @@ function clusterHtml(c: ClusterCoverageShown): string {
     return x ? `<tr><td>${esc(k)}</td>${[x.listed, x.states, x.failing, x.liveCuts, x.liveLanded, x.livePaused].map(cell).join('')}</tr>` : '';
   });
   const nodes = c.perNode.map((n) => `<tr><td>node ${num(n.node)}</td>${[n.requests, n.cutInStates, n.cutLive, n.cutInStates + n.cutLive].map(cell).join('')}</tr>`);
-  return `<h3>Per cut kind</h3><p class="note">${num(c.recordings)} workloads recorded, ${num(c.intervals)} persistence intervals, ${num(c.statesListed)} crash states listed${c.statesCapped ? ` (${num(c.statesCapped)} more left out by --max-states)` : ''}</p>
+  return `<h3>Per cut kind</h3><p class="note">${plural(c.recordings, 'workload')} recorded, ${plural(c.intervals, 'persistence interval')}, ${plural(c.statesListed, 'crash state')} listed${c.statesCapped ? ` (${num(c.statesCapped)} more left out by --max-states)` : ''}</p>
 <table class="summary cluster-kinds"><thead><tr><th>cut kind</th><th class="num">states listed (lose-unsynced)</th><th class="num">states judged</th><th class="num">failing (states and live cuts)</th><th class="num">live cuts requested</th><th class="num">live cuts landed</th><th class="num">live cuts after a pause</th></tr></thead><tbody>${kinds.join('')}</tbody></table>
 <h3>Per node</h3><table class="summary cluster-nodes"><thead><tr><th>node</th><th class="num">requests</th><th class="num">cut in crash states</th><th class="num">cut live</th><th class="num">cut in all</th></tr></thead><tbody>${nodes.join('')}</tbody></table>
 <p class="note">Distinct failures are grouped ${esc(c.grouping)}.</p>`;
