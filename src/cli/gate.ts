@@ -227,6 +227,7 @@ export const run: Command = async (argv) => {
         rows: report.rows, failures: report.failures, durationMs: report.durationMs, mode, seed, target: target.name, timeBudgetMs: budgetS * 1000,
         ...(driver ? { driver } : {}),
         ...(values.variant !== undefined ? { variant: values.variant } : {}),
+        ...(report.cluster ? { cluster: report.cluster } : {}),
       });
       console.log(`HTML report: ${page}`);
     } catch (err) {

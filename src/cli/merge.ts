@@ -8,7 +8,6 @@ import { toJunitXml } from '../gate/junit.js';
 import { checkShard, mergeShards, MergeError, type MergedGate, type Shard } from '../gate/merge.js';
 import { gateResultJson } from '../gate/result-json.js';
 import { formatGateText } from '../gate/summary.js';
-import { formatClusterCoverage } from '../gate/cluster-coverage.js';
 import { writeGateReport } from '../report/index.js';
 import { parseCommandArgs, usageFail, type Command } from './usage.js';
 
@@ -68,8 +67,7 @@ export const run: Command = async (argv) => {
   }
   console.log(`${merged.shards.length} shard${merged.shards.length === 1 ? '' : 's'} (seeds ${merged.seeds.join(', ')}):`);
   for (const s of merged.shards) console.log(`  seed ${s.seed}: ${s.verdict} in ${(s.durationMs / 1000).toFixed(0)} s (${s.file})`);
-  console.log(`\n${formatGateText(merged.rows, merged.failures, merged.floor, merged.options.mode, merged.steered, merged.durationMs)}`);
-  if (merged.cluster) console.log(formatClusterCoverage(merged.cluster));
+  console.log(`\n${formatGateText(merged.rows, merged.failures, merged.floor, merged.options.mode, merged.steered, merged.durationMs, merged.cluster)}`);
 
   const write = async (file: string, what: string, content: string) => {
     await mkdir(path.dirname(path.resolve(file)), { recursive: true });
@@ -83,6 +81,7 @@ export const run: Command = async (argv) => {
     const page = await writeGateReport(path.resolve(parsed.values.report), {
       rows: merged.rows, failures: merged.failures, durationMs: merged.durationMs, mode: o.mode, seed: merged.seeds[0], timeBudgetMs: o.timeBudgetMs,
       ...(o.target !== undefined ? { target: o.target } : {}), ...(o.driver ? { driver: o.driver } : {}), ...(o.variant !== undefined ? { variant: o.variant } : {}),
+      ...(merged.cluster ? { cluster: merged.cluster } : {}),
     });
     console.log(`HTML report: ${page}`);
   }

@@ -9,14 +9,13 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { CrashStateId } from '../../fusefs/crash-states.js';
-import { copyStoredImage, storedImageFolders, type ClusterArtifactCase, type StoredArtifact } from '../harness/artifacts.js';
+import { copyStoredImage, storesDisksAfterCut, type ClusterArtifactCase, type StoredArtifact } from '../harness/artifacts.js';
 import { runClusterCase, type ClusterInput } from '../harness/cluster/cluster-run.js';
 import { startTempDaemon, type TempDaemon } from '../harness/daemon-process.js';
 import { mergeTimeouts } from '../harness/driver-process.js';
 import type { Violation } from '../harness/oracle.js';
 import type { Target } from '../harness/target.js';
 import { formatTrace } from '../harness/trace-format.js';
-import { nodeImageDir } from '../../fusefs/protocol.js';
 import { describeRerun } from './replay-verdict.js';
 import { judgeClusterState, recordCluster, recoverClusterImage } from '../gate/cluster-cases.js';
 import { describeClusterCut } from '../gate/cluster-gate.js';
@@ -91,17 +90,6 @@ export interface ClusterReplay {
   reruns: Violation[][];
 }
 
-/**
- * Whether the artifact stores every node's disk after the cut: a crash state's, or a coordinated
- * live cut's, images (a node's empty disk may exist only in the folder list, as git keeps no empty folder).
- */
-async function storesEveryNode(a: StoredArtifact & { case: ClusterArtifactCase }): Promise<boolean> {
-  if (a.case.state === undefined && a.case.nodesCut !== 'all') return false;
-  const images = path.join(a.dir, 'images', 'cut-0-after-crash');
-  const listed = await storedImageFolders(a.dir, 'cut-0-after-crash');
-  return Array.from({ length: a.case.nodes }, (_, k) => nodeImageDir(k)).every((n) => existsSync(path.join(images, n)) || listed.includes(n));
-}
-
 /** Replays a cluster artifact (printing as it goes): its stored images recovered once, then `reruns` re-runs of the whole case. */
 export async function replayCluster(a: StoredArtifact & { case: ClusterArtifactCase }, target: Target, traceLines: number, reruns: number): Promise<ClusterReplay> {
   const c = a.case;
@@ -112,7 +100,7 @@ export async function replayCluster(a: StoredArtifact & { case: ClusterArtifactC
 
   // 1. Every node's stored disk after the cut, recovered by the current code: exact, whatever the interleaving was.
   const stored = path.join(a.dir, 'images', 'cut-0-after-crash');
-  if (a.runs.length > 1 && (await storesEveryNode(a))) {
+  if (storesDisksAfterCut(a.dir, c)) {
     const scratch = await mkdtemp(path.join(os.tmpdir(), 'powercut-replay-cluster-image-'));
     try {
       await copyStoredImage(a.dir, 'cut-0-after-crash', scratch);

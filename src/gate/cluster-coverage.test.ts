@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { newRow } from '../report/gate-results.js';
 import { checkFloor } from './floor.js';
-import { countCut, countRequests, emptyClusterCoverage, formatClusterCoverage, formatClusterFloor, kindFloor, mergeClusterCoverage } from './cluster-coverage.js';
+import { countCut, countRequests, emptyClusterCoverage, formatClusterCoverage, formatClusterFloor, kindFloor, mergeClusterCoverage, type ClusterKindCoverage } from './cluster-coverage.js';
 
 describe('cluster coverage', () => {
   it('counts requests and cuts per node, and adds shards up', () => {
@@ -15,13 +15,16 @@ describe('cluster coverage', () => {
     const b = emptyClusterCoverage(3, 'all-kinds', ['coordinated', 'one', 'majority']);
     countCut(b, [0, 2], 'state');
     b.perKind.majority!.states = 1;
+    a.perKind.majority!.listed = 5;
+    // A shard written before `listed` was counted adds nothing to it.
+    delete (b.perKind.majority as Partial<ClusterKindCoverage>).listed;
     const m = mergeClusterCoverage([a, undefined, b])!;
     expect(m.perNode).toEqual([
       { node: 0, requests: 1, cutInStates: 2, cutLive: 0 },
       { node: 1, requests: 0, cutInStates: 1, cutLive: 1 },
       { node: 2, requests: 2, cutInStates: 2, cutLive: 0 },
     ]);
-    expect([m.perKind.one!.liveLanded, m.perKind.majority!.states]).toEqual([1, 1]);
+    expect([m.perKind.one!.liveLanded, m.perKind.majority!.states, m.perKind.majority!.listed]).toEqual([1, 1, 5]);
     expect(formatClusterCoverage(m)).toContain('  per node: node 0 1 request, cut in 2 states and 0 live cuts; node 1 0 requests');
     expect(mergeClusterCoverage([undefined])).toBeUndefined();
   });

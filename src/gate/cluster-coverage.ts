@@ -1,45 +1,17 @@
 // What a cluster gate checked (pure): per cut kind the crash states and live cuts judged, per node
 // its requests and how often its power went; the floor each kind must reach, and the text.
 import type { TraceEntry } from '../../fusefs/protocol.js';
-import type { GateRow } from '../report/gate-results.js';
+import type { ClusterCoverageShown, ClusterKindCoverage, ClusterNodeCoverage, GateRow } from '../report/gate-results.js';
 import type { FloorCheck, FloorRequirement } from './floor.js';
 import { KIND_ROW, type CutKind, type NodesCutChoice } from './cluster-kinds.js';
 
-export interface ClusterKindCoverage {
-  /** Offline crash states of this kind recovered and judged. */
-  states: number;
-  /** Live cuts of this kind asked for, and those that froze at their request (the others ran uncut). */
-  liveCuts: number;
-  liveLanded: number;
-  /** Live cuts that a pause of a node (SIGSTOP, SIGCONT) came before. */
-  livePaused: number;
-  /** Failing states and cases of this kind. */
-  failing: number;
-}
+export type { ClusterKindCoverage, ClusterNodeCoverage };
 
-export interface ClusterNodeCoverage {
-  node: number;
-  /** Its requests in the recorded runs and the live runs. */
-  requests: number;
-  /** Judged crash states in which its power went, and landed live cuts that took it. */
-  cutInStates: number;
-  cutLive: number;
-}
-
-export interface ClusterCoverage {
-  nodes: number;
+/** What a cluster gate checked, its kinds typed (the reports read it as ClusterCoverageShown). */
+export interface ClusterCoverage extends ClusterCoverageShown {
   nodesCut: NodesCutChoice;
-  /** The kinds asked for, each counted on its own row. */
   kinds: CutKind[];
-  /** Workloads recorded, their persistence intervals, their states listed and those the caps left out. */
-  recordings: number;
-  intervals: number;
-  statesListed: number;
-  statesCapped: number;
   perKind: Partial<Record<CutKind, ClusterKindCoverage>>;
-  perNode: ClusterNodeCoverage[];
-  /** How distinct failures are grouped, and that a cluster's causes are not searched (yet). */
-  grouping: string;
 }
 
 export const CLUSTER_GROUPING = 'by check, cut kind and nodes; causes are not built for clusters (no cause search on a cluster\'s states yet), so none is named';
@@ -47,7 +19,7 @@ export const CLUSTER_GROUPING = 'by check, cut kind and nodes; causes are not bu
 export function emptyClusterCoverage(nodes: number, nodesCut: NodesCutChoice, kinds: readonly CutKind[]): ClusterCoverage {
   return {
     nodes, nodesCut, kinds: [...kinds], recordings: 0, intervals: 0, statesListed: 0, statesCapped: 0,
-    perKind: Object.fromEntries(kinds.map((k) => [k, { states: 0, liveCuts: 0, liveLanded: 0, livePaused: 0, failing: 0 }])),
+    perKind: Object.fromEntries(kinds.map((k) => [k, { listed: 0, states: 0, liveCuts: 0, liveLanded: 0, livePaused: 0, failing: 0 }])),
     perNode: Array.from({ length: nodes }, (_, node) => ({ node, requests: 0, cutInStates: 0, cutLive: 0 })),
     grouping: CLUSTER_GROUPING,
   };
@@ -82,7 +54,8 @@ export function mergeClusterCoverage(parts: readonly (ClusterCoverage | undefine
     for (const k of out.kinds) {
       const x = c.perKind[k];
       const o = out.perKind[k]!;
-      if (x) for (const f of ['states', 'liveCuts', 'liveLanded', 'livePaused', 'failing'] as const) o[f] += x[f];
+      // A shard's older result lacks `listed`: it counts nothing.
+      if (x) for (const f of ['listed', 'states', 'liveCuts', 'liveLanded', 'livePaused', 'failing'] as const) o[f] += x[f] ?? 0;
     }
     for (const n of c.perNode) for (const f of ['requests', 'cutInStates', 'cutLive'] as const) out.perNode[n.node][f] += n[f];
   }

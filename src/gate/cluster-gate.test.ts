@@ -30,7 +30,7 @@ const schema = async () => new Ajv({ allErrors: true, strict: true }).compile(JS
 
 describe(`powercut gate --target ${TARGET} (a cluster of three nodes)`, () => {
   it('passes on the correct queue with coverage per cut kind and per node, in the summary and in --json (lose-unsynced and torn states)', async () => {
-    const r = await powercut(['gate', '--target', TARGET, '--time-budget', '10', '--seed', SEED, '--live-cuts', '0', '--policy', 'lose-unsynced,torn', '--artifacts', 'arts-pass', '--json', 'out/pass.json']);
+    const r = await powercut(['gate', '--target', TARGET, '--time-budget', '10', '--seed', SEED, '--live-cuts', '0', '--policy', 'lose-unsynced,torn', '--artifacts', 'arts-pass', '--json', 'out/pass.json', '--report', 'out/pass-html']);
     expect(r.exitCode, r.stdout + r.stderr).toBe(0);
     expect(budgetBroken(r.stdout)).toBeUndefined();
     expect(r.stdout).toMatch(/^cluster: 3 nodes, --nodes-cut all-kinds \(coordinated, one, majority\)/m);
@@ -49,6 +49,15 @@ describe(`powercut gate --target ${TARGET} (a cluster of three nodes)`, () => {
     expect(result.rows.map((row: { name: string; cases: number }) => row.cases > 0)).toEqual([true, true, true]);
     // Each cut node's torn outcome is drawn on its own: every kind judged torn states too.
     for (const row of result.rows) expect(row.coverage.policies.torn.states, row.name).toBeGreaterThan(0);
+    for (const kind of result.cluster.kinds) expect(result.cluster.perKind[kind].listed, kind).toBeGreaterThan(0);
+    // index.html says the cluster's words, its coverage per kind and per node, and its contract.
+    expect(r.stdout).toMatch(/^crash states and live cuts per minute: \d+$/m);
+    const html = await readFile(path.join(root, 'out/pass-html/index.html'), 'utf8');
+    expect(html).toContain('a cluster of 3 nodes, --nodes-cut all-kinds (coordinated, one, majority)');
+    expect(html).not.toMatch(/exhaustive mode|random cuts/);
+    expect(html).toMatch(/<tr><td>majority<\/td><td class="num">[1-9][\d,]*<\/td><td class="num">[1-9][\d,]*<\/td>(<td class="num">\d+<\/td>){4}<\/tr>/);
+    expect(html).toMatch(/<tr><td>node 2<\/td><td class="num">[1-9][\d,]*<\/td>(<td class="num">\d+<\/td>){3}<\/tr>/);
+    expect(html).toContain('<p class="contracts">checked against: ');
   });
 
   it('--nodes-cut coordinated also cuts live runs at seeded requests, and passes', async () => {
@@ -69,8 +78,9 @@ describe(`powercut gate --target ${TARGET} (a cluster of three nodes)`, () => {
     expect(r.exitCode, r.stdout + r.stderr).toBe(1);
     expect(budgetBroken(r.stdout)).toBeUndefined();
     expect(r.stdout).toMatch(/^distinct failures: 1$/m);
-    // Three nodes run concurrently: the summary says the replay is a sample, not an exact repeat.
-    expect(r.stdout).toMatch(/^ +replay: +powercut replay \S+ +\(a sample: concurrent requests interleave anew, so it re-runs the case 5 times/m);
+    // The stored disks replay exactly; three nodes run concurrently, so the whole case's re-runs are a sample.
+    expect(r.stdout).toMatch(/^ +replay: +powercut replay \S+ +\(replays exactly from its stored images, REPRODUCED or not; its 5 re-runs of the whole case are a sample\)$/m);
+    expect(r.stdout).toMatch(/^artifacts: 1 replays exactly \(from stored disks/m);
     const [one] = await readdir(path.join(root, 'arts-bad'));
     const dir = path.join(root, 'arts-bad', one);
     const c = JSON.parse(await readFile(path.join(dir, 'case.json'), 'utf8'));

@@ -26,13 +26,13 @@ import { drawArtifactReport } from '../report/index.js';
 import { newRow, totals, type DistinctFailure, type GateRow } from '../report/gate-results.js';
 import { Budget } from './budget.js';
 import { judgeClusterState, recordCluster, type ClusterJudged, type ClusterRecording } from './cluster-cases.js';
-import { countCut, countRequests, emptyClusterCoverage, formatClusterCoverage, formatClusterFloor, judgedOfListed, kindFloor, type ClusterCoverage } from './cluster-coverage.js';
+import { countCut, countRequests, emptyClusterCoverage, kindFloor, type ClusterCoverage } from './cluster-coverage.js';
 import { cutSizes, DEFAULT_NODES_CUT, KIND_ROW, kindOfCut, kindsAsked, seededRandom, spreadOrder, type CutKind } from './cluster-kinds.js';
 import { checkFloor, statesUnder, type FloorRequirement } from './floor.js';
 import { toJunitXml } from './junit.js';
 import { ProgressReporter } from './progress.js';
 import { roundSeed } from './suites.js';
-import { formatFailures, formatSummaryTable } from './summary.js';
+import { formatGateText } from './summary.js';
 import { exitCodeOf, type GateOptions, type GateReport, type GateVerdict } from './gate-report.js';
 
 /** The crash policies of a cluster's states unless --policy says otherwise: lose-unsynced (torn and journaled multiply the states by each cut node's outcomes). */
@@ -332,14 +332,9 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
   const t = totals(rowList, durationMs);
   const floor = checkFloor(rowList.map((row) => ({ row, floor: floors.get(row) ?? [] })));
   const verdict: GateVerdict = t.violations > 0 ? 'violation' : t.errors > 0 ? 'tool-failed' : floor.some((c) => !c.met) ? 'below-floor' : 'passed';
-  const details = formatFailures(rowList, failures);
-  const text = [
-    formatSummaryTable(rowList, t, 'exhaustive'),
-    formatClusterCoverage(cov),
-    formatClusterFloor(floor),
-    judgedOfListed(rowList),
-    ...(details ? ['', details] : []),
-  ].join('\n');
+  // Each kind's listed states are counted on its row: the coverage (summary, --json, index.html) says them per kind too.
+  for (const [kind, row] of rows) cov.perKind[kind]!.listed = row.coverage.policies['lose-unsynced']?.listed ?? 0;
+  const text = formatGateText(rowList, failures, floor, 'exhaustive', { inputs: 0, of: recordings }, durationMs, cov);
   const exitCode = exitCodeOf(verdict);
   if (o.junitFile) {
     await mkdir(path.dirname(path.resolve(o.junitFile)), { recursive: true });

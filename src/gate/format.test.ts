@@ -3,8 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { Budget, formatClock, formatDuration } from './budget.js';
 import { toJunitXml, xmlEscape } from './junit.js';
 import { formatProgress, ProgressReporter } from './progress.js';
-import { totals, type GateRow } from '../report/gate-results.js';
-import { explainedInWords, formatFailures, formatSummaryTable } from './summary.js';
+import { newRow, totals, type GateRow } from '../report/gate-results.js';
+import { explainedInWords, formatFailures, formatGateText, formatSummaryTable } from './summary.js';
+import { emptyClusterCoverage } from './cluster-coverage.js';
+import { checkFloor } from './floor.js';
+import { completeContract, contractKey } from '../harness/contract.js';
 import { requestsInWords, type Cause } from '../harness/cause/cause.js';
 import type { DistinctFailure } from '../report/gate-results.js';
 import { roundSeed } from './suites.js';
@@ -77,10 +80,35 @@ describe('summary table', () => {
     expect(f).toContain('suite faults:\n  harness error (the tool failed, not a verdict on the queue): daemon died');
     expect(f).not.toContain('torn-checkpoint-write');
   });
-  it('says beside each replay command whether it replays exactly or is a sample', () => {
-    const distinct = (replayMode: 'exact' | 'sample') => ({ key: 'k', title: 'k', count: 1, signatures: [{ signature: 'k', count: 1 }], foundBy: ['x'], checks: ['order'], messages: [], artifactDir: '/a/b', replay: 'powercut replay /a/b', replayMode });
-    expect(formatFailures([fail], [distinct('exact')])).toContain('replay:   powercut replay /a/b   (exact: repeats the recorded run)');
-    expect(formatFailures([fail], [distinct('sample')])).toContain('replay:   powercut replay /a/b   (a sample: concurrent requests interleave anew, so it re-runs the case 5 times and counts the reproductions)');
+  it('says beside each replay command whether it replays exactly or is a sample, and counts each in a line', () => {
+    const distinct = (replayMode: 'exact' | 'sample', replayStoredImages: boolean): DistinctFailure => ({ key: 'k', title: 'k', count: 1, signatures: [{ signature: 'k', count: 1 }], foundBy: ['x'], checks: ['order'], messages: [], artifactDir: '/a/b', replay: 'powercut replay /a/b', replayMode, replayStoredImages });
+    expect(formatFailures([fail], [distinct('exact', true)])).toContain('replay:   powercut replay /a/b   (replays exactly: one re-run repeats the recorded run)');
+    // A cluster's crash state: its stored disks are exact; its re-recordings interleave anew.
+    expect(formatFailures([fail], [distinct('sample', true)])).toContain('replay:   powercut replay /a/b   (replays exactly from its stored images, REPRODUCED or not; its 5 re-runs of the whole case are a sample)');
+    // A live cut of some nodes: the others ran on, so no stored disk holds the cluster.
+    expect(formatFailures([fail], [distinct('sample', false)])).toContain('replay:   powercut replay /a/b   (replays as a sample (5 re-runs): concurrent requests interleave anew, so it says in how many it reproduced)');
+    const all = formatFailures([fail], [distinct('exact', false), distinct('sample', true), distinct('sample', false)]).split('\n');
+    expect(all.slice(0, 2)).toEqual(['distinct failures: 3', 'artifacts: 2 replay exactly (from stored disks, or one re-run of one process); 1 only as a sample (5 re-runs each, reproduced in k of 5)']);
+    expect(formatFailures([fail], [{ ...distinct('exact', false), artifactDir: undefined, replay: undefined, replayMode: undefined }])).not.toContain('artifacts:');
+  });
+});
+
+describe('a cluster gate\'s text', () => {
+  const row = (name: string, cases: number): GateRow => ({ ...newRow(name, 'suite'), cases, coverage: cov({ cases, cutsRequested: 2, cutsLanded: 2, contracts: { [contractKey(completeContract({ replayBound: { ackBatchSize: 1, outOfOrderAcksDurable: false } }))]: cases } }) });
+  const rows = [row('cluster coordinated', 3), row('cluster one-node', 2)];
+  const c = emptyClusterCoverage(3, 'one', ['coordinated', 'one']);
+  c.perKind.one!.states = 1;
+  const text = formatGateText(rows, [], checkFloor(rows.map((r) => ({ row: r, floor: [] }))), 'exhaustive', { inputs: 0, of: 1 }, 60_000, c);
+  it('counts crash states and live cuts, not a single disk\'s modes, and says each kind and node once', () => {
+    expect(text.split('\n')[0]).toMatch(/^scenario \/ suite\s+cases \(states, live cuts\)\s+violations/);
+    expect(text).toContain('\ncrash states and live cuts per minute: 5\n');
+    expect(text).not.toMatch(/^crash states per minute|^power cuts per minute|exhaustive mode|random cuts/m);
+    // Its rows are its kinds: their coverage is said per kind, not per suite again.
+    expect(text).not.toMatch(/^ {2}cluster coordinated: /m);
+    expect(text).toContain('\n  one: 1 crash state judged, live cuts landed 0/0, failing 0\n');
+    expect(text).toMatch(/^checked against: at-least-once; /m);
+    expect(text).toMatch(/^cluster: 3 nodes, --nodes-cut one \(coordinated, one\)/m);
+    expect(text).toMatch(/^lose-unsynced states judged of those listed, per cut kind: coordinated 0\/0, one-node 0\/0$/m);
   });
 });
 

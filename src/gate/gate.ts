@@ -30,7 +30,7 @@ import { runClusterGate } from './cluster-gate.js';
 import { checkFloor, SCENARIO_FLOOR, type FloorRequirement } from './floor.js';
 import { toJunitXml } from './junit.js';
 import { ProgressReporter } from './progress.js';
-import { newRow, totals, type GateRow } from '../report/gate-results.js';
+import { artifactLinkOf, dropArtifactLink, newRow, totals, type GateRow } from '../report/gate-results.js';
 import { runScenario } from './scenario-run.js';
 import { formatGateText } from './summary.js';
 import { inputFits, MIN_SLICE_MS, turnMs, turnOrder } from './scheduler.js';
@@ -303,21 +303,13 @@ export function clusterNodes(target: Target, variant: string | undefined, settin
 function linkOnlyArtifactsThatExist(rows: GateRow[], distinct: FailureRegistry): void {
   const exists = (dir: string | undefined) => dir !== undefined && existsSync(path.join(dir, 'case.json'));
   for (const f of distinct.values()) {
-    if (!exists(f.artifactDir)) {
-      delete f.artifactDir;
-      delete f.replay;
-      delete f.replayMode;
-    }
+    if (!exists(f.artifactDir)) dropArtifactLink(f);
   }
   for (const r of rows) {
     const f = r.failure;
     if (!f || exists(f.artifactDir)) continue;
     const kept = f.key !== undefined ? distinct.get(f.key) : undefined;
-    if (kept?.artifactDir) Object.assign(f, { artifactDir: kept.artifactDir, replay: kept.replay, replayMode: kept.replayMode });
-    else {
-      delete f.artifactDir;
-      delete f.replay;
-      delete f.replayMode;
-    }
+    if (kept?.artifactDir) Object.assign(f, artifactLinkOf(kept));
+    else dropArtifactLink(f);
   }
 }

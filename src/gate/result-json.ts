@@ -7,7 +7,7 @@ import { describeContract } from '../harness/contract.js';
 import type { Coverage } from '../harness/coverage.js';
 import type { ExternalDriver } from '../harness/target.js';
 import type { Cause } from '../harness/cause/cause.js';
-import { rowResult, totals, type DistinctFailure, type GateRow } from '../report/gate-results.js';
+import { replayReruns, rowResult, totals, type DistinctFailure, type GateRow } from '../report/gate-results.js';
 import { allowedOverrunMs } from './budget.js';
 import type { FloorCheck } from './floor.js';
 import type { ClusterCoverage } from './cluster-coverage.js';
@@ -52,7 +52,8 @@ export interface GateResultJson {
   coverage: Coverage;
   rows: { name: string; kind: GateRow['kind']; result: string; cases: number; violations: number; errors: string[]; durationMs: number; coverage: Coverage; capsHit: string[]; floor: FloorCheck[] }[];
   floor: { met: boolean; requirements: FloorCheck[] };
-  failures: (Omit<DistinctFailure, 'cause'> & { cause?: Cause })[];
+  /** Each distinct failure; with an artifact, how replay reproduces it (replayMode, replayReruns, replayStoredImages). */
+  failures: (Omit<DistinctFailure, 'cause'> & { cause?: Cause; replayReruns?: number })[];
   steered: GateReport['steered'];
   /** A cluster target: per cut kind the states and live cuts judged, per node its requests and cuts. */
   cluster?: ClusterCoverage;
@@ -85,7 +86,11 @@ export function gateResultJson(report: GateReport, seed: number, options: GateRe
       key: f.key, title: f.title, count: f.count, signatures: f.signatures, checks: f.checks, foundBy: f.foundBy, messages: f.messages,
       // The cause only when it is what groups the failure (with --group-by signature, a signature's kept case may have another).
       ...(f.cause && f.cause.key === f.key ? { cause: f.cause } : {}),
-      ...(f.artifactDir ? { artifactDir: f.artifactDir, replay: f.replay, ...(f.replayMode ? { replayMode: f.replayMode } : {}) } : {}),
+      // How replay reproduces it: exactly from stored disks (REPRODUCED or not), by one exact re-run, or only as a sample of re-runs.
+      ...(f.artifactDir ? {
+        artifactDir: f.artifactDir, replay: f.replay,
+        ...(f.replayMode ? { replayMode: f.replayMode, replayReruns: replayReruns(f.replayMode), replayStoredImages: f.replayStoredImages === true } : {}),
+      } : {}),
       ...(f.seed !== undefined ? { seed: f.seed } : {}),
       ...(f.path !== undefined ? { path: f.path } : {}),
     })),

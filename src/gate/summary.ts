@@ -2,13 +2,15 @@
 // what was covered, then each failure with its violation, artifact and replay command.
 import { causeFacts } from '../harness/cause/cause.js';
 import { formatContracts, formatCoverage, formatFeatures } from '../harness/coverage.js';
-import { capsNote, perMinute, replayWithMode, resultOf, rowResult, totals, type DistinctFailure, type GateRow, type GateTotals } from '../report/gate-results.js';
+import { CASE_WORDS, capsNote, perMinute, replaySummary, replayWithMode, resultOf, rowResult, totals, type DistinctFailure, type GateRow, type GateTotals, type SummaryMode } from '../report/gate-results.js';
 import { formatFloor, type FloorCheck } from './floor.js';
 import { formatDuration } from './budget.js';
 import type { GateMode } from './suites.js';
+import { formatClusterCoverage, formatClusterFloor, judgedOfListed, type ClusterCoverage } from './cluster-coverage.js';
 
-export function formatSummaryTable(rows: readonly GateRow[], t: GateTotals, mode: GateMode = 'exhaustive', steered?: { inputs: number; of: number }): string {
-  const headers = ['scenario / suite', mode === 'exhaustive' ? 'cases (states)' : 'cases (cuts)', 'violations', 'tool errors', 'time', 'result'];
+export function formatSummaryTable(rows: readonly GateRow[], t: GateTotals, mode: SummaryMode = 'exhaustive', steered?: { inputs: number; of: number }): string {
+  const words = CASE_WORDS[mode];
+  const headers = ['scenario / suite', `cases (${words.column})`, 'violations', 'tool errors', 'time', 'result'];
   const body = rows.map((r) => [`${r.kind === 'suite' ? 'suite ' : ''}${r.name}`, String(r.cases), String(r.violations), String(r.errors.length), formatDuration(r.durationMs), rowResult(r)]);
   const verdict = resultOf(t.violations, t.errors);
   const foot = ['total', String(t.cases), String(t.violations), String(t.errors), formatDuration(t.durationMs), verdict];
@@ -25,8 +27,9 @@ export function formatSummaryTable(rows: readonly GateRow[], t: GateTotals, mode
     ...[formatContracts(t.coverage)].filter((x): x is string => x !== undefined),
     ...(Object.keys(t.coverage.features).length ? [`features reached (runs reaching each, rarest first): ${formatFeatures(t.coverage)}`] : []),
     ...(steered && steered.of > 0 ? [`steered inputs (mutations of inputs that reached rare features): ${steered.inputs} of ${steered.of}`] : []),
-    `${mode === 'exhaustive' ? 'crash states' : 'power cuts'} per minute: ${perMinute(t.cases, t.durationMs)}`,
-    ...rows.filter((r) => r.kind === 'suite' && r.cases > 0).map((r) => `  ${r.name}: ${formatCoverage(r.coverage)}${r.capsHit.length ? `; caps hit: ${r.capsHit.join(', ')}` : ''}`),
+    `${words.unit} per minute: ${perMinute(t.cases, t.durationMs)}`,
+    // A cluster's rows are its cut kinds: formatClusterCoverage says each kind's figures.
+    ...rows.filter((r) => mode !== 'cluster' && r.kind === 'suite' && r.cases > 0).map((r) => `  ${r.name}: ${formatCoverage(r.coverage)}${r.capsHit.length ? `; caps hit: ${r.capsHit.join(', ')}` : ''}`),
     ...(note ? [note] : []),
   ].join('\n');
 }
@@ -42,6 +45,8 @@ export function formatFailures(rows: readonly GateRow[], failures: readonly Dist
     const signatures = new Set(failures.flatMap((f) => f.signatures.map((s) => s.signature))).size;
     const cases = failures.reduce((n, f) => n + f.count, 0);
     out.push(`distinct failures: ${failures.length}${failures.some((f) => f.cause && f.key === f.cause.key) ? ` causes (${cases} failing cases, ${signatures} signatures)` : ''}`);
+    const replays = replaySummary(failures);
+    if (replays) out.push(replays);
     const explained = explainedInWords(failures);
     if (explained) out.push(explained);
     failures.forEach((f, i) => {
@@ -98,10 +103,17 @@ export function explainedInWords(failures: readonly DistinctFailure[]): string {
   return lines.join('\n');
 }
 
-/** The whole text a gate run (or a merge of its shards) prints at its end: table, floor, what explaining cost, failures. */
-export function formatGateText(rows: readonly GateRow[], failures: readonly DistinctFailure[], floor: readonly FloorCheck[], mode: GateMode, steered: { inputs: number; of: number }, durationMs: number): string {
+/**
+ * The whole text a gate run (or a merge of its shards) prints at its end: table, floor, what
+ * explaining cost, failures; a cluster's (`cluster` given) its coverage per cut kind and node instead of the single-disk modes' words.
+ */
+export function formatGateText(rows: readonly GateRow[], failures: readonly DistinctFailure[], floor: readonly FloorCheck[], mode: GateMode, steered: { inputs: number; of: number }, durationMs: number, cluster?: ClusterCoverage): string {
   const details = formatFailures(rows, failures);
-  return [formatSummaryTable(rows, totals(rows, durationMs), mode, steered), formatFloor(floor), ...[formatCauseCosts(failures)].filter((x) => x), ...(details ? ['', details] : [])].join('\n');
+  const t = totals(rows, durationMs);
+  const middle = cluster
+    ? [formatSummaryTable(rows, t, 'cluster'), formatClusterCoverage(cluster), formatClusterFloor(floor), judgedOfListed(rows)]
+    : [formatSummaryTable(rows, t, mode, steered), formatFloor(floor), ...[formatCauseCosts(failures)].filter((x) => x)];
+  return [...middle, ...(details ? ['', details] : [])].join('\n');
 }
 
 /** What explaining the distinct failures cost: the cause searches, the proofs and the reach checks of the kept cases. */

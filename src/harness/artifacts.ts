@@ -17,7 +17,7 @@
 // disk in a crash state, or, for a live cut, the durable disk of each node the cut took, as it was
 // at the cut (before the node restarted on it).
 import { cp, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type { Cause } from './cause/cause.js';
@@ -25,7 +25,7 @@ import type { CaseResult, CrashCase, CutRecord } from './crash-case.js';
 import { emptyCoverage } from './coverage.js';
 import type { HarnessError } from './harness-error.js';
 import type { Mark } from '../../fusefs/crash-states.js';
-import type { TraceEntry } from '../../fusefs/protocol.js';
+import { nodeImageDir, type TraceEntry } from '../../fusefs/protocol.js';
 import type { RunRecord, Violation } from './oracle.js';
 import { parseOutcomes } from './outcome.js';
 import { formatTrace } from './trace-format.js';
@@ -81,9 +81,37 @@ export function replayModeOf(c: CrashCase): { mode: ReplayMode; why: string } {
   return { mode: 'exact', why: 'one process issues its requests in one order' };
 }
 
-/** What a gate's failure links to its artifact: the folder, the command that replays it, and whether that replay is exact or a sample. */
-export function replayOf(dir: string, c: CrashCase): { artifactDir: string; replay: string; replayMode: ReplayMode } {
-  return { artifactDir: dir, replay: replayCommand(dir), replayMode: replayModeOf(c).mode };
+/**
+ * Whether `powercut replay` recovers the artifact in `dir` from stored disks, exactly as the failure
+ * saw them: it holds the disk after its last cut (a cluster's: every node's, or their folder lists)
+ * and a run after the cut to replay its recovery against. A live cut of some nodes keeps only the cut
+ * nodes' disks (the others ran on), so only its re-runs judge it.
+ */
+export function storesDisksAfterCut(dir: string, c: CrashCase): boolean {
+  const outcomes = path.join(dir, 'outcomes');
+  const runs = existsSync(outcomes) ? readdirSync(outcomes).filter((f) => f.endsWith('.jsonl')).length : 0;
+  if (runs < 2) return false;
+  let last = -1;
+  while (existsSync(path.join(dir, `trace-cut-${last + 1}.json`))) last++;
+  if (last < 0) return false;
+  const name = `cut-${last}-after-crash`;
+  const image = path.join(dir, 'images', name);
+  if (!isClusterCase(c)) return existsSync(image) || existsSync(image + FOLDER_LIST_SUFFIX);
+  if (!c.state && c.nodesCut !== 'all') return false;
+  const listed = storedImageFolders(dir, name);
+  return Array.from({ length: c.nodes }, (_, k) => nodeImageDir(k)).every((n) => existsSync(path.join(image, n)) || listed.includes(n));
+}
+
+/** What a gate's failure says of replaying its artifact: whether the re-runs are exact or a sample, and whether stored disks replay exactly. */
+export interface ReplayFacts {
+  replayMode: ReplayMode;
+  /** replay recovers the stored disks after the cut, exactly the state the failure saw (storesDisksAfterCut). */
+  replayStoredImages: boolean;
+}
+
+/** What a gate's failure links to its artifact: the folder, the command that replays it, and how that replay reproduces it. */
+export function replayOf(dir: string, c: CrashCase): { artifactDir: string; replay: string } & ReplayFacts {
+  return { artifactDir: dir, replay: replayCommand(dir), replayMode: replayModeOf(c).mode, replayStoredImages: storesDisksAfterCut(dir, c) };
 }
 
 // Works from any folder and any checkout: the artifact names no path of the machine that wrote it.
@@ -228,10 +256,10 @@ export async function writeImageFolderLists(imagesDir: string): Promise<void> {
 }
 
 /** The folders image `name` of the artifact in `dir` had (its NAME.dirs.json; none when it has no list), relative to the image. */
-export async function storedImageFolders(dir: string, name: string): Promise<string[]> {
+export function storedImageFolders(dir: string, name: string): string[] {
   const listFile = path.join(dir, 'images', name + FOLDER_LIST_SUFFIX);
   if (!existsSync(listFile)) return [];
-  const folders = await readJson(listFile);
+  const folders = readJson(listFile);
   if (!Array.isArray(folders) || !folders.every((f) => typeof f === 'string' && !path.isAbsolute(f) && !f.split(path.sep).includes('..'))) {
     throw new Error(`${listFile}: expected a list of relative folder paths`);
   }
@@ -247,7 +275,7 @@ export async function copyStoredImage(dir: string, name: string, dest: string): 
   if (!existsSync(image) && !existsSync(image + FOLDER_LIST_SUFFIX)) return false;
   await mkdir(dest, { recursive: true });
   if (existsSync(image)) await cp(image, dest, { recursive: true, preserveTimestamps: true });
-  for (const f of await storedImageFolders(dir, name)) await mkdir(path.join(dest, f), { recursive: true });
+  for (const f of storedImageFolders(dir, name)) await mkdir(path.join(dest, f), { recursive: true });
   return true;
 }
 
@@ -260,10 +288,11 @@ export async function writeHarnessErrorArtifact(root: string, targetName: string
   return dir;
 }
 
-async function readJson(file: string): Promise<unknown> {
+/** Synchronous, as storesDisksAfterCut (the gate linking an artifact) reads a folder list with it. */
+function readJson(file: string): unknown {
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    text = readFileSync(file, 'utf8');
   } catch (err) {
     throw new Error(`${file}: cannot read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); is this an artifact folder?`);
   }
@@ -277,7 +306,7 @@ async function readJson(file: string): Promise<unknown> {
 /** Reads an artifact folder back; every error names the file that is wrong. */
 export async function readArtifact(dir: string): Promise<StoredArtifact> {
   const casePath = path.join(dir, 'case.json');
-  const c = (await readJson(casePath)) as CrashCase;
+  const c = readJson(casePath) as CrashCase;
   if (typeof c !== 'object' || c === null) throw new Error(`${casePath}: expected an object`);
   c.workload = parseWorkload(c.workload, `${casePath}: workload`);
   if (typeof c.settings !== 'object' || c.settings === null) throw new Error(`${casePath}: settings must be an object`);
@@ -293,18 +322,18 @@ export async function readArtifact(dir: string): Promise<StoredArtifact> {
     throw new Error(`${casePath}: fsyncHolds must be {"seed": integer, "maxHoldMs": integer}, got ${JSON.stringify(c.fsyncHolds)}`);
   }
   if (isClusterCase(c)) checkClusterCase(c, casePath);
-  const violations = (await readJson(path.join(dir, 'violations.json'))) as Violation[];
+  const violations = readJson(path.join(dir, 'violations.json')) as Violation[];
   const runFiles = (await readdir(path.join(dir, 'outcomes'))).filter((f) => f.endsWith('.jsonl')).sort((a, b) => parseInt(a.slice(4)) - parseInt(b.slice(4)));
   const runs: RunRecord[] = [];
   for (const f of runFiles) {
     const role = f.replace(/^run-\d+-/, '').replace('.jsonl', '') as RunRecord['role'];
     const text = await readFile(path.join(dir, 'outcomes', f), 'utf8');
-    const meta = (await readJson(path.join(dir, 'outcomes', f.replace('.jsonl', '.meta.json')))) as Omit<RunRecord, 'role' | 'outcomes'>;
+    const meta = readJson(path.join(dir, 'outcomes', f.replace('.jsonl', '.meta.json'))) as Omit<RunRecord, 'role' | 'outcomes'>;
     runs.push({ role, outcomes: parseOutcomes(text, path.join(dir, 'outcomes', f)), ...meta });
   }
   const cuts: CutRecord[] = [];
   for (let k = 0; existsSync(path.join(dir, `trace-cut-${k}.json`)); k++) {
-    cuts.push((await readJson(path.join(dir, `trace-cut-${k}.json`))) as CutRecord);
+    cuts.push(readJson(path.join(dir, `trace-cut-${k}.json`)) as CutRecord);
   }
   const stderr = await Promise.all(runs.map(async (_, k) => {
     const file = path.join(dir, 'stderr', `run-${k}.txt`);
@@ -313,6 +342,6 @@ export async function readArtifact(dir: string): Promise<StoredArtifact> {
   const errorFile = path.join(dir, 'harness-error.txt');
   const harnessError = existsSync(errorFile) ? await readFile(errorFile, 'utf8') : undefined;
   const causeFile = path.join(dir, CAUSE_FILE);
-  const cause = existsSync(causeFile) ? (await readJson(causeFile)) as Cause : undefined;
+  const cause = existsSync(causeFile) ? readJson(causeFile) as Cause : undefined;
   return { dir, case: c, runs, cuts, violations, stderr, ...(harnessError !== undefined ? { harnessError } : {}), ...(cause ? { cause } : {}) };
 }

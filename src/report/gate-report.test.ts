@@ -6,7 +6,8 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { emptyCoverage } from '../harness/coverage.js';
-import type { GateRow } from './gate-results.js';
+import type { ClusterCoverageShown, DistinctFailure, GateRow } from './gate-results.js';
+import { completeContract, contractKey } from '../harness/contract.js';
 import { artifactReportHref, renderGateReport, type GateReportInput } from './gate-report.js';
 import { writeGateReport } from './load.js';
 
@@ -110,5 +111,35 @@ describe('gate report', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+
+  it('shows a cluster run per cut kind and per node, with its contract, and none of a single disk\'s modes', () => {
+    const contracts = { [contractKey(completeContract({ replayBound: { ackBatchSize: 1, outOfOrderAcksDurable: false } }))]: 7 };
+    const kind = (name: string, cases: number) => row(name, { cases, coverage: { ...emptyCoverage(), cases, states: 1, cutsRequested: 3, cutsLanded: 2, contracts } });
+    const cluster: ClusterCoverageShown = {
+      nodes: 3, nodesCut: 'all-kinds', kinds: ['coordinated', 'majority'], recordings: 2, intervals: 60, statesListed: 200, statesCapped: 0,
+      perKind: { coordinated: { listed: 40, states: 1, liveCuts: 3, liveLanded: 2, livePaused: 0, failing: 0 }, majority: { listed: 90, states: 1, liveCuts: 3, liveLanded: 2, livePaused: 1, failing: 1 } },
+      perNode: [{ node: 0, requests: 100, cutInStates: 1, cutLive: 2 }, { node: 1, requests: 120, cutInStates: 2, cutLive: 4 }, { node: 2, requests: 90, cutInStates: 1, cutLive: 3 }],
+      grouping: 'by check, cut kind and nodes',
+    };
+    const failures: DistinctFailure[] = [
+      { key: 's', title: 'liveness after a coordinated crash state', count: 1, signatures: [{ signature: 's', count: 1 }], foundBy: ['cluster coordinated'], checks: ['liveness'], messages: [], artifactDir: '/r/s', replay: 'powercut replay /r/s', replayMode: 'sample', replayStoredImages: true },
+      { key: 'l', title: 'liveness after a live cut of nodes 0, 1', count: 1, signatures: [{ signature: 'l', count: 1 }], foundBy: ['cluster majority'], checks: ['liveness'], messages: [], artifactDir: '/r/l', replay: 'powercut replay /r/l', replayMode: 'sample', replayStoredImages: false },
+    ];
+    const html = renderGateReport({ ...report([kind('cluster coordinated', 3), kind('cluster majority', 4)]), variant: undefined, target: 'replicated-queue', cluster, failures }, { reportDir: '/r' });
+    expect(html).toContain('<p class="sub">target replicated-queue · a cluster of 3 nodes, --nodes-cut all-kinds (coordinated, majority) · seed 42');
+    expect(html).not.toMatch(/exhaustive mode|random cuts|Per suite/);
+    expect(html).toContain('<th class="num">cases (crash states and live cuts)</th>');
+    expect(html).toContain('<tr><td>live cuts landed</td><td class="num">4 of 6</td></tr>');
+    expect(html).toContain('<p class="contracts">checked against: at-least-once; ');
+    expect(html).toContain('<p class="note">2 workloads recorded, 60 persistence intervals, 200 crash states listed</p>');
+    // Per kind: states listed, judged, failing; live cuts requested, landed, after a pause.
+    expect(html).toContain('<tr><td>majority</td><td class="num">90</td><td class="num">1</td><td class="num">1</td><td class="num">3</td><td class="num">2</td><td class="num">1</td></tr>');
+    // Per node: its requests, how often it was cut in crash states and live, and in all.
+    expect(html).toContain('<tr><td>node 1</td><td class="num">120</td><td class="num">2</td><td class="num">4</td><td class="num">6</td></tr>');
+    // Which artifacts replay exactly, and which only as a sample.
+    expect(html).toContain('artifacts: 1 replays exactly (from stored disks, or one re-run of one process); 1 only as a sample (5 re-runs each, reproduced in k of 5)');
+    expect(html).toContain('<code>powercut replay /r/s</code> <span class="note">(replays exactly from its stored images, REPRODUCED or not; ');
+    expect(html).toContain('<code>powercut replay /r/l</code> <span class="note">(replays as a sample (5 re-runs): ');
   });
 });

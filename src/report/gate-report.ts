@@ -3,18 +3,18 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { causeFacts } from '../harness/cause/cause.js';
-import { formatCoverage, policiesInOrder } from '../harness/coverage.js';
-import { capsNote, perMinute, replayModeNote, resultOf, rowResult, totals, type DistinctFailure, type GateResult, type GateRow } from './gate-results.js';
-import type { ReplayMode } from '../harness/artifacts.js';
+import { formatContracts, formatCoverage, policiesInOrder } from '../harness/coverage.js';
+import { CASE_WORDS, capsNote, perMinute, replayModeNote, replaySummary, resultOf, rowResult, totals, type ClusterCoverageShown, type DistinctFailure, type GateResult, type GateRow } from './gate-results.js';
+import type { ReplayFacts } from '../harness/artifacts.js';
 import { CSS, SCRIPT } from './assets.js';
 import type { ExternalDriver } from '../harness/target.js';
 import { subjectOf } from './header.js';
-import { duration, esc, num, page } from './html.js';
+import { duration, esc, num, page, plural } from './html.js';
 
 /** A failure's replay command, and whether it replays exactly or as a sample. */
-function replayHtml(f: { replay?: string; replayMode?: ReplayMode }): string {
+function replayHtml(f: { replay?: string } & Partial<ReplayFacts>): string {
   if (!f.replay) return '';
-  const note = replayModeNote(f.replayMode);
+  const note = replayModeNote(f);
   return `<p>replay: <code>${esc(f.replay)}</code>${note ? ` <span class="note">${esc(note)}</span>` : ''}</p>`;
 }
 
@@ -34,6 +34,8 @@ export interface GateReportInput {
   variant?: string;
   /** The run's time budget, for the header. */
   timeBudgetMs?: number;
+  /** A cluster target's gate: its coverage per cut kind and per node (its rows are the cut kinds). */
+  cluster?: ClusterCoverageShown;
 }
 
 /** The file name of an artifact's report inside its folder. */
@@ -79,9 +81,29 @@ export interface GateReportOptions {
   missingReports?: Map<string, string>;
 }
 
+/** "a cluster of 3 nodes, --nodes-cut all-kinds (coordinated, one, majority)": the header's word for a cluster run. */
+function clusterPhrase(c: ClusterCoverageShown): string {
+  return `a cluster of ${c.nodes} nodes, --nodes-cut ${c.nodesCut} (${c.kinds.join(', ')})`;
+}
+
+/** A cluster run's coverage: per cut kind its crash states and live cuts, per node how often its power went. */
+function clusterHtml(c: ClusterCoverageShown): string {
+  const cell = (n: number) => `<td class="num">${num(n)}</td>`;
+  const kinds = c.kinds.map((k) => {
+    const x = c.perKind[k];
+    return x ? `<tr><td>${esc(k)}</td>${[x.listed, x.states, x.failing, x.liveCuts, x.liveLanded, x.livePaused].map(cell).join('')}</tr>` : '';
+  });
+  const nodes = c.perNode.map((n) => `<tr><td>node ${num(n.node)}</td>${[n.requests, n.cutInStates, n.cutLive, n.cutInStates + n.cutLive].map(cell).join('')}</tr>`);
+  return `<h3>Per cut kind</h3><p class="note">${plural(c.recordings, 'workload')} recorded, ${plural(c.intervals, 'persistence interval')}, ${plural(c.statesListed, 'crash state')} listed${c.statesCapped ? ` (${num(c.statesCapped)} more left out by --max-states)` : ''}</p>
+<table class="summary cluster-kinds"><thead><tr><th>cut kind</th><th class="num">states listed (lose-unsynced)</th><th class="num">states judged</th><th class="num">failing (states and live cuts)</th><th class="num">live cuts requested</th><th class="num">live cuts landed</th><th class="num">live cuts after a pause</th></tr></thead><tbody>${kinds.join('')}</tbody></table>
+<h3>Per node</h3><table class="summary cluster-nodes"><thead><tr><th>node</th><th class="num">requests</th><th class="num">cut in crash states</th><th class="num">cut live</th><th class="num">cut in all</th></tr></thead><tbody>${nodes.join('')}</tbody></table>
+<p class="note">Distinct failures are grouped ${esc(c.grouping)}.</p>`;
+}
+
 export function renderGateReport(report: GateReportInput, options: GateReportOptions): string {
   const mode = report.mode ?? 'exhaustive';
-  const unit = mode === 'exhaustive' ? 'crash states' : 'power cuts';
+  const words = CASE_WORDS[report.cluster ? 'cluster' : mode];
+  const unit = words.unit;
   const rows = report.rows;
   const t = totals(rows, report.durationMs);
   const verdict = resultOf(t.violations, t.errors);
@@ -102,21 +124,26 @@ export function renderGateReport(report: GateReportInput, options: GateReportOpt
   const note = capsNote(rows);
   const countRows: [string, string][] = [
     ['cases', num(total.cases)],
-    ...(total.cutsRequested ? [['random cuts landed', `${num(total.cutsLanded)} of ${num(total.cutsRequested)}`] as [string, string]] : []),
+    ...(total.cutsRequested ? [[`${words.cuts} landed`, `${num(total.cutsLanded)} of ${num(total.cutsRequested)}`] as [string, string]] : []),
     ...(total.recoveryCutsRequested ? [['recovery cuts landed', `${num(total.recoveryCutsLanded)} of ${num(total.recoveryCutsRequested)}`] as [string, string]] : []),
     ...(total.faultCases ? [['faults fired', `${num(total.faultsFired)} of ${num(total.faultCases)} fault cases`] as [string, string]] : []),
     ...(total.policies.torn ? [['torn cuts', `${num(total.policies.torn.states + total.policies.torn.cuts)} (writes kept in part: ${num(total.tornPartialWrites)})`] as [string, string]] : []),
     ...(total.intervals ? [['persistence intervals checked', `${num(total.intervalsChecked)} of ${num(total.intervals)} (${policiesInOrder(total).map(([p, x]) => `${p} ${num(x.intervalsChecked)}`).join(', ')})`] as [string, string]] : []),
-    ...(total.states ? [['crash states', `${num(total.states)}${total.statesCapped ? ` (${num(total.statesCapped)} left out by caps)` : ''}`] as [string, string]] : []),
+    ...(total.states ? [['crash states judged', `${num(total.states)}${total.statesCapped ? ` (${num(total.statesCapped)} left out by caps)` : ''}`] as [string, string]] : []),
     ...Object.entries(total.events).sort().map(([e, n]) => [e, num(n)] as [string, string]),
     [`${unit} per minute`, num(perMinute(t.cases, t.durationMs))],
   ];
+  const contracts = formatContracts(total);
+  // A cluster's rows are its cut kinds: its own tables say each kind's figures, and each node's.
+  const parts = report.cluster ? clusterHtml(report.cluster)
+    : `<h3>Per suite</h3><ul>${rows.filter((r) => r.kind === 'suite' && r.cases > 0).map((r) => `<li><strong>${esc(r.name)}</strong>: ${esc(formatCoverage(r.coverage))}${r.capsHit.length ? `; caps hit: ${esc(r.capsHit.join(', '))}` : ''}</li>`).join('')}</ul>`;
   const coverage = `<table class="summary"><tbody>${countRows.map(([k, v]) => `<tr><td>${esc(k)}</td><td class="num">${v}</td></tr>`).join('')}</tbody></table>
-<h3>Per suite</h3><ul>${rows.filter((r) => r.kind === 'suite' && r.cases > 0).map((r) => `<li><strong>${esc(r.name)}</strong>: ${esc(formatCoverage(r.coverage))}${r.capsHit.length ? `; caps hit: ${esc(r.capsHit.join(', '))}` : ''}</li>`).join('')}</ul>${note ? `<p class="note">${esc(note)}</p>` : ''}`;
+${contracts ? `<p class="contracts">${esc(contracts)}</p>` : ''}
+${parts}${note ? `<p class="note">${esc(note)}</p>` : ''}`;
 
   const distinct = report.failures ?? [];
   const distinctHtml = distinct.length
-    ? `<h2>Distinct failures (${distinct.length})</h2>${distinct.map((f, i) => `<div class="violation"><h3>${i + 1}. ${esc(f.title)}</h3><p class="note">${num(f.count)} failing case${f.count === 1 ? '' : 's'}, found by ${esc(f.foundBy.join(', '))}</p>${
+    ? `<h2>Distinct failures (${distinct.length})</h2>${replaySummary(distinct) ? `<p class="note">${esc(replaySummary(distinct))}</p>` : ''}${distinct.map((f, i) => `<div class="violation"><h3>${i + 1}. ${esc(f.title)}</h3><p class="note">${num(f.count)} failing case${f.count === 1 ? '' : 's'}, found by ${esc(f.foundBy.join(', '))}</p>${
         f.cause && f.cause.key === f.key ? `<dl class="case">${causeFacts(f.cause).slice(1).map((c) => `<dt>${esc(c.label)}</dt><dd>${esc(c.text)}</dd>`).join('')}<dt>signatures</dt><dd>${esc(f.signatures.map((s) => `${s.signature} (${s.count})`).join('; '))}</dd></dl>` : ''
       }${f.messages.map((m) => `<p class="msg">${esc(m)}</p>`).join('')}${
         f.seed !== undefined ? `<p class="note">fast-check seed ${esc(f.seed)}, path "${esc(f.path ?? '')}"</p>` : ''
@@ -134,7 +161,7 @@ export function renderGateReport(report: GateReportInput, options: GateReportOpt
 
   const header = [
     report.target !== undefined || report.driver || report.variant ? subjectOf(report).phrase : '',
-    `${mode} mode`,
+    report.cluster ? clusterPhrase(report.cluster) : `${mode} mode`,
     report.seed !== undefined ? `seed ${report.seed} (repeat with --seed ${report.seed})` : '',
     report.timeBudgetMs !== undefined ? `time budget ${duration(report.timeBudgetMs)}` : '',
   ].filter(Boolean).join(' · ');

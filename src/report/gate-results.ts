@@ -1,6 +1,6 @@
 // The results of a gate run, as the text summary (src/gate) and the HTML report both show them: one
 // row per scenario or suite, with what it checked and found, the totals and the verdicts.
-import { DEFAULT_REPLAY_RERUNS, type ReplayMode } from '../harness/artifacts.js';
+import { DEFAULT_REPLAY_RERUNS, type ReplayFacts, type ReplayMode } from '../harness/artifacts.js';
 import type { Cause } from '../harness/cause/cause.js';
 import { addCoverage, emptyCoverage, TIME_BUDGET_CAP, type Coverage } from '../harness/coverage.js';
 
@@ -22,6 +22,8 @@ export interface GateRow {
     replay?: string;
     /** Whether replaying its artifact repeats the run exactly or samples it (artifacts.ts, replayModeOf). */
     replayMode?: ReplayMode;
+    /** Whether replay recovers its stored disks, exactly as the failure saw them (artifacts.ts, storesDisksAfterCut). */
+    replayStoredImages?: boolean;
     /** Suites: fast-check seed and path of the failing run. */
     seed?: number;
     path?: string;
@@ -59,22 +61,118 @@ export interface DistinctFailure {
   replay?: string;
   /** Whether replaying its artifact repeats the run exactly or samples it (artifacts.ts, replayModeOf). */
   replayMode?: ReplayMode;
+  /** Whether replay recovers its stored disks, exactly as the failure saw them (artifacts.ts, storesDisksAfterCut). */
+  replayStoredImages?: boolean;
   seed?: number;
   path?: string;
 }
 
-/** Whether a failure's replay is exact or a sample, in words ('' when not known). */
-export function replayModeNote(mode: ReplayMode | undefined): string {
-  if (mode === 'exact') return '(exact: repeats the recorded run)';
-  if (mode === 'sample') return `(a sample: concurrent requests interleave anew, so it re-runs the case ${DEFAULT_REPLAY_RERUNS} times and counts the reproductions)`;
-  return '';
+/** A failure's artifact and how it replays: what the gate drops when the folder is gone, or takes from the kept one. */
+export type ArtifactLink = { artifactDir?: string; replay?: string } & Partial<ReplayFacts>;
+
+/** `f`'s artifact fields alone (for another failure that links the same folder). */
+export function artifactLinkOf(f: ArtifactLink): ArtifactLink {
+  return { artifactDir: f.artifactDir, replay: f.replay, replayMode: f.replayMode, replayStoredImages: f.replayStoredImages };
+}
+
+/** Removes `f`'s artifact fields (its folder is gone). */
+export function dropArtifactLink(f: ArtifactLink): void {
+  delete f.artifactDir;
+  delete f.replay;
+  delete f.replayMode;
+  delete f.replayStoredImages;
+}
+
+/** Re-runs of the whole case `powercut replay` makes by default: one when exact, a sample's K. */
+export function replayReruns(mode: ReplayMode): number {
+  return mode === 'exact' ? 1 : DEFAULT_REPLAY_RERUNS;
+}
+
+/**
+ * Whether a failure replays exactly or as a sample, in words, as `powercut replay` does it ('' when
+ * not known): stored disks are recovered exactly (REPRODUCED or not); the whole case re-runs once
+ * when one process issues its requests in one order, else K times, reported as k of K.
+ */
+export function replayModeNote(f: Partial<ReplayFacts>): string {
+  if (f.replayMode === 'exact') return '(replays exactly: one re-run repeats the recorded run)';
+  if (f.replayMode !== 'sample') return '';
+  if (f.replayStoredImages) return `(replays exactly from its stored images, REPRODUCED or not; its ${DEFAULT_REPLAY_RERUNS} re-runs of the whole case are a sample)`;
+  return `(replays as a sample (${DEFAULT_REPLAY_RERUNS} re-runs): concurrent requests interleave anew, so it says in how many it reproduced)`;
 }
 
 /** The replay command of a failure, with whether it replays exactly or as a sample (the summary and JUnit print it). */
-export function replayWithMode(f: { replay?: string; replayMode?: ReplayMode }): string | undefined {
+export function replayWithMode(f: { replay?: string } & Partial<ReplayFacts>): string | undefined {
   if (!f.replay) return undefined;
-  const note = replayModeNote(f.replayMode);
+  const note = replayModeNote(f);
   return note ? `${f.replay}   ${note}` : f.replay;
+}
+
+/** Whether a failure replays exactly: its one re-run, or its stored disks (undefined: no artifact to replay). */
+export function replaysExactly(f: { replay?: string } & Partial<ReplayFacts>): boolean | undefined {
+  if (!f.replay || f.replayMode === undefined) return undefined;
+  return f.replayMode === 'exact' || f.replayStoredImages === true;
+}
+
+/** "artifacts: 2 replay exactly (...); 1 only as a sample (...)": how the failures' artifacts replay ('' when none has one). */
+export function replaySummary(failures: readonly ({ replay?: string } & Partial<ReplayFacts>)[]): string {
+  const exact = failures.filter((f) => replaysExactly(f) === true).length;
+  const sample = failures.filter((f) => replaysExactly(f) === false).length;
+  const parts = [
+    ...(exact ? [`${exact} replay${exact === 1 ? 's' : ''} exactly (from stored disks, or one re-run of one process)`] : []),
+    ...(sample ? [`${sample} only as a sample (${DEFAULT_REPLAY_RERUNS} re-runs each, reproduced in k of ${DEFAULT_REPLAY_RERUNS})`] : []),
+  ];
+  return parts.length ? `artifacts: ${parts.join('; ')}` : '';
+}
+
+/** What a summary counts as its cases: a single disk's crash states (exhaustive mode) or power cuts (random), a cluster's crash states and landed live cuts. */
+export type SummaryMode = 'exhaustive' | 'random' | 'cluster';
+
+/** The words of each mode: the cases column's, the unit of its rate, the cuts made during runs. */
+export const CASE_WORDS: Readonly<Record<SummaryMode, { column: string; unit: string; cuts: string }>> = {
+  exhaustive: { column: 'states', unit: 'crash states', cuts: 'random cuts' },
+  random: { column: 'cuts', unit: 'power cuts', cuts: 'random cuts' },
+  cluster: { column: 'states, live cuts', unit: 'crash states and live cuts', cuts: 'live cuts' },
+};
+
+/** One cut kind of a cluster gate (coordinated, one, minority, majority): what it listed and judged. */
+export interface ClusterKindCoverage {
+  /** Its lose-unsynced crash states listed in the recordings (its row's; the policy every cluster gate judges). */
+  listed: number;
+  /** Offline crash states of this kind recovered and judged (every policy). */
+  states: number;
+  /** Live cuts of this kind asked for, and those that froze at their request (the others ran uncut). */
+  liveCuts: number;
+  liveLanded: number;
+  /** Live cuts that a pause of a node (SIGSTOP, SIGCONT) came before. */
+  livePaused: number;
+  /** Failing states and cases of this kind. */
+  failing: number;
+}
+
+export interface ClusterNodeCoverage {
+  node: number;
+  /** Its requests in the recorded runs and the live runs. */
+  requests: number;
+  /** Judged crash states in which its power went, and landed live cuts that took it. */
+  cutInStates: number;
+  cutLive: number;
+}
+
+/** A cluster gate's coverage as the reports show it (src/gate/cluster-coverage.ts counts it, with its kinds typed). */
+export interface ClusterCoverageShown {
+  nodes: number;
+  nodesCut: string;
+  /** The kinds asked for, each counted on its own row. */
+  kinds: readonly string[];
+  /** Workloads recorded, their persistence intervals, their states listed and those the caps left out. */
+  recordings: number;
+  intervals: number;
+  statesListed: number;
+  statesCapped: number;
+  perKind: Partial<Record<string, ClusterKindCoverage>>;
+  perNode: ClusterNodeCoverage[];
+  /** How distinct failures are grouped, and that a cluster's causes are not searched (yet). */
+  grouping: string;
 }
 
 export function newRow(name: string, kind: GateRow['kind']): GateRow {
