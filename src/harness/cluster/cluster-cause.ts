@@ -10,6 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { CrashStateId, CrashStateInfo, ProbeUnit } from '../../../fusefs/crash-states.js';
 import { nodeImageDir } from '../../../fusefs/protocol.js';
+import { coverStates } from '../cause/attribute.js';
 import { DEFAULT_SEARCH_BOUND, proofHolds, type Cause, type CauseProof, type SearchBound } from '../cause/cause.js';
 import { searchCause, type ProbeFn } from '../cause/search.js';
 import type { DaemonHandle } from '../daemon-process.js';
@@ -70,49 +71,77 @@ function clusterProbe(ctx: ClusterCauseContext): ProbeFn {
  * recording with the fix (its lines withheld until the fsync completed). Pure: a confirmation moved
  * later changes what was promised at a cut, not the disk the cut left.
  */
-export function proveOnJudged(recorded: Recorded, cause: Cause, own: CrashStateInfo, judged: readonly JudgedClusterState[], targetName: string): CauseProof | undefined {
+export function proveOnJudged(recorded: Recorded, cause: Cause, own: JudgedClusterState, judged: readonly JudgedClusterState[], targetName: string): { proof: CauseProof; cured: JudgedClusterState[] } | undefined {
   const started = Date.now();
   const fixed = cause.step?.kind === 'wait' ? fixedRun(recorded, cause) : undefined;
   if (!fixed) return undefined;
+  const cured: JudgedClusterState[] = [];
   let failing = 0;
-  let cured = 0;
   let broken = 0;
-  let curesOwnState = false;
   const stillFailing = new Set<string>();
   for (const j of judged) {
     const after = judge({ target: targetName, faultsInjected: false, runs: historyOf(fixed.recorded, j.state.id.afterOp, [j.drain]) });
-    const failedBefore = j.violations.length > 0;
-    const failsAfter = after.length > 0;
-    if (failedBefore) {
+    if (j.violations.length > 0) {
       failing++;
-      if (!failsAfter) cured++;
+      if (after.length === 0) cured.push(j);
       else stillFailing.add([...new Set(after.map((v) => v.check))].sort().join(', '));
-      if (j.state.hash === own.hash && j.state.id.afterOp === own.id.afterOp) curesOwnState = !failsAfter;
-    } else if (failsAfter) broken++;
+    } else if (after.length > 0) broken++;
   }
-  return { step: fixed.words, failing, cured, curesOwnState, broken, exposed: [], states: judged.length, capped: false, stillFailing: [...stillFailing], ms: Date.now() - started };
+  const proof: CauseProof = {
+    step: fixed.words, failing, cured: cured.length, curesOwnState: cured.includes(own), broken, exposed: [], states: judged.length, capped: false, stillFailing: [...stillFailing], ms: Date.now() - started,
+  };
+  return { proof, cured };
 }
 
-/**
- * Searches the cause of failing state `failing` and proves it on the run's judged states (which
- * must include `failing`). A candidate whose proof does not hold, or cannot be made on a cluster
- * yet, is returned as not isolated, saying what it proposed and why it is not named.
- */
-export async function explainClusterState(ctx: ClusterCauseContext, failing: JudgedClusterState, judged: readonly JudgedClusterState[], bound: SearchBound = DEFAULT_SEARCH_BOUND): Promise<Cause> {
-  if (!judged.includes(failing)) throw new Error('invariant: the failing state is among the judged states its cause is proven on');
+/** A cause and the judged states it explains (its proof cures them; a cause proven otherwise, or unexplained, its own state). */
+interface Explained {
+  cause: Cause;
+  cures: JudgedClusterState[];
+}
+
+async function explainOne(ctx: ClusterCauseContext, failing: JudgedClusterState, judged: readonly JudgedClusterState[], bound: SearchBound): Promise<Explained> {
   const units = await ctx.daemon.client.units(failing.state.id);
   const { recorded } = ctx;
   const candidate = await searchCause(
     { state: failing.state, violations: failing.violations, units, trace: recorded.trace, marks: recorded.marks, workload: recorded.run.record },
     clusterProbe(ctx), bound,
   );
-  if (candidate.kind === 'not-isolated' || candidate.kind === 'recovery-fails-on-legal-disk' || candidate.kind === 'torn-write') return candidate;
-  const proof = proveOnJudged(recorded, candidate, failing.state, judged, ctx.target.name);
-  const unnamed = (why: string): Cause => ({
-    ...candidate, kind: 'not-isolated', key: `unexplained ${candidate.key}`, title: `unexplained (candidate: ${candidate.title})`,
-    fix: `not named: ${why}. The search proposed: ${candidate.fix}`,
+  // Proven by the search itself (the disk is legal and recovery fails on it; only the torn part fails), or unexplained.
+  if (candidate.kind === 'not-isolated' || candidate.kind === 'recovery-fails-on-legal-disk' || candidate.kind === 'torn-write') return { cause: candidate, cures: [failing] };
+  const proven = proveOnJudged(recorded, candidate, failing, judged, ctx.target.name);
+  const unnamed = (why: string): Explained => ({
+    cause: {
+      ...candidate, kind: 'not-isolated', key: `unexplained ${candidate.key}`, title: `unexplained (candidate: ${candidate.title})`,
+      fix: `not named: ${why}. The search proposed: ${candidate.fix}`,
+    },
+    cures: [failing],
   });
-  if (!proof) return unnamed('its fix adds a request to the run, and a cluster\'s run cannot be listed with a request added yet, so the fix is not proven');
-  if (!proofHolds(proof) || !proof.curesOwnState) return unnamed(`its fix does not cure this state or breaks one that passed (${proof.cured} of ${proof.failing} failing states cured, ${proof.broken} broken)`);
-  return { ...candidate, proof };
+  if (!proven) return unnamed('its fix adds a request to the run, and a cluster\'s run cannot be listed with a request added yet, so the fix is not proven');
+  if (!proofHolds(proven.proof) || !proven.proof.curesOwnState) return unnamed(`its fix does not cure this state or breaks one that passed (${proven.proof.cured} of ${proven.proof.failing} failing states cured, ${proven.proof.broken} broken)`);
+  return { cause: { ...candidate, proof: proven.proof }, cures: proven.cured };
+}
+
+/**
+ * The causes of a recording's failing states: each state no proven cause explains yet is searched
+ * (until `deadlineMs`), then the fewest proven causes that explain the most states are chosen
+ * (attribute.ts). Returns each failing state's cause; a state left out by the deadline, or whose
+ * search named nothing, gets an unexplained cause saying so.
+ */
+export async function explainClusterRun(ctx: ClusterCauseContext, judged: readonly JudgedClusterState[], deadlineMs: number, bound: SearchBound = DEFAULT_SEARCH_BOUND): Promise<Map<JudgedClusterState, Cause>> {
+  const failing = judged.filter((j) => j.violations.length > 0);
+  const found: Explained[] = [];
+  for (const f of failing) {
+    if (found.some((e) => e.cause.kind !== 'not-isolated' && e.cures.includes(f))) continue;
+    if (Date.now() >= deadlineMs) break;
+    found.push(await explainOne(ctx, f, judged, { ...bound, maxMs: Math.min(bound.maxMs, Math.max(1, deadlineMs - Date.now())) }));
+  }
+  const candidates = found.filter((e) => e.cause.kind !== 'not-isolated').map((e) => ({ ...e, kind: e.cause.kind, cures: new Set(e.cures.map((j) => failing.indexOf(j))) }));
+  const cover = coverStates(failing.length, candidates);
+  const causes = new Map<JudgedClusterState, Cause>();
+  for (const { candidate, states } of cover.chosen) for (const i of states) causes.set(failing[i], candidate.cause);
+  for (const i of cover.unexplained) {
+    const searched = found.find((e) => e.cures.includes(failing[i]));
+    causes.set(failing[i], searched?.cause ?? { kind: 'not-isolated', key: 'unexplained not-searched', title: 'unexplained: not searched', fix: 'not searched: the time for causes ran out before this state\'s turn', evidence: [], search: { probes: 0, ms: 0, bound, boundReached: true } });
+  }
+  return causes;
 }
