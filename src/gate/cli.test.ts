@@ -192,6 +192,7 @@ describe('powercut gate', () => {
   }, 120_000);
 
   it('rejects bad options with exit 2 and a message naming the option', async () => {
+    const cases: { args: readonly string[]; message: RegExp }[] = [];
     for (const [args, message] of [
       [['--time-budget', 'soon'], /--time-budget must be an integer in 1\.\.\d+, got 'soon'/],
       [['--seed', '1.5'], /--seed must be an integer/],
@@ -201,12 +202,13 @@ describe('powercut gate', () => {
       [['--settings', '{oops'], /--settings is not valid JSON/],
       [['--settings', '[1]'], /--settings must be a JSON object, got \[1\]/],
       [['--bogus'], /Unknown option '--bogus'/],
-    ] as const) {
-      const r = await powercut(['gate', ...args]);
-      expect(r.exitCode).toBe(2);
-      expect(r.stderr).toMatch(message);
+    ] as const) cases.push({ args, message });
+    // All at once: each is a process start that exits at its usage check.
+    const [help, ...runs] = await Promise.all([powercut(['gate', '--help']), ...cases.map((c) => powercut(['gate', ...c.args]))]);
+    for (const [i, r] of runs.entries()) {
+      expect(r.exitCode, cases[i].args.join(' ')).toBe(2);
+      expect(r.stderr).toMatch(cases[i].message);
     }
-    const help = await powercut(['gate', '--help']);
     expect([help.exitCode, help.stdout]).toEqual([0, expect.stringContaining('usage: powercut gate')]);
   });
 });
@@ -220,10 +222,10 @@ describe('powercut scenario', () => {
   });
   it('run exits 0 on the correct queue and 1 with the variant, printing verdict, violation and artifact', async () => {
     const dir = await tmp();
-    const good = await powercut(['scenario', 'run', 'enospc-mid-write']);
+    // Both at once, each on its own mount.
+    const [good, bad] = await Promise.all([powercut(['scenario', 'run', 'enospc-mid-write']), powercut(['scenario', 'run', 'enospc-mid-write', '--variant', 'checkpoint-in-place', '--artifacts', dir])]);
     expect(good.exitCode, good.stderr).toBe(0);
     expect(good.stdout).toContain('verdict: pass');
-    const bad = await powercut(['scenario', 'run', 'enospc-mid-write', '--variant', 'checkpoint-in-place', '--artifacts', dir]);
     expect(bad.exitCode, bad.stderr).toBe(1);
     expect(bad.stdout).toMatch(/verdict: fail \(1 violation\) in [\d.]+ s\n {2}liveness: the queue did not open after the power cut/);
     expect(bad.stdout).toContain(`artifact: ${dir}/`);
@@ -231,15 +233,18 @@ describe('powercut scenario', () => {
     expect(await mountsLeft('powercut-scenario-')).toEqual([]);
   }, 60_000);
   it('usage errors exit 2 naming what is wrong', async () => {
+    const cases: { args: readonly string[]; message: RegExp }[] = [];
     for (const [args, message] of [
       [['scenario'], /missing subcommand: list or run/],
       [['scenario', 'run'], /exactly one scenario NAME \(got 0\)/],
       [['scenario', 'run', 'nope'], /unknown scenario 'nope'; valid names: new-page-dir-not-fsynced/],
       [['scenario', 'run', 'enospc-mid-write', '--variant', 'x'], /--variant: 'x' is not a known variant of target powercut-queue/],
-    ] as const) {
-      const r = await powercut(args as unknown as string[]);
-      expect(r.exitCode).toBe(2);
-      expect(r.stderr).toMatch(message);
+    ] as const) cases.push({ args, message });
+    // All at once: each is a process start that exits at its usage check.
+    const runs = await Promise.all(cases.map((c) => powercut([...c.args])));
+    for (const [i, r] of runs.entries()) {
+      expect(r.exitCode, cases[i].args.join(' ')).toBe(2);
+      expect(r.stderr).toMatch(cases[i].message);
     }
   });
 });
