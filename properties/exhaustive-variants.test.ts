@@ -42,6 +42,10 @@ const CATCH_SEEDS: Readonly<Record<string, number>> = {
   'purge-before-checkpoint': 7,
   'recovery-skips-first-record': 1,
   'page-header-not-synced': 1,
+  // Smaller gains, measured back to back: 12 s to 7 s, 8 s to 4 s, 16 s to 12 s (1 to 3 failures to explain instead of 2 to 6).
+  'checkpoint-before-page-sync': 1,
+  'checkpoint-unlink-before-rename': 1,
+  'checkpoint-in-place': 2,
 };
 /** The variants exhaustive mode proves (KnownBadVariant.provenBy): all but those whose bug needs an injected fault. */
 const VARIANTS = variantsProvenBy('powercut-queue', 'exhaustive');

@@ -96,7 +96,8 @@ describe('powercut gate', () => {
     expect(proven, 'an artifact of a proven cause').toBeDefined();
     const one = path.join(dir, 'arts', proven!.a);
     const stored = proven!.c;
-    const explained = await powercut(['explain', one]);
+    const [explained, nope] = await Promise.all([powercut(['explain', one]), powercut(['explain', path.join(dir, 'nope')])]);
+    expect(nope.exitCode).toBe(2);
     expect(explained.exitCode, explained.stdout + explained.stderr).toBe(0);
     expect(explained.stdout).toContain(`cause:  ${stored.title}`);
     expect(explained.stdout).toMatch(/^fix: {4}\S/m);
@@ -114,14 +115,18 @@ describe('powercut gate', () => {
     expect(JSON.parse(await readFile(path.join(one, 'cause.json'), 'utf8')).key).toBe(stored.key);
     expect(replayed.exitCode, replayed.stdout).toBe(1);
     expect(replayed.stdout).toContain(`the cause still holds: ${stored.title}`);
-    expect((await powercut(['explain', path.join(dir, 'nope')])).exitCode).toBe(2);
 
     // Sharded over a CI matrix: a second job's result (here the same run under another seed, which found
     // only the first cause) merges with it by cause into one summary, JSON, JUnit file and page.
     const shard = JSON.parse(await readFile(path.join(dir, 'out/shard-3.json'), 'utf8'));
     expect(shard.overrunMs, `the gate ended ${shard.overrunMs} ms past its 40 s budget`).toBeLessThanOrEqual(shard.allowedOverrunMs);
     await writeFile(path.join(dir, 'out/shard-6.json'), JSON.stringify({ ...shard, seed: 6, failures: shard.failures.slice(0, 1) }));
-    const m = await powercut(['merge', 'out/shard-3.json', 'out/shard-6.json', '--json', 'merged/result.json', '--junit', 'merged/junit.xml', '--report', 'merged/report'], dir);
+    // A shard of another run is refused (checked below), merged at the same time: neither writes what the other reads.
+    await writeFile(path.join(dir, 'out/other.json'), JSON.stringify({ ...shard, seed: 7, options: { ...shard.options, variant: 'ack-returns-early' } }));
+    const [m, bad] = await Promise.all([
+      powercut(['merge', 'out/shard-3.json', 'out/shard-6.json', '--json', 'merged/result.json', '--junit', 'merged/junit.xml', '--report', 'merged/report'], dir),
+      powercut(['merge', 'out/shard-3.json', 'out/other.json'], dir),
+    ]);
     expect(m.exitCode, m.stdout + m.stderr).toBe(1);
     expect(m.stdout).toMatch(/^2 shards \(seeds 3, 6\):$/m);
     const merged = JSON.parse(await readFile(path.join(dir, 'merged/result.json'), 'utf8'));
@@ -134,8 +139,6 @@ describe('powercut gate', () => {
     expect(await readFile(path.join(dir, 'merged/junit.xml'), 'utf8')).toContain(`<testsuite name="distinct-failures" tests="${listed.length}" failures="${listed.length}"`);
     expect(await readFile(path.join(dir, 'merged/report/index.html'), 'utf8')).toContain(`Distinct failures (${listed.length})`);
     // A shard of another run is refused, naming the file and the difference.
-    await writeFile(path.join(dir, 'out/other.json'), JSON.stringify({ ...shard, seed: 7, options: { ...shard.options, variant: 'ack-returns-early' } }));
-    const bad = await powercut(['merge', 'out/shard-3.json', 'out/other.json'], dir);
     expect(bad.exitCode).toBe(2);
     expect(bad.stderr).toMatch(/other\.json is not a shard of the same run as .*shard-3\.json: its variant is "ack-returns-early", not "purge-and-ack-early"/);
   }, 180_000);
