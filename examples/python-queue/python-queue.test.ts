@@ -52,8 +52,9 @@ const mountsLeft = async (dir: string) => (await readFile('/proc/mounts', 'utf8'
 describe('examples/python-queue', () => {
   it('powercut driver check passes on the driver (and on the known-bad one: the flag breaks durability, not the protocol)', async () => {
     const dir = await tmp();
-    for (const extra of [[], [BAD_FLAG]]) {
-      const r = await powercut(dir, ['driver', 'check', '--', 'python3', 'examples/python-queue/driver.py', ...extra]);
+    // The two checks at once, each on its own mount: they wait on the driver and the daemon most of the time.
+    const checks = await Promise.all([[], [BAD_FLAG]].map((extra) => powercut(dir, ['driver', 'check', '--', 'python3', 'examples/python-queue/driver.py', ...extra])));
+    for (const r of checks) {
       expect(r.exitCode, r.stdout + r.stderr).toBe(0);
       expect(r.stdout).toMatch(/^ok: 'python3 examples\/python-queue\/driver\.py.*' follows the driver protocol \(workload run, drain run, malformed spec, serving two specs, oracle on the uncut history\)$/m);
     }
@@ -105,9 +106,12 @@ describe('examples/python-queue', () => {
     const JOBS = `${DRIVER} --queue jobs`;
     it('passes driver check once it declares its contract; with the defaults, the oracle names the declaration it lacks', async () => {
       const dir = await tmp();
-      const declared = await powercut(dir, ['driver', 'check', '--', 'python3', 'examples/python-queue/driver.py', '--queue', 'jobs']);
+      // The two checks at once, each on its own mount: they wait on the driver and the daemon most of the time.
+      const [declared, defaults] = await Promise.all([
+        powercut(dir, ['driver', 'check', '--', 'python3', 'examples/python-queue/driver.py', '--queue', 'jobs']),
+        powercut(dir, ['driver', 'check', '--', 'python3', 'examples/python-queue/driver.py', '--queue', 'jobs', '--declare-defaults']),
+      ]);
       expect(declared.exitCode, declared.stdout + declared.stderr).toBe(0);
-      const defaults = await powercut(dir, ['driver', 'check', '--', 'python3', 'examples/python-queue/driver.py', '--queue', 'jobs', '--declare-defaults']);
       expect(defaults.exitCode, defaults.stdout + defaults.stderr).toBe(1);
       // Its restart found no job and numbered from 1 again: no protocol violation, an oracle verdict naming seqScope.
       expect(defaults.stdout).toMatch(/^oracle on the uncut history: monotonic-seqs: .*declares "seqScope": "session" in its contract/m);

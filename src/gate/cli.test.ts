@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Ajv } from 'ajv';
@@ -31,7 +31,9 @@ const mountsLeft = async (prefix: string) => (await readFile('/proc/mounts', 'ut
 describe('powercut gate', () => {
   it('on a known-bad variant exits 1 with a summary, a JUnit failure and a replayable artifact (--stop-on-first)', async () => {
     const dir = await tmp();
-    const r = await powercut(['gate', '--time-budget', '20', '--seed', '3', '--variant', 'fsync-error-ignored', '--stop-on-first', '--artifacts', 'arts', '--junit', 'out/junit.xml', '--report', 'out/report'], dir);
+    // 18 s, the least the gate takes: the catch is the scenario's (fsync-eio-then-retry, run before any
+    // suite whatever the budget); the suites, which never fail on this variant, only fill the rest.
+    const r = await powercut(['gate', '--time-budget', '18', '--seed', '3', '--variant', 'fsync-error-ignored', '--stop-on-first', '--artifacts', 'arts', '--junit', 'out/junit.xml', '--report', 'out/report'], dir);
     expect(r.exitCode, r.stderr).toBe(1);
     expect(budgetBroken(r.stdout)).toBeUndefined();
     expect(r.stdout).toMatch(/^fsync-eio-then-retry\s+1\s+\d+\s+0\s+[\d.]+ s\s+FAIL$/m);
@@ -94,29 +96,37 @@ describe('powercut gate', () => {
     expect(proven, 'an artifact of a proven cause').toBeDefined();
     const one = path.join(dir, 'arts', proven!.a);
     const stored = proven!.c;
-    const explained = await powercut(['explain', one]);
+    const [explained, nope] = await Promise.all([powercut(['explain', one]), powercut(['explain', path.join(dir, 'nope')])]);
+    expect(nope.exitCode).toBe(2);
     expect(explained.exitCode, explained.stdout + explained.stderr).toBe(0);
     expect(explained.stdout).toContain(`cause:  ${stored.title}`);
     expect(explained.stdout).toMatch(/^fix: {4}\S/m);
     expect(explained.stdout).toMatch(/^proof: {2}(with .*: \d+ of the \d+ failing states of the run pass on the same cuts; no state that passed fails|the disk is legal|checked on the state itself)/m);
     expect(explained.stdout).toMatch(/^reach: {2}(also under the journaled model|only on a filesystem as strict as POSIX allows|not seen under the journaled model)/m);
+    // The replay below reads the stored cause: it gets a copy of the artifact that keeps it, and runs
+    // beside the search (each records on its own mount), which saves the shorter one's time.
+    const copy = path.join(dir, 'replay', proven!.a);
+    await cp(one, copy, { recursive: true });
     await rm(path.join(one, 'cause.json'));
-    const searched = await powercut(['explain', one]);
+    // Two re-runs at most, should its workload run concurrent steps (a sample): enough for the cause line, short for npm test.
+    const [searched, replayed] = await Promise.all([powercut(['explain', one]), powercut(['replay', copy, '--reruns', '2'])]);
     expect(searched.exitCode, searched.stdout + searched.stderr).toBe(0);
     expect(searched.stdout).toContain('recording the case again on a fresh mount');
     expect(JSON.parse(await readFile(path.join(one, 'cause.json'), 'utf8')).key).toBe(stored.key);
-    // Two re-runs at most, should its workload run concurrent steps (a sample): enough for the cause line, short for npm test.
-    const replayed = await powercut(['replay', one, '--reruns', '2']);
     expect(replayed.exitCode, replayed.stdout).toBe(1);
     expect(replayed.stdout).toContain(`the cause still holds: ${stored.title}`);
-    expect((await powercut(['explain', path.join(dir, 'nope')])).exitCode).toBe(2);
 
     // Sharded over a CI matrix: a second job's result (here the same run under another seed, which found
     // only the first cause) merges with it by cause into one summary, JSON, JUnit file and page.
     const shard = JSON.parse(await readFile(path.join(dir, 'out/shard-3.json'), 'utf8'));
     expect(shard.overrunMs, `the gate ended ${shard.overrunMs} ms past its 40 s budget`).toBeLessThanOrEqual(shard.allowedOverrunMs);
     await writeFile(path.join(dir, 'out/shard-6.json'), JSON.stringify({ ...shard, seed: 6, failures: shard.failures.slice(0, 1) }));
-    const m = await powercut(['merge', 'out/shard-3.json', 'out/shard-6.json', '--json', 'merged/result.json', '--junit', 'merged/junit.xml', '--report', 'merged/report'], dir);
+    // A shard of another run is refused (checked below), merged at the same time: neither writes what the other reads.
+    await writeFile(path.join(dir, 'out/other.json'), JSON.stringify({ ...shard, seed: 7, options: { ...shard.options, variant: 'ack-returns-early' } }));
+    const [m, bad] = await Promise.all([
+      powercut(['merge', 'out/shard-3.json', 'out/shard-6.json', '--json', 'merged/result.json', '--junit', 'merged/junit.xml', '--report', 'merged/report'], dir),
+      powercut(['merge', 'out/shard-3.json', 'out/other.json'], dir),
+    ]);
     expect(m.exitCode, m.stdout + m.stderr).toBe(1);
     expect(m.stdout).toMatch(/^2 shards \(seeds 3, 6\):$/m);
     const merged = JSON.parse(await readFile(path.join(dir, 'merged/result.json'), 'utf8'));
@@ -129,8 +139,6 @@ describe('powercut gate', () => {
     expect(await readFile(path.join(dir, 'merged/junit.xml'), 'utf8')).toContain(`<testsuite name="distinct-failures" tests="${listed.length}" failures="${listed.length}"`);
     expect(await readFile(path.join(dir, 'merged/report/index.html'), 'utf8')).toContain(`Distinct failures (${listed.length})`);
     // A shard of another run is refused, naming the file and the difference.
-    await writeFile(path.join(dir, 'out/other.json'), JSON.stringify({ ...shard, seed: 7, options: { ...shard.options, variant: 'ack-returns-early' } }));
-    const bad = await powercut(['merge', 'out/shard-3.json', 'out/other.json'], dir);
     expect(bad.exitCode).toBe(2);
     expect(bad.stderr).toMatch(/other\.json is not a shard of the same run as .*shard-3\.json: its variant is "ack-returns-early", not "purge-and-ack-early"/);
   }, 180_000);
@@ -187,6 +195,7 @@ describe('powercut gate', () => {
   }, 120_000);
 
   it('rejects bad options with exit 2 and a message naming the option', async () => {
+    const cases: { args: readonly string[]; message: RegExp }[] = [];
     for (const [args, message] of [
       [['--time-budget', 'soon'], /--time-budget must be an integer in 1\.\.\d+, got 'soon'/],
       [['--seed', '1.5'], /--seed must be an integer/],
@@ -196,12 +205,13 @@ describe('powercut gate', () => {
       [['--settings', '{oops'], /--settings is not valid JSON/],
       [['--settings', '[1]'], /--settings must be a JSON object, got \[1\]/],
       [['--bogus'], /Unknown option '--bogus'/],
-    ] as const) {
-      const r = await powercut(['gate', ...args]);
-      expect(r.exitCode).toBe(2);
-      expect(r.stderr).toMatch(message);
+    ] as const) cases.push({ args, message });
+    // All at once: each is a process start that exits at its usage check.
+    const [help, ...runs] = await Promise.all([powercut(['gate', '--help']), ...cases.map((c) => powercut(['gate', ...c.args]))]);
+    for (const [i, r] of runs.entries()) {
+      expect(r.exitCode, cases[i].args.join(' ')).toBe(2);
+      expect(r.stderr).toMatch(cases[i].message);
     }
-    const help = await powercut(['gate', '--help']);
     expect([help.exitCode, help.stdout]).toEqual([0, expect.stringContaining('usage: powercut gate')]);
   });
 });
@@ -215,10 +225,10 @@ describe('powercut scenario', () => {
   });
   it('run exits 0 on the correct queue and 1 with the variant, printing verdict, violation and artifact', async () => {
     const dir = await tmp();
-    const good = await powercut(['scenario', 'run', 'enospc-mid-write']);
+    // Both at once, each on its own mount.
+    const [good, bad] = await Promise.all([powercut(['scenario', 'run', 'enospc-mid-write']), powercut(['scenario', 'run', 'enospc-mid-write', '--variant', 'checkpoint-in-place', '--artifacts', dir])]);
     expect(good.exitCode, good.stderr).toBe(0);
     expect(good.stdout).toContain('verdict: pass');
-    const bad = await powercut(['scenario', 'run', 'enospc-mid-write', '--variant', 'checkpoint-in-place', '--artifacts', dir]);
     expect(bad.exitCode, bad.stderr).toBe(1);
     expect(bad.stdout).toMatch(/verdict: fail \(1 violation\) in [\d.]+ s\n {2}liveness: the queue did not open after the power cut/);
     expect(bad.stdout).toContain(`artifact: ${dir}/`);
@@ -226,15 +236,18 @@ describe('powercut scenario', () => {
     expect(await mountsLeft('powercut-scenario-')).toEqual([]);
   }, 60_000);
   it('usage errors exit 2 naming what is wrong', async () => {
+    const cases: { args: readonly string[]; message: RegExp }[] = [];
     for (const [args, message] of [
       [['scenario'], /missing subcommand: list or run/],
       [['scenario', 'run'], /exactly one scenario NAME \(got 0\)/],
       [['scenario', 'run', 'nope'], /unknown scenario 'nope'; valid names: new-page-dir-not-fsynced/],
       [['scenario', 'run', 'enospc-mid-write', '--variant', 'x'], /--variant: 'x' is not a known variant of target powercut-queue/],
-    ] as const) {
-      const r = await powercut(args as unknown as string[]);
-      expect(r.exitCode).toBe(2);
-      expect(r.stderr).toMatch(message);
+    ] as const) cases.push({ args, message });
+    // All at once: each is a process start that exits at its usage check.
+    const runs = await Promise.all(cases.map((c) => powercut([...c.args])));
+    for (const [i, r] of runs.entries()) {
+      expect(r.exitCode, cases[i].args.join(' ')).toBe(2);
+      expect(r.stderr).toMatch(cases[i].message);
     }
   });
 });
@@ -261,9 +274,12 @@ describe('a daemon that dies', () => {
     }
 
     // The gate: its first daemon dies a few seconds in; the row says so, a new daemon carries on.
+    // 5 s: the kill lands in the scenarios (9 s on an idle machine, 20 s on a loaded one), which every
+    // gate runs whatever its budget, and the rows that ran after the restart are theirs; a larger budget
+    // only added suite inputs this test never asserts on (it took 20 s, and 25 s of the file).
     let started = 0;
     const report = await runGate({
-      timeBudgetMs: 20_000, seed: 3, artifactRoot: artifacts, out: { write: () => true },
+      timeBudgetMs: 5_000, seed: 3, artifactRoot: artifacts, out: { write: () => true },
       startDaemon: async () => {
         const f = await startTempDaemon('gate-dies');
         if (started++ === 0) setTimeout(() => f.daemon.kill(), 2_000).unref();
