@@ -1,0 +1,129 @@
+// Where a cluster's offline crash states are recovered: K slots at once, as one disk's are
+// (exhaustive/recovery-pool.ts). A slot is a scratch folder on tmpfs holding one image folder per
+// node (node0, node1, ...), into which the daemon writes a state's images, and a drain driver run
+// natively on them (runClusterDriver without a daemon: nothing of the mount is used). States whose
+// images are identical on every node (CrashStateInfo.hash covers the tuple of every node's image)
+// are recovered once; each is judged against the workload's confirmations as of its own cut, with
+// that one drain. Which state comes next is the caller's (a pure choice: src/gate/cluster-state-turns.ts).
+//
+// A cluster's recovery mostly waits on timers (a replica's connection retries, elections), not on
+// the CPU, so more slots than cores pay. Measured with `npm run bench:crash -- --only cluster
+// --cluster-slots 1,2,4,6,8` (2 cores, replicated queue, 3 nodes, 40 coordinated + mixed states,
+// shared machine; states per minute, one run):
+//   K=1: 128   K=2: 241   K=4: 420   K=6: 520   K=8: 560
+// (see CLUSTER_STATE_SLOTS for the choice).
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import path from 'node:path';
+import type { CrashStateInfo } from '../../../fusefs/crash-states.js';
+import { nodeImageDir } from '../../../fusefs/protocol.js';
+import type { DaemonHandle } from '../daemon-process.js';
+import type { DriverTimeouts } from '../driver-process.js';
+import { truncateAtCut, type Recorded } from '../exhaustive/judge-states.js';
+import { scratchRoot } from '../exhaustive/recovery-pool.js';
+import { HarnessError } from '../harness-error.js';
+import { judge, type RunRecord, type Violation } from '../oracle.js';
+import type { Target } from '../target.js';
+import { runClusterDriver } from './cluster-driver.js';
+import { clusterSpec, type ClusterInput } from './cluster-run.js';
+
+/** Slots a cluster's states are recovered in at once unless told otherwise: the knee of the measurement above (6 gains 24 % over 4, 8 only 8 % over 6 while loading the machine more). */
+export const CLUSTER_STATE_SLOTS = 6;
+
+/** What the pool needs of a recorded run: its input (for the drain's spec) and the run with its marks (for each state's confirmations as of its cut). */
+export interface ClusterRecorded {
+  input: ClusterInput;
+  recorded: Recorded;
+}
+
+/** One judged state: its verdict, the runs the oracle judged (the workload as of the cut, the drain), and whether its recovery was another state's. */
+export interface ClusterStateVerdict {
+  state: CrashStateInfo;
+  violations: Violation[];
+  runs: RunRecord[];
+  drainStderr: string;
+  /** Its images were those of a state recovered before (same hash): that drain, judged against this state's confirmations. */
+  shared: boolean;
+  /** The slot's time on it: its images written and its drain (0 when shared). */
+  recoverMs: number;
+}
+
+/** A state's recovery failed (the tool, not the queue): which state, and why. */
+export class ClusterStateError extends HarnessError {
+  constructor(readonly state: CrashStateInfo, readonly reason: unknown) {
+    super(`recovering crash state after request ${state.id.afterOp}${state.id.nodes ? ` cutting node(s) ${state.id.nodes.join(', ')}` : ''} failed: ${reason instanceof Error ? reason.message : String(reason)}`);
+  }
+}
+
+interface Drained {
+  drain: RunRecord;
+  stderr: string;
+}
+
+export class ClusterStatePool {
+  private scratch: Promise<string> | undefined;
+
+  constructor(
+    private readonly target: Target,
+    /** Nodes of the cluster: image folders a slot holds. */
+    private readonly nodes: number,
+    /** Slots at once. */
+    readonly size: number,
+    private readonly timeouts: DriverTimeouts,
+  ) {
+    if (!Number.isInteger(size) || size < 1) throw new Error(`invariant: cluster state slots must be an integer >= 1, got ${size}`);
+    if (!Number.isInteger(nodes) || nodes < 2) throw new Error(`invariant: a cluster state pool serves two nodes or more, got ${nodes}`);
+  }
+
+  /**
+   * Recovers and judges the states `next` hands out (undefined: that slot is done), in this pool's
+   * slots, until every slot is done; `onJudged` sees each verdict as it comes (awaited before the
+   * slot takes its next state). The daemon must still hold `rec`'s recording. A slot that fails
+   * stops the others from taking more; the first failure is thrown (a ClusterStateError naming its
+   * state) once every slot has stopped.
+   */
+  async judge(daemon: DaemonHandle, rec: ClusterRecorded, next: (slot: number) => CrashStateInfo | undefined, onJudged: (v: ClusterStateVerdict) => Promise<void> | void): Promise<void> {
+    if (daemon.mountpoints.length !== this.nodes) throw new Error(`invariant: the pool serves ${this.nodes} nodes, but the daemon ${daemon.mountpoints.length}`);
+    const scratch = await (this.scratch ??= mkdtemp(path.join(scratchRoot(), 'powercut-cluster-pool-')));
+    // One drain per distinct tuple of images within this recording (its states' hashes).
+    const drains = new Map<string, Promise<Drained>>();
+    let aborted = false;
+    const work = async (slot: number): Promise<void> => {
+      const dir = path.join(scratch, `slot-${slot}`);
+      const dirs = Array.from({ length: this.nodes }, (_, k) => path.join(dir, nodeImageDir(k)));
+      for (let s = aborted ? undefined : next(slot); s !== undefined; s = aborted ? undefined : next(slot)) {
+        const started = performance.now();
+        const known = drains.get(s.hash);
+        let drained: Drained;
+        try {
+          if (known) drained = await known;
+          else {
+            const p = (async (): Promise<Drained> => {
+              await mkdir(dir, { recursive: true });
+              // replace: the daemon empties the slot's folder of the previous state's images first.
+              await daemon.client.stateImage(s.id, dir, true);
+              const r = await runClusterDriver(null, this.target.driver, clusterSpec(dirs, rec.input, 'drain', 1), this.timeouts);
+              return { drain: r.record, stderr: r.stderr };
+            })();
+            drains.set(s.hash, p);
+            drained = await p;
+          }
+        } catch (err) {
+          aborted = true;
+          throw err instanceof ClusterStateError ? err : new ClusterStateError(s, err);
+        }
+        const runs = [truncateAtCut(rec.recorded, s.id.afterOp), drained.drain];
+        const violations = judge({ target: this.target.name, faultsInjected: false, runs });
+        await onJudged({ state: s, violations, runs, drainStderr: drained.stderr, shared: known !== undefined, recoverMs: known ? 0 : performance.now() - started });
+      }
+    };
+    const slots = await Promise.allSettled(Array.from({ length: this.size }, (_, slot) => work(slot)));
+    const failed = slots.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
+
+  /** Removes the pool's scratch folder (call once no judge() runs). */
+  async stop(): Promise<void> {
+    if (this.scratch) await rm(await this.scratch, { recursive: true, force: true });
+    this.scratch = undefined;
+  }
+}
