@@ -36,6 +36,12 @@ export interface ClusterCoverage {
   intervals: number;
   statesListed: number;
   statesCapped: number;
+  /**
+   * Of the judged states, those whose images on every node were a recovered state's (same
+   * CrashStateInfo.hash): counted as judged, with that one drain judged against their own
+   * confirmations, not recovered again.
+   */
+  statesShared: number;
   perKind: Partial<Record<CutKind, ClusterKindCoverage>>;
   perNode: ClusterNodeCoverage[];
   /** How distinct failures are grouped, and that a cluster's causes are not searched (yet). */
@@ -46,7 +52,7 @@ export const CLUSTER_GROUPING = 'by check, cut kind and nodes; causes are not bu
 
 export function emptyClusterCoverage(nodes: number, nodesCut: NodesCutChoice, kinds: readonly CutKind[]): ClusterCoverage {
   return {
-    nodes, nodesCut, kinds: [...kinds], recordings: 0, intervals: 0, statesListed: 0, statesCapped: 0,
+    nodes, nodesCut, kinds: [...kinds], recordings: 0, intervals: 0, statesListed: 0, statesCapped: 0, statesShared: 0,
     perKind: Object.fromEntries(kinds.map((k) => [k, { states: 0, liveCuts: 0, liveLanded: 0, livePaused: 0, failing: 0 }])),
     perNode: Array.from({ length: nodes }, (_, node) => ({ node, requests: 0, cutInStates: 0, cutLive: 0 })),
     grouping: CLUSTER_GROUPING,
@@ -79,6 +85,8 @@ export function mergeClusterCoverage(parts: readonly (ClusterCoverage | undefine
     out.intervals += c.intervals;
     out.statesListed += c.statesListed;
     out.statesCapped += c.statesCapped;
+    // Coverage written before the field existed has none.
+    out.statesShared += c.statesShared ?? 0;
     for (const k of out.kinds) {
       const x = c.perKind[k];
       const o = out.perKind[k]!;
