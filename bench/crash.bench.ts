@@ -44,11 +44,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_STATE_CAPS } from '../fusefs/crash-states.js';
-import { CLUSTER_STATE_SLOTS, ClusterStatePool } from '../src/harness/cluster/cluster-pool.js';
-import { recordCluster, type ClusterRecording } from '../src/gate/cluster-cases.js';
-import { StateTurns } from '../src/gate/cluster-state-turns.js';
-import type { CrashStateId } from '../fusefs/crash-states.js';
-import type { Violation } from '../src/harness/oracle.js';
+import { CLUSTER_STATE_SLOTS, ClusterStatePool, judgeSpreadStates, recordCluster, type ClusterRecording, type SpreadStatesResult } from '../src/harness/cluster/cluster-pool.js';
 import { runCase } from '../src/harness/crash-run.js';
 import { startTempDaemon, type DaemonHandle } from '../src/harness/daemon-process.js';
 import { mergeTimeouts, type DriverTimeouts } from '../src/harness/driver-process.js';
@@ -373,38 +369,14 @@ function natsR3(): Target | string {
   }
 }
 
-/** At most `n` of `items`, spread evenly from the first to the last. */
-function spreadEvenly<T>(items: readonly T[], n: number): T[] {
-  if (items.length <= n) return [...items];
-  return Array.from({ length: n }, (_, i) => items[Math.round((i * (items.length - 1)) / Math.max(1, n - 1))]);
-}
-
-interface ClusterStatesRun {
+interface ClusterStatesRun extends SpreadStatesResult {
   rec: ClusterRecording;
-  judged: { coordinated: number; mixed: number };
-  /** Of those, states whose images another state's recovery had (one drain for both). */
-  shared: number;
-  failures: { state: CrashStateId; violations: Violation[] }[];
 }
 
-/**
- * The gate's path for a recording's states: recorded once (recordCluster), at most `perKind`
- * coordinated and `perKind` mixed states spread over the run, the kinds in turn (StateTurns), each
- * recovered in the pool's slots. With `stopAtFirstFailure`, no state is taken after one failed.
- */
+/** One recorded run of `input` (recordCluster) and at most `perKind` states of each kind judged in `pool`: the gate's path (judgeSpreadStates). */
 async function clusterStates(daemon: DaemonHandle, target: Target, pool: ClusterStatePool, input: { workload: Workload; settings: Record<string, unknown> }, perKind: number, timeouts: DriverTimeouts, stopAtFirstFailure = false): Promise<ClusterStatesRun> {
   const rec = await recordCluster(daemon, target, input, 1_000, timeouts);
-  const turns = new StateTurns([
-    spreadEvenly(rec.states.filter((s) => s.id.nodes === undefined), perKind),
-    spreadEvenly(rec.states.filter((s) => s.id.nodes !== undefined), perKind),
-  ]);
-  const r: ClusterStatesRun = { rec, judged: { coordinated: 0, mixed: 0 }, shared: 0, failures: [] };
-  await pool.judge(daemon, rec, () => (stopAtFirstFailure && r.failures.length > 0 ? undefined : turns.next(() => true)?.state), (v) => {
-    r.judged[v.state.id.nodes === undefined ? 'coordinated' : 'mixed']++;
-    if (v.shared) r.shared++;
-    if (v.violations.length > 0) r.failures.push({ state: v.state.id, violations: v.violations });
-  });
-  return r;
+  return { rec, ...(await judgeSpreadStates(daemon, pool, rec, perKind, stopAtFirstFailure)) };
 }
 
 /** Section 5: a cluster's crash states per minute beside one disk's on the same workload; NATS R3's time to its first finding. */
@@ -481,7 +453,7 @@ cluster (${CLUSTER_NODES} nodes on one daemon, one mount each), exhaustive mode,
     const natsMs = performance.now() - t;
     const judgedNats = n.judged.coordinated + n.judged.mixed;
     const f = n.failures[0];
-    const found = f ? `${f.violations[0].check} at a ${f.state.nodes === undefined ? 'coordinated' : `mixed (node${f.state.nodes.length > 1 ? 's' : ''} ${f.state.nodes.join(', ')})`} state after request ${f.state.afterOp}, among the first ${judgedNats} states judged (${CLUSTER_STATE_SLOTS} at once)` : `none in ${judgedNats} states`;
+    const found = f ? `${f.violations[0].check} at a ${f.state.id.nodes === undefined ? 'coordinated' : `mixed (node${f.state.id.nodes.length > 1 ? 's' : ''} ${f.state.id.nodes.join(', ')})`} state after request ${f.state.id.afterOp}, among the first ${judgedNats} states judged (${CLUSTER_STATE_SLOTS} at once)` : `none in ${judgedNats} states`;
     console.log(`${natsName.padEnd(52)}${pad((natsMs / 1000).toFixed(1), 8)} s  ${found} (recording the run included; ${n.rec.states.length} states listed over ${n.rec.intervals} intervals)`);
   } finally {
     for (const p of pools) await p.stop();

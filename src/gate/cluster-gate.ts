@@ -27,7 +27,7 @@ import { drawArtifactReport } from '../report/index.js';
 import { newRow, totals, type DistinctFailure, type GateRow } from '../report/gate-results.js';
 import { Budget } from './budget.js';
 import { recordCluster, type ClusterJudged, type ClusterRecording } from './cluster-cases.js';
-import { StateTurns } from './cluster-state-turns.js';
+import { StateTurns } from '../harness/cluster/state-turns.js';
 import { countCut, countRequests, emptyClusterCoverage, formatClusterCoverage, formatClusterFloor, judgedOfListed, kindFloor, type ClusterCoverage } from './cluster-coverage.js';
 import { cutSizes, DEFAULT_NODES_CUT, KIND_ROW, kindOfCut, kindsAsked, seededRandom, spreadOrder, type CutKind } from './cluster-kinds.js';
 import { checkFloor, statesUnder, type FloorRequirement } from './floor.js';

@@ -14,7 +14,8 @@
 // (see CLUSTER_STATE_SLOTS for the choice).
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { CrashStateInfo } from '../../../fusefs/crash-states.js';
+import { DEFAULT_STATE_CAPS, type CrashStateInfo, type StateCaps, type StatePolicy } from '../../../fusefs/crash-states.js';
+import { markDir } from '../crash-run.js';
 import { nodeImageDir } from '../../../fusefs/protocol.js';
 import type { DaemonHandle } from '../daemon-process.js';
 import type { DriverTimeouts } from '../driver-process.js';
@@ -25,6 +26,7 @@ import { judge, type RunRecord, type Violation } from '../oracle.js';
 import type { Target } from '../target.js';
 import { runClusterDriver } from './cluster-driver.js';
 import { clusterSpec, type ClusterInput } from './cluster-run.js';
+import { StateTurns } from './state-turns.js';
 
 /** Slots a cluster's states are recovered in at once unless told otherwise: the knee of the measurement above (6 gains 24 % over 4, 8 only 8 % over 6 while loading the machine more). */
 export const CLUSTER_STATE_SLOTS = 6;
@@ -33,6 +35,28 @@ export const CLUSTER_STATE_SLOTS = 6;
 export interface ClusterRecorded {
   input: ClusterInput;
   recorded: Recorded;
+}
+
+/** One recorded run of a cluster workload and its crash states (coordinated, then mixed; lose-unsynced before torn and journaled). */
+export interface ClusterRecording {
+  input: ClusterInput;
+  recorded: Recorded;
+  intervals: number;
+  states: CrashStateInfo[];
+  /** States the caps left out. */
+  capped: number;
+  caps: StateCaps;
+}
+
+/** Records `input` once on the cluster daemon and lists its coordinated and mixed crash states under `policies` (each cut node's torn or journaled outcome drawn on its own). */
+export async function recordCluster(daemon: DaemonHandle, target: Target, input: ClusterInput, maxStates: number, timeouts: DriverTimeouts, policies: readonly StatePolicy[] = ['lose-unsynced']): Promise<ClusterRecording> {
+  const client = daemon.client;
+  await client.reset(true);
+  const run = await runClusterDriver(daemon, target.driver, { ...clusterSpec(daemon.mountpoints, input, 'workload', 0), mark: markDir(daemon) }, timeouts);
+  const { trace, marks } = await client.traceWithMarks();
+  const caps = { ...DEFAULT_STATE_CAPS, maxStates };
+  const answer = await client.states([...policies], caps);
+  return { input, recorded: { run, trace, marks }, intervals: answer.intervals, states: answer.states, capped: answer.capped.states, caps };
 }
 
 /** One judged state: its verdict, the runs the oracle judged (the workload as of the cut, the drain), and whether its recovery was another state's. */
@@ -126,4 +150,37 @@ export class ClusterStatePool {
     if (this.scratch) await rm(await this.scratch, { recursive: true, force: true });
     this.scratch = undefined;
   }
+}
+
+/** At most `n` of `items`, spread evenly from the first to the last. */
+export function spreadEvenly<T>(items: readonly T[], n: number): T[] {
+  if (items.length <= n) return [...items];
+  return Array.from({ length: n }, (_, i) => items[Math.round((i * (items.length - 1)) / Math.max(1, n - 1))]);
+}
+
+export interface SpreadStatesResult {
+  judged: { coordinated: number; mixed: number };
+  /** Of those, states whose images another state's recovery had (one drain for both). */
+  shared: number;
+  failures: { state: CrashStateInfo; violations: Violation[] }[];
+}
+
+/**
+ * The gate's path for a recording's states without its budget (benchmarks, tests): at most
+ * `perKind` coordinated and `perKind` mixed states spread evenly over the run, the two kinds in
+ * turn (StateTurns), recovered in the pool's slots. With `stopAtFirstFailure`, no state is taken
+ * once one failed (those already in slots are still judged and counted).
+ */
+export async function judgeSpreadStates(daemon: DaemonHandle, pool: ClusterStatePool, rec: ClusterRecording, perKind: number, stopAtFirstFailure = false): Promise<SpreadStatesResult> {
+  const turns = new StateTurns([
+    spreadEvenly(rec.states.filter((s) => s.id.nodes === undefined), perKind),
+    spreadEvenly(rec.states.filter((s) => s.id.nodes !== undefined), perKind),
+  ]);
+  const r: SpreadStatesResult = { judged: { coordinated: 0, mixed: 0 }, shared: 0, failures: [] };
+  await pool.judge(daemon, rec, () => (stopAtFirstFailure && r.failures.length > 0 ? undefined : turns.next(() => true)?.state), (v) => {
+    r.judged[v.state.id.nodes === undefined ? 'coordinated' : 'mixed']++;
+    if (v.shared) r.shared++;
+    if (v.violations.length > 0) r.failures.push({ state: v.state, violations: v.violations });
+  });
+  return r;
 }

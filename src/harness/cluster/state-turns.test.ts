@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { StateTurns } from './cluster-state-turns.js';
+import { StateTurns } from './state-turns.js';
 
 const drain = <S>(t: StateTurns<S>, allow: (k: number, s: S) => boolean = () => true, end?: () => boolean) => {
   const out: string[] = [];

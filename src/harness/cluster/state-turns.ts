@@ -1,4 +1,4 @@
-// Which crash state of a recording the cluster gate judges next, pure (no mount, no clock: the
+// Which crash state of a cluster recording is judged next, pure (no mount, no clock: the
 // caller says what is allowed now): the kinds in turn, the first state of each kind, then the second
 // of each..., so every kind gets states early however short the slice. Parallel slots each ask for
 // their next state; a state skipped (not allowed when its turn came) is not offered again, as in
