@@ -18,7 +18,8 @@ import { DEFAULT_STATE_CAPS, type CrashStateInfo, type StateCaps, type StatePoli
 import { markDir } from '../crash-run.js';
 import { nodeImageDir } from '../../../fusefs/protocol.js';
 import type { DaemonHandle } from '../daemon-process.js';
-import type { DriverTimeouts } from '../driver-process.js';
+import { DriverWorker, type DriverTimeouts } from '../driver-process.js';
+import { killGroup } from '../process-group.js';
 import { truncateAtCut, type Recorded } from '../exhaustive/judge-states.js';
 import { scratchRoot } from '../exhaustive/recovery-pool.js';
 import { HarnessError } from '../harness-error.js';
@@ -85,6 +86,7 @@ interface Drained {
 
 export class ClusterStatePool {
   private scratch: Promise<string> | undefined;
+  private readonly workers: (DriverWorker | undefined)[] = [];
 
   constructor(
     private readonly target: Target,
@@ -93,6 +95,8 @@ export class ClusterStatePool {
     /** Slots at once. */
     readonly size: number,
     private readonly timeouts: DriverTimeouts,
+    /** Drain on a serving driver per slot when the target's driver serves (false: a driver process a state, to compare). */
+    private readonly serving = true,
   ) {
     if (!Number.isInteger(size) || size < 1) throw new Error(`invariant: cluster state slots must be an integer >= 1, got ${size}`);
     if (!Number.isInteger(nodes) || nodes < 2) throw new Error(`invariant: a cluster state pool serves two nodes or more, got ${nodes}`);
@@ -108,6 +112,9 @@ export class ClusterStatePool {
   async judge(daemon: DaemonHandle, rec: ClusterRecorded, next: (slot: number) => CrashStateInfo | undefined, onJudged: (v: ClusterStateVerdict) => Promise<void> | void): Promise<void> {
     if (daemon.mountpoints.length !== this.nodes) throw new Error(`invariant: the pool serves ${this.nodes} nodes, but the daemon ${daemon.mountpoints.length}`);
     const scratch = await (this.scratch ??= mkdtemp(path.join(scratchRoot(), 'powercut-cluster-pool-')));
+    // A driver that serves several specs (its hello said so) drains state after state in one
+    // process per slot: a Node driver's start-up is a third of a state's CPU on the replicated queue.
+    const serves = this.serving && rec.recorded.run.record.outcomes.some((o) => o.t === 'hello' && o.serves === true);
     // One drain per distinct tuple of images within this recording (its states' hashes).
     const drains = new Map<string, Promise<Drained>>();
     let aborted = false;
@@ -125,7 +132,18 @@ export class ClusterStatePool {
               await mkdir(dir, { recursive: true });
               // replace: the daemon empties the slot's folder of the previous state's images first.
               await daemon.client.stateImage(s.id, dir, true);
-              const r = await runClusterDriver(null, this.target.driver, clusterSpec(dirs, rec.input, 'drain', 1), this.timeouts);
+              const spec = clusterSpec(dirs, rec.input, 'drain', 1);
+              if (!serves) {
+                const r = await runClusterDriver(null, this.target.driver, spec, this.timeouts);
+                return { drain: r.record, stderr: r.stderr };
+              }
+              const r = await this.worker(slot).run(spec);
+              // The drain's servers must be gone before the slot's folder takes the next state's
+              // images: a driver stops its servers before its done line, and any left is killed here.
+              for (const o of r.record.outcomes) {
+                if (o.t !== 'node') continue;
+                if (!(await killGroup(o.pgid, this.timeouts.killMs))) throw new HarnessError(`node ${o.node}'s server (group ${o.pgid}) outlived its drain and did not exit within ${this.timeouts.killMs} ms of SIGKILL`);
+              }
               return { drain: r.record, stderr: r.stderr };
             })();
             drains.set(s.hash, p);
@@ -145,8 +163,14 @@ export class ClusterStatePool {
     if (failed) throw failed.reason;
   }
 
-  /** Removes the pool's scratch folder (call once no judge() runs). */
+  /** Slot `slot`'s serving driver, started on first use and kept across recordings. */
+  private worker(slot: number): DriverWorker {
+    return (this.workers[slot] ??= new DriverWorker(this.target.driver, this.timeouts));
+  }
+
+  /** Stops the slots' drivers and removes the pool's scratch folder (call once no judge() runs). */
   async stop(): Promise<void> {
+    await Promise.all(this.workers.splice(0).map((w) => w?.stop()));
     if (this.scratch) await rm(await this.scratch, { recursive: true, force: true });
     this.scratch = undefined;
   }
