@@ -1,10 +1,11 @@
 // Where a cluster's offline crash states are recovered: K slots at once, as one disk's are
 // (exhaustive/recovery-pool.ts). A slot is a scratch folder on tmpfs holding one image folder per
-// node (node0, node1, ...), into which the daemon writes a state's images, and a drain driver run
-// natively on them (runClusterDriver without a daemon: nothing of the mount is used). States whose
+// node (node0, node1, ...), into which the daemon writes a state's images, and a drain run natively
+// on them (nothing of the mount is used): on the slot's serving driver when the target's driver
+// serves, else a driver process a state (runClusterDriver without a daemon). States whose
 // images are identical on every node (CrashStateInfo.hash covers the tuple of every node's image)
 // are recovered once; each is judged against the workload's confirmations as of its own cut, with
-// that one drain. Which state comes next is the caller's (a pure choice: src/gate/cluster-state-turns.ts).
+// that one drain. Which state comes next is the caller's (a pure choice: state-turns.ts).
 //
 // A cluster's recovery waits on timers (a replica's connection retries, elections) but also starts
 // processes (the replicated queue: three replica servers a state, besides the driver a slot keeps),
