@@ -16,6 +16,7 @@
 //   a driver process a state: K=1: 106  K=2: 127  K=4: 111  K=6: 117  K=8: 118 (an earlier run, less load)
 // Past 4 the figures are within the noise: the states are CPU-bound here (CLUSTER_STATE_SLOTS).
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { DEFAULT_STATE_CAPS, type CrashStateInfo, type StateCaps, type StatePolicy } from '../../../fusefs/crash-states.js';
 import { markDir } from '../crash-run.js';
@@ -106,7 +107,16 @@ export class ClusterStatePool {
   ) {
     if (!Number.isInteger(size) || size < 1) throw new Error(`invariant: cluster state slots must be an integer >= 1, got ${size}`);
     if (!Number.isInteger(nodes) || nodes < 2) throw new Error(`invariant: a cluster state pool serves two nodes or more, got ${nodes}`);
+    // A drain's run bound is a liveness check of the queue, so it is the bound of a drain that has
+    // the machine to itself: with more slots than cores each drain gets cores/size of it, so its
+    // bound is stretched by size/cores. (Seen: NATS R3 with 6 slots on 2 busy cores hung 4 of 22
+    // coordinated states at the 20 s bound; the first of them, replayed alone from its stored
+    // images, passed.)
+    this.drainTimeouts = { ...timeouts, runMs: Math.ceil(timeouts.runMs * Math.max(1, size / os.availableParallelism())) };
   }
+
+  /** The bounds of a slot's drain (runMs stretched for the slots sharing the cores). */
+  readonly drainTimeouts: DriverTimeouts;
 
   /**
    * Recovers and judges the states `next` hands out (undefined: that slot is done), in this pool's
@@ -140,7 +150,7 @@ export class ClusterStatePool {
               await daemon.client.stateImage(s.id, dir, true);
               const spec = clusterSpec(dirs, rec.input, 'drain', 1);
               if (!serves) {
-                const r = await runClusterDriver(null, this.target.driver, spec, this.timeouts);
+                const r = await runClusterDriver(null, this.target.driver, spec, this.drainTimeouts);
                 return { drain: r.record, stderr: r.stderr };
               }
               const r = await this.worker(slot).run(spec);
@@ -171,7 +181,7 @@ export class ClusterStatePool {
 
   /** Slot `slot`'s serving driver, started on first use and kept across recordings. */
   private worker(slot: number): DriverWorker {
-    return (this.workers[slot] ??= new DriverWorker(this.target.driver, this.timeouts));
+    return (this.workers[slot] ??= new DriverWorker(this.target.driver, this.drainTimeouts));
   }
 
   /** Stops the slots' drivers and removes the pool's scratch folder (call once no judge() runs). */
