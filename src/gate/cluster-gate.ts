@@ -1,6 +1,7 @@
 // The gate on a cluster target (target.nodeCount(settings) > 1): seeded generated workloads, each
 // recorded once on one daemon serving a mount per node; per workload, its coordinated and mixed
-// crash states of the kinds asked (spread over the run, within the budget), then a live cut of
+// crash states of the kinds asked (spread over the run, the kinds in turn, recovered in the parallel
+// slots of the ClusterStatePool, within the budget), then a live cut of
 // each kind at a seeded request and seeded nodes, restarted while the run goes on. One row per cut
 // kind; the floor asks each kind for a judged case. Distinct failures are grouped by check, cut
 // kind and nodes (no cause search for clusters yet); each gets an artifact that `replay` re-runs, as
