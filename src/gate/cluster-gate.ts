@@ -305,16 +305,21 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
       // The states go to the pool's slots in the kinds' turn (StateTurns); a kind with a state in a
       // slot is not owed another past the slice (the floor asks one judged case, not one per slot).
       const turns = new StateTurns(byKind);
+      // States in slots, per kind and per kind and policy: what the floor will have once they are judged.
       const inFlight = asked.map(() => 0);
+      const inFlightUnder = asked.map(() => new Map<StatePolicy, number>());
       const kindOfState = new Map<CrashStateInfo, number>();
       const pastSlice = () => Date.now() >= sliceEndsMs || budget.leftMs() < MIN_STATE_MS;
-      const owedNow = (j: number, p?: StatePolicy) => inFlight[j] === 0 && (owed(asked[j]) || (p === undefined ? policies.some((q) => owedUnder(asked[j], q)) : owedUnder(asked[j], p)));
+      // Owed and nothing in a slot that pays it: a kind's case, or its state under policy p (any policy when p is not given).
+      const owedUnderNow = (j: number, p: StatePolicy) => owedUnder(asked[j], p) && (inFlightUnder[j].get(p) ?? 0) === 0;
+      const owedNow = (j: number, p?: StatePolicy) => (owed(asked[j]) && inFlight[j] === 0) || (p === undefined ? policies.some((q) => owedUnderNow(j, q)) : owedUnderNow(j, p));
       const next = (): CrashStateInfo | undefined => {
         if (stopped || fixture !== recordedOn) return undefined;
         // Past the slice only a kind still owed a case, or a state under a policy, goes on (the floor).
         const t = turns.next((j, st) => !pastSlice() || owedNow(j, st.id.policy), () => Date.now() >= sliceEndsMs && !asked.some((_, j) => owedNow(j)));
         if (!t) return undefined;
         inFlight[t.kind]++;
+        inFlightUnder[t.kind].set(t.state.id.policy, (inFlightUnder[t.kind].get(t.state.id.policy) ?? 0) + 1);
         kindOfState.set(t.state, t.kind);
         phase = `${KIND_ROW[asked[t.kind]]}: crash state after request ${t.state.id.afterOp} of workload ${input + 1} (${pool.size} slots)`;
         return t.state;
@@ -324,6 +329,7 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
           const j = kindOfState.get(v.state);
           if (j === undefined) throw new Error(`invariant: a judged state was handed out by the turns (state after request ${v.state.id.afterOp})`);
           inFlight[j]--;
+          inFlightUnder[j].set(v.state.id.policy, inFlightUnder[j].get(v.state.id.policy)! - 1);
           // --stop-on-first: the states other slots held when the first failure came are left
           // uncounted, so the run reports that one failure and no later one.
           if (stopped && o.stopOnFirst) return;
