@@ -14,7 +14,10 @@
 // replicated queue, 3 nodes, 20 coordinated + 20 mixed states and their recording; states a minute):
 //   slot driver serving:      K=1: 45   K=2: 79   K=4: 97   K=6: 95   K=8: 105
 //   a driver process a state: K=1: 106  K=2: 127  K=4: 111  K=6: 117  K=8: 118 (an earlier run, less load)
-// Past 4 the figures are within the noise: the states are CPU-bound here (CLUSTER_STATE_SLOTS).
+//   again, final code, load average 6: K=1: 147  K=2: 180  K=4: 137  K=6: 134  K=8: 142
+// Past 2 the figures are within the noise: the replicated queue's states are CPU-bound (process
+// start-up). NATS R3, whose recoveries wait on elections, judged 22 states in a 120 s gate with 6
+// slots and 15 with 4 (different loads). CLUSTER_STATE_SLOTS = 4 is between the two.
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -34,8 +37,9 @@ import { clusterSpec, type ClusterInput } from './cluster-run.js';
 import { StateTurns } from './state-turns.js';
 
 /**
- * Slots a cluster's states are recovered in at once: the knee of the measurement above (4 gains 23 %
- * over 2; 6 and 8 gain nothing beyond the noise while starting more servers at once on a shared machine).
+ * Slots a cluster's states are recovered in at once (the measurements above): the replicated queue
+ * gains nothing past 2 on 2 cores, targets that wait on timers gain from more; 6 and 8 start more
+ * servers at once on a shared machine for no measured gain.
  */
 export const CLUSTER_STATE_SLOTS = 4;
 
