@@ -26,12 +26,15 @@
 //    --gate-max-states N caps the crash states checked per input (the gate's --max-states): with 1,
 //    the runs are mostly generation, so many more inputs show what steering does per input.
 // 5. a cluster (three nodes on one daemon): the replicated queue's coordinated and mixed crash states
-//    per minute (runClusterStates: each state's three images written, the three-node drain run and
-//    judged), beside the single-disk states per minute of the same workload on the built-in queue,
+//    per minute, through the gate's path (recordCluster, the kinds in turn by StateTurns, each state
+//    recovered in the ClusterStatePool's parallel slots: its three images written, the three-node
+//    drain run and judged), beside the single-disk states per minute of the same workload on the built-in queue,
 //    both measured here; and NATS JetStream R3's time to its first finding (nats-jetstream with
 //    {"replicas": 3}: one recorded run, its coordinated and mixed states spread over the run, until
 //    the first fails), or n/a when that target cannot run a cluster here.
-//   node dist/bench/crash.bench.js [--workloads N] [--seed N] [--gate-seconds N] [--gate-seeds N] [--gate-max-states N] [--only SECTIONS]
+//    --cluster-slots 1,2,4,6,8 times the replicated queue's states with each slot count in turn
+//    (how CLUSTER_STATE_SLOTS was chosen); without it, the pool's default.
+//   node dist/bench/crash.bench.js [--workloads N] [--seed N] [--gate-seconds N] [--gate-seeds N] [--gate-max-states N] [--cluster-slots LIST] [--only SECTIONS]
 //   --only takes a comma-separated list of sections: queue (1), targets (2, needs queue), prealloc (2b), catch (3),
 //   explain (3b), steering (4), cluster (5); e.g. `npm run bench:crash -- --only steering` runs the
 //   comparison alone, `--only cluster` the cluster rows alone.
@@ -41,10 +44,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_STATE_CAPS } from '../fusefs/crash-states.js';
-import { runClusterStates } from '../src/harness/cluster/cluster-run.js';
+import { CLUSTER_STATE_SLOTS, ClusterStatePool, judgeSpreadStates, recordCluster, type ClusterRecording, type SpreadStatesResult } from '../src/harness/cluster/cluster-pool.js';
 import { runCase } from '../src/harness/crash-run.js';
 import { startTempDaemon, type DaemonHandle } from '../src/harness/daemon-process.js';
-import { mergeTimeouts } from '../src/harness/driver-process.js';
+import { mergeTimeouts, type DriverTimeouts } from '../src/harness/driver-process.js';
 import { DriverWorkers } from '../src/harness/driver-workers.js';
 import { runExhaustive, type ExhaustiveOptions } from '../src/harness/exhaustive/exhaustive-run.js';
 import type { StateTimings } from '../src/harness/exhaustive/judge-states.js';
@@ -92,12 +95,14 @@ interface Options {
   gateSeeds: number;
   /** The gate's --max-states in section 4 (undefined: its default). */
   gateMaxStates?: number;
+  /** Section 5: slot counts to time the cluster's states with, in turn (empty: the pool's default alone). */
+  clusterSlots: number[];
   only: Set<Section>;
 }
 
 function options(): Options {
   const { values } = parseArgs({
-    options: { workloads: { type: 'string' }, seed: { type: 'string' }, 'gate-seconds': { type: 'string' }, 'gate-seeds': { type: 'string' }, 'gate-max-states': { type: 'string' }, only: { type: 'string' } },
+    options: { workloads: { type: 'string' }, seed: { type: 'string' }, 'gate-seconds': { type: 'string' }, 'gate-seeds': { type: 'string' }, 'gate-max-states': { type: 'string' }, 'cluster-slots': { type: 'string' }, only: { type: 'string' } },
   });
   const int = (v: string | undefined, name: string, dflt: number) => {
     if (v === undefined) return dflt;
@@ -114,6 +119,7 @@ function options(): Options {
     workloads: int(values.workloads, 'workloads', 6), seed: int(values.seed, 'seed', 20261201),
     gateSeconds: int(values['gate-seconds'], 'gate-seconds', 30), gateSeeds: int(values['gate-seeds'], 'gate-seeds', 5),
     ...(values['gate-max-states'] !== undefined ? { gateMaxStates: int(values['gate-max-states'], 'gate-max-states', 0) } : {}), only,
+    clusterSlots: values['cluster-slots'] === undefined ? [] : values['cluster-slots'].split(',').map((v) => int(v, 'cluster-slots', 1)),
   };
 }
 
@@ -153,7 +159,7 @@ async function main(): Promise<void> {
       await fixture.stop();
     }
   }
-  if (o.only.has('cluster')) await clusterRows();
+  if (o.only.has('cluster')) await clusterRows(o);
   if (o.only.has('steering')) await steering(o);
 }
 
@@ -364,11 +370,28 @@ function natsR3(): Target | string {
   }
 }
 
+interface ClusterStatesRun extends SpreadStatesResult {
+  rec: ClusterRecording;
+}
+
+/** One recorded run of `input` (recordCluster) and at most `perKind` states of each kind judged in `pool`: the gate's path (judgeSpreadStates). */
+async function clusterStates(daemon: DaemonHandle, target: Target, pool: ClusterStatePool, input: { workload: Workload; settings: Record<string, unknown> }, perKind: number, timeouts: DriverTimeouts, stopAtFirstFailure = false): Promise<ClusterStatesRun> {
+  const rec = await recordCluster(daemon, target, input, 1_000, timeouts);
+  return { rec, ...(await judgeSpreadStates(daemon, pool, rec, perKind, stopAtFirstFailure)) };
+}
+
 /** Section 5: a cluster's crash states per minute beside one disk's on the same workload; NATS R3's time to its first finding. */
-async function clusterRows(): Promise<void> {
+async function clusterRows(o: Options): Promise<void> {
   const cluster = await startTempDaemon('bench-cluster', CLUSTER_NODES);
   const single = await startTempDaemon('bench-cluster-single');
   const workers = new DriverWorkers(mergeTimeouts());
+  const timeouts = mergeTimeouts();
+  const pools: ClusterStatePool[] = [];
+  const poolOf = (target: Target, slots: number, t: DriverTimeouts = timeouts) => {
+    const p = new ClusterStatePool(target, CLUSTER_NODES, slots, t);
+    pools.push(p);
+    return p;
+  };
   try {
     console.log(`
 cluster (${CLUSTER_NODES} nodes on one daemon, one mount each), exhaustive mode, lose-unsynced, the same workload (${CLUSTER_WORKLOAD.steps.length} steps) both ways, after a round to warm up (not counted):`);
@@ -376,14 +399,28 @@ cluster (${CLUSTER_NODES} nodes on one daemon, one mount each), exhaustive mode,
     const builtIn = resolveTarget({ target: 'powercut-queue' });
     const singleInput = { target: 'powercut-queue', ...input };
     const singleOptions = { writeArtifacts: false, driverWorkers: workers, policies: ['lose-unsynced' as const] };
-    await runClusterStates(cluster.daemon, replicatedQueue, input, { maxStates: 1_000, maxStatesPerKind: 1 });
+    const defaultPool = poolOf(replicatedQueue, CLUSTER_STATE_SLOTS);
+    await clusterStates(cluster.daemon, replicatedQueue, defaultPool, input, 1, timeouts);
     await runExhaustive(single.daemon, builtIn, singleInput, singleOptions);
     // The recording and enumeration alone (no state recovered), to tell a state's own cost.
     let t = performance.now();
-    await runClusterStates(cluster.daemon, replicatedQueue, input, { maxStates: 1_000, maxStatesPerKind: 0 });
+    await clusterStates(cluster.daemon, replicatedQueue, defaultPool, input, 0, timeouts);
     const recordMs = performance.now() - t;
+    const row = (name: string, states: number, ms: number, note: string) => `${name.padEnd(52)}${pad(states, 8)}${pad((ms / 1000).toFixed(1), 10)}${pad(perMin(states, ms).toFixed(0), 12)}  ${note}`;
+    // The slot counts asked (--cluster-slots), each timed on the same states, one after another.
+    if (o.clusterSlots.length > 0) {
+      console.log(`slots (states recovered at once; ${CLUSTER_STATES_PER_KIND} coordinated + ${CLUSTER_STATES_PER_KIND} mixed states a run, recording included):`);
+      for (const k of o.clusterSlots) {
+        t = performance.now();
+        const r = await clusterStates(cluster.daemon, replicatedQueue, poolOf(replicatedQueue, k), input, CLUSTER_STATES_PER_KIND, timeouts);
+        const ms = performance.now() - t;
+        if (r.failures.length > 0) throw new Error(`the correct replicated queue failed a cluster state: ${r.failures[0].violations[0].message}`);
+        const n = r.judged.coordinated + r.judged.mixed;
+        console.log(`  K=${k}: ${n} states in ${(ms / 1000).toFixed(1)} s, ${perMin(n, ms).toFixed(0)} a minute${k === CLUSTER_STATE_SLOTS ? ' (the default)' : ''}`);
+      }
+    }
     t = performance.now();
-    const r = await runClusterStates(cluster.daemon, replicatedQueue, input, { maxStates: 1_000, maxStatesPerKind: CLUSTER_STATES_PER_KIND });
+    const r = await clusterStates(cluster.daemon, replicatedQueue, defaultPool, input, CLUSTER_STATES_PER_KIND, timeouts);
     const clusterMs = performance.now() - t;
     if (r.failures.length > 0) throw new Error(`the correct replicated queue failed a cluster state: ${r.failures[0].violations[0].message}`);
     const judged = r.judged.coordinated + r.judged.mixed;
@@ -399,11 +436,11 @@ cluster (${CLUSTER_NODES} nodes on one daemon, one mount each), exhaustive mode,
       runs++;
     }
     const singleMs = performance.now() - t;
-    const row = (name: string, states: number, ms: number, note: string) => `${name.padEnd(52)}${pad(states, 8)}${pad((ms / 1000).toFixed(1), 10)}${pad(perMin(states, ms).toFixed(0), 12)}  ${note}`;
     console.log(`${'what'.padEnd(52)}${pad('states', 8)}${pad('seconds', 10)}${pad('per minute', 12)}`);
-    console.log(row(`replicated-queue, ${CLUSTER_NODES} nodes: coordinated + mixed states`, judged, clusterMs, `${r.judged.coordinated} coordinated, ${r.judged.mixed} mixed (of ${r.states} listed over ${r.intervals} intervals${r.capped ? `, ${r.capped} capped` : ''}); one recorded run`));
+    console.log(row(`replicated-queue, ${CLUSTER_NODES} nodes: coordinated + mixed states`, judged, clusterMs, `${r.judged.coordinated} coordinated, ${r.judged.mixed} mixed (${judged - r.shared} recovered, ${r.shared} shared a recovered image; of ${r.rec.states.length} listed over ${r.rec.intervals} intervals${r.rec.capped ? `, ${r.rec.capped} capped` : ''}); one recorded run, ${CLUSTER_STATE_SLOTS} slots`));
     console.log(row('baseline: powercut-queue, one disk, same workload', singleStates, singleMs, `${runs} recorded run${runs === 1 ? '' : 's'} (each run's states)`));
-    console.log(`cluster / one disk: ${(perMin(judged, clusterMs) / perMin(singleStates, singleMs)).toFixed(2)}x. A coordinated and a mixed state cost alike: ${(Math.max(0, clusterMs - recordMs) / Math.max(1, judged)).toFixed(0)} ms a state (its ${CLUSTER_NODES} images written, a driver and ${CLUSTER_NODES} replica servers started for its drain, one state at a time) after ${(recordMs / 1000).toFixed(1)} s recording and enumerating the run; one disk's states recover in parallel slots on serving drivers`);
+    const ratioX = perMin(judged, clusterMs) / perMin(singleStates, singleMs);
+    console.log(`cluster / one disk: ${ratioX.toFixed(2)}x (target >= 0.5x: ${ratioX >= 0.5 ? 'met' : 'NOT met'}). ${(Math.max(0, clusterMs - recordMs) / Math.max(1, judged)).toFixed(0)} ms of wall time a state (its ${CLUSTER_NODES} images written, a driver and ${CLUSTER_NODES} replica servers started for its drain, ${CLUSTER_STATE_SLOTS} states at once) after ${(recordMs / 1000).toFixed(1)} s recording and enumerating the run; one disk's states recover in parallel slots on serving drivers`);
 
     const nats = natsR3();
     const natsName = `nats-jetstream R3 ${JSON.stringify(NATS_SETTINGS)}: time to first finding`;
@@ -412,13 +449,15 @@ cluster (${CLUSTER_NODES} nodes on one daemon, one mount each), exhaustive mode,
       return;
     }
     t = performance.now();
-    const n = await runClusterStates(cluster.daemon, nats, { workload: NATS_WORKLOAD, settings: NATS_SETTINGS }, { maxStates: 1_000, maxStatesPerKind: NATS_STATES_PER_KIND, stopAtFirstFailure: true, timeouts: NATS_TIMEOUTS });
+    const natsTimeouts = mergeTimeouts(NATS_TIMEOUTS);
+    const n = await clusterStates(cluster.daemon, nats, poolOf(nats, CLUSTER_STATE_SLOTS, natsTimeouts), { workload: NATS_WORKLOAD, settings: NATS_SETTINGS }, NATS_STATES_PER_KIND, natsTimeouts, true);
     const natsMs = performance.now() - t;
     const judgedNats = n.judged.coordinated + n.judged.mixed;
     const f = n.failures[0];
-    const found = f ? `${f.violations[0].check} at a ${f.state.nodes === undefined ? 'coordinated' : `mixed (node${f.state.nodes.length > 1 ? 's' : ''} ${f.state.nodes.join(', ')})`} state after request ${f.state.afterOp}, the ${judgedNats}${judgedNats === 1 ? 'st' : judgedNats === 2 ? 'nd' : judgedNats === 3 ? 'rd' : 'th'} state judged` : `none in ${judgedNats} states`;
-    console.log(`${natsName.padEnd(52)}${pad((natsMs / 1000).toFixed(1), 8)} s  ${found} (recording the run included; ${n.states} states listed over ${n.intervals} intervals)`);
+    const found = f ? `${f.violations[0].check} at a ${f.state.id.nodes === undefined ? 'coordinated' : `mixed (node${f.state.id.nodes.length > 1 ? 's' : ''} ${f.state.id.nodes.join(', ')})`} state after request ${f.state.id.afterOp}, among the first ${judgedNats} states judged (${CLUSTER_STATE_SLOTS} at once)` : `none in ${judgedNats} states`;
+    console.log(`${natsName.padEnd(52)}${pad((natsMs / 1000).toFixed(1), 8)} s  ${found} (recording the run included; ${n.rec.states.length} states listed over ${n.rec.intervals} intervals)`);
   } finally {
+    for (const p of pools) await p.stop();
     await workers.stop();
     await cluster.stop();
     await single.stop();

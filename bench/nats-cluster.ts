@@ -9,7 +9,8 @@
 // Prints each verdict, its violations, and the seconds from the start to the first failure.
 import { parseArgs } from 'node:util';
 import { startTempDaemon } from '../src/harness/daemon-process.js';
-import { runClusterCase, runClusterStates, type NodesCut } from '../src/harness/cluster/cluster-run.js';
+import { runClusterCase, type NodesCut } from '../src/harness/cluster/cluster-run.js';
+import { CLUSTER_STATE_SLOTS, ClusterStatePool, judgeSpreadStates, recordCluster } from '../src/harness/cluster/cluster-pool.js';
 import { natsJetstream } from '../src/targets/nats-jetstream/index.js';
 import type { Workload } from '../src/harness/workload.js';
 import { nodeImageDir, type MutatingKind } from '../fusefs/protocol.js';
@@ -108,11 +109,16 @@ try {
       if (r.verdict === 'fail' && values.first) break;
     }
   } else if (positionals[0] === 'states') {
-    const r = await runClusterStates(cluster.daemon, natsJetstream, { workload, settings }, {
-      maxStates: Number(values['max-states']), maxStatesPerKind: Number(values['max-per-kind']), stopAtFirstFailure: values.first, timeouts,
-    });
-    console.log(JSON.stringify({ at: secs(), intervals: r.intervals, states: r.states, capped: r.capped, judged: r.judged, failures: r.failures.length }));
-    for (const f of r.failures) console.log(JSON.stringify({ state: f.state, violations: f.violations.map((v) => `${v.check}: ${v.message}`.slice(0, 300)) }));
+    // The gate's path: one recording, its states in the pool's parallel slots (CLUSTER_STATE_SLOTS at once).
+    const pool = new ClusterStatePool(natsJetstream, 3, CLUSTER_STATE_SLOTS, mergeTimeouts(timeouts));
+    try {
+      const rec = await recordCluster(cluster.daemon, natsJetstream, { workload, settings }, Number(values['max-states']), mergeTimeouts(timeouts));
+      const r = await judgeSpreadStates(cluster.daemon, pool, rec, Number(values['max-per-kind']), values.first);
+      console.log(JSON.stringify({ at: secs(), intervals: rec.intervals, states: rec.states.length, capped: rec.capped, judged: r.judged, shared: r.shared, failures: r.failures.length }));
+      for (const f of r.failures) console.log(JSON.stringify({ state: f.state.id, violations: f.violations.map((v) => `${v.check}: ${v.message}`.slice(0, 300)) }));
+    } finally {
+      await pool.stop();
+    }
   } else if (positionals[0] === 'explore') {
     // The states of one recorded run, one kind (--only coordinated|1|2: nodes cut), each judged and printed as it goes.
     const timeoutsAll = mergeTimeouts(timeouts);

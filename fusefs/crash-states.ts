@@ -70,7 +70,7 @@ export interface CrashStateInfo {
   id: CrashStateId;
   /** The persistence interval (0-based) the state belongs to. */
   interval: number;
-  /** Hash of the durable image; equal hashes recover identically. */
+  /** Hash of the durable image (a cluster's: of every node's image, in node order); equal hashes recover identically. */
   hash: string;
   /** torn: writes the state keeps only in part (some of their sectors). */
   partialWrites?: number;

@@ -54,8 +54,11 @@ describe('examples/cluster-driver: gate --driver CMD --nodes 3', () => {
     expect(r.exitCode, r.stdout + r.stderr).toBe(1);
     expect(budgetBroken(r.stdout)).toBeUndefined();
     expect(r.stdout).toMatch(/^1\. at-least-once.* after a coordinated crash state/m);
-    const [artifact, ...more] = await readdir(path.join(root, 'arts-bad'));
-    expect(more).toEqual([]);
+    // One artifact per distinct failure: states recovered in parallel slots may judge more of them
+    // within the budget (another set of checks is another group); the first one written is replayed.
+    const artifacts = (await readdir(path.join(root, 'arts-bad'))).sort();
+    expect(artifacts.length).toBeGreaterThan(0);
+    const artifact = artifacts[0];
     const dir = path.join(root, 'arts-bad', artifact);
     const c = JSON.parse(await readFile(path.join(dir, 'case.json'), 'utf8'));
     expect(c.driver).toEqual({ command: bad, cwd: root, nodes: 3 });

@@ -129,7 +129,8 @@ export class ClusterStateSpace implements RunStates {
    * outcome is its own: the node's candidates as one disk's (capped at maxStatesPerInterval, its
    * sector patterns from its own seed), of which the combinations of the cut nodes' distinct images
    * are taken by outcomeTuples, at most maxStatesPerInterval per interval and subset. A tuple of
-   * images already listed (under any policy) is not listed again.
+   * images already listed at the same interval (under any policy) is not listed again; at another
+   * interval it is (same hash: one recovery, judged against each cut's confirmations).
    */
   enumerate(policies: readonly StatePolicy[], caps: StateCaps): StatesAnswer {
     const ends = this.intervalEnds();
@@ -151,8 +152,13 @@ export class ClusterStateSpace implements RunStates {
     };
     const list = (info: CrashStateInfo, tuple: readonly string[]) => {
       const hash = createHash('sha1').update(tuple.join(' ')).digest('hex');
-      if (seen.has(hash)) return;
-      seen.add(hash);
+      // One state per tuple of images within an interval (a smaller cut that left the same images
+      // is the same state); the same tuple after a later request is a state of its own, judged
+      // against that request's confirmations, and shares the first one's recovery (same hash), as
+      // one disk's states do.
+      const key = `${info.interval} ${hash}`;
+      if (seen.has(key)) return;
+      seen.add(key);
       if (states.length >= caps.maxStates) leaveOut(info.id.policy, info.interval, 1, `maxStates ${caps.maxStates}`);
       else states.push({ ...info, hash });
     };

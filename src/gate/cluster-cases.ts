@@ -1,30 +1,21 @@
-// The cluster gate's two ways of judging a cut, one state or case at a time (the gate decides which
-// and how many within its budget): offline, the crash states of one recorded run, each recovered
-// natively from its nodes' images; live, a run cut at a request (src/harness/cluster/cluster-run.ts).
+// Judging one cluster crash state by itself (replay's way; the gate recovers a recording's states in
+// the parallel slots of src/harness/cluster/cluster-pool.ts), and recovering a stored cluster image.
 // A failure comes back with what its artifact needs: the runs judged, the trace, the stderr.
 import { mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { DEFAULT_STATE_CAPS, type CrashStateId, type CrashStateInfo, type Mark, type StateCaps, type StatePolicy } from '../../fusefs/crash-states.js';
+import type { CrashStateId, Mark } from '../../fusefs/crash-states.js';
 import { nodeImageDir, type TraceEntry } from '../../fusefs/protocol.js';
+import { recordCluster, type ClusterRecording } from '../harness/cluster/cluster-pool.js';
 import { clusterSpec, type ClusterInput } from '../harness/cluster/cluster-run.js';
-import { markDir } from '../harness/crash-run.js';
 import type { DaemonHandle } from '../harness/daemon-process.js';
 import { runDriverProcess, type DriverTimeouts } from '../harness/driver-process.js';
-import { truncateAtCut, type Recorded } from '../harness/exhaustive/judge-states.js';
+import { truncateAtCut } from '../harness/exhaustive/judge-states.js';
 import { scratchRoot } from '../harness/exhaustive/recovery-pool.js';
 import { judge, type RunRecord, type Violation } from '../harness/oracle.js';
 import type { Target } from '../harness/target.js';
 
-/** One recorded run of a cluster workload and its crash states (coordinated, then mixed; lose-unsynced before torn and journaled). */
-export interface ClusterRecording {
-  input: ClusterInput;
-  recorded: Recorded;
-  intervals: number;
-  states: CrashStateInfo[];
-  /** States the caps left out. */
-  capped: number;
-  caps: StateCaps;
-}
+// Recording lives with the pool its states go to (src/harness/cluster/cluster-pool.ts); re-exported for replay.
+export { recordCluster, type ClusterRecording };
 
 /** A judged crash state or live case: its verdict, and what an artifact of it holds. */
 export interface ClusterJudged {
@@ -36,17 +27,6 @@ export interface ClusterJudged {
   frozenAt: number | null;
   marks?: Mark[];
   stderr: string[];
-}
-
-/** Records `input` once on the cluster daemon and lists its coordinated and mixed crash states under `policies` (each cut node's torn or journaled outcome drawn on its own). */
-export async function recordCluster(daemon: DaemonHandle, target: Target, input: ClusterInput, maxStates: number, timeouts: DriverTimeouts, policies: readonly StatePolicy[] = ['lose-unsynced']): Promise<ClusterRecording> {
-  const client = daemon.client;
-  await client.reset(true);
-  const run = await runDriverProcess(daemon, target.driver, { ...clusterSpec(daemon.mountpoints, input, 'workload', 0), mark: markDir(daemon) }, timeouts);
-  const { trace, marks } = await client.traceWithMarks();
-  const caps = { ...DEFAULT_STATE_CAPS, maxStates };
-  const answer = await client.states([...policies], caps);
-  return { input, recorded: { run, trace, marks }, intervals: answer.intervals, states: answer.states, capped: answer.capped.states, caps };
 }
 
 /**

@@ -18,7 +18,7 @@ export const CLUSTER_GROUPING = 'by check, cut kind and nodes; causes are not bu
 
 export function emptyClusterCoverage(nodes: number, nodesCut: NodesCutChoice, kinds: readonly CutKind[]): ClusterCoverage {
   return {
-    nodes, nodesCut, kinds: [...kinds], recordings: 0, intervals: 0, statesListed: 0, statesCapped: 0,
+    nodes, nodesCut, kinds: [...kinds], recordings: 0, intervals: 0, statesListed: 0, statesCapped: 0, statesShared: 0,
     perKind: Object.fromEntries(kinds.map((k) => [k, { listed: 0, states: 0, liveCuts: 0, liveLanded: 0, livePaused: 0, failing: 0 }])),
     perNode: Array.from({ length: nodes }, (_, node) => ({ node, requests: 0, cutInStates: 0, cutLive: 0 })),
     grouping: CLUSTER_GROUPING,
@@ -51,6 +51,8 @@ export function mergeClusterCoverage(parts: readonly (ClusterCoverage | undefine
     out.intervals += c.intervals;
     out.statesListed += c.statesListed;
     out.statesCapped += c.statesCapped;
+    // Coverage written before the field existed has none.
+    out.statesShared += c.statesShared ?? 0;
     for (const k of out.kinds) {
       const x = c.perKind[k];
       const o = out.perKind[k]!;
@@ -81,7 +83,8 @@ export function formatClusterCoverage(c: ClusterCoverage): string {
   const nodes = c.perNode.map((n) => `node ${n.node} ${s(n.requests, 'request')}, cut in ${s(n.cutInStates, 'state')} and ${s(n.cutLive, 'live cut')}`);
   return [
     `cluster: ${c.nodes} nodes, --nodes-cut ${c.nodesCut} (${c.kinds.join(', ')}); ${s(c.recordings, 'workload')} recorded, ${s(c.intervals, 'persistence interval')}, ` +
-      `${s(c.statesListed, 'crash state')} listed${c.statesCapped ? ` (${c.statesCapped} more left out by --max-states)` : ''}`,
+      `${s(c.statesListed, 'crash state')} listed${c.statesCapped ? ` (${c.statesCapped} more left out by --max-states)` : ''}` +
+      `${c.statesShared ? `; ${c.statesShared} judged on a recovery they shared with a state of the same images` : ''}`,
     ...kinds,
     `  per node: ${nodes.join('; ')}`,
     `distinct failures are grouped ${c.grouping}`,

@@ -1,6 +1,7 @@
 // The gate on a cluster target (target.nodeCount(settings) > 1): seeded generated workloads, each
 // recorded once on one daemon serving a mount per node; per workload, its coordinated and mixed
-// crash states of the kinds asked (spread over the run, within the budget), then a live cut of
+// crash states of the kinds asked (spread over the run, the kinds in turn, recovered in the parallel
+// slots of the ClusterStatePool, within the budget), then a live cut of
 // each kind at a seeded request and seeded nodes, restarted while the run goes on. One row per cut
 // kind; the floor asks each kind for a judged case. Distinct failures are grouped by check, cut
 // kind and nodes (no cause search for clusters yet); each gets an artifact that `replay` re-runs, as
@@ -15,6 +16,7 @@ import type { CrashStateInfo, StatePolicy } from '../../fusefs/crash-states.js';
 import { nodeCountOf } from '../targets/index.js';
 import { crashInputArb } from '../../properties/crash-property.js';
 import { replayOf, writeClusterArtifact, type ClusterArtifactCase } from '../harness/artifacts.js';
+import { CLUSTER_STATE_SLOTS, ClusterStatePool, ClusterStateError, type ClusterStateVerdict } from '../harness/cluster/cluster-pool.js';
 import { runClusterCase, type ClusterInput } from '../harness/cluster/cluster-run.js';
 import { drawLiveCase, type NodePause } from '../harness/cluster/live-draw.js';
 import { countContract, policyCoverage } from '../harness/coverage.js';
@@ -25,7 +27,8 @@ import type { Target, TargetRef, TargetSettings } from '../harness/target.js';
 import { drawArtifactReport } from '../report/index.js';
 import { newRow, totals, type DistinctFailure, type GateRow } from '../report/gate-results.js';
 import { Budget } from './budget.js';
-import { judgeClusterState, recordCluster, type ClusterJudged, type ClusterRecording } from './cluster-cases.js';
+import { recordCluster, type ClusterJudged, type ClusterRecording } from './cluster-cases.js';
+import { StateTurns } from '../harness/cluster/state-turns.js';
 import { countCut, countRequests, emptyClusterCoverage, kindFloor, type ClusterCoverage } from './cluster-coverage.js';
 import { cutSizes, DEFAULT_NODES_CUT, KIND_ROW, kindOfCut, kindsAsked, seededRandom, spreadOrder, type CutKind } from './cluster-kinds.js';
 import { checkFloor, statesUnder, type FloorRequirement } from './floor.js';
@@ -175,26 +178,25 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
     if (o.stopOnFirst) stopped = true;
   };
 
-  const judgeState = async (rec: ClusterRecording, s: CrashStateInfo, kind: CutKind, daemon: TempDaemon): Promise<void> => {
+  /** Counts a judged state in its row and the cluster's coverage; a failing one is grouped and, if new, kept as an artifact. */
+  const stateJudged = async (rec: ClusterRecording, v: ClusterStateVerdict, kind: CutKind, daemon: TempDaemon): Promise<void> => {
     const row = rows.get(kind)!;
-    const started = Date.now();
-    let judged: ClusterJudged;
-    try {
-      judged = await judgeClusterState(daemon.daemon, target, rec, s.id, timeouts);
-    } catch (err) {
-      row.durationMs += Date.now() - started;
-      return toolFailed(row, `recovering ${describeClusterCut('state', s.id.nodes)} after request ${s.id.afterOp}`, err);
-    }
-    row.durationMs += Date.now() - started;
+    const s = v.state;
+    // The slot's time over the slots at once: the rows add up to the wall time the states took.
+    row.durationMs += v.recoverMs / pool.size;
     row.cases++;
     row.coverage.cases++;
     row.coverage.states++;
     policyCoverage(row.coverage, s.id.policy).states++;
-    countContract(row.coverage, contractOf(judged.runs[0]?.outcomes ?? []));
+    countContract(row.coverage, contractOf(v.runs[0]?.outcomes ?? []));
     cov.perKind[kind]!.states++;
+    if (v.shared) cov.statesShared++;
     countCut(cov, s.id.nodes, 'state');
-    if (judged.violations.length === 0) return;
+    if (v.violations.length === 0) return;
+    const { trace, marks } = rec.recorded;
+    const judged: ClusterJudged = { violations: v.violations, runs: v.runs, trace, marks, frozenAt: s.id.afterOp + 1 <= trace.length ? s.id.afterOp + 1 : null, stderr: [rec.recorded.run.stderr, v.drainStderr] };
     const c: ClusterArtifactCase = { ...ref, ...rec.input, policy: s.id.policy, seed: 0, nodes, state: s.id, stateCaps: rec.caps, recoveredOn: 'native' };
+    // The slot's folder is its next state's by now: the artifact's images are written again, from the state.
     await found(kind, 'state', c, judged, (dir) => daemon.daemon.client.stateImage(s.id, dir));
   };
 
@@ -256,6 +258,7 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
   };
 
   let recordings = 0;
+  const pool = new ClusterStatePool(target, nodes, CLUSTER_STATE_SLOTS, timeouts);
   try {
     progress.start();
     fixture = await startDaemon();
@@ -297,19 +300,48 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
       const byKind = asked.map((k) => interleave(policies.map((p) => spreadOrder(rec.states.filter((s) => s.id.policy === p && kindOfCut(asked, s.id.nodes, nodes) === k), random))));
       // What each kind listed under lose-unsynced, for the summary's judged / listed per kind.
       asked.forEach((k, j) => { policyCoverage(rows.get(k)!.coverage, 'lose-unsynced').listed += byKind[j].filter((x) => x.id.policy === 'lose-unsynced').length; });
-      const longest = Math.max(0, ...byKind.map((x) => x.length));
       // The recording lives in the daemon that made it: after a failure of the tool (a fresh daemon) its states are gone.
       const recordedOn: TempDaemon = fixture;
-      for (let i = 0; i < longest && !stopped && fixture === recordedOn; i++) {
-        for (const [j, kind] of asked.entries()) {
-          const s = byKind[j][i];
-          if (!s || stopped || fixture !== recordedOn) continue;
-          // Past the slice only a kind still owed a case, or a state under a policy, goes on (the floor).
-          if ((Date.now() >= sliceEndsMs || budget.leftMs() < MIN_STATE_MS) && !owed(kind) && !owedUnder(kind, s.id.policy)) continue;
-          phase = `${KIND_ROW[kind]}: crash state after request ${s.id.afterOp} of workload ${input + 1}`;
-          await judgeState(rec, s, kind, fixture);
-        }
-        if (Date.now() >= sliceEndsMs && !asked.some(owesAny)) break;
+      // The states go to the pool's slots in the kinds' turn (StateTurns); a kind with a state in a
+      // slot is not owed another past the slice (the floor asks one judged case, not one per slot).
+      const turns = new StateTurns(byKind);
+      // States in slots, per kind and per kind and policy: what the floor will have once they are judged.
+      const inFlight = asked.map(() => 0);
+      const inFlightUnder = asked.map(() => new Map<StatePolicy, number>());
+      const kindOfState = new Map<CrashStateInfo, number>();
+      const pastSlice = () => Date.now() >= sliceEndsMs || budget.leftMs() < MIN_STATE_MS;
+      // Owed and nothing in a slot that pays it: a kind's case, or its state under policy p (any policy when p is not given).
+      const owedUnderNow = (j: number, p: StatePolicy) => owedUnder(asked[j], p) && (inFlightUnder[j].get(p) ?? 0) === 0;
+      const owedNow = (j: number, p?: StatePolicy) => (owed(asked[j]) && inFlight[j] === 0) || (p === undefined ? policies.some((q) => owedUnderNow(j, q)) : owedUnderNow(j, p));
+      const next = (): CrashStateInfo | undefined => {
+        if (stopped || fixture !== recordedOn) return undefined;
+        // Past the slice only a kind still owed a case, or a state under a policy, goes on (the floor).
+        const t = turns.next((j, st) => !pastSlice() || owedNow(j, st.id.policy), () => Date.now() >= sliceEndsMs && !asked.some((_, j) => owedNow(j)));
+        if (!t) return undefined;
+        inFlight[t.kind]++;
+        inFlightUnder[t.kind].set(t.state.id.policy, (inFlightUnder[t.kind].get(t.state.id.policy) ?? 0) + 1);
+        kindOfState.set(t.state, t.kind);
+        phase = `${KIND_ROW[asked[t.kind]]}: crash state after request ${t.state.id.afterOp} of workload ${input + 1} (${pool.size} slots)`;
+        return t.state;
+      };
+      try {
+        await pool.judge(recordedOn.daemon, rec, next, async (v) => {
+          const j = kindOfState.get(v.state);
+          if (j === undefined) throw new Error(`invariant: a judged state was handed out by the turns (state after request ${v.state.id.afterOp})`);
+          inFlight[j]--;
+          inFlightUnder[j].set(v.state.id.policy, inFlightUnder[j].get(v.state.id.policy)! - 1);
+          // --stop-on-first: the states other slots held when the first failure came are left
+          // uncounted, so the run reports that one failure and no later one.
+          if (stopped && o.stopOnFirst) return;
+          // Set here, before the awaits of its artifact, so a verdict coming meanwhile is left out too.
+          if (o.stopOnFirst && v.violations.length > 0) stopped = true;
+          await stateJudged(rec, v, asked[j], recordedOn);
+        });
+      } catch (err) {
+        const j = err instanceof ClusterStateError ? kindOfState.get(err.state) : undefined;
+        const row = rows.get(asked[j ?? 0])!;
+        const what = err instanceof ClusterStateError ? `recovering ${describeClusterCut('state', err.state.id.nodes)} after request ${err.state.id.afterOp}` : `judging workload ${input + 1}'s crash states`;
+        await toolFailed(row, what, err instanceof ClusterStateError ? err.reason : err);
       }
       // Live: each kind's cuts at seeded requests and nodes. The first of each kind had its time kept
       // from the states' slice, so it runs even when the last state ran over (by a second or so).
@@ -323,6 +355,7 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
     }
   } finally {
     progress.stop();
+    await pool.stop();
     await fixture?.stop();
   }
 

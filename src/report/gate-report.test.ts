@@ -117,7 +117,7 @@ describe('gate report', () => {
     const contracts = { [contractKey(completeContract({ replayBound: { ackBatchSize: 1, outOfOrderAcksDurable: false } }))]: 7 };
     const kind = (name: string, cases: number) => row(name, { cases, coverage: { ...emptyCoverage(), cases, states: 1, cutsRequested: 3, cutsLanded: 2, contracts } });
     const cluster: ClusterCoverageShown = {
-      nodes: 3, nodesCut: 'all-kinds', kinds: ['coordinated', 'majority'], recordings: 2, intervals: 60, statesListed: 200, statesCapped: 0,
+      nodes: 3, nodesCut: 'all-kinds', kinds: ['coordinated', 'majority'], recordings: 2, intervals: 60, statesListed: 200, statesCapped: 0, statesShared: 0,
       perKind: { coordinated: { listed: 40, states: 1, liveCuts: 3, liveLanded: 2, livePaused: 0, failing: 0 }, majority: { listed: 90, states: 1, liveCuts: 3, liveLanded: 2, livePaused: 1, failing: 1 } },
       perNode: [{ node: 0, requests: 100, cutInStates: 1, cutLive: 2 }, { node: 1, requests: 120, cutInStates: 2, cutLive: 4 }, { node: 2, requests: 90, cutInStates: 1, cutLive: 3 }],
       grouping: 'by check, cut kind and nodes',

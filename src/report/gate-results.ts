@@ -169,6 +169,12 @@ export interface ClusterCoverageShown {
   intervals: number;
   statesListed: number;
   statesCapped: number;
+  /**
+   * Of the judged states, those whose images on every node were a recovered state's (same
+   * CrashStateInfo.hash): counted as judged, with that one drain judged against their own
+   * confirmations, not recovered again.
+   */
+  statesShared: number;
   perKind: Partial<Record<string, ClusterKindCoverage>>;
   perNode: ClusterNodeCoverage[];
   /** How distinct failures are grouped, and that a cluster's causes are not searched (yet). */

@@ -3,17 +3,13 @@
 // the others run on; the cut nodes are restarted on their crashed disks and the workload goes on.
 // Offline states: every coordinated and mixed crash state of one recorded run, each recovered
 // natively from its images. The oracle judges the cluster as one queue. Every wait is bounded.
-import { mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { DEFAULT_STATE_CAPS, type CrashStateId } from '../../../fusefs/crash-states.js';
 import { nodeImageDir, type CrashPoint, type CrashPolicy, type TraceEntry } from '../../../fusefs/protocol.js';
-import { markDir, specFor } from '../crash-run.js';
+import { specFor } from '../crash-run.js';
 import type { CrashCase } from '../crash-case.js';
 import type { DaemonHandle } from '../daemon-process.js';
 import { mergeTimeouts, runDriverProcess, type DriverTimeouts } from '../driver-process.js';
 import type { DriverSpec } from '../driver-spec.js';
-import { truncateAtCut, type Recorded } from '../exhaustive/judge-states.js';
-import { scratchRoot } from '../exhaustive/recovery-pool.js';
 import { judge, type RunRecord, type Violation } from '../oracle.js';
 import type { Target } from '../target.js';
 import { MAX_PAUSE_MS } from './node-control.js';
@@ -123,71 +119,4 @@ export async function runClusterCase(daemon: DaemonHandle, target: Target, c: Cl
   const runs = [work.record, drain.record];
   const violations = judge({ target: target.name, faultsInjected: false, runs });
   return { case: c, runs, violations, verdict: violations.length > 0 ? 'fail' : 'pass', frozenAt: cutAt, pausedAt, trace, stderr: [work.stderr, drain.stderr] };
-}
-
-export interface ClusterStatesResult {
-  /** Persistence intervals of the merged order. */
-  intervals: number;
-  /** States listed (coordinated first, then mixed), and how many the cap left out. */
-  states: number;
-  capped: number;
-  /** States recovered and judged, by kind. */
-  judged: { coordinated: number; mixed: number };
-  failures: { state: CrashStateId; violations: Violation[] }[];
-  /** Every node's requests of the recorded run, in their one order. */
-  trace: TraceEntry[];
-}
-
-export interface ClusterStatesOptions {
-  /** States enumerated (coordinated first, then mixed, one subset of nodes after another). */
-  maxStates: number;
-  /** Of those, at most this many coordinated and this many mixed states are recovered, spread evenly over the run. */
-  maxStatesPerKind?: number;
-  /** Stop at the first failing state (a known-bad variant's proof). */
-  stopAtFirstFailure?: boolean;
-  timeouts?: Partial<DriverTimeouts>;
-}
-
-/** At most `n` of `items`, spread evenly from the first to the last. */
-function spread<T>(items: readonly T[], n: number): T[] {
-  if (items.length <= n) return [...items];
-  return Array.from({ length: n }, (_, i) => items[Math.round((i * (items.length - 1)) / Math.max(1, n - 1))]);
-}
-
-/**
- * The coordinated and mixed crash states of one recorded run of `input` (lose-unsynced), each
- * recovered natively: its nodes' images written off the mount, the drain run on them, the oracle on
- * the workload's confirmations as of the cut plus that drain.
- */
-export async function runClusterStates(daemon: DaemonHandle, target: Target, input: ClusterInput, options: ClusterStatesOptions): Promise<ClusterStatesResult> {
-  const timeouts = mergeTimeouts(options.timeouts);
-  const client = daemon.client;
-  await client.reset(true);
-  const run = await runDriverProcess(daemon, target.driver, { ...clusterSpec(daemon.mountpoints, input, 'workload', 0), mark: markDir(daemon) }, timeouts);
-  const { trace, marks } = await client.traceWithMarks();
-  const recorded: Recorded = { run, trace, marks };
-  const answer = await client.states(['lose-unsynced'], { ...DEFAULT_STATE_CAPS, maxStates: options.maxStates });
-  const result: ClusterStatesResult = { intervals: answer.intervals, states: answer.states.length, capped: answer.capped.states, judged: { coordinated: 0, mixed: 0 }, failures: [], trace };
-  const slot = await mkdtemp(path.join(scratchRoot(), 'powercut-cluster-state-'));
-  const perKind = options.maxStatesPerKind ?? Infinity;
-  const chosen = [
-    ...spread(answer.states.filter((s) => s.id.nodes === undefined), perKind),
-    ...spread(answer.states.filter((s) => s.id.nodes !== undefined), perKind),
-  ];
-  try {
-    for (const s of chosen) {
-      await client.stateImage(s.id, slot, true);
-      const dirs = daemon.mountpoints.map((_, k) => path.join(slot, nodeImageDir(k)));
-      const drain = await runDriverProcess(null, target.driver, clusterSpec(dirs, input, 'drain', 1), timeouts);
-      const violations = judge({ target: target.name, faultsInjected: false, runs: [truncateAtCut(recorded, s.id.afterOp), drain.record] });
-      result.judged[s.id.nodes === undefined ? 'coordinated' : 'mixed']++;
-      if (violations.length > 0) {
-        result.failures.push({ state: s.id, violations });
-        if (options.stopAtFirstFailure) break;
-      }
-    }
-  } finally {
-    await rm(slot, { recursive: true, force: true });
-  }
-  return result;
 }
