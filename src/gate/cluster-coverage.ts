@@ -14,7 +14,7 @@ export interface ClusterCoverage extends ClusterCoverageShown {
   perKind: Partial<Record<CutKind, ClusterKindCoverage>>;
 }
 
-export const CLUSTER_GROUPING = 'by check, cut kind and nodes; causes are not built for clusters (no cause search on a cluster\'s states yet), so none is named';
+export const CLUSTER_GROUPING = 'by cause for crash states whose cause is proven on the recording (a confirmation withheld until the fsync it needed, judged again on every state); the rest, and live cuts, by check, cut kind and nodes';
 
 export function emptyClusterCoverage(nodes: number, nodesCut: NodesCutChoice, kinds: readonly CutKind[]): ClusterCoverage {
   return {

@@ -16,6 +16,7 @@ import { Ajv } from 'ajv';
 import { REPO_ROOT } from '../harness/dist-path.js';
 import { budgetBroken, cliSandbox } from '../cli/testing.js';
 import { variantsProvenBy } from '../../properties/variant-proofs.js';
+import { replicatedQueue } from '../targets/powercut-queue/replicated/index.js';
 
 const TARGET = 'replicated-queue';
 let root: string;
@@ -37,7 +38,7 @@ describe(`powercut gate --target ${TARGET} (a cluster of three nodes)`, () => {
     expect(r.stdout).toMatch(/^ {2}per node: node 0 [1-9]\d* requests, .*; node 1 [1-9]\d* requests, .*; node 2 [1-9]\d* requests/m);
     expect(r.stdout).toMatch(/^floor: met \(9 requirements\)/m);
     expect(r.stdout).toMatch(/^lose-unsynced states judged of those listed, per cut kind: coordinated \d+\/[1-9]\d*, one-node \d+\/[1-9]\d*, majority \d+\/[1-9]\d*$/m);
-    expect(r.stdout).toContain('causes are not built for clusters');
+    expect(r.stdout).toContain('distinct failures are grouped by cause for crash states whose cause is proven');
     expect(existsSync(path.join(root, 'arts-pass'))).toBe(false);
     const result = JSON.parse(await readFile(path.join(root, 'out/pass.json'), 'utf8'));
     const validate = await schema();
@@ -83,6 +84,10 @@ describe(`powercut gate --target ${TARGET} (a cluster of three nodes)`, () => {
     expect(r.stdout).toMatch(/^artifacts: 1 replays exactly \(from stored disks/m);
     const [one] = await readdir(path.join(root, 'arts-bad'));
     const dir = path.join(root, 'arts-bad', one);
+    // Its cause, searched within the budget's share: the variant's declared one when named (its proof held), else unexplained; never another.
+    const cause = JSON.parse(await readFile(path.join(dir, 'cause.json'), 'utf8'));
+    const declared = replicatedQueue.knownBad[variant].causes!.map((d) => `${d.kind} ${d.path}`);
+    if (cause.kind !== 'not-isolated') expect(declared.some((d) => cause.key.startsWith(d)), cause.key).toBe(true);
     const c = JSON.parse(await readFile(path.join(dir, 'case.json'), 'utf8'));
     expect([c.target, c.variant, c.nodes, c.state.policy]).toEqual([TARGET, variant, 3, 'lose-unsynced']);
     const { trace } = JSON.parse(await readFile(path.join(dir, 'trace-cut-0.json'), 'utf8'));

@@ -3,10 +3,11 @@
 // crash states of the kinds asked (spread over the run, the kinds in turn, recovered in the parallel
 // slots of the ClusterStatePool, within the budget), then a live cut of
 // each kind at a seeded request and seeded nodes, restarted while the run goes on. One row per cut
-// kind; the floor asks each kind for a judged case. Distinct failures are grouped by check, cut
-// kind and nodes (no cause search for clusters yet); each gets an artifact that `replay` re-runs, as
-// a sample (the nodes run concurrently): a state's with its nodes' images, a live cut's with each cut
-// node's disk at the cut.
+// kind; the floor asks each kind for a judged case. A workload's failing states get their causes
+// searched once all its states are judged (cluster-cause.ts; a cause is named only when its proof
+// holds on them), and group by cause; the rest, and live cuts, by check, cut kind and nodes. Each
+// group gets an artifact: a state's with its nodes' images (replay recovers them exactly), a live
+// cut's with each cut node's disk at the cut (replay re-runs it, a sample).
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -15,7 +16,9 @@ import fc from 'fast-check';
 import type { CrashStateInfo, StatePolicy } from '../../fusefs/crash-states.js';
 import { nodeCountOf } from '../targets/index.js';
 import { crashInputArb } from '../../properties/crash-property.js';
-import { replayOf, writeClusterArtifact, type ClusterArtifactCase } from '../harness/artifacts.js';
+import { replayOf, writeCause, writeClusterArtifact, type ClusterArtifactCase } from '../harness/artifacts.js';
+import type { Cause } from '../harness/cause/cause.js';
+import { explainClusterRun, type JudgedClusterState } from '../harness/cluster/cluster-cause.js';
 import { CLUSTER_STATE_SLOTS, ClusterStatePool, ClusterStateError, type ClusterStateVerdict } from '../harness/cluster/cluster-pool.js';
 import { runClusterCase, type ClusterInput } from '../harness/cluster/cluster-run.js';
 import { drawLiveCase, type NodePause } from '../harness/cluster/live-draw.js';
@@ -25,7 +28,7 @@ import { mergeTimeouts } from '../harness/driver-process.js';
 import { contractOf } from '../harness/outcome.js';
 import type { Target, TargetRef, TargetSettings } from '../harness/target.js';
 import { drawArtifactReport } from '../report/index.js';
-import { newRow, totals, type DistinctFailure, type GateRow } from '../report/gate-results.js';
+import { newRow, totals, type GateRow } from '../report/gate-results.js';
 import { Budget } from './budget.js';
 import { recordCluster, type ClusterJudged, type ClusterRecording } from './cluster-cases.js';
 import { StateTurns } from '../harness/cluster/state-turns.js';
@@ -33,10 +36,12 @@ import { countCut, countRequests, emptyClusterCoverage, kindFloor, type ClusterC
 import { cutSizes, DEFAULT_NODES_CUT, KIND_ROW, kindOfCut, kindsAsked, seededRandom, spreadOrder, type CutKind } from './cluster-kinds.js';
 import { checkFloor, statesUnder, type FloorRequirement } from './floor.js';
 import { toJunitXml } from './junit.js';
+import { PHASE_SHARES } from './phases.js';
 import { ProgressReporter } from './progress.js';
 import { roundSeed } from './suites.js';
 import { formatGateText } from './summary.js';
-import { exitCodeOf, type GateOptions, type GateReport, type GateVerdict } from './gate-report.js';
+import { FailureRegistry } from './failure-registry.js';
+import { exitCodeOf, verdictOf, type GateOptions, type GateReport } from './gate-report.js';
 
 /** The crash policies of a cluster's states unless --policy says otherwise: lose-unsynced (torn and journaled multiply the states by each cut node's outcomes). */
 export const DEFAULT_CLUSTER_POLICIES: readonly StatePolicy[] = ['lose-unsynced'];
@@ -104,7 +109,7 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
   // Each kind judges a case; with several policies, a state under each (a state of the first is judged before any of the next).
   const floors = new Map<GateRow, readonly FloorRequirement[]>(asked.map((k) => [rows.get(k)!, [kindFloor(k, liveCuts > 0 && LIVE_KINDS.includes(k)), ...(policies.length > 1 ? policies.map(statesUnder) : [])]]));
   const cov: ClusterCoverage = emptyClusterCoverage(nodes, choice, asked);
-  const distinct = new Map<string, DistinctFailure>();
+  const distinct = new FailureRegistry((line) => progress.log(line));
   const owed = (k: CutKind) => rows.get(k)!.cases === 0;
   // With several policies the floor also asks a state under each: owed too, so a slow machine cannot fall below it.
   const owedUnder = (k: CutKind, p: StatePolicy) => policies.length > 1 && (rows.get(k)!.coverage.policies[p]?.states ?? 0) === 0;
@@ -140,20 +145,20 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
 
   /** Counts a failing state or case under its group; a new group keeps an artifact (with report.html). */
   /** `images`: writes a state's images into the folder it is given, or the folder of a live cut's images, already written. */
-  const found = async (kind: CutKind, how: How, c: ClusterArtifactCase, judged: ClusterJudged, images?: ((dir: string) => Promise<void>) | string): Promise<void> => {
+  /** `cause`: a state's, when its search named one (proven) or said why none is; a live cut has none. */
+  const found = async (kind: CutKind, how: How, c: ClusterArtifactCase, judged: ClusterJudged, images?: ((dir: string) => Promise<void>) | string, cause?: Cause): Promise<void> => {
     const row = rows.get(kind)!;
     row.violations++;
     cov.perKind[kind]!.failing++;
     const checks = [...new Set(judged.violations.map((v) => v.check))].sort();
     const cutNodes = how === 'state' ? c.state?.nodes : c.nodesCut;
-    const key = `${checks.join(', ')} after ${describeClusterCut(how, cutNodes, c.state?.policy)}${c.pause ? ' after a pause' : ''}`;
-    const known = distinct.get(key);
-    if (known) {
-      known.count++;
-      known.signatures[0].count++;
-      if (!known.foundBy.includes(row.name)) known.foundBy.push(row.name);
-      return;
-    }
+    const signature = `${checks.join(', ')} after ${describeClusterCut(how, cutNodes, c.state?.policy)}${c.pause ? ' after a pause' : ''}`;
+    // A named cause groups its states whatever their cut; an unexplained state groups by what it failed and where.
+    const named = cause !== undefined && cause.kind !== 'not-isolated';
+    const key = named ? cause.key : signature;
+    // An unexplained state's cause says why (not searched, not isolated, not provable): its group is its signature's.
+    const kept = cause && !named ? { ...cause, key } : cause;
+    if (distinct.countKnown(key, row, signature)) return;
     let artifactDir: string | undefined;
     let imagesDir: string | undefined;
     try {
@@ -162,6 +167,7 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
         await images(path.join(imagesDir, 'cut-0-after-crash'));
       }
       artifactDir = await writeClusterArtifact(o.artifactRoot, target.name, { ...judged, case: c }, typeof images === 'string' ? images : imagesDir);
+      if (kept) await writeCause(artifactDir, kept);
       await drawArtifactReport(artifactDir);
     } catch (err) {
       row.errors.push(`writing the artifact of "${key}" failed (the failure stands): ${err instanceof Error ? err.message : String(err)}`);
@@ -169,17 +175,17 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
       if (imagesDir) await rm(imagesDir, { recursive: true, force: true });
     }
     const messages = judged.violations.map((v) => v.message);
-    distinct.set(key, {
-      key, title: key, count: 1, signatures: [{ signature: key, count: 1 }], foundBy: [row.name], checks, messages,
+    distinct.add({
+      key, title: named ? cause.title : signature, count: 1, signatures: [{ signature, count: 1 }], foundBy: [row.name], checks, messages,
+      ...(kept ? { cause: kept } : {}),
       ...(artifactDir ? replayOf(artifactDir, c) : {}),
-    });
+    }, named ? `${cause.title} (${signature})` : signature);
     row.failure ??= { key, messages, ...(artifactDir ? replayOf(artifactDir, c) : {}) };
-    progress.log(`new distinct failure (${distinct.size}): ${key}, found by ${row.name}`);
     if (o.stopOnFirst) stopped = true;
   };
 
-  /** Counts a judged state in its row and the cluster's coverage; a failing one is grouped and, if new, kept as an artifact. */
-  const stateJudged = async (rec: ClusterRecording, v: ClusterStateVerdict, kind: CutKind, daemon: TempDaemon): Promise<void> => {
+  /** Counts a judged state in its row and the cluster's coverage. */
+  const stateJudged = (v: ClusterStateVerdict, kind: CutKind): void => {
     const row = rows.get(kind)!;
     const s = v.state;
     // The slot's time over the slots at once: the rows add up to the wall time the states took.
@@ -192,12 +198,36 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
     cov.perKind[kind]!.states++;
     if (v.shared) cov.statesShared++;
     countCut(cov, s.id.nodes, 'state');
-    if (v.violations.length === 0) return;
+  };
+
+  /** A failing state of the recording (its cause searched or not), grouped and, if new, kept as an artifact. */
+  const stateFailed = async (rec: ClusterRecording, v: ClusterStateVerdict, kind: CutKind, daemon: TempDaemon, cause: Cause | undefined): Promise<void> => {
+    const s = v.state;
     const { trace, marks } = rec.recorded;
     const judged: ClusterJudged = { violations: v.violations, runs: v.runs, trace, marks, frozenAt: s.id.afterOp + 1 <= trace.length ? s.id.afterOp + 1 : null, stderr: [rec.recorded.run.stderr, v.drainStderr] };
     const c: ClusterArtifactCase = { ...ref, ...rec.input, policy: s.id.policy, seed: 0, nodes, state: s.id, stateCaps: rec.caps, recoveredOn: 'native' };
     // The slot's folder is its next state's by now: the artifact's images are written again, from the state.
-    await found(kind, 'state', c, judged, (dir) => daemon.daemon.client.stateImage(s.id, dir));
+    await found(kind, 'state', c, judged, (dir) => daemon.daemon.client.stateImage(s.id, dir), cause);
+  };
+
+  /**
+   * The causes of a recording's failing states (cluster-cause.ts), within the causes' share of the
+   * budget; a failure of the search leaves the states without a cause (the row says why).
+   */
+  let causesUsedMs = 0;
+  const causesOf = async (rec: ClusterRecording, judged: readonly JudgedClusterState[], daemon: TempDaemon, row: GateRow): Promise<Map<JudgedClusterState, Cause>> => {
+    if (o.groupBy === 'signature' || !judged.some((j) => j.violations.length > 0)) return new Map();
+    const started = Date.now();
+    const deadlineMs = started + Math.max(0, Math.min(o.timeBudgetMs * PHASE_SHARES.causes - causesUsedMs, budget.leftMs()));
+    try {
+      phase = `searching the causes of ${judged.filter((j) => j.violations.length > 0).length} failing crash states`;
+      return await explainClusterRun({ daemon: daemon.daemon, target, input: rec.input, recorded: rec.recorded, timeouts }, judged, deadlineMs);
+    } catch (err) {
+      row.errors.push(`searching the causes of a workload's failing states failed (the failures stand, without their causes): ${err instanceof Error ? err.message : String(err)}`);
+      return new Map();
+    } finally {
+      causesUsedMs += Date.now() - started;
+    }
   };
 
   const liveCut = async (input: ClusterInput, kind: CutKind, requests: number, openedAfterOp: number, seed: number, daemon: TempDaemon): Promise<void> => {
@@ -309,6 +339,7 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
       const inFlight = asked.map(() => 0);
       const inFlightUnder = asked.map(() => new Map<StatePolicy, number>());
       const kindOfState = new Map<CrashStateInfo, number>();
+      const judgedHere: (JudgedClusterState & { verdict: ClusterStateVerdict; kind: CutKind })[] = [];
       const pastSlice = () => Date.now() >= sliceEndsMs || budget.leftMs() < MIN_STATE_MS;
       // Owed and nothing in a slot that pays it: a kind's case, or its state under policy p (any policy when p is not given).
       const owedUnderNow = (j: number, p: StatePolicy) => owedUnder(asked[j], p) && (inFlightUnder[j].get(p) ?? 0) === 0;
@@ -335,8 +366,12 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
           if (stopped && o.stopOnFirst) return;
           // Set here, before the awaits of its artifact, so a verdict coming meanwhile is left out too.
           if (o.stopOnFirst && v.violations.length > 0) stopped = true;
-          await stateJudged(rec, v, asked[j], recordedOn);
+          stateJudged(v, asked[j]);
+          judgedHere.push({ state: v.state, violations: v.violations, drain: v.runs[v.runs.length - 1], verdict: v, kind: asked[j] });
         });
+        // The failing states with their causes, once every state of the recording judged here is in (a proof judges them all).
+        const causes = await causesOf(rec, judgedHere, recordedOn, rows.get(asked[0])!);
+        for (const x of judgedHere) if (x.violations.length > 0) await stateFailed(rec, x.verdict, x.kind, recordedOn, causes.get(x));
       } catch (err) {
         const j = err instanceof ClusterStateError ? kindOfState.get(err.state) : undefined;
         const row = rows.get(asked[j ?? 0])!;
@@ -361,10 +396,10 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
 
   const durationMs = budget.elapsedMs();
   const rowList = allRows();
-  const failures = [...distinct.values()];
+  const failures = distinct.values();
   const t = totals(rowList, durationMs);
   const floor = checkFloor(rowList.map((row) => ({ row, floor: floors.get(row) ?? [] })));
-  const verdict: GateVerdict = t.violations > 0 ? 'violation' : t.errors > 0 ? 'tool-failed' : floor.some((c) => !c.met) ? 'below-floor' : 'passed';
+  const verdict = verdictOf(t, floor);
   // Each kind's listed states are counted on its row: the coverage (summary, --json, index.html) says them per kind too.
   for (const [kind, row] of rows) cov.perKind[kind]!.listed = row.coverage.policies['lose-unsynced']?.listed ?? 0;
   const text = formatGateText(rowList, failures, floor, 'exhaustive', { inputs: 0, of: recordings }, durationMs, cov);
