@@ -39,7 +39,7 @@ const EXPECTED: Record<string, Record<string, { kind: CauseKind; path: string }>
   },
 };
 
-/** A cluster's findings (C1, C2...) have no cause: the cause search is not built for clusters' states (docs/cluster.md). */
+/** A cluster's findings (C1, C2...) were stored before the gate searched causes on clusters: they have none (docs/cluster.md). */
 const CLUSTER_FINDING = /^C\d+-/;
 const findingsOf = async (target: string) => (await readdir(path.join(REPO_ROOT, 'docs', 'findings', target), { withFileTypes: true })).filter((d) => d.isDirectory() && !CLUSTER_FINDING.test(d.name)).map((d) => d.name).sort();
 
