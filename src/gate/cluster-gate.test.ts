@@ -17,6 +17,8 @@ import { REPO_ROOT } from '../harness/dist-path.js';
 import { budgetBroken, cliSandbox } from '../cli/testing.js';
 import { variantsProvenBy } from '../../properties/variant-proofs.js';
 import { replicatedQueue } from '../targets/powercut-queue/replicated/index.js';
+import { startTempDaemon } from '../harness/daemon-process.js';
+import { runGate } from './gate.js';
 
 const TARGET = 'replicated-queue';
 let root: string;
@@ -105,6 +107,23 @@ describe(`powercut gate --target ${TARGET} (a cluster of three nodes)`, () => {
     expect(replayed.stdout).toMatch(/^re-run 2 of 2:$/m);
     expect(replayed.stdout).toMatch(/^(REPRODUCED by the full re-run in [12] of 2 re-runs, same checks|NOT REPRODUCED in any of 2 re-runs) \(a sample: its 3 nodes run concurrently, /m);
   }, 150_000);
+
+  it('a daemon that dies mid-run is a failure of the tool (exit 3, a fresh daemon goes on), never a verdict on the queue', async () => {
+    // Killed 3 s in, wherever that lands: a recording, a state's images, a live cut's drain on the dead mounts.
+    let started = 0;
+    const report = await runGate({
+      timeBudgetMs: 15_000, seed: 3, target: TARGET, artifactRoot: path.join(root, 'arts-dies'), out: { write: () => true },
+      startDaemon: async () => {
+        const f = await startTempDaemon('cluster-gate-dies', 3);
+        if (started++ === 0) setTimeout(() => f.daemon.kill(), 3_000).unref();
+        return f;
+      },
+    });
+    expect(started, 'a fresh daemon after the first died').toBe(2);
+    expect(report.violations, report.text).toBe(0);
+    expect(report.exitCode, report.text).toBe(3);
+    expect(report.rows.flatMap((r) => r.errors).join('\n')).toMatch(/failed \(the tool, not the queue\)/);
+  }, 120_000);
 
   it('is below the floor (exit 4) when a kind asked for judged nothing, naming it and what raises it', async () => {
     const r = await powercut(['gate', '--target', TARGET, '--nodes-cut', 'one', '--max-states', '1', '--live-cuts', '0', '--time-budget', '5', '--seed', '3']);

@@ -40,6 +40,7 @@ import { PHASE_SHARES } from './phases.js';
 import { ProgressReporter } from './progress.js';
 import { roundSeed } from './suites.js';
 import { formatGateText } from './summary.js';
+import { DaemonFixture } from './daemon-fixture.js';
 import { FailureRegistry } from './failure-registry.js';
 import { exitCodeOf, verdictOf, type GateOptions, type GateReport } from './gate-report.js';
 
@@ -121,26 +122,17 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
   const progress = new ProgressReporter(o.out, () => ({
     phase, cases: allRows().reduce((n, r) => n + r.cases, 0), unit: 'cluster cuts', violations: allRows().reduce((n, r) => n + r.violations, 0), leftMs: budget.leftMs(),
   }));
-  const startDaemon = o.startDaemon ?? (() => startTempDaemon('gate-cluster', nodes));
-  let fixture: TempDaemon | undefined;
+  const daemons = new DaemonFixture(o.startDaemon ?? (() => startTempDaemon('gate-cluster', nodes)), async () => {}, (line) => progress.log(line));
 
-  /** A failure of the tool: the row says so, and a fresh daemon serves what follows (none: the run ends). */
+  /** A failure of the tool: the row says so, and a fresh daemon serves what follows (none, or too many failures: the run ends). */
   const toolFailed = async (row: GateRow, what: string, err: unknown): Promise<void> => {
     errors++;
     row.errors.push(`${what} failed (the tool, not the queue): ${err instanceof Error ? err.message : String(err)}`);
     progress.log(`${row.name}: ERROR ${row.errors[row.errors.length - 1].split('\n')[0]}`);
-    await fixture?.stop().catch(() => undefined);
-    fixture = undefined;
     if (errors >= MAX_ERRORS) {
       stopped = true;
-      return;
-    }
-    try {
-      fixture = await startDaemon();
-    } catch (e) {
-      stopped = true;
-      row.errors.push(`the filesystem daemon could not be restarted, so the gate stopped here: ${e instanceof Error ? e.message : String(e)}`);
-    }
+      await daemons.stop().catch(() => undefined);
+    } else if (!(await daemons.restart(row))) stopped = true;
   };
 
   /** Counts a failing state or case under its group; a new group keeps an artifact (with report.html). */
@@ -291,9 +283,9 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
   const pool = new ClusterStatePool(target, nodes, CLUSTER_STATE_SLOTS, timeouts);
   try {
     progress.start();
-    fixture = await startDaemon();
+    await daemons.open();
     // Past the budget, one more workload runs only for kinds still owed a case (the floor); never a second.
-    for (let input = 0, overtime = false; !stopped && fixture; input++) {
+    for (let input = 0, overtime = false; !stopped; input++) {
       if (budget.leftMs() < MIN_LIVE_MS) {
         if (overtime || !asked.some(owesAny)) break;
         overtime = true;
@@ -307,7 +299,7 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
       let rec: ClusterRecording;
       const started = Date.now();
       try {
-        rec = await recordCluster(fixture.daemon, target, clusterInput, o.caps?.maxStates ?? 1_000, timeouts, policies);
+        rec = await recordCluster(daemons.current.daemon, target, clusterInput, o.caps?.maxStates ?? 1_000, timeouts, policies);
       } catch (err) {
         await toolFailed(first, `recording workload ${input + 1}`, err);
         continue;
@@ -331,7 +323,7 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
       // What each kind listed under lose-unsynced, for the summary's judged / listed per kind.
       asked.forEach((k, j) => { policyCoverage(rows.get(k)!.coverage, 'lose-unsynced').listed += byKind[j].filter((x) => x.id.policy === 'lose-unsynced').length; });
       // The recording lives in the daemon that made it: after a failure of the tool (a fresh daemon) its states are gone.
-      const recordedOn: TempDaemon = fixture;
+      const recordedOn: TempDaemon = daemons.current;
       // The states go to the pool's slots in the kinds' turn (StateTurns); a kind with a state in a
       // slot is not owed another past the slice (the floor asks one judged case, not one per slot).
       const turns = new StateTurns(byKind);
@@ -345,7 +337,7 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
       const owedUnderNow = (j: number, p: StatePolicy) => owedUnder(asked[j], p) && (inFlightUnder[j].get(p) ?? 0) === 0;
       const owedNow = (j: number, p?: StatePolicy) => (owed(asked[j]) && inFlight[j] === 0) || (p === undefined ? policies.some((q) => owedUnderNow(j, q)) : owedUnderNow(j, p));
       const next = (): CrashStateInfo | undefined => {
-        if (stopped || fixture !== recordedOn) return undefined;
+        if (stopped || daemons.running !== recordedOn) return undefined;
         // Past the slice only a kind still owed a case, or a state under a policy, goes on (the floor).
         const t = turns.next((j, st) => !pastSlice() || owedNow(j, st.id.policy), () => Date.now() >= sliceEndsMs && !asked.some((_, j) => owedNow(j)));
         if (!t) return undefined;
@@ -382,16 +374,16 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
       // from the states' slice, so it runs even when the last state ran over (by a second or so).
       for (let i = 0; i < liveCuts && !stopped; i++) {
         for (const kind of asked.filter((k) => LIVE_KINDS.includes(k))) {
-          if (stopped || !fixture) break;
+          if (stopped) break;
           if (budget.leftMs() < (i === 0 ? MIN_STATE_MS : MIN_LIVE_MS) && !owed(kind)) continue;
-          await liveCut(clusterInput, kind, rec.recorded.trace.length, openedAfter(rec), roundSeed(o.seed, 1, input * 97 + i), fixture);
+          await liveCut(clusterInput, kind, rec.recorded.trace.length, openedAfter(rec), roundSeed(o.seed, 1, input * 97 + i), daemons.current);
         }
       }
     }
   } finally {
     progress.stop();
     await pool.stop();
-    await fixture?.stop();
+    await daemons.stop();
   }
 
   const durationMs = budget.elapsedMs();

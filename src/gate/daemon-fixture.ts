@@ -22,6 +22,11 @@ export class DaemonFixture {
     return this.daemon;
   }
 
+  /** The daemon in use, if any (a recording lives in the daemon that made it: compare before using it). */
+  get running(): TempDaemon | undefined {
+    return this.daemon;
+  }
+
   get current(): TempDaemon {
     if (!this.daemon) throw new Error('invariant: the gate\'s daemon is used before it was started or after it was lost');
     return this.daemon;

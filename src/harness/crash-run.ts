@@ -16,7 +16,7 @@ import { contractOf } from './outcome.js';
 import type { DaemonHandle } from './daemon-process.js';
 import { mergeTimeouts, runDriver, type DriverTimeouts } from './driver-process.js';
 import type { DriverSpec } from './driver-spec.js';
-import { asHarnessError } from './harness-error.js';
+import { assertDaemonAlive, asHarnessError } from './harness-error.js';
 import { judge, type History, type RunRecord, type Violation } from './oracle.js';
 import { workloadKey } from './workload.js';
 
@@ -137,6 +137,7 @@ export async function runCase(daemon: DaemonHandle, target: Target, c: CrashCase
       cuts.push({ frozenAt: run.frozenAt, trace, marks, tornPartialWrites });
     }
     const final = await runDriver(daemon, target.driver, specFor(daemon.mountpoint, c, 'drain', cutRuns.length), false, timeouts);
+    await assertDaemonAlive(daemon, 'the recovery drain');
     runs.push(final.record);
     stderr.push(final.stderr);
     const readFaultsHit = c.recoveryFaults?.length ? (await client.status()).readFaultsHit : 0;
@@ -230,6 +231,7 @@ export async function recoverWithCut(
     ({ cut } = await once(rc));
   }
   const final = await runDriver(daemon, target.driver, specFor(daemon.mountpoint, c, 'drain', 2), false, timeouts);
+  await assertDaemonAlive(daemon, 'the drain after a recovery cut');
   // A cut that never landed came after the drain ran to its end: that drain changed the disk all the same.
   return { runs: [cut.record, final.record], stderr: [cut.stderr, final.stderr], landed: cut.frozenAt !== null, cut: rc };
 }
@@ -248,6 +250,7 @@ export async function replayRecovery(daemon: DaemonHandle, target: Target, c: Cr
   }
   for (const f of c.recoveryFaults ?? []) await daemon.client.fault(f);
   const final = await runDriver(daemon, target.driver, specFor(daemon.mountpoint, c, 'drain', priorRuns.length), false, mergeTimeouts(timeouts));
+  await assertDaemonAlive(daemon, 'the replayed recovery');
   const violations = judge(historyOf(target, c, [...priorRuns, final.record]));
   return { final: final.record, violations };
 }

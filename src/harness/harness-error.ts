@@ -24,3 +24,13 @@ export async function asHarnessError(err: unknown, daemon: DaemonHandle): Promis
   const death = await daemon.describeDeath();
   return new HarnessError(death ? `${message}\n${death}` : message, death ?? undefined);
 }
+
+/**
+ * Throws a HarnessError if the fs daemon died: a run on its mount after that failed because of the
+ * tool (its mounts answer nothing), whatever the run printed, so it must not be judged.
+ */
+export async function assertDaemonAlive(daemon: DaemonHandle, what: string): Promise<void> {
+  if (!daemon.exitInfo()) return;
+  const death = await daemon.describeDeath(0);
+  throw new HarnessError(`the filesystem daemon died during ${what}: the runs on its mounts say nothing of the queue${death ? `\n${death}` : ''}`, death ?? undefined);
+}

@@ -11,6 +11,7 @@ import type { DaemonHandle } from '../daemon-process.js';
 import { mergeTimeouts, runDriverProcess, type DriverTimeouts } from '../driver-process.js';
 import type { DriverSpec } from '../driver-spec.js';
 import { judge, type RunRecord, type Violation } from '../oracle.js';
+import { assertDaemonAlive } from '../harness-error.js';
 import type { Target } from '../target.js';
 import { MAX_PAUSE_MS } from './node-control.js';
 import type { LiveDraw, NodePause } from './live-draw.js';
@@ -116,6 +117,7 @@ export async function runClusterCase(daemon: DaemonHandle, target: Target, c: Cl
   // A point the run never reached stays armed: the drain must not freeze at it.
   if (first && cutAt === null) await client.disarm();
   const drain = await runDriverProcess(daemon, target.driver, clusterSpec(dirs, c, 'drain', 1), timeouts);
+  await assertDaemonAlive(daemon, 'the live case\'s drain');
   const runs = [work.record, drain.record];
   const violations = judge({ target: target.name, faultsInjected: false, runs });
   return { case: c, runs, violations, verdict: violations.length > 0 ? 'fail' : 'pass', frozenAt: cutAt, pausedAt, trace, stderr: [work.stderr, drain.stderr] };
