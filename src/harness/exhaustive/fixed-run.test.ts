@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { TraceEntry } from '../../../fusefs/protocol.js';
 import type { Cause, FixStep } from '../cause/cause.js';
-import { fixedRun } from './fixed-run.js';
+import { fixedRun, pathAfter } from './fixed-run.js';
 import type { Recorded } from './judge-states.js';
 
 const entry = (op: number, kind: TraceEntry['kind'], path: string): TraceEntry => ({ op, kind, path, state: 'applied', result: 0 });
@@ -30,5 +30,15 @@ describe('fixedRun: the cuts a fix leaves as they were', () => {
   it('a moved persistence point changes the cuts from where it was left out', () => {
     const fix = fixedRun(recorded, causeWith({ kind: 'move', op: 3, afterOp: 5 }))!;
     expect([1, 2, 3, 4].map(fix.unchanged)).toEqual([true, true, false, false]);
+  });
+
+  it('fsyncs a file by the name it has where the fsync goes: a move past a rename, an fsync after a rename (seen: a checkpoint written as a temporary file)', () => {
+    const rename = (op: number, from: string, to: string): TraceEntry => ({ ...entry(op, 'rename', from), path2: to });
+    const trace = [entry(1, 'create', '/c.tmp'), entry(2, 'fsync', '/c.tmp'), rename(3, '/c.tmp', '/c'), entry(4, 'write', '/a'), entry(5, 'fsync', '/a')];
+    const run: Recorded = { ...recorded, trace, marks: [{ n: 1, afterOp: 2 }, { n: 2, afterOp: 5 }] };
+    expect(fixedRun(run, causeWith({ kind: 'move', op: 2, afterOp: 5 }))!.hypothesis).toEqual({ fsyncAfter: [{ afterOp: 5, path: '/c' }], fsyncSkip: [2] });
+    expect(fixedRun(run, causeWith({ kind: 'fsync-after', afterOp: 3, ino: 2, path: '/c.tmp', dir: false }))!.hypothesis).toEqual({ fsyncAfter: [{ afterOp: 3, path: '/c' }] });
+    // A directory renamed above it moves it too; a rename of another name does not.
+    expect(pathAfter([rename(2, '/d', '/e'), rename(3, '/x', '/y')], '/d/f', 1, 3)).toBe('/e/f');
   });
 });

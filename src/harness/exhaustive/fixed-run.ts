@@ -50,7 +50,9 @@ export function fixedRun(recorded: Recorded, cause: Cause): FixedRun | undefined
       const target = (op: number) => {
         const e = recorded.trace.find((x) => x.op === op);
         if (!e) return st.path;
-        return st.dir ? parentOf(toDest && e.path2 !== undefined ? e.path2 : e.path) : e.path;
+        if (st.dir) return parentOf(toDest && e.path2 !== undefined ? e.path2 : e.path);
+        // A file a rename moved has its new name right after the request (its old one names nothing).
+        return pathAfter(recorded.trace, e.path, op - 1, op);
       };
       syncedAfter.set(st.ino, [...(syncedAfter.get(st.ino) ?? []), ...after]);
       for (const op of after) {
@@ -68,7 +70,7 @@ export function fixedRun(recorded: Recorded, cause: Cause): FixedRun | undefined
     const sync = recorded.trace.find((e) => e.op === step.op);
     const next = recorded.trace.find((e) => e.op === step.afterOp);
     const what = (e: TraceEntry | undefined) => `the ${e?.kind === 'fsyncdir' ? 'directory fsync' : 'fsync'} of ${e?.path ?? '?'}`;
-    return withFsyncsInserted(recorded, [{ after: step.afterOp, path: sync?.path ?? '/', dir: sync?.kind === 'fsyncdir' }], [step.op], new Map(),
+    return withFsyncsInserted(recorded, [{ after: step.afterOp, path: pathAfter(recorded.trace, sync?.path ?? '/', step.op, step.afterOp), dir: sync?.kind === 'fsyncdir' }], [step.op], new Map(),
       `${what(sync)} at request ${step.op} moved after ${what(next)} at request ${step.afterOp}`);
   }
   // The program waits at that line, and at every later line of its kind for the next fsync like
@@ -100,6 +102,21 @@ export function fixedRun(recorded: Recorded, cause: Cause): FixedRun | undefined
       return at <= op && op < until;
     }),
   };
+}
+
+/**
+ * The name `path` (as of request `fromOp`) has right after request `toOp`: each successful rename
+ * in between of it, or of a directory above it, moves it (a checkpoint written as a temporary file
+ * and renamed into place is fsynced under its final name).
+ */
+export function pathAfter(trace: readonly TraceEntry[], path: string, fromOp: number, toOp: number): string {
+  let at = path;
+  for (const e of trace) {
+    if (e.op <= fromOp || e.op > toOp || e.kind !== 'rename' || e.result !== 0 || e.path2 === undefined) continue;
+    if (at === e.path) at = e.path2;
+    else if (at.startsWith(`${e.path}/`)) at = `${e.path2}${at.slice(e.path.length)}`;
+  }
+  return at;
 }
 
 /** The recorded run with fsyncs inserted after some requests (each a request of its own: the requests and markers after it move up by one) and some left out. */
