@@ -17,7 +17,8 @@ import type { Violation } from '../harness/oracle.js';
 import type { Target } from '../harness/target.js';
 import { formatTrace } from '../harness/trace-format.js';
 import { describeRerun } from './replay-verdict.js';
-import { judgeClusterState, recordCluster, recoverClusterImage } from '../gate/cluster-cases.js';
+import { judgeClusterState, recordCluster } from '../gate/cluster-cases.js';
+import { recoverClusterImage } from '../harness/cluster/cluster-run.js';
 import { describeClusterCut } from '../gate/cluster-gate.js';
 import { targetName } from '../targets/index.js';
 

@@ -9,18 +9,17 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { CrashStateId, CrashStateInfo, ProbeUnit } from '../../../fusefs/crash-states.js';
-import { nodeImageDir } from '../../../fusefs/protocol.js';
 import { coverStates } from '../cause/attribute.js';
 import { DEFAULT_SEARCH_BOUND, proofHolds, type Cause, type CauseProof, type SearchBound } from '../cause/cause.js';
 import { searchCause, type ProbeFn } from '../cause/search.js';
 import type { DaemonHandle } from '../daemon-process.js';
-import { runDriverProcess, type DriverTimeouts } from '../driver-process.js';
+import type { DriverTimeouts } from '../driver-process.js';
 import { fixedRun } from '../exhaustive/fixed-run.js';
-import { historyOf, type Recorded } from '../exhaustive/judge-states.js';
+import { historyOf, truncateAtCut, type Recorded } from '../exhaustive/judge-states.js';
 import { scratchRoot } from '../exhaustive/recovery-pool.js';
 import { judge, type RunRecord, type Violation } from '../oracle.js';
 import type { Target } from '../target.js';
-import { clusterSpec, type ClusterInput } from './cluster-run.js';
+import { recoverClusterImage, type ClusterInput } from './cluster-run.js';
 
 /** A judged crash state of the recording: its verdict and the drain that recovered it (what a proof judges again). */
 export interface JudgedClusterState {
@@ -43,13 +42,12 @@ export interface ClusterCauseContext {
  * with `probe`'s units durable on their nodes) and judges it against the lines marked as of
  * `linesAsOf` (default: its cut).
  */
-export async function recoverClusterState(ctx: ClusterCauseContext, id: CrashStateId, probe: readonly ProbeUnit[] = [], linesAsOf = id.afterOp): Promise<{ violations: Violation[]; drain: RunRecord }> {
-  const slot = await mkdtemp(path.join(scratchRoot(), 'powercut-cluster-probe-'));
+export async function recoverClusterState(ctx: ClusterCauseContext, id: CrashStateId, probe: readonly ProbeUnit[] = [], linesAsOf = id.afterOp): Promise<{ violations: Violation[]; runs: RunRecord[]; drain: RunRecord; drainStderr: string }> {
+  const slot = await mkdtemp(path.join(scratchRoot(), 'powercut-cluster-state-'));
   try {
     await ctx.daemon.client.stateImage(id, slot, true, probe.length ? { probe: [...probe] } : {});
-    const dirs = ctx.daemon.mountpoints.map((_, k) => path.join(slot, nodeImageDir(k)));
-    const drain = (await runDriverProcess(null, ctx.target.driver, clusterSpec(dirs, ctx.input, 'drain', 1), ctx.timeouts)).record;
-    return { violations: judge({ target: ctx.target.name, faultsInjected: false, runs: historyOf(ctx.recorded, linesAsOf, [drain]) }), drain };
+    const r = await recoverClusterImage(ctx.target, ctx.input, slot, ctx.daemon.mountpoints.length, truncateAtCut(ctx.recorded, linesAsOf), ctx.timeouts);
+    return { ...r, drain: r.runs[r.runs.length - 1] };
   } finally {
     await rm(slot, { recursive: true, force: true });
   }

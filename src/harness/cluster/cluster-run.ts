@@ -122,3 +122,15 @@ export async function runClusterCase(daemon: DaemonHandle, target: Target, c: Cl
   const violations = judge({ target: target.name, faultsInjected: false, runs });
   return { case: c, runs, violations, verdict: violations.length > 0 ? 'fail' : 'pass', frozenAt: cutAt, pausedAt, trace, stderr: [work.stderr, drain.stderr] };
 }
+
+/**
+ * Recovers the cluster image in `imageDir` (node0, node1, ...) natively: a drain run on it, judged
+ * with the workload run `workload` (its confirmations as of the cut). What replay also runs on an
+ * artifact's stored image.
+ */
+export async function recoverClusterImage(target: Target, input: ClusterInput, imageDir: string, nodes: number, workload: RunRecord, timeouts: DriverTimeouts): Promise<{ violations: Violation[]; runs: RunRecord[]; drainStderr: string }> {
+  const dirs = Array.from({ length: nodes }, (_, k) => path.join(imageDir, nodeImageDir(k)));
+  const drain = await runDriverProcess(null, target.driver, clusterSpec(dirs, input, 'drain', 1), timeouts);
+  const runs = [workload, drain.record];
+  return { violations: judge({ target: target.name, faultsInjected: false, runs }), runs, drainStderr: drain.stderr };
+}

@@ -36,7 +36,7 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { describe, expect, it } from 'vitest';
 import { copyStoredImage, isClusterCase, readArtifact, type ClusterArtifactCase } from '../../harness/artifacts.js';
 import { nodeImageDir } from '../../../fusefs/protocol.js';
-import { recoverClusterImage } from '../../gate/cluster-cases.js';
+import { recoverClusterImage } from '../../harness/cluster/cluster-run.js';
 import { ID_BASE_PER_RUN, specFor } from '../../harness/crash-run.js';
 import { startDaemon, type DaemonHandle } from '../../harness/daemon-process.js';
 import { REPO_ROOT } from '../../harness/dist-path.js';
