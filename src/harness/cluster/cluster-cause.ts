@@ -135,11 +135,9 @@ export async function explainClusterRun(ctx: ClusterCauseContext, judged: readon
   }
   const candidates = found.filter((e) => e.cause.kind !== 'not-isolated').map((e) => ({ ...e, kind: e.cause.kind, cures: new Set(e.cures.map((j) => failing.indexOf(j))) }));
   const cover = coverStates(failing.length, candidates);
-  const causes = new Map<JudgedClusterState, Cause>();
-  for (const { candidate, states } of cover.chosen) for (const i of states) causes.set(failing[i], candidate.cause);
-  for (const i of cover.unexplained) {
-    const searched = found.find((e) => e.cures.includes(failing[i]));
-    causes.set(failing[i], searched?.cause ?? { kind: 'not-isolated', key: 'unexplained not-searched', title: 'unexplained: not searched', fix: 'not searched: the time for causes ran out before this state\'s turn', evidence: [], search: { probes: 0, ms: 0, bound, boundReached: true } });
-  }
-  return causes;
+  const given = new Map<number, Cause>();
+  for (const { candidate, states } of cover.chosen) for (const i of states) given.set(i, candidate.cause);
+  const notSearched: Cause = { kind: 'not-isolated', key: 'unexplained not-searched', title: 'unexplained: not searched', fix: 'not searched: the time for causes ran out before this state\'s turn', evidence: [], search: { probes: 0, ms: 0, bound, boundReached: true } };
+  // In the order of the failing states: a named cause, else what the state's own search said, else not searched.
+  return new Map(failing.map((f, i) => [f, given.get(i) ?? found.find((e) => e.cures.includes(f))?.cause ?? notSearched]));
 }
