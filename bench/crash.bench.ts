@@ -336,7 +336,7 @@ const CLUSTER_WORKLOAD: Workload = {
 };
 const CLUSTER_SETTINGS = { checkpointAcks: 1, checkpointWrites: 1, pageCapacityBytes: 4096 };
 const CLUSTER_NODES = 3;
-/** Coordinated and mixed states recovered per kind, spread over the run. */
+/** Coordinated and mixed states recovered per kind, spread over the run, for each slot count compared. */
 const CLUSTER_STATES_PER_KIND = 20;
 /** The one-disk baseline runs at least this long. */
 const BASELINE_MIN_MS = 10_000;
@@ -419,8 +419,9 @@ cluster (${CLUSTER_NODES} nodes on one daemon, one mount each), exhaustive mode,
         console.log(`  K=${k}: ${n} states in ${(ms / 1000).toFixed(1)} s, ${perMin(n, ms).toFixed(0)} a minute${k === CLUSTER_STATE_SLOTS ? ' (the default)' : ''}`);
       }
     }
+    // Every state the recording listed, as one disk's row judges every state of each run it records.
     t = performance.now();
-    const r = await clusterStates(cluster.daemon, replicatedQueue, defaultPool, input, CLUSTER_STATES_PER_KIND, timeouts);
+    const r = await clusterStates(cluster.daemon, replicatedQueue, defaultPool, input, Number.MAX_SAFE_INTEGER, timeouts);
     const clusterMs = performance.now() - t;
     if (r.failures.length > 0) throw new Error(`the correct replicated queue failed a cluster state: ${r.failures[0].violations[0].message}`);
     const judged = r.judged.coordinated + r.judged.mixed;
@@ -437,10 +438,12 @@ cluster (${CLUSTER_NODES} nodes on one daemon, one mount each), exhaustive mode,
     }
     const singleMs = performance.now() - t;
     console.log(`${'what'.padEnd(52)}${pad('states', 8)}${pad('seconds', 10)}${pad('per minute', 12)}`);
-    console.log(row(`replicated-queue, ${CLUSTER_NODES} nodes: coordinated + mixed states`, judged, clusterMs, `${r.judged.coordinated} coordinated, ${r.judged.mixed} mixed (${judged - r.shared} recovered, ${r.shared} shared a recovered image; of ${r.rec.states.length} listed over ${r.rec.intervals} intervals${r.rec.capped ? `, ${r.rec.capped} capped` : ''}); one recorded run, ${CLUSTER_STATE_SLOTS} slots`));
+    console.log(row(`replicated-queue, ${CLUSTER_NODES} nodes: coordinated + mixed states`, judged, clusterMs, `${r.judged.coordinated} coordinated, ${r.judged.mixed} mixed (${judged - r.shared} recovered, ${r.shared} shared a recovered image; of ${r.rec.states.length} listed over ${r.rec.intervals} intervals${r.rec.capped ? `, ${r.rec.capped} capped` : ''}); one recorded run, all its states, ${CLUSTER_STATE_SLOTS} slots`));
     console.log(row('baseline: powercut-queue, one disk, same workload', singleStates, singleMs, `${runs} recorded run${runs === 1 ? '' : 's'} (each run's states)`));
     const ratioX = perMin(judged, clusterMs) / perMin(singleStates, singleMs);
-    console.log(`cluster / one disk: ${ratioX.toFixed(2)}x (target >= 0.5x: ${ratioX >= 0.5 ? 'met' : 'NOT met'}). ${(Math.max(0, clusterMs - recordMs) / Math.max(1, judged)).toFixed(0)} ms of wall time a state (its ${CLUSTER_NODES} images written, a driver and ${CLUSTER_NODES} replica servers started for its drain, ${CLUSTER_STATE_SLOTS} states at once) after ${(recordMs / 1000).toFixed(1)} s recording and enumerating the run; one disk's states recover in parallel slots on serving drivers`);
+    // States that shared a recovered image are judged, not recovered: the ratio of recoveries alone too.
+    const recoveredX = perMin(judged - r.shared, clusterMs) / perMin(singleStates, singleMs);
+    console.log(`cluster / one disk: ${ratioX.toFixed(2)}x states judged, ${recoveredX.toFixed(2)}x counting only the states recovered (target >= 0.5x: ${Math.min(ratioX, recoveredX) >= 0.5 ? 'met' : 'NOT met'}). ${(Math.max(0, clusterMs - recordMs) / Math.max(1, judged)).toFixed(0)} ms of wall time a state (its ${CLUSTER_NODES} images written and drained on its slot's serving driver, the nodes in the driver's process since the drain is offline, ${CLUSTER_STATE_SLOTS} states at once) after ${(recordMs / 1000).toFixed(1)} s recording and enumerating the run; one disk's states recover in parallel slots on serving drivers`);
 
     const nats = natsR3();
     const natsName = `nats-jetstream R3 ${JSON.stringify(NATS_SETTINGS)}: time to first finding`;

@@ -23,6 +23,12 @@ export interface DriverSpec {
    * ended (a driver killed at a cut cannot clean up after itself): temporary files, a server's config.
    */
   scratch?: string;
+  /**
+   * The run recovers copies of the disks off the mount (an offline crash state, a stored image):
+   * no node will be cut, paused or restarted, and node lines are not needed, so a cluster driver
+   * may run its nodes in its own process. Absent: the run may be cut.
+   */
+  offline?: boolean;
 }
 
 export interface ClusterNodeSpec {
@@ -59,6 +65,7 @@ export function parseDriverSpec(text: string, where: string): DriverSpec {
   if (!Number.isInteger(spec.idBase) || spec.idBase < 0) throw new Error(`${where}: idBase must be an integer >= 0`);
   if (spec.mark !== undefined && (typeof spec.mark !== 'string' || spec.mark === '')) throw new Error(`${where}: mark must be a non-empty path`);
   if (spec.scratch !== undefined && (typeof spec.scratch !== 'string' || spec.scratch === '')) throw new Error(`${where}: scratch must be a non-empty path`);
+  if (spec.offline !== undefined && typeof spec.offline !== 'boolean') throw new Error(`${where}: offline must be true or false, got ${JSON.stringify(spec.offline)}`);
   if (spec.nodes !== undefined) {
     if (!Array.isArray(spec.nodes) || spec.nodes.length < 2) throw new Error(`${where}: nodes must list two nodes or more, got ${JSON.stringify(spec.nodes)}`);
     spec.nodes.forEach((n, k) => {

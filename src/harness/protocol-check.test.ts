@@ -123,3 +123,11 @@ describe('driver protocol check', () => {
       .toEqual(['2: node 1\'s disk was touched (request 2, create /log) before its node line was printed (marked after request 2): print the line before the server touches its data directory, or the harness cannot cut that node at its first requests']);
   });
 });
+
+describe('parseDriverSpec', () => {
+  it('takes offline as true or false, and names the field otherwise', () => {
+    const spec = { mode: 'drain', dir: '/d', settings: {}, idBase: 0 };
+    expect(parseDriverSpec(JSON.stringify({ ...spec, offline: true }), 'spec').offline).toBe(true);
+    expect(() => parseDriverSpec(JSON.stringify({ ...spec, offline: 'yes' }), 'spec')).toThrow('spec: offline must be true or false, got "yes"');
+  });
+});

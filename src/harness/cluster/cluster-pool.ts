@@ -7,17 +7,14 @@
 // are recovered once; each is judged against the workload's confirmations as of its own cut, with
 // that one drain. Which state comes next is the caller's (a pure choice: state-turns.ts).
 //
-// A cluster's recovery waits on timers (a replica's connection retries, elections) but also starts
-// processes (the replicated queue: three replica servers a state, besides the driver a slot keeps),
-// so more slots than cores pay only until the CPU is full. Measured with `npm run bench:crash --
-// --only cluster --cluster-slots 1,2,4,6,8` (2 cores shared with other runs, load average 14;
-// replicated queue, 3 nodes, 20 coordinated + 20 mixed states and their recording; states a minute):
-//   slot driver serving:      K=1: 45   K=2: 79   K=4: 97   K=6: 95   K=8: 105
-//   a driver process a state: K=1: 106  K=2: 127  K=4: 111  K=6: 117  K=8: 118 (an earlier run, less load)
-//   again, final code, load average 6: K=1: 147  K=2: 180  K=4: 137  K=6: 134  K=8: 142
-// Past 2 the figures are within the noise: the replicated queue's states are CPU-bound (process
-// start-up). NATS R3, whose recoveries wait on elections, judged 22 states in a 120 s gate with 6
-// slots and 15 with 4 (different loads). CLUSTER_STATE_SLOTS = 4 is between the two.
+// A drain here is offline (its spec says so): the replicated queue then runs its nodes in the
+// driver's process instead of starting a Node process per node, which was most of a state's cost
+// (140 states a minute before, about 1,400 after: `npm run bench:crash -- --only cluster`). Its
+// states are now CPU-bound on the daemon and the drain: measured with `--cluster-slots 1,2,4,8`
+// (2 cores, load average 2; 20 coordinated + 20 mixed states and their recording; states a
+// minute): K=1: 1281  K=2: 1420  K=4: 1066  K=8: 801, within the noise up to 4. NATS R3, whose
+// recoveries wait on elections (three nats-servers started a state), judged 22 states in a 120 s
+// gate with 6 slots and 15 with 4 (different loads). CLUSTER_STATE_SLOTS = 4 serves both.
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -32,13 +29,12 @@ import { scratchRoot } from '../exhaustive/recovery-pool.js';
 import { HarnessError } from '../harness-error.js';
 import { judge, type RunRecord, type Violation } from '../oracle.js';
 import type { Target } from '../target.js';
-import { clusterSpec, type ClusterInput } from './cluster-run.js';
+import { clusterSpec, offlineDrainSpec, type ClusterInput } from './cluster-run.js';
 import { StateTurns } from './state-turns.js';
 
 /**
  * Slots a cluster's states are recovered in at once (the measurements above): the replicated queue
- * gains nothing past 2 on 2 cores, targets that wait on timers gain from more; 6 and 8 start more
- * servers at once on a shared machine for no measured gain.
+ * gains nothing past 2 on 2 cores, targets that wait on timers gain from more.
  */
 export const CLUSTER_STATE_SLOTS = 4;
 
@@ -151,7 +147,7 @@ export class ClusterStatePool {
               await mkdir(dir, { recursive: true });
               // replace: the daemon empties the slot's folder of the previous state's images first.
               await daemon.client.stateImage(s.id, dir, true);
-              const spec = clusterSpec(dirs, rec.input, 'drain', 1);
+              const spec = offlineDrainSpec(dirs, rec.input);
               if (!serves) {
                 const r = await runDriverProcess(null, this.target.driver, spec, this.drainTimeouts);
                 return { drain: r.record, stderr: r.stderr };

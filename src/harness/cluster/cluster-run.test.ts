@@ -232,6 +232,13 @@ describe('a replicated queue on a three-node cluster', () => {
       const r = await judgeSpreadStates(cluster.daemon, pool, rec, 4);
       expect(r.judged).toEqual({ coordinated: 4, mixed: 4 });
       expect(r.failures).toEqual([]);
+      // The drains are offline (copies off the mount, never cut): the driver runs the nodes in its own process, starting no server.
+      let nodeLines = -1;
+      await pool.judge(cluster.daemon, rec, (() => {
+        let given = false;
+        return () => (given ? undefined : ((given = true), rec.states[0]));
+      })(), (v) => void (nodeLines = v.runs[1].outcomes.filter((o) => o.t === 'node').length));
+      expect(nodeLines, 'node lines of an offline drain').toBe(0);
     } finally {
       await pool.stop();
     }

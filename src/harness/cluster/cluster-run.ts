@@ -56,6 +56,11 @@ export function clusterSpec(dirs: readonly string[], c: ClusterInput, mode: Driv
   return { ...specFor(dirs[0], c, mode, runIndex), nodes: dirs.map((dir, node) => ({ node, dir })) };
 }
 
+/** The spec of a drain on copies of the nodes' disks off the mount (`dirs`): offline, so no node of it is cut. */
+export function offlineDrainSpec(dirs: readonly string[], c: ClusterInput): DriverSpec {
+  return { ...clusterSpec(dirs, c, 'drain', 1), offline: true };
+}
+
 /** The live case a draw describes (drawLiveCase), on `input`, lose-unsynced, with the draw's seed. */
 export function liveClusterCase(input: ClusterInput, draw: LiveDraw, seed: number): ClusterCase {
   return { ...input, nodesCut: [...draw.nodesCut], cut: draw.cut, ...(draw.pause ? { pause: draw.pause } : {}), policy: 'lose-unsynced', seed };
@@ -130,7 +135,7 @@ export async function runClusterCase(daemon: DaemonHandle, target: Target, c: Cl
  */
 export async function recoverClusterImage(target: Target, input: ClusterInput, imageDir: string, nodes: number, workload: RunRecord, timeouts: DriverTimeouts): Promise<{ violations: Violation[]; runs: RunRecord[]; drainStderr: string }> {
   const dirs = Array.from({ length: nodes }, (_, k) => path.join(imageDir, nodeImageDir(k)));
-  const drain = await runDriverProcess(null, target.driver, clusterSpec(dirs, input, 'drain', 1), timeouts);
+  const drain = await runDriverProcess(null, target.driver, offlineDrainSpec(dirs, input), timeouts);
   const runs = [workload, drain.record];
   return { violations: judge({ target: target.name, faultsInjected: false, runs }), runs, drainStderr: drain.stderr };
 }

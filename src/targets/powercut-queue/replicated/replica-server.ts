@@ -6,12 +6,8 @@
 // It applies requests one at a time, in the order they arrive: the primary's order. Backpressure is
 // off here (the primary admits a write only when it fits), so no request waits for a later one.
 import { createInterface } from 'node:readline';
-import { Queue } from '../../../queue/index.js';
-import type { QueueSettings } from '../../../queue/types.js';
-import { parseReplicaRequest, START_LINE, type ReplicaMessage, type ReplicaRequest } from './replica-protocol.js';
-
-/** The settings that turn backpressure off: admission is the primary's (replicated-queue.ts). */
-const NO_BACKPRESSURE: Partial<QueueSettings> = { maxBytes: Number.MAX_SAFE_INTEGER, maxEvents: 0, writeTimeoutMs: 0 };
+import { parseReplicaRequest, START_LINE, type ReplicaMessage } from './replica-protocol.js';
+import { openReplicaQueue, serveReplicaRequest } from './replica-service.js';
 
 function send(m: ReplicaMessage): void {
   process.stdout.write(JSON.stringify(m) + '\n');
@@ -25,47 +21,17 @@ async function main(): Promise<void> {
   const start = await lines.next();
   if (start.done) process.exit(0);
   if (start.value.trim() !== START_LINE) throw new Error(`the first line on stdin must be '${START_LINE}', got ${JSON.stringify(start.value.slice(0, 100))}`);
-  const settings = JSON.parse(settingsJson) as Partial<QueueSettings>;
-  // A write never waits for space here: one waiting in line would hold the ack that frees it.
-  const queue = await Queue.open(dir, { ...settings, ...NO_BACKPRESSURE });
+  const queue = await openReplicaQueue(dir, JSON.parse(settingsJson) as Record<string, unknown>);
   send({ t: 'ready', ...queue.durability(), ...queue.backlog() });
   queue.onDurable((state) => send({ t: 'durable', ...state }));
-  const serve = async (req: ReplicaRequest): Promise<ReplicaMessage> => {
-    switch (req.op) {
-      case 'write': {
-        const seq = await queue.write(Buffer.from(req.data, 'base64'));
-        // Each node makes what it is given durable at once, and says so ('durable'); a sync that
-        // fails leaves its durable seq behind, which the primary counts against a majority.
-        queue.waitDurable(seq).catch((err: unknown) => process.stderr.write(`replica-server: waitDurable(${seq}): ${err instanceof Error ? err.message : String(err)}\n`));
-        return { t: 'reply', id: req.id, seq };
-      }
-      case 'read': {
-        const events = await queue.readBatch(req.maxEvents, 0);
-        return { t: 'reply', id: req.id, events: events.map((e) => ({ seq: e.seq, data: e.data.toString('base64') })) };
-      }
-      case 'ack':
-        await queue.ack(req.seqs);
-        return { t: 'reply', id: req.id };
-      case 'checkpoint':
-        await queue.checkpoint();
-        return { t: 'reply', id: req.id };
-      case 'close':
-        await queue.close();
-        return { t: 'reply', id: req.id };
-    }
-  };
+  const warn = (message: string) => process.stderr.write(`replica-server: ${message}\n`);
   for (let next = await lines.next(); !next.done; next = await lines.next()) {
     const line = next.value;
     if (line.trim() === '') continue;
     const req = parseReplicaRequest(line);
     // One at a time, in the primary's order: every node orders a read against a write the same way.
-    try {
-      send(await serve(req));
-      if (req.op === 'close') process.exit(0);
-    } catch (err) {
-      const e = err as NodeJS.ErrnoException;
-      send({ t: 'reply', id: req.id, error: e?.message ?? String(err), ...(e?.code ? { code: String(e.code) } : {}) });
-    }
+    send(await serveReplicaRequest(queue, req, warn));
+    if (req.op === 'close') process.exit(0);
   }
   // The driver is gone (killed at a cut): so is this node's program.
   process.exit(0);

@@ -1,10 +1,12 @@
-// The driver's handle on one replica server: starts it in a process group of its own (the harness
-// kills exactly that group at the node's cut), matches replies to requests, and passes on its
-// durability news. Every request of a server that died fails with ReplicaDown.
+// The driver's handle on one node: `Replica`. A run that may be cut runs each node as a server in a
+// process group of its own (ReplicaProcess: the harness kills exactly that group at the node's cut),
+// matching replies to requests and passing on its durability news; every request of a server that
+// died fails with ReplicaDown. An offline drain runs its nodes in the driver (in-process-replica.ts).
 import { execa, type ResultPromise } from 'execa';
 import { createInterface } from 'node:readline';
 import { distPath, OWN_NODE_ENV } from '../../../harness/dist-path.js';
 import { parseReplicaMessage, START_LINE, type ReplicaMessage, type ReplicaRequest } from './replica-protocol.js';
+import { replyOrError, type ReplicaReply } from './replica-service.js';
 
 export interface DurableState {
   durableSeq: number;
@@ -25,15 +27,34 @@ export class ReplicaDown extends Error {
   }
 }
 
-type Reply = Extract<ReplicaMessage, { t: 'reply' }>;
-type RequestBody = ReplicaRequest extends infer R ? (R extends ReplicaRequest ? Omit<R, 'id'> : never) : never;
+export type RequestBody = ReplicaRequest extends infer R ? (R extends ReplicaRequest ? Omit<R, 'id'> : never) : never;
+
+/** One node as the primary sees it, whether its own process or in the driver's. */
+export interface Replica {
+  readonly node: number;
+  /** Serving: not cut, not closed. */
+  readonly alive: boolean;
+  /** Killed by a signal (its node's cut), not closed: the harness restarts it. */
+  readonly killed: boolean;
+  /** What the node holds durably, as it last said. */
+  readonly state: DurableState;
+  /** What its backpressure counted when it opened. */
+  readonly backlog: Backlog;
+  onDurable(listener: (s: DurableState) => void): void;
+  /** One request; its reply, or an Error carrying the node's message and errno code. */
+  request(body: RequestBody): Promise<ReplicaReply>;
+  /** Closes its queue cleanly (and its server exits). */
+  close(): Promise<void>;
+  /** True once it stopped, waiting up to `ms` for it. */
+  exitedWithin(ms: number): Promise<boolean>;
+}
 
 /** How long a replica may take to open its queue. */
 const READY_TIMEOUT_MS = 15_000;
 
-export class Replica {
+export class ReplicaProcess implements Replica {
   private nextId = 1;
-  private readonly pending = new Map<number, { resolve: (r: Reply) => void; reject: (e: Error) => void }>();
+  private readonly pending = new Map<number, { resolve: (r: ReplicaReply) => void; reject: (e: Error) => void }>();
   private listeners: ((s: DurableState) => void)[] = [];
   alive = true;
   /** What the node holds durably, as it last said. */
@@ -48,13 +69,13 @@ export class Replica {
   }
 
   /** Starts node `node`'s server on `dir`; `started` learns its process group at once (before it is ready). */
-  static async start(node: number, dir: string, settings: Record<string, unknown>, started: (pgid: number) => void): Promise<Replica> {
+  static async start(node: number, dir: string, settings: Record<string, unknown>, started: (pgid: number) => void): Promise<ReplicaProcess> {
     // detached: a session and process group of its own. Its stdin is the driver's pipe: if the
     // driver dies, the server sees its end and exits.
     const proc = execa(process.execPath, [distPath('src/targets/powercut-queue/replicated/replica-server.js'), dir, JSON.stringify(settings)], {
       detached: true, stdin: 'pipe', stdout: 'pipe', stderr: 'inherit', reject: false, buffer: false, env: OWN_NODE_ENV,
     });
-    const r = new Replica(node, proc);
+    const r = new ReplicaProcess(node, proc);
     // A server killed at its node's cut: writing to it fails (EPIPE) until its exit marks it down.
     proc.stdin!.on('error', () => {});
     started(r.pid);
@@ -129,12 +150,16 @@ export class Replica {
   }
 
   /** One request; its reply, or an Error carrying the server's message and errno code. */
-  request(body: RequestBody): Promise<Reply> {
+  request(body: RequestBody): Promise<ReplicaReply> {
     if (!this.alive) return Promise.reject(new ReplicaDown(this.node));
     const id = this.nextId++;
-    return new Promise<Reply>((resolve, reject) => {
+    return new Promise<ReplicaReply>((resolve, reject) => {
       this.pending.set(id, {
-        resolve: (r) => (r.error === undefined ? resolve(r) : reject(Object.assign(new Error(`node ${this.node}: ${r.error}`), r.code ? { code: r.code } : {}))),
+        resolve: (r) => {
+          const result = replyOrError(this.node, r);
+          if (result instanceof Error) reject(result);
+          else resolve(result);
+        },
         reject,
       });
       this.proc.stdin!.write(JSON.stringify({ id, ...body }) + '\n');

@@ -18,7 +18,8 @@ import type { DrivenQueue } from '../../node-driver.js';
 import { BackpressureTimeoutError, validateSettings } from '../../../queue/index.js';
 import { recordBytes } from '../../../queue/format.js';
 import type { QueueSettings } from '../../../queue/types.js';
-import { Replica, ReplicaDown, type Backlog, type DurableState } from './replica.js';
+import { InProcessReplica } from './in-process-replica.js';
+import { ReplicaDown, ReplicaProcess, type Backlog, type DurableState, type Replica } from './replica.js';
 
 /** The known-bad variant: the primary confirms a write once its own disk has it, then replicates it. */
 export const ASYNC_REPLICATION = 'async-replication';
@@ -83,6 +84,8 @@ export class ReplicatedQueue implements DrivenQueue {
   private readonly killedAtOpen = new Set<number>();
   /** Restarts asked for and not finished: the run's end waits for them. */
   private readonly restartsInFlight = new Set<Promise<void>>();
+  /** Its nodes run in this process (the spec's offline): none can be cut, so none restarted. */
+  private offline = false;
 
   private constructor(
     private readonly nodes: readonly ClusterNodeSpec[],
@@ -109,7 +112,8 @@ export class ReplicatedQueue implements DrivenQueue {
     if (spec.variant !== undefined && spec.variant !== ASYNC_REPLICATION) throw new Error(`unknown variant '${spec.variant}' (the replicated queue has ${ASYNC_REPLICATION})`);
     // A node cut while the cluster opens is down (the harness restarts it): a majority must open.
     const killedAtOpen = new Set<number>();
-    const startAll = async () => (await Promise.allSettled(nodes.map((n) => ReplicatedQueue.startNode(n, spec.settings, emit, false)))).map((r, k) => {
+    // An offline drain (no node of it is cut) runs its nodes in this process: the same queue code, no process to start.
+    const startAll = async () => (await Promise.allSettled(nodes.map((n) => (spec.offline ? InProcessReplica.start(n.node, n.dir, spec.settings) : ReplicatedQueue.startNode(n, spec.settings, emit, false))))).map((r, k) => {
       if (r.status === 'rejected' && r.reason instanceof ReplicaDown && r.reason.killed) killedAtOpen.add(k);
       return r.status === 'fulfilled' && r.value.alive ? r.value : null;
     });
@@ -135,13 +139,14 @@ export class ReplicatedQueue implements DrivenQueue {
     const copied = up(replicas)[0].state.durableFirstUnackedSeq;
     const q = new ReplicatedQueue(nodes, spec.settings, spec.variant, emit, replicas, { durableSeq, durableFirstUnackedSeq: Math.max(firstUnacked, copied) }, up(replicas)[0].backlog);
     for (const k of killedAtOpen) q.killedAtOpen.add(k);
+    q.offline = spec.offline === true;
     // Acks a majority made durable that the copied node had not: made on every node again.
     await q.ackBelow(copied, firstUnacked);
     return q;
   }
 
   private static async startNode(n: ClusterNodeSpec, settings: Record<string, unknown>, emit: (o: Outcome) => void, restarted: boolean): Promise<Replica> {
-    return Replica.start(n.node, n.dir, settings, (pgid) => emit({ t: 'node', node: n.node, pgid, ...(restarted ? { restarted: true } : {}) }));
+    return ReplicaProcess.start(n.node, n.dir, settings, (pgid) => emit({ t: 'node', node: n.node, pgid, ...(restarted ? { restarted: true } : {}) }));
   }
 
   private watch(r: Replica): void {
@@ -404,6 +409,7 @@ export class ReplicatedQueue implements DrivenQueue {
   private async restart(node: number): Promise<void> {
     const spec = this.nodes[node];
     if (!spec) throw new Error(`restart: there is no node ${node} (the cluster has ${this.nodes.length})`);
+    if (this.offline) throw new Error(`restart: node ${node} asked for in an offline run (its spec says offline: no node of it is cut)`);
     // The harness asks once it killed the node's group: its server's end may not have reached us yet.
     const old = this.replicas[node];
     if (old?.alive && !(await old.exitedWithin(RESTART_EXIT_WAIT_MS))) throw new Error(`restart: node ${node}'s server is still running ${RESTART_EXIT_WAIT_MS} ms after the restart was asked for; the harness restarts a node after cutting it`);
