@@ -437,10 +437,20 @@ export class DriverWorker {
   }
 
   /** Ends the worker: closes its stdin, then SIGKILL if it does not exit in time; then its whole group. Idempotent. */
-  async stop(): Promise<void> {
+  stop(): Promise<void> {
+    return this.end(false);
+  }
+
+  /** Ends the worker at once (SIGKILL to its group), whatever it runs: a run in flight fails. Idempotent. */
+  kill(): Promise<void> {
+    return this.end(true);
+  }
+
+  private async end(now: boolean): Promise<void> {
     const w = this.current;
     this.current = null;
     if (!w) return;
+    if (now && !w.exited) signalGroup(w.proc.pid);
     if (!w.exited) {
       w.proc.stdin.end();
       const exitedInTime = await Promise.race([w.proc.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), this.timeouts.killMs).unref())]);

@@ -90,6 +90,8 @@ interface Drained {
   stderr: string;
 }
 
+const ABANDONED = Symbol('abandoned at the budget\'s end');
+
 export class ClusterStatePool {
   private scratch: Promise<string> | undefined;
   private readonly workers: (DriverWorker | undefined)[] = [];
@@ -122,9 +124,12 @@ export class ClusterStatePool {
    * slots, until every slot is done; `onJudged` sees each verdict as it comes (awaited before the
    * slot takes its next state). The daemon must still hold `rec`'s recording. A slot that fails
    * stops the others from taking more; the first failure is thrown (a ClusterStateError naming its
-   * state) once every slot has stopped.
+   * state) once every slot has stopped. At `abandonAtMs` (a Date.now() time; the budget's end), the
+   * states still draining are left unjudged and their slots' drivers killed: a drain that waits on
+   * elections may take its whole bound, stretched for the slots, far past a gate's budget. They are
+   * returned. (Only a serving driver's drain is abandoned; one in a driver process of its own runs to its end.)
    */
-  async judge(daemon: DaemonHandle, rec: ClusterRecorded, next: (slot: number) => CrashStateInfo | undefined, onJudged: (v: ClusterStateVerdict) => Promise<void> | void): Promise<void> {
+  async judge(daemon: DaemonHandle, rec: ClusterRecorded, next: (slot: number) => CrashStateInfo | undefined, onJudged: (v: ClusterStateVerdict) => Promise<void> | void, abandonAtMs = Infinity): Promise<{ abandoned: CrashStateInfo[] }> {
     if (daemon.mountpoints.length !== this.nodes) throw new Error(`invariant: the pool serves ${this.nodes} nodes, but the daemon ${daemon.mountpoints.length}`);
     const scratch = await (this.scratch ??= mkdtemp(path.join(scratchRoot(), 'powercut-cluster-pool-')));
     // A driver that serves several specs (its hello said so) drains state after state in one
@@ -133,6 +138,14 @@ export class ClusterStatePool {
     // One drain per distinct tuple of images within this recording (its states' hashes).
     const drains = new Map<string, Promise<Drained>>();
     let aborted = false;
+    const abandoned: CrashStateInfo[] = [];
+    let abandonTimer: NodeJS.Timeout | undefined;
+    let pastAbandon = false;
+    const abandonAt = new Promise<typeof ABANDONED>((resolve) => {
+      if (abandonAtMs <= Date.now()) resolve(ABANDONED);
+      else if (Number.isFinite(abandonAtMs)) abandonTimer = setTimeout(() => resolve(ABANDONED), abandonAtMs - Date.now());
+    });
+    void abandonAt.then(() => (pastAbandon = true));
     const work = async (slot: number): Promise<void> => {
       const dir = path.join(scratch, `slot-${slot}`);
       const dirs = Array.from({ length: this.nodes }, (_, k) => path.join(dir, nodeImageDir(k)));
@@ -141,29 +154,14 @@ export class ClusterStatePool {
         const known = drains.get(s.hash);
         let drained: Drained;
         try {
-          if (known) drained = await known;
-          else {
-            const p = (async (): Promise<Drained> => {
-              await mkdir(dir, { recursive: true });
-              // replace: the daemon empties the slot's folder of the previous state's images first.
-              await daemon.client.stateImage(s.id, dir, true);
-              const spec = offlineDrainSpec(dirs, rec.input);
-              if (!serves) {
-                const r = await runDriverProcess(null, this.target.driver, spec, this.drainTimeouts);
-                return { drain: r.record, stderr: r.stderr };
-              }
-              const r = await this.worker(slot).run(spec);
-              // The drain's servers must be gone before the slot's folder takes the next state's
-              // images: a driver stops its servers before its done line, and any left is killed here.
-              for (const o of r.record.outcomes) {
-                if (o.t !== 'node') continue;
-                if (!(await killGroup(o.pgid, this.timeouts.killMs))) throw new HarnessError(`node ${o.node}'s server (group ${o.pgid}) outlived its drain and did not exit within ${this.timeouts.killMs} ms of SIGKILL`);
-              }
-              return { drain: r.record, stderr: r.stderr };
-            })();
-            drains.set(s.hash, p);
-            drained = await p;
+          const drainP = known ?? this.drain(daemon, rec, s, slot, dir, dirs, serves, drains, () => pastAbandon);
+          const got = serves ? await Promise.race([drainP, abandonAt]) : await drainP;
+          if (got === ABANDONED) {
+            abandoned.push(s);
+            if (!known) await this.workers[slot]?.kill();
+            return;
           }
+          drained = got;
         } catch (err) {
           aborted = true;
           throw err instanceof ClusterStateError ? err : new ClusterStateError(s, err);
@@ -173,9 +171,44 @@ export class ClusterStatePool {
         await onJudged({ state: s, violations, runs, drainStderr: drained.stderr, shared: known !== undefined, recoverMs: known ? 0 : performance.now() - started });
       }
     };
-    const slots = await Promise.allSettled(Array.from({ length: this.size }, (_, slot) => work(slot)));
-    const failed = slots.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failed) throw failed.reason;
+    try {
+      const slots = await Promise.allSettled(Array.from({ length: this.size }, (_, slot) => work(slot)));
+      const failed = slots.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) throw failed.reason;
+    } finally {
+      clearTimeout(abandonTimer);
+      // An abandoned drain ends soon after its driver's kill (or at its check before the driver
+      // runs): nothing of this call runs on in the slots' folders once it returns.
+      await Promise.allSettled(drains.values());
+    }
+    return { abandoned };
+  }
+
+  /** Writes state `s`'s images into the slot's folder and drains them (registered in `drains` under its hash, for states with the same images). */
+  private drain(daemon: DaemonHandle, rec: ClusterRecorded, s: CrashStateInfo, slot: number, dir: string, dirs: string[], serves: boolean, drains: Map<string, Promise<Drained>>, abandoned: () => boolean): Promise<Drained> {
+    const p = (async (): Promise<Drained> => {
+      await mkdir(dir, { recursive: true });
+      // replace: the daemon empties the slot's folder of the previous state's images first.
+      await daemon.client.stateImage(s.id, dir, true);
+      if (serves && abandoned()) throw new HarnessError('abandoned at the budget\'s end before its drain');
+      const spec = offlineDrainSpec(dirs, rec.input);
+      if (!serves) {
+        const r = await runDriverProcess(null, this.target.driver, spec, this.drainTimeouts);
+        return { drain: r.record, stderr: r.stderr };
+      }
+      const r = await this.worker(slot).run(spec);
+      // The drain's servers must be gone before the slot's folder takes the next state's
+      // images: a driver stops its servers before its done line, and any left is killed here.
+      for (const o of r.record.outcomes) {
+        if (o.t !== 'node') continue;
+        if (!(await killGroup(o.pgid, this.timeouts.killMs))) throw new HarnessError(`node ${o.node}'s server (group ${o.pgid}) outlived its drain and did not exit within ${this.timeouts.killMs} ms of SIGKILL`);
+      }
+      return { drain: r.record, stderr: r.stderr };
+    })();
+    drains.set(s.hash, p);
+    // An abandoned drain fails once its driver is killed: only judge()'s end waits for it then.
+    p.catch(() => {});
+    return p;
   }
 
   /** Slot `slot`'s serving driver, started on first use and kept across recordings. */

@@ -245,6 +245,27 @@ describe('a replicated queue on a three-node cluster', () => {
     await noServersLeft();
   });
 
+  it('leaves the states still draining at the budget\'s end unjudged, killing their slots\' drivers, and judges on after', async () => {
+    const pool = new ClusterStatePool(replicatedQueue, 3, 2, mergeTimeouts());
+    try {
+      const rec = await recordCluster(cluster.daemon, replicatedQueue, { workload: SHORT_WORKLOAD, settings: {} }, 1_000, mergeTimeouts());
+      const states = rec.states.slice(0, 2);
+      const judged: unknown[] = [];
+      let given = 0;
+      const r = await pool.judge(cluster.daemon, rec, () => states[given++], (v) => void judged.push(v), Date.now() - 1);
+      expect(judged).toEqual([]);
+      expect(new Set(r.abandoned)).toEqual(new Set(states));
+      // The killed slots start new drivers for the next states.
+      given = 0;
+      const again = await pool.judge(cluster.daemon, rec, () => states[given++], (v) => void judged.push(v));
+      expect(again.abandoned).toEqual([]);
+      expect(judged).toHaveLength(2);
+    } finally {
+      await pool.stop();
+    }
+    await noServersLeft();
+  });
+
   it('catches asynchronous replication: a coordinated cut loses a write the primary alone made durable', async () => {
     const pool = new ClusterStatePool(replicatedQueue, 3, 3, mergeTimeouts());
     try {
