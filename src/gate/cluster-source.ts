@@ -34,7 +34,7 @@ import { newRow, type GateRow } from '../report/gate-results.js';
 import type { CaseSource, GateContext } from './case-source.js';
 import { recordCluster, type ClusterJudged, type ClusterRecording } from './cluster-cases.js';
 import { StateTurns } from '../harness/cluster/state-turns.js';
-import { countCut, countRequests, emptyClusterCoverage, kindFloor, type ClusterCoverage } from './cluster-coverage.js';
+import { countCut, countRequests, emptyClusterCoverage, kindFloor, kindShareFloor, type ClusterCoverage } from './cluster-coverage.js';
 import { cutSizes, DEFAULT_NODES_CUT, describeClusterCut, KIND_ROW, kindOfCut, kindsAsked, seededRandom, spreadOrder, type CutKind } from './cluster-kinds.js';
 import { statesUnder, type FloorRequirement } from './floor.js';
 import { roundSeed } from './suites.js';
@@ -96,8 +96,11 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
   const arb = crashInputArb({ ...ref, kind: 'exhaustive', settings: forced, ...(o.variant !== undefined ? { variant: o.variant } : {}) });
 
   const rows = new Map<CutKind, GateRow>(asked.map((k) => [k, newRow(KIND_ROW[k], 'suite')]));
-  // Each kind judges a case; with several policies, a state under each (a state of the first is judged before any of the next).
-  const floors = new Map<GateRow, readonly FloorRequirement[]>(asked.map((k) => [rows.get(k)!, [kindFloor(k, liveCuts > 0 && LIVE_KINDS.includes(k)), ...(policies.length > 1 ? policies.map(statesUnder) : [])]]));
+  // Each kind judges a case and a share of the lose-unsynced states it listed; with several policies,
+  // a state under each (a state of the first is judged before any of the next).
+  const floors = new Map<GateRow, readonly FloorRequirement[]>(asked.map((k) => [rows.get(k)!, [
+    kindFloor(k, liveCuts > 0 && LIVE_KINDS.includes(k)), kindShareFloor(), ...(policies.length > 1 ? policies.map(statesUnder) : []),
+  ]]));
   const cov: ClusterCoverage = emptyClusterCoverage(nodes, choice, asked);
   const owed = (k: CutKind) => rows.get(k)!.cases === 0;
   // With several policies the floor also asks a state under each: owed too, so a slow machine cannot fall below it.
