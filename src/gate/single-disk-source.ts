@@ -25,7 +25,7 @@ import { allowedOverrunMs } from './budget.js';
 import type { CaseSource, GateContext } from './case-source.js';
 import { SCENARIO_FLOOR, type FloorRequirement } from './floor.js';
 import { runScenario } from './scenario-run.js';
-import { inputFits, MIN_SLICE_MS, turnMs, turnOrder } from './scheduler.js';
+import { inputFits, MIN_SLICE_MS, Rounds, turnMs } from './scheduler.js';
 import { Steering } from './steering.js';
 import { DEFAULT_GATE_MODE, gateSuites, roundSeed } from './suites.js';
 
@@ -247,25 +247,7 @@ export function singleDiskSource(ctx: GateContext, ref: TargetRef): CaseSource {
 
   const scenarios = scenariosOf(target.name);
   let scenariosRun = 0;
-  // The rounds: each gives every suite still active a turn, in turnOrder; a round's turns are queued when it begins.
-  let round = -1;
-  let roundActive: Suite[] = [];
-  let queued: Suite[] = [];
-  let roundsOver = false;
-  const nextTurn = (): Suite | undefined => {
-    while (!roundsOver) {
-      const s = queued.shift();
-      if (s) {
-        if (judgeLeft() < MIN_SLICE_MS && !owed(s)) continue;
-        return s;
-      }
-      round++;
-      roundActive = suites.filter((x) => !x.done);
-      if (roundActive.length === 0 || (judgeLeft() < MIN_SLICE_MS && !roundActive.some(owed))) roundsOver = true;
-      else queued = turnOrder(roundActive, o.seed, round);
-    }
-    return undefined;
-  };
+  const rounds = new Rounds(suites, o.seed, { leftMs: judgeLeft, done: (s) => s.done, owed });
 
   return {
     unit: mode === 'exhaustive' ? 'crash states' : 'power cuts',
@@ -282,10 +264,8 @@ export function singleDiskSource(ctx: GateContext, ref: TargetRef): CaseSource {
         const sc = scenarios[scenariosRun++];
         return () => scenarioUnit(sc);
       }
-      const s = nextTurn();
-      if (!s) return undefined;
-      const [r, active] = [round, roundActive];
-      return () => turnUnit(s, r, active);
+      const turn = rounds.next();
+      return turn && (() => turnUnit(turn.suite, turn.round, turn.active));
     },
     stop: async () => {},
     steered: () => ({ inputs: steering.steered, of: inputs }),
