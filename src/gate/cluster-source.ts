@@ -37,6 +37,7 @@ import { StateTurns } from '../harness/cluster/state-turns.js';
 import { countCut, countRequests, emptyClusterCoverage, kindFloor, kindShareFloor, type ClusterCoverage } from './cluster-coverage.js';
 import { cutSizes, DEFAULT_NODES_CUT, describeClusterCut, KIND_ROW, kindOfCut, kindsAsked, seededRandom, spreadOrder, type CutKind } from './cluster-kinds.js';
 import { statesUnder, type FloorRequirement } from './floor.js';
+import { nextWorkload } from './scheduler.js';
 import { roundSeed } from './suites.js';
 
 /** The crash policies of a cluster's states unless --policy says otherwise: lose-unsynced (torn and journaled multiply the states by each cut node's outcomes). */
@@ -374,10 +375,9 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
     next() {
       if (stopped) return undefined;
       // Past the budget, one more workload runs only for kinds still owed a case (the floor); never a second.
-      if (budget.leftMs() < MIN_LIVE_MS) {
-        if (overtime || !asked.some(owesAny)) return undefined;
-        overtime = true;
-      }
+      const starts = nextWorkload(budget.leftMs(), MIN_LIVE_MS, overtime, asked.some(owesAny));
+      if (starts === 'none') return undefined;
+      if (starts === 'overtime') overtime = true;
       const input = inputs++;
       return () => workload(input);
     },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { inputFits, MAX_ROUND_SLICE_MS, MIN_SLICE_MS, Rounds, turnMs, turnOrder } from './scheduler.js';
+import { inputFits, MAX_ROUND_SLICE_MS, MIN_SLICE_MS, nextWorkload, Rounds, turnMs, turnOrder } from './scheduler.js';
 
 describe('the gate\'s scheduler (pure)', () => {
   it('starts each round and each seed at another suite, keeping the order around', () => {
@@ -61,5 +61,12 @@ describe('the gate\'s scheduler (pure)', () => {
     // Over is over: time coming back (a clock that went backwards, say) starts no round.
     leftMs = 60_000;
     expect(rounds.next()).toBeUndefined();
+  });
+
+  it('starts a cluster workload while the budget holds one, and past it one more only for a kind the floor still owes', () => {
+    expect(nextWorkload(6_000, 6_000, false, false)).toBe('start');
+    expect(nextWorkload(5_999, 6_000, false, false)).toBe('none');
+    expect(nextWorkload(5_999, 6_000, false, true)).toBe('overtime');
+    expect(nextWorkload(0, 6_000, true, true)).toBe('none');
   });
 });

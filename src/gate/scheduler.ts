@@ -1,8 +1,10 @@
-// When the gate's suites get turns (pure, no clock of its own: every time is passed in). Rounds
-// give each suite left a turn, starting at another suite each round and seed, and end when judging's
-// time is spent and the floor owes no suite a case; a turn is an equal share of judging's time left,
-// at least one input's worth, and leaves a slice to each other suite the floor still owes a case; an
-// input starts in a turn only if the suite's longest input so far still fits.
+// When the gate's suites get turns, and when a cluster's next workload starts (pure, no clock of its
+// own: every time is passed in). Rounds give each suite left a turn, starting at another suite each
+// round and seed, and end when judging's time is spent and the floor owes no suite a case; a turn is
+// an equal share of judging's time left, at least one input's worth, and leaves a slice to each other
+// suite the floor still owes a case; an input starts in a turn only if the suite's longest input so
+// far still fits. A cluster's workloads start while the budget holds one, then once more for a kind
+// the floor still owes.
 
 /** A round gives each remaining suite this long at most, so all of them get turns within the budget. */
 export const MAX_ROUND_SLICE_MS = 30_000;
@@ -79,4 +81,14 @@ export class Rounds<T> {
     }
     return undefined;
   }
+}
+
+/**
+ * Whether a cluster gate starts another workload: while the budget left holds one (`minMs`: a live
+ * cut's worth); past that, one more only if the floor still owes a cut kind a case, and only once
+ * (`overtimeUsed`: it ran already), so a kind with no case yet is given one workload, never two.
+ */
+export function nextWorkload(leftMs: number, minMs: number, overtimeUsed: boolean, floorOwes: boolean): 'start' | 'overtime' | 'none' {
+  if (leftMs >= minMs) return 'start';
+  return overtimeUsed || !floorOwes ? 'none' : 'overtime';
 }
