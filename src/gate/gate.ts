@@ -27,11 +27,19 @@ import { formatGateText } from './summary.js';
 export { MAX_ERRORS_PER_SUITE, MAX_SHRINK_MS, MIN_SHRINK_MS, minimumBudgetMs, scenariosOf } from './single-disk-source.js';
 
 export async function runGate(o: GateOptions): Promise<GateReport> {
+  // The budget counts from the start: resolving the target and checking its environment included.
   const budget = new Budget(o.timeBudgetMs);
-  const phases = new Phases(budget);
   const ref: TargetRef = o.driver ? { driver: o.driver } : { target: o.target ?? DEFAULT_TARGET };
   const target = resolveTarget(ref, o.settings);
   target.checkEnvironment?.();
+  // A cluster runs cluster cases (cut kinds, live cuts), not the single-disk scenarios and suites.
+  const nodes = clusterNodes(target, o.variant, o.settings);
+  return runCases(o, target, (ctx) => (nodes > 1 ? clusterSource(ctx, nodes) : singleDiskSource(ctx, ref)), budget);
+}
+
+/** The loop itself, on the case source `sourceOf` makes (tests give it one without a mount). */
+export async function runCases(o: GateOptions, target: Target, sourceOf: (ctx: GateContext) => CaseSource, budget = new Budget(o.timeBudgetMs)): Promise<GateReport> {
+  const phases = new Phases(budget);
   let doing = 'starting the filesystem daemon';
   const sum = (f: (r: GateRow) => number) => source.rows().reduce((n, r) => n + f(r), 0);
   const progress = new ProgressReporter(o.out, () => ({ phase: doing, cases: sum((r) => r.cases), unit: source.unit, violations: sum((r) => r.violations), leftMs: budget.leftMs() }));
@@ -40,9 +48,7 @@ export async function runGate(o: GateOptions): Promise<GateReport> {
   // The source says how its daemon starts (a mount per node for a cluster), what stops before it, and how many failures of the tool end the run.
   const daemons = new DaemonFixture(o.startDaemon ?? (() => source.startDaemon()), () => source.beforeDaemonStop(), log, () => source.maxToolFailures);
   const ctx: GateContext = { o, target, budget, phases, daemons, failures, log, doing: (words) => { doing = words; } };
-  // A cluster runs cluster cases (cut kinds, live cuts), not the single-disk scenarios and suites.
-  const nodes = clusterNodes(target, o.variant, o.settings);
-  const source: CaseSource = nodes > 1 ? clusterSource(ctx, nodes) : singleDiskSource(ctx, ref);
+  const source = sourceOf(ctx);
   try {
     progress.start();
     await daemons.open();
