@@ -24,7 +24,7 @@ export function randomSuiteKindOf(v: KnownBadVariant): Extract<SuiteKind, 'fault
 export const PROOF_TESTS: Readonly<Record<string, Partial<Record<Exclude<VariantProof, 'scenario'>, string>>>> = {
   'powercut-queue': { exhaustive: 'properties/exhaustive-variants.test.ts', random: 'properties/variants.test.ts' },
   leveldb: { exhaustive: 'src/targets/leveldb/leveldb.test.ts' },
-  // A cluster: the cluster gate's crash states catch it (src/gate/cluster-gate.ts).
+  // A cluster: the cluster gate's crash states catch it (src/gate/cluster-source.ts).
   'replicated-queue': { exhaustive: 'src/gate/cluster-gate.test.ts' },
 };
 

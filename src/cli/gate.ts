@@ -14,7 +14,7 @@ import { writeGateReport } from '../report/index.js';
 import { DEFAULT_GATE_MODE, GATE_MODES, gateSuites, type GateMode } from '../gate/suites.js';
 import { checkVariant, DEFAULT_TARGET, resolveTarget, TARGET_NAMES } from '../targets/index.js';
 import { MAX_DRIVER_NODES } from '../targets/external.js';
-import { DEFAULT_LIVE_CUTS } from '../gate/cluster-gate.js';
+import { DEFAULT_LIVE_CUTS } from '../gate/cluster-source.js';
 import { DEFAULT_NODES_CUT, isNodesCutChoice, kindsAsked, NODES_CUT_CHOICES, type NodesCutChoice } from '../gate/cluster-kinds.js';
 
 export const DEFAULT_TIME_BUDGET_S = 180;

@@ -19,7 +19,7 @@ import { formatTrace } from '../harness/trace-format.js';
 import { describeRerun } from './replay-verdict.js';
 import { judgeClusterState, recordCluster } from '../gate/cluster-cases.js';
 import { recoverClusterImage } from '../harness/cluster/cluster-run.js';
-import { describeClusterCut } from '../gate/cluster-gate.js';
+import { describeClusterCut } from '../gate/cluster-kinds.js';
 import { targetName } from '../targets/index.js';
 
 /** A crash state's re-run judges at most this many states cutting the same nodes (the same state first, then the nearest): each state's recovery takes about a second. */

@@ -1,8 +1,9 @@
 // A cluster gate's coverage: counted per node, added up over shards, and its floor in words.
 import { describe, expect, it } from 'vitest';
+import { policyCoverage } from '../harness/coverage.js';
 import { newRow } from '../report/gate-results.js';
 import { checkFloor } from './floor.js';
-import { countCut, countRequests, emptyClusterCoverage, formatClusterCoverage, formatClusterFloor, kindFloor, mergeClusterCoverage, type ClusterKindCoverage } from './cluster-coverage.js';
+import { CLUSTER_LOSE_UNSYNCED_SHARE, countCut, countRequests, emptyClusterCoverage, formatClusterCoverage, formatClusterFloor, kindFloor, kindShareFloor, mergeClusterCoverage, type ClusterKindCoverage } from './cluster-coverage.js';
 
 describe('cluster coverage', () => {
   it('counts requests and cuts per node, and adds shards up', () => {
@@ -36,5 +37,23 @@ describe('cluster coverage', () => {
     const checks = checkFloor([{ row: judged, floor: [kindFloor('coordinated', true)] }, { row: none, floor: [kindFloor('majority', false)] }]);
     expect(checks.map((c) => c.met)).toEqual([true, false]);
     expect(formatClusterFloor(checks)).toContain('NOT met: cluster majority: majority cuts judged (crash states and landed live cuts) 0, needs at least 1; raise --time-budget or --max-states');
+  });
+
+  it('each kind must judge a share of the lose-unsynced states it listed (rounded up), named with its figures and what raises it', () => {
+    const row = (judged: number, listed: number) => {
+      const r = newRow('cluster one-node', 'suite');
+      r.cases = judged;
+      Object.assign(policyCoverage(r.coverage, 'lose-unsynced'), { states: judged, listed });
+      return r;
+    };
+    const listed = Math.round(2.5 / CLUSTER_LOSE_UNSYNCED_SHARE);
+    const needed = Math.ceil(CLUSTER_LOSE_UNSYNCED_SHARE * listed);
+    expect(needed).toBe(3);
+    const below = checkFloor([{ row: row(needed - 1, listed), floor: [kindFloor('one', true), kindShareFloor()] }]);
+    expect(below.map((c) => c.met)).toEqual([true, false]);
+    expect(formatClusterFloor(below)).toContain(`  NOT met: cluster one-node: lose-unsynced states judged of those listed ${needed - 1}/${listed}, needs at least ${needed} (0.4 % of ${listed}); raise --time-budget`);
+    // Nothing listed asks nothing (a kind whose states --max-states left out is held to its case alone).
+    expect(checkFloor([{ row: row(needed, listed), floor: [kindShareFloor()] }, { row: row(0, 0), floor: [kindShareFloor()] }]).map((c) => c.met)).toEqual([true, true]);
+    expect(formatClusterFloor(checkFloor([{ row: row(needed, listed), floor: [kindShareFloor()] }]))).toMatch(/^floor: met \(1 requirements\): every cut kind asked for judged a case and 0\.4 % of the lose-unsynced crash states it listed/);
   });
 });

@@ -38,7 +38,10 @@ describe(`powercut gate --target ${TARGET} (a cluster of three nodes)`, () => {
     expect(budgetBroken(r.stdout)).toBeUndefined();
     expect(r.stdout).toMatch(/^cluster: 3 nodes, --nodes-cut all-kinds \(coordinated, one, majority\)/m);
     expect(r.stdout).toMatch(/^ {2}per node: node 0 [1-9]\d* requests, .*; node 1 [1-9]\d* requests, .*; node 2 [1-9]\d* requests/m);
-    expect(r.stdout).toMatch(/^floor: met \(9 requirements\)/m);
+    // Per kind: a case, a share of its lose-unsynced states listed, a state under each of the two policies.
+    expect(r.stdout).toMatch(/^floor: met \(12 requirements\)/m);
+    // The one loop's phases, as on one disk.
+    expect(r.stdout).toMatch(/^phases: record\+judge \d+\.\d s, causes \d+\.\d s of 2\.0 s, shrink 0\.0 s of 1\.5 s, artifacts \d+\.\d s of 0\.5 s \(budget 10\.0 s\)$/m);
     expect(r.stdout).toMatch(/^lose-unsynced states judged of those listed, per cut kind: coordinated \d+\/[1-9]\d*, one-node \d+\/[1-9]\d*, majority \d+\/[1-9]\d*$/m);
     expect(r.stdout).toContain('distinct failures are grouped by cause for crash states whose cause is proven');
     expect(existsSync(path.join(root, 'arts-pass'))).toBe(false);
@@ -47,6 +50,7 @@ describe(`powercut gate --target ${TARGET} (a cluster of three nodes)`, () => {
     expect(validate(result), JSON.stringify(validate.errors, null, 1)).toBe(true);
     expect(result.overrunMs, `the gate ended ${result.overrunMs} ms past its 10 s budget`).toBeLessThanOrEqual(result.allowedOverrunMs);
     expect(result.cluster.kinds).toEqual(['coordinated', 'one', 'majority']);
+    expect(result.phases.map((p: { phase: string }) => p.phase)).toEqual(['record+judge', 'causes', 'shrink', 'artifacts']);
     for (const kind of result.cluster.kinds) expect(result.cluster.perKind[kind].states, kind).toBeGreaterThan(0);
     expect(result.cluster.perNode.map((n: { requests: number }) => n.requests > 0)).toEqual([true, true, true]);
     expect(result.rows.map((row: { name: string; cases: number }) => row.cases > 0)).toEqual([true, true, true]);

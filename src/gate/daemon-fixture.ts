@@ -1,19 +1,24 @@
 // The filesystem daemon a gate run uses, one at a time: started once, replaced by a fresh one after
 // a failure of the tool (a harness error leaves the daemon in an unknown state), and given up when
-// none starts: the run then ends with what it has. Both gate loops (one disk, a cluster) use it.
+// none starts, or when the tool failed as often as the run allows (then it is broken, not the queue):
+// the run then ends with what it has. The gate loop owns it (gate.ts); the case sources restart it.
 import type { TempDaemon } from '../harness/daemon-process.js';
 import type { GateRow } from '../report/gate-results.js';
 
 export class DaemonFixture {
-  /** No daemon could be started after a failure: the run must end. */
+  /** The run must end: no daemon could be started after a failure, or the tool failed `maxFailures` times. */
   lost = false;
   private daemon: TempDaemon | undefined;
+  /** Failures of the tool so far (each one a restart asked for). */
+  private failures = 0;
 
   constructor(
     private readonly start: () => Promise<TempDaemon>,
     /** Called before a daemon is replaced or stopped (serving drivers run on its mount). */
     private readonly beforeStop: () => Promise<void> = async () => {},
     private readonly log: (line: string) => void = () => {},
+    /** The failure of the tool that ends the run instead of a restart (a cluster's: its third); read when one comes, unbounded by default. */
+    private readonly maxFailures: () => number = () => Infinity,
   ) {}
 
   /** Starts the first daemon (a failure here is the caller's: nothing ran yet). */
@@ -32,10 +37,17 @@ export class DaemonFixture {
     return this.daemon;
   }
 
-  /** A fresh daemon after a failure of the tool. False (and `row` says why) if none starts. */
+  /**
+   * A fresh daemon after a failure of the tool. False if the run must end: none starts (`row` says
+   * why), or this was the failure that reaches the cap (the row already says what failed).
+   */
   async restart(row: GateRow): Promise<boolean> {
     // The old daemon failed already: its stop's own error would say nothing more.
     await this.stopCurrent().catch(() => undefined);
+    if (++this.failures >= this.maxFailures()) {
+      this.lost = true;
+      return false;
+    }
     try {
       this.daemon = await this.start();
       return true;

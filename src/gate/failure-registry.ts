@@ -1,6 +1,7 @@
 // The distinct failures of a gate run, by key (a cause, a signature, or a cluster's checks and cut):
 // a case of a known key is counted under it; a new key is kept, with its first (or shrunk) case's
-// artifact. Both gate loops use it, so a failure is counted the same way whatever found it.
+// artifact. The gate loop owns it and every case source counts into it, so a failure is counted the
+// same way whatever found it.
 import type { DistinctFailure, GateRow } from '../report/gate-results.js';
 
 export class FailureRegistry {

@@ -63,9 +63,14 @@ export function shareOfLoseUnsynced(share = LOSE_UNSYNCED_SHARE): FloorRequireme
     what: 'lose-unsynced states judged of those listed',
     figure: (r) => r.coverage.policies['lose-unsynced']?.states ?? 0,
     min: (r) => Math.ceil(share * listed(r)),
-    of: { figure: listed, share: share === 0.5 ? 'half' : share === 0.25 ? 'a quarter' : `${Math.round(share * 100)} %` },
+    of: { figure: listed, share: shareWords(share) },
     raise: BUDGET,
   };
+}
+
+/** "half", "a quarter", "10 %", "0.4 %" (a share below a percent keeps its tenth). */
+export function shareWords(share: number): string {
+  return share === 0.5 ? 'half' : share === 0.25 ? 'a quarter' : `${Number((share * 100).toFixed(1))} %`;
 }
 
 /** Random mode: at least one cut under `policy` that froze at its request. */

@@ -1,5 +1,5 @@
 // What a gate run is asked and what it answers, whatever ran it (one disk or a cluster): its
-// options, its report, its verdict and exit code. Both gate loops and merge share these.
+// options, its report, its verdict and exit code. The gate loop (whatever its case source) and merge share these.
 import type { StateCaps, StatePolicy } from '../../fusefs/crash-states.js';
 import type { TempDaemon } from '../harness/daemon-process.js';
 import type { ExternalDriver } from '../harness/target.js';
@@ -69,7 +69,7 @@ export interface GateReport {
   exitCode: number;
   /** The summary table and failure details, as printed. */
   text: string;
-  /** A cluster target's coverage per cut kind and per node (cluster-gate.ts). */
+  /** A cluster target's coverage per cut kind and per node (cluster-source.ts). */
   cluster?: ClusterCoverage;
   /** Each phase's share of the budget and the time it used (phases.ts). */
   phases?: PhaseUse[];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { inputFits, MAX_ROUND_SLICE_MS, MIN_SLICE_MS, turnMs, turnOrder } from './scheduler.js';
+import { inputFits, MAX_ROUND_SLICE_MS, MIN_SLICE_MS, nextWorkload, Rounds, turnMs, turnOrder } from './scheduler.js';
 
 describe('the gate\'s scheduler (pure)', () => {
   it('starts each round and each seed at another suite, keeping the order around', () => {
@@ -30,5 +30,43 @@ describe('the gate\'s scheduler (pure)', () => {
     expect(inputFits(1_000, 4_000, 5_000, 10_000)).toBe(false);
     expect(inputFits(1_000, 0, 5_000, MIN_SLICE_MS - 1)).toBe(false);
     expect(inputFits(1_000, 8_000, 20_000, 7_000)).toBe(false);
+  });
+
+  it('gives every suite not done a turn each round, each round starting at another, until none is left', () => {
+    const done = new Set<string>();
+    const rounds = new Rounds(['a', 'b', 'c'], 0, { leftMs: () => 60_000, done: (s) => done.has(s), owed: () => false });
+    const turns = (n: number) => Array.from({ length: n }, () => rounds.next()).map((t) => t && `${t.suite}${t.round}/${t.active.length}`);
+    expect(turns(3)).toEqual(['a0/3', 'b0/3', 'c0/3']);
+    // A suite done in its turn is left out from the next round on (its round's others keep their turns).
+    done.add('c');
+    expect(turns(2)).toEqual(['b1/2', 'a1/2']);
+    done.add('a');
+    done.add('b');
+    expect(turns(2)).toEqual([undefined, undefined]);
+  });
+
+  it('below a slice of judging\'s time gives turns only to suites the floor still owes a case, then ends for good', () => {
+    let leftMs = 60_000;
+    const judged = new Set<string>(['a']);
+    const rounds = new Rounds(['a', 'b', 'c'], 0, { leftMs: () => leftMs, done: () => false, owed: (s) => !judged.has(s) });
+    expect(rounds.next()?.suite).toBe('a');
+    leftMs = MIN_SLICE_MS - 1;
+    // b is owed (its turn stands), c too; in the next round only what is still owed.
+    expect(rounds.next()?.suite).toBe('b');
+    judged.add('b');
+    expect(rounds.next()?.suite).toBe('c');
+    expect(rounds.next()?.suite).toBe('c');
+    judged.add('c');
+    expect(rounds.next()).toBeUndefined();
+    // Over is over: time coming back (a clock that went backwards, say) starts no round.
+    leftMs = 60_000;
+    expect(rounds.next()).toBeUndefined();
+  });
+
+  it('starts a cluster workload while the budget holds one, and past it one more only for a kind the floor still owes', () => {
+    expect(nextWorkload(6_000, 6_000, false, false)).toBe('start');
+    expect(nextWorkload(5_999, 6_000, false, false)).toBe('none');
+    expect(nextWorkload(5_999, 6_000, false, true)).toBe('overtime');
+    expect(nextWorkload(0, 6_000, true, true)).toBe('none');
   });
 });

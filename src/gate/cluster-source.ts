@@ -1,15 +1,16 @@
-// The gate on a cluster target (target.nodeCount(settings) > 1): seeded generated workloads, each
-// recorded once on one daemon serving a mount per node; per workload, its coordinated and mixed
-// crash states of the kinds asked (spread over the run, the kinds in turn, recovered in the parallel
-// slots of the ClusterStatePool, within the budget), then a live cut of
-// each kind at a seeded request and seeded nodes, restarted while the run goes on. One row per cut
-// kind; the floor asks each kind for a judged case. A workload's failing states get their causes
-// searched once all its states are judged (cluster-cause.ts; a cause is named only when its proof
-// holds on them), and group by cause; the rest, and live cuts, by check, cut kind and nodes. Each
-// group gets an artifact: a state's with its nodes' images (replay recovers them exactly), a live
-// cut's with each cut node's disk at the cut (replay re-runs it, a sample).
+// The cases of a cluster target (target.nodeCount(settings) > 1), as a case source of the gate loop
+// (case-source.ts): seeded generated workloads, each a unit, recorded once on one daemon serving a
+// mount per node; per workload, its coordinated and mixed crash states of the kinds asked (spread
+// over the run, the kinds in turn, recovered in the parallel slots of the ClusterStatePool, within
+// the budget), then a live cut of each kind at a seeded request and seeded nodes, restarted while
+// the run goes on. One row per cut kind; the floor asks each kind for a judged case. A workload's
+// failing states get their causes searched once all its states are judged (cluster-cause.ts, within
+// the causes' share; a cause is named only when its proof holds on them), and group by cause; the
+// rest, and live cuts, by check, cut kind and nodes. Each group gets an artifact: a state's with its
+// nodes' images (replay recovers them exactly), a live cut's with each cut node's disk at the cut
+// (replay re-runs it, a sample).
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
@@ -26,23 +27,18 @@ import { countContract, policyCoverage } from '../harness/coverage.js';
 import { startTempDaemon, type TempDaemon } from '../harness/daemon-process.js';
 import { mergeTimeouts } from '../harness/driver-process.js';
 import { contractOf } from '../harness/outcome.js';
-import type { Target, TargetRef, TargetSettings } from '../harness/target.js';
+import { within } from '../harness/time-share.js';
+import type { TargetRef, TargetSettings } from '../harness/target.js';
 import { drawArtifactReport } from '../report/index.js';
-import { newRow, totals, type GateRow } from '../report/gate-results.js';
-import { Budget } from './budget.js';
+import { newRow, type GateRow } from '../report/gate-results.js';
+import type { CaseSource, GateContext } from './case-source.js';
 import { recordCluster, type ClusterJudged, type ClusterRecording } from './cluster-cases.js';
 import { StateTurns } from '../harness/cluster/state-turns.js';
-import { countCut, countRequests, emptyClusterCoverage, kindFloor, type ClusterCoverage } from './cluster-coverage.js';
-import { cutSizes, DEFAULT_NODES_CUT, KIND_ROW, kindOfCut, kindsAsked, seededRandom, spreadOrder, type CutKind } from './cluster-kinds.js';
-import { checkFloor, statesUnder, type FloorRequirement } from './floor.js';
-import { toJunitXml } from './junit.js';
-import { PHASE_SHARES } from './phases.js';
-import { ProgressReporter } from './progress.js';
+import { countCut, countRequests, emptyClusterCoverage, kindFloor, kindShareFloor, type ClusterCoverage } from './cluster-coverage.js';
+import { cutSizes, DEFAULT_NODES_CUT, describeClusterCut, KIND_ROW, kindOfCut, kindsAsked, seededRandom, spreadOrder, type CutKind } from './cluster-kinds.js';
+import { statesUnder, type FloorRequirement } from './floor.js';
+import { nextWorkload } from './scheduler.js';
 import { roundSeed } from './suites.js';
-import { formatGateText } from './summary.js';
-import { DaemonFixture } from './daemon-fixture.js';
-import { FailureRegistry } from './failure-registry.js';
-import { exitCodeOf, verdictOf, type GateOptions, type GateReport } from './gate-report.js';
 
 /** The crash policies of a cluster's states unless --policy says otherwise: lose-unsynced (torn and journaled multiply the states by each cut node's outcomes). */
 export const DEFAULT_CLUSTER_POLICIES: readonly StatePolicy[] = ['lose-unsynced'];
@@ -84,17 +80,9 @@ function openedAfter(rec: ClusterRecording): number {
   return rec.recorded.marks.find((m) => m.n === line)?.afterOp ?? 0;
 }
 
-/** A cut in words: "a coordinated crash state", "a live cut of node 1, restarted while the run went on". */
-export function describeClusterCut(how: How, nodes: readonly number[] | 'all' | undefined, policy: StatePolicy = 'lose-unsynced'): string {
-  const all = nodes === undefined || nodes === 'all';
-  const who = all ? '' : nodes.length === 1 ? `node ${nodes[0]}` : `nodes ${nodes.join(', ')}`;
-  const state = policy === 'lose-unsynced' ? 'crash state' : `${policy} crash state`;
-  if (how === 'state') return all ? `a coordinated ${state}` : `a ${state} cutting ${who} (the others lost only their processes)`;
-  return all ? 'a live coordinated cut' : `a live cut of ${who}, restarted while the run went on`;
-}
-
-export async function runClusterGate(o: GateOptions, target: Target, nodes: number): Promise<GateReport> {
-  const budget = new Budget(o.timeBudgetMs);
+/** The cut kinds of a cluster of `nodes` nodes. */
+export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
+  const { o, target, budget, phases, daemons, failures: distinct } = ctx;
   const choice = o.nodesCut ?? DEFAULT_NODES_CUT;
   const asked = kindsAsked(choice, nodes);
   if (asked.length === 0) throw new Error(`a cluster of ${nodes} nodes has no cut of kind ${choice}`);
@@ -109,32 +97,23 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
   const arb = crashInputArb({ ...ref, kind: 'exhaustive', settings: forced, ...(o.variant !== undefined ? { variant: o.variant } : {}) });
 
   const rows = new Map<CutKind, GateRow>(asked.map((k) => [k, newRow(KIND_ROW[k], 'suite')]));
-  // Each kind judges a case; with several policies, a state under each (a state of the first is judged before any of the next).
-  const floors = new Map<GateRow, readonly FloorRequirement[]>(asked.map((k) => [rows.get(k)!, [kindFloor(k, liveCuts > 0 && LIVE_KINDS.includes(k)), ...(policies.length > 1 ? policies.map(statesUnder) : [])]]));
+  // Each kind judges a case and a share of the lose-unsynced states it listed; with several policies,
+  // a state under each (a state of the first is judged before any of the next).
+  const floors = new Map<GateRow, readonly FloorRequirement[]>(asked.map((k) => [rows.get(k)!, [
+    kindFloor(k, liveCuts > 0 && LIVE_KINDS.includes(k)), kindShareFloor(), ...(policies.length > 1 ? policies.map(statesUnder) : []),
+  ]]));
   const cov: ClusterCoverage = emptyClusterCoverage(nodes, choice, asked);
-  const distinct = new FailureRegistry((line) => progress.log(line));
   const owed = (k: CutKind) => rows.get(k)!.cases === 0;
   // With several policies the floor also asks a state under each: owed too, so a slow machine cannot fall below it.
   const owedUnder = (k: CutKind, p: StatePolicy) => policies.length > 1 && (rows.get(k)!.coverage.policies[p]?.states ?? 0) === 0;
   const owesAny = (k: CutKind) => owed(k) || policies.some((p) => owedUnder(k, p));
-  let errors = 0;
   let stopped = false;
-  let phase = 'starting the filesystem daemon';
-  const allRows = () => [...rows.values()];
-  const progress = new ProgressReporter(o.out, () => ({
-    phase, cases: allRows().reduce((n, r) => n + r.cases, 0), unit: 'cluster cuts', violations: allRows().reduce((n, r) => n + r.violations, 0), leftMs: budget.leftMs(),
-  }));
-  const daemons = new DaemonFixture(o.startDaemon ?? (() => startTempDaemon('gate-cluster', nodes)), async () => {}, (line) => progress.log(line));
 
-  /** A failure of the tool: the row says so, and a fresh daemon serves what follows (none, or too many failures: the run ends). */
+  /** A failure of the tool: the row says so, and a fresh daemon serves what follows (none, or the MAX_ERRORS-th failure: the run ends). */
   const toolFailed = async (row: GateRow, what: string, err: unknown): Promise<void> => {
-    errors++;
     row.errors.push(`${what} failed (the tool, not the queue): ${err instanceof Error ? err.message : String(err)}`);
-    progress.log(`${row.name}: ERROR ${row.errors[row.errors.length - 1].split('\n')[0]}`);
-    if (errors >= MAX_ERRORS) {
-      stopped = true;
-      await daemons.stop().catch(() => undefined);
-    } else if (!(await daemons.restart(row))) stopped = true;
+    ctx.log(`${row.name}: ERROR ${row.errors[row.errors.length - 1].split('\n')[0]}`);
+    if (!(await daemons.restart(row))) stopped = true;
   };
 
   /** Counts a failing state or case under its group; a new group keeps an artifact (with report.html). */
@@ -156,13 +135,15 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
     let artifactDir: string | undefined;
     let imagesDir: string | undefined;
     try {
-      if (typeof images === 'function') {
-        imagesDir = await mkdtemp(path.join(os.tmpdir(), 'powercut-cluster-images-'));
-        await images(path.join(imagesDir, 'cut-0-after-crash'));
-      }
-      artifactDir = await writeClusterArtifact(o.artifactRoot, target.name, { ...judged, case: c }, typeof images === 'string' ? images : imagesDir);
-      if (kept) await writeCause(artifactDir, kept);
-      await drawArtifactReport(artifactDir);
+      await within(phases.share('artifacts'), async () => {
+        if (typeof images === 'function') {
+          imagesDir = await mkdtemp(path.join(os.tmpdir(), 'powercut-cluster-images-'));
+          await images(path.join(imagesDir, 'cut-0-after-crash'));
+        }
+        artifactDir = await writeClusterArtifact(o.artifactRoot, target.name, { ...judged, case: c }, typeof images === 'string' ? images : imagesDir);
+        if (kept) await writeCause(artifactDir, kept);
+        await drawArtifactReport(artifactDir);
+      });
     } catch (err) {
       row.errors.push(`writing the artifact of "${key}" failed (the failure stands): ${err instanceof Error ? err.message : String(err)}`);
     } finally {
@@ -206,21 +187,16 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
 
   /**
    * The causes of a recording's failing states (cluster-cause.ts), within the causes' share of the
-   * budget; a failure of the search leaves the states without a cause (the row says why).
+   * budget (phases.ts, as on one disk); a failure of the search leaves the states without a cause (the row says why).
    */
-  let causesUsedMs = 0;
   const causesOf = async (rec: ClusterRecording, judged: readonly JudgedClusterState[], daemon: TempDaemon, row: GateRow): Promise<Map<JudgedClusterState, Cause>> => {
     if (o.groupBy === 'signature' || !judged.some((j) => j.violations.length > 0)) return new Map();
-    const started = Date.now();
-    const deadlineMs = started + Math.max(0, Math.min(o.timeBudgetMs * PHASE_SHARES.causes - causesUsedMs, budget.leftMs()));
     try {
-      phase = `searching the causes of ${judged.filter((j) => j.violations.length > 0).length} failing crash states`;
-      return await explainClusterRun({ daemon: daemon.daemon, target, input: rec.input, recorded: rec.recorded, timeouts }, judged, deadlineMs);
+      ctx.doing(`searching the causes of ${judged.filter((j) => j.violations.length > 0).length} failing crash states`);
+      return await within(phases.share('causes'), () => explainClusterRun({ daemon: daemon.daemon, target, input: rec.input, recorded: rec.recorded, timeouts }, judged, phases.deadlineMs('causes')));
     } catch (err) {
       row.errors.push(`searching the causes of a workload's failing states failed (the failures stand, without their causes): ${err instanceof Error ? err.message : String(err)}`);
       return new Map();
-    } finally {
-      causesUsedMs += Date.now() - started;
     }
   };
 
@@ -239,7 +215,7 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
     const atOp = draw.cut.atOp;
     const pause: NodePause | undefined = draw.pause;
     const c: ClusterArtifactCase = { ...ref, ...input, cut: { atOp, timing: 'before' }, nodesCut: nodesCut === 'all' ? 'all' : [...nodesCut], policy: 'lose-unsynced', seed, nodes, ...(pause ? { pause } : {}) };
-    phase = `${row.name}: live cut at request ${atOp} of ${nodesCut === 'all' ? 'every node' : `node(s) ${nodesCut.join(', ')}`}${pause ? `, node ${pause.node} paused at request ${pause.atOp}` : ''}`;
+    ctx.doing(`${row.name}: live cut at request ${atOp} of ${nodesCut === 'all' ? 'every node' : `node(s) ${nodesCut.join(', ')}`}${pause ? `, node ${pause.node} paused at request ${pause.atOp}` : ''}`);
     const started = Date.now();
     let r: Awaited<ReturnType<typeof runClusterCase>>;
     // Each cut node's disk at the cut, kept for the artifact should the case fail: the run goes on past the cut, so no state holds it later.
@@ -257,7 +233,7 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
       // open and none opens without a majority, so the run could only fail to open. Not a case the
       // gate judges (docs/cluster.md, "Not built yet"): counted as a cut that did not land.
       if (kind === 'majority' && r.frozenAt !== null && r.runs[0]?.outcomes.some((x) => x.t === 'error' && x.where === 'open')) {
-        progress.log(`${row.name}: the live cut at request ${atOp} landed while the cluster was opening; not judged (a majority cut is judged only once the cluster is open)`);
+        ctx.log(`${row.name}: the live cut at request ${atOp} landed while the cluster was opening; not judged (a majority cut is judged only once the cluster is open)`);
         countLiveCut(kind, nodesCut, { ...r, frozenAt: null });
         return;
       }
@@ -292,127 +268,125 @@ export async function runClusterGate(o: GateOptions, target: Target, nodes: numb
 
   let recordings = 0;
   const pool = new ClusterStatePool(target, nodes, CLUSTER_STATE_SLOTS, timeouts);
-  try {
-    progress.start();
-    await daemons.open();
-    // Past the budget, one more workload runs only for kinds still owed a case (the floor); never a second.
-    for (let input = 0, overtime = false; !stopped; input++) {
-      if (budget.leftMs() < MIN_LIVE_MS) {
-        if (overtime || !asked.some(owesAny)) break;
-        overtime = true;
-      }
-      const drawn = fc.sample(arb, { seed: roundSeed(o.seed, 0, input), numRuns: 1 })[0];
-      const drawnNodes = nodeCountOf(target, drawn.settings);
-      if (drawnNodes !== nodes) throw new Error(`invariant: every workload of a cluster gate runs on its ${nodes} nodes, but settings ${JSON.stringify(drawn.settings)} give ${drawnNodes} (force the node count with --settings)`);
-      const clusterInput: ClusterInput = { workload: drawn.workload, settings: drawn.settings, ...(drawn.variant !== undefined ? { variant: drawn.variant } : {}) };
-      const first = rows.get(asked[0])!;
-      phase = `recording workload ${input + 1}`;
-      let rec: ClusterRecording;
-      const started = Date.now();
-      try {
-        rec = await recordCluster(daemons.current.daemon, target, clusterInput, o.caps?.maxStates ?? 1_000, timeouts, policies);
-      } catch (err) {
-        await toolFailed(first, `recording workload ${input + 1}`, err);
-        continue;
-      }
-      first.durationMs += Date.now() - started;
-      recordings++;
-      cov.recordings++;
-      cov.intervals += rec.intervals;
-      cov.statesListed += rec.states.length;
-      cov.statesCapped += rec.capped;
-      countRequests(cov, rec.recorded.trace);
-      if (rec.capped > 0) for (const r of rows.values()) if (!r.capsHit.includes('max-states')) r.capsHit.push('max-states');
 
-      // Offline: the kinds in turn, each kind's states in spread order, for this workload's slice of
-      // the budget (leaving room for its live cuts), so each kind gets its first state early.
-      const liveKinds = liveCuts > 0 ? asked.filter((k) => LIVE_KINDS.includes(k)).length : 0;
-      const slice = Math.min(MAX_STATES_SLICE_MS, budget.leftMs() - liveKinds * liveCuts * MIN_LIVE_MS - 500);
-      const sliceEndsMs = Date.now() + Math.max(0, slice);
-      // Each kind's states: its policies in turn, each policy's states in spread order.
-      const byKind = asked.map((k) => interleave(policies.map((p) => spreadOrder(rec.states.filter((s) => s.id.policy === p && kindOfCut(asked, s.id.nodes, nodes) === k), random))));
-      // What each kind listed under lose-unsynced, for the summary's judged / listed per kind.
-      asked.forEach((k, j) => { policyCoverage(rows.get(k)!.coverage, 'lose-unsynced').listed += byKind[j].filter((x) => x.id.policy === 'lose-unsynced').length; });
-      // The recording lives in the daemon that made it: after a failure of the tool (a fresh daemon) its states are gone.
-      const recordedOn: TempDaemon = daemons.current;
-      // The states go to the pool's slots in the kinds' turn (StateTurns); a kind with a state in a
-      // slot is not owed another past the slice (the floor asks one judged case, not one per slot).
-      const turns = new StateTurns(byKind);
-      // States in slots, per kind and per kind and policy: what the floor will have once they are judged.
-      const inFlight = asked.map(() => 0);
-      const inFlightUnder = asked.map(() => new Map<StatePolicy, number>());
-      const kindOfState = new Map<CrashStateInfo, number>();
-      const judgedHere: (JudgedClusterState & { verdict: ClusterStateVerdict; kind: CutKind })[] = [];
-      const pastSlice = () => Date.now() >= sliceEndsMs || budget.leftMs() < MIN_STATE_MS;
-      // Owed and nothing in a slot that pays it: a kind's case, or its state under policy p (any policy when p is not given).
-      const owedUnderNow = (j: number, p: StatePolicy) => owedUnder(asked[j], p) && (inFlightUnder[j].get(p) ?? 0) === 0;
-      const owedNow = (j: number, p?: StatePolicy) => (owed(asked[j]) && inFlight[j] === 0) || (p === undefined ? policies.some((q) => owedUnderNow(j, q)) : owedUnderNow(j, p));
-      const next = (): CrashStateInfo | undefined => {
-        if (stopped || daemons.running !== recordedOn) return undefined;
-        // Past the slice only a kind still owed a case, or a state under a policy, goes on (the floor).
-        const t = turns.next((j, st) => !pastSlice() || owedNow(j, st.id.policy), () => Date.now() >= sliceEndsMs && !asked.some((_, j) => owedNow(j)));
-        if (!t) return undefined;
-        inFlight[t.kind]++;
-        inFlightUnder[t.kind].set(t.state.id.policy, (inFlightUnder[t.kind].get(t.state.id.policy) ?? 0) + 1);
-        kindOfState.set(t.state, t.kind);
-        phase = `${KIND_ROW[asked[t.kind]]}: crash state after request ${t.state.id.afterOp} of workload ${input + 1} (${pool.size} slots)`;
-        return t.state;
-      };
-      try {
-        await pool.judge(recordedOn.daemon, rec, next, async (v) => {
-          const j = kindOfState.get(v.state);
-          if (j === undefined) throw new Error(`invariant: a judged state was handed out by the turns (state after request ${v.state.id.afterOp})`);
-          inFlight[j]--;
-          inFlightUnder[j].set(v.state.id.policy, inFlightUnder[j].get(v.state.id.policy)! - 1);
-          // --stop-on-first: the states other slots held when the first failure came are left
-          // uncounted, so the run reports that one failure and no later one.
-          if (stopped && o.stopOnFirst) return;
-          // Set here, before the awaits of its artifact, so a verdict coming meanwhile is left out too.
-          if (o.stopOnFirst && v.violations.length > 0) stopped = true;
-          stateJudged(v, asked[j]);
-          judgedHere.push({ state: v.state, violations: v.violations, drain: v.runs[v.runs.length - 1], verdict: v, kind: asked[j] });
-        });
-        // The failing states with their causes, once every state of the recording judged here is in (a proof judges them all).
-        const causes = await causesOf(rec, judgedHere, recordedOn, rows.get(asked[0])!);
-        for (const x of judgedHere) if (x.violations.length > 0) await stateFailed(rec, x.verdict, x.kind, recordedOn, causes.get(x));
-      } catch (err) {
-        const j = err instanceof ClusterStateError ? kindOfState.get(err.state) : undefined;
-        const row = rows.get(asked[j ?? 0])!;
-        const what = err instanceof ClusterStateError ? `recovering ${describeClusterCut('state', err.state.id.nodes)} after request ${err.state.id.afterOp}` : `judging workload ${input + 1}'s crash states`;
-        await toolFailed(row, what, err instanceof ClusterStateError ? err.reason : err);
-      }
-      // Live: each kind's cuts at seeded requests and nodes. The first of each kind had its time kept
-      // from the states' slice, so it runs even when the last state ran over (by a second or so).
-      for (let i = 0; i < liveCuts && !stopped; i++) {
-        for (const kind of asked.filter((k) => LIVE_KINDS.includes(k))) {
-          if (stopped) break;
-          if (budget.leftMs() < (i === 0 ? MIN_STATE_MS : MIN_LIVE_MS) && !owed(kind)) continue;
-          await liveCut(clusterInput, kind, rec.recorded.trace.length, openedAfter(rec), roundSeed(o.seed, 1, input * 97 + i), daemons.current);
-        }
+  /** Workload `input`: recorded, its crash states judged for its slice of the budget, their causes searched, then its live cuts. */
+  const workload = async (input: number): Promise<void> => {
+    const drawn = fc.sample(arb, { seed: roundSeed(o.seed, 0, input), numRuns: 1 })[0];
+    const drawnNodes = nodeCountOf(target, drawn.settings);
+    if (drawnNodes !== nodes) throw new Error(`invariant: every workload of a cluster gate runs on its ${nodes} nodes, but settings ${JSON.stringify(drawn.settings)} give ${drawnNodes} (force the node count with --settings)`);
+    const clusterInput: ClusterInput = { workload: drawn.workload, settings: drawn.settings, ...(drawn.variant !== undefined ? { variant: drawn.variant } : {}) };
+    const first = rows.get(asked[0])!;
+    ctx.doing(`recording workload ${input + 1}`);
+    let rec: ClusterRecording;
+    const started = Date.now();
+    try {
+      rec = await recordCluster(daemons.current.daemon, target, clusterInput, o.caps?.maxStates ?? 1_000, timeouts, policies);
+    } catch (err) {
+      await toolFailed(first, `recording workload ${input + 1}`, err);
+      return;
+    }
+    first.durationMs += Date.now() - started;
+    recordings++;
+    cov.recordings++;
+    cov.intervals += rec.intervals;
+    cov.statesListed += rec.states.length;
+    cov.statesCapped += rec.capped;
+    countRequests(cov, rec.recorded.trace);
+    if (rec.capped > 0) for (const r of rows.values()) if (!r.capsHit.includes('max-states')) r.capsHit.push('max-states');
+
+    // Offline: the kinds in turn, each kind's states in spread order, for this workload's slice of
+    // the budget (leaving room for its live cuts), so each kind gets its first state early.
+    const liveKinds = liveCuts > 0 ? asked.filter((k) => LIVE_KINDS.includes(k)).length : 0;
+    const slice = Math.min(MAX_STATES_SLICE_MS, budget.leftMs() - liveKinds * liveCuts * MIN_LIVE_MS - 500);
+    const sliceEndsMs = Date.now() + Math.max(0, slice);
+    // Each kind's states: its policies in turn, each policy's states in spread order.
+    const byKind = asked.map((k) => interleave(policies.map((p) => spreadOrder(rec.states.filter((s) => s.id.policy === p && kindOfCut(asked, s.id.nodes, nodes) === k), random))));
+    // What each kind listed under lose-unsynced, for the summary's judged / listed per kind.
+    asked.forEach((k, j) => { policyCoverage(rows.get(k)!.coverage, 'lose-unsynced').listed += byKind[j].filter((x) => x.id.policy === 'lose-unsynced').length; });
+    // The recording lives in the daemon that made it: after a failure of the tool (a fresh daemon) its states are gone.
+    const recordedOn: TempDaemon = daemons.current;
+    // The states go to the pool's slots in the kinds' turn (StateTurns); a kind with a state in a
+    // slot is not owed another past the slice (the floor asks one judged case, not one per slot).
+    const turns = new StateTurns(byKind);
+    // States in slots, per kind and per kind and policy: what the floor will have once they are judged.
+    const inFlight = asked.map(() => 0);
+    const inFlightUnder = asked.map(() => new Map<StatePolicy, number>());
+    const kindOfState = new Map<CrashStateInfo, number>();
+    const judgedHere: (JudgedClusterState & { verdict: ClusterStateVerdict; kind: CutKind })[] = [];
+    const pastSlice = () => Date.now() >= sliceEndsMs || budget.leftMs() < MIN_STATE_MS;
+    // Owed and nothing in a slot that pays it: a kind's case, or its state under policy p (any policy when p is not given).
+    const owedUnderNow = (j: number, p: StatePolicy) => owedUnder(asked[j], p) && (inFlightUnder[j].get(p) ?? 0) === 0;
+    const owedNow = (j: number, p?: StatePolicy) => (owed(asked[j]) && inFlight[j] === 0) || (p === undefined ? policies.some((q) => owedUnderNow(j, q)) : owedUnderNow(j, p));
+    const next = (): CrashStateInfo | undefined => {
+      if (stopped || daemons.running !== recordedOn) return undefined;
+      // Past the slice only a kind still owed a case, or a state under a policy, goes on (the floor).
+      const t = turns.next((j, st) => !pastSlice() || owedNow(j, st.id.policy), () => Date.now() >= sliceEndsMs && !asked.some((_, j) => owedNow(j)));
+      if (!t) return undefined;
+      inFlight[t.kind]++;
+      inFlightUnder[t.kind].set(t.state.id.policy, (inFlightUnder[t.kind].get(t.state.id.policy) ?? 0) + 1);
+      kindOfState.set(t.state, t.kind);
+      ctx.doing(`${KIND_ROW[asked[t.kind]]}: crash state after request ${t.state.id.afterOp} of workload ${input + 1} (${pool.size} slots)`);
+      return t.state;
+    };
+    try {
+      await pool.judge(recordedOn.daemon, rec, next, async (v) => {
+        const j = kindOfState.get(v.state);
+        if (j === undefined) throw new Error(`invariant: a judged state was handed out by the turns (state after request ${v.state.id.afterOp})`);
+        inFlight[j]--;
+        inFlightUnder[j].set(v.state.id.policy, inFlightUnder[j].get(v.state.id.policy)! - 1);
+        // --stop-on-first: the states other slots held when the first failure came are left
+        // uncounted, so the run reports that one failure and no later one.
+        if (stopped && o.stopOnFirst) return;
+        // Set here, before the awaits of its artifact, so a verdict coming meanwhile is left out too.
+        if (o.stopOnFirst && v.violations.length > 0) stopped = true;
+        stateJudged(v, asked[j]);
+        judgedHere.push({ state: v.state, violations: v.violations, drain: v.runs[v.runs.length - 1], verdict: v, kind: asked[j] });
+      });
+      // The failing states with their causes, once every state of the recording judged here is in (a proof judges them all).
+      const causes = await causesOf(rec, judgedHere, recordedOn, rows.get(asked[0])!);
+      for (const x of judgedHere) if (x.violations.length > 0) await stateFailed(rec, x.verdict, x.kind, recordedOn, causes.get(x));
+    } catch (err) {
+      const j = err instanceof ClusterStateError ? kindOfState.get(err.state) : undefined;
+      const row = rows.get(asked[j ?? 0])!;
+      const what = err instanceof ClusterStateError ? `recovering ${describeClusterCut('state', err.state.id.nodes)} after request ${err.state.id.afterOp}` : `judging workload ${input + 1}'s crash states`;
+      await toolFailed(row, what, err instanceof ClusterStateError ? err.reason : err);
+    }
+    // Live: each kind's cuts at seeded requests and nodes. The first of each kind had its time kept
+    // from the states' slice, so it runs even when the last state ran over (by a second or so).
+    for (let i = 0; i < liveCuts && !stopped; i++) {
+      for (const kind of asked.filter((k) => LIVE_KINDS.includes(k))) {
+        if (stopped) break;
+        if (budget.leftMs() < (i === 0 ? MIN_STATE_MS : MIN_LIVE_MS) && !owed(kind)) continue;
+        await liveCut(clusterInput, kind, rec.recorded.trace.length, openedAfter(rec), roundSeed(o.seed, 1, input * 97 + i), daemons.current);
       }
     }
-  } finally {
-    progress.stop();
-    await pool.stop();
-    await daemons.stop();
-  }
+  };
 
-  const durationMs = budget.elapsedMs();
-  const rowList = allRows();
-  const failures = distinct.values();
-  const t = totals(rowList, durationMs);
-  const floor = checkFloor(rowList.map((row) => ({ row, floor: floors.get(row) ?? [] })));
-  const verdict = verdictOf(t, floor);
-  // Each kind's listed states are counted on its row: the coverage (summary, --json, index.html) says them per kind too.
-  for (const [kind, row] of rows) cov.perKind[kind]!.listed = row.coverage.policies['lose-unsynced']?.listed ?? 0;
-  const text = formatGateText(rowList, failures, floor, 'exhaustive', { inputs: 0, of: recordings }, durationMs, cov);
-  const exitCode = exitCodeOf(verdict);
-  if (o.junitFile) {
-    await mkdir(path.dirname(path.resolve(o.junitFile)), { recursive: true });
-    await writeFile(o.junitFile, toJunitXml(rowList, durationMs, failures, floor));
-  }
+  let inputs = 0;
+  let overtime = false;
   return {
-    rows: rowList, failures, steered: { inputs: 0, of: recordings }, durationMs, passed: verdict === 'passed', violations: t.violations, harnessErrors: t.errors,
-    floor, verdict, exitCode, text, cluster: cov,
+    unit: 'cluster cuts',
+    mode: 'exhaustive',
+    startDaemon: () => startTempDaemon('gate-cluster', nodes),
+    beforeDaemonStop: async () => {},
+    maxToolFailures: MAX_ERRORS,
+    rows: () => [...rows.values()],
+    floorOf: (row) => floors.get(row) ?? [],
+    next() {
+      if (stopped) return undefined;
+      // Past the budget, one more workload runs only for kinds still owed a case (the floor); never a second.
+      const starts = nextWorkload(budget.leftMs(), MIN_LIVE_MS, overtime, asked.some(owesAny));
+      if (starts === 'none') return undefined;
+      if (starts === 'overtime') overtime = true;
+      const input = inputs++;
+      return () => workload(input);
+    },
+    stop: () => pool.stop(),
+    steered: () => ({ inputs: 0, of: recordings }),
+    clusterCoverage() {
+      // Each kind's listed states are counted on its row: the coverage (summary, --json, index.html) says them per kind too.
+      for (const [kind, row] of rows) cov.perKind[kind]!.listed = row.coverage.policies['lose-unsynced']?.listed ?? 0;
+      return cov;
+    },
   };
 }
