@@ -23,7 +23,7 @@ import { historyOf, truncateAtCut, type Recorded } from '../exhaustive/judge-sta
 import { scratchRoot } from '../exhaustive/recovery-pool.js';
 import { judge, type RunRecord, type Violation } from '../oracle.js';
 import type { Target } from '../target.js';
-import { clusterFixedRun } from './cluster-fix.js';
+import { clusterFixedRun, type ClusterFixedRun } from './cluster-fix.js';
 import { recoverClusterImage, type ClusterInput } from './cluster-run.js';
 
 /** A judged crash state of the recording: its verdict and the drain that recovered it (what a proof judges again). */
@@ -75,52 +75,66 @@ function clusterProbe(ctx: ClusterCauseContext): ProbeFn {
 }
 
 /**
- * The proof of a fix that inserts (or moves) fsyncs: the recording's states under the hypothesis,
- * each judged lose-unsynced state's counterpart (the same cut: right after the same request of the
- * run, before any fsync inserted there; the same cut nodes) recovered and judged against the fixed
- * run's lines. The failing states first (the own one whatever the time), then the ones that
- * passed, until `deadlineMs`: what the time left out is counted as capped.
+ * The proof of a fix that inserts (or moves) fsyncs, kept open so later failing states can be
+ * judged under the same fix (extend) instead of searched again: the recording's states under the
+ * hypothesis, each judged lose-unsynced state's counterpart (the same cut: right after the same
+ * request of the run, before any fsync inserted there; the same cut nodes) recovered and judged
+ * against the fixed run's lines.
  */
-async function proveInserted(ctx: ClusterCauseContext, cause: Cause, lost: readonly LostUnit[], own: JudgedClusterState, judged: readonly JudgedClusterState[], deadlineMs: number): Promise<{ proof: CauseProof; cured: JudgedClusterState[]; fixWords: string } | undefined> {
+class InsertedProof {
+  readonly proof: CauseProof;
+  readonly cured: JudgedClusterState[] = [];
+  private readonly stillFailing = new Set<string>();
+  private readonly fixedCtx: ClusterCauseContext;
+  private readonly started = Date.now();
+
+  constructor(private readonly ctx: ClusterCauseContext, private readonly fix: ClusterFixedRun, private readonly own: JudgedClusterState) {
+    this.fixedCtx = { ...ctx, recorded: fix.recorded };
+    this.proof = { step: fix.words, failing: 0, cured: 0, curesOwnState: false, broken: 0, exposed: [], states: 0, capped: false, stillFailing: [], ms: 0 };
+  }
+
+  /** Judges `j`'s counterpart under the fix and counts it; returns whether it passes. */
+  async judge(j: JudgedClusterState): Promise<boolean> {
+    if (j.state.id.policy !== 'lose-unsynced') throw new Error(`invariant: only a lose-unsynced state has a counterpart under an inserted fsync (got ${j.state.id.policy})`);
+    const afterOp = this.fix.fixedOpsOf(j.state.id.afterOp)[0];
+    const after = (await recoverClusterState(this.fixedCtx, { ...j.state.id, afterOp }, [], afterOp, this.fix.hypothesis)).violations;
+    this.proof.states++;
+    if (j.violations.length > 0) {
+      this.proof.failing++;
+      if (after.length === 0) this.cured.push(j);
+      else this.stillFailing.add([...new Set(after.map((v) => v.check))].sort().join(', '));
+    } else if (after.length > 0) this.proof.broken++;
+    this.proof.cured = this.cured.length;
+    this.proof.curesOwnState = this.cured.includes(this.own);
+    this.proof.stillFailing = [...this.stillFailing];
+    this.proof.ms = Date.now() - this.started;
+    return after.length === 0;
+  }
+}
+
+/**
+ * Proves a fix that inserts (or moves) fsyncs on the judged states: the state it was found on and
+ * the first state that passed whatever the time (no proof without one of each, where there is
+ * one), then failing and passed states in turn until `deadlineMs`, so a proof the time cuts short
+ * has sampled both what it cures and what it could break (it says how many it judged: capped).
+ */
+async function proveInserted(ctx: ClusterCauseContext, cause: Cause, lost: readonly LostUnit[], own: JudgedClusterState, judged: readonly JudgedClusterState[], deadlineMs: number): Promise<{ proof: InsertedProof; fixWords: string } | undefined> {
   const fix = clusterFixedRun(ctx.recorded, cause, lost);
   if (!fix?.hypothesis) return undefined;
-  const started = Date.now();
-  const fixedCtx: ClusterCauseContext = { ...ctx, recorded: fix.recorded };
+  const p = new InsertedProof(ctx, fix, own);
   const comparable = (j: JudgedClusterState) => j.state.id.policy === 'lose-unsynced';
-  const failing = judged.filter((j) => j.violations.length > 0);
-  const order = [own, ...failing.filter((j) => j !== own), ...judged.filter((j) => j.violations.length === 0)].filter(comparable);
-  const cured: JudgedClusterState[] = [];
-  const stillFailing = new Set<string>();
-  let compared = 0;
-  let broken = 0;
-  let states = 0;
-  let capped = false;
-  // One recovery per counterpart: two judged states of one cut and cut nodes (none today) share it.
-  const verdicts = new Map<string, Violation[]>();
-  for (const j of order) {
-    if (j !== own && Date.now() >= deadlineMs) {
-      capped = true;
+  const failing = judged.filter((j) => j.violations.length > 0 && j !== own && comparable(j));
+  const passed = judged.filter((j) => j.violations.length === 0 && comparable(j));
+  const order: JudgedClusterState[] = [own, ...passed.slice(0, 1)];
+  for (let i = 0; i < Math.max(failing.length, passed.length); i++) order.push(...failing.slice(i, i + 1), ...passed.slice(i + 1, i + 2));
+  for (const [k, j] of order.entries()) {
+    if (k >= 1 + Math.min(1, passed.length) && Date.now() >= deadlineMs) {
+      p.proof.capped = true;
       break;
     }
-    const afterOp = fix.fixedOpsOf(j.state.id.afterOp)[0];
-    const id: CrashStateId = { ...j.state.id, afterOp };
-    const key = JSON.stringify(id);
-    let after = verdicts.get(key);
-    if (!after) {
-      after = (await recoverClusterState(fixedCtx, id, [], afterOp, fix.hypothesis)).violations;
-      verdicts.set(key, after);
-      states++;
-    }
-    if (j.violations.length > 0) {
-      compared++;
-      if (after.length === 0) cured.push(j);
-      else stillFailing.add([...new Set(after.map((v) => v.check))].sort().join(', '));
-    } else if (after.length > 0) broken++;
+    await p.judge(j);
   }
-  const proof: CauseProof = {
-    step: fix.words, failing: compared, cured: cured.length, curesOwnState: cured.includes(own), broken, exposed: [], states, capped, stillFailing: [...stillFailing], ms: Date.now() - started,
-  };
-  return { proof, cured, fixWords: fix.fixWords };
+  return { proof: p, fixWords: fix.fixWords };
 }
 
 /**
@@ -154,6 +168,8 @@ export function proveOnJudged(recorded: Recorded, cause: Cause, own: JudgedClust
 interface Explained {
   cause: Cause;
   cures: JudgedClusterState[];
+  /** A proof under an inserted fsync: judges one more failing state's counterpart under the same fix (true: cured). */
+  extend?: (j: JudgedClusterState) => Promise<boolean>;
 }
 
 async function explainOne(ctx: ClusterCauseContext, failing: JudgedClusterState, judged: readonly JudgedClusterState[], bound: SearchBound, deadlineMs: number): Promise<Explained> {
@@ -181,8 +197,10 @@ async function explainOne(ctx: ClusterCauseContext, failing: JudgedClusterState,
   if (failing.state.id.policy !== 'lose-unsynced') return unnamed(`its fix inserts an fsync, and a ${failing.state.id.policy} state of a cluster has no counterpart in the fixed run to judge (its outcomes count the unsynced changes the fix changes)`);
   const proven = await proveInserted(ctx, candidate, units, failing, judged, deadlineMs);
   if (!proven) return unnamed('its fix could not be applied to the recording');
-  if (!proofHolds(proven.proof) || !proven.proof.curesOwnState) return unnamed(`its fix does not cure this state or breaks one that passed (with ${proven.proof.step}: ${proven.proof.cured} of ${proven.proof.failing} failing states cured, ${proven.proof.broken} broken${proven.proof.stillFailing.length ? `; still failing: ${proven.proof.stillFailing.join('; ')}` : ''})`);
-  return { cause: { ...candidate, fix: proven.fixWords, proof: proven.proof }, cures: proven.cured };
+  const { proof } = proven.proof;
+  if (!proofHolds(proof) || !proof.curesOwnState) return unnamed(`its fix does not cure this state or breaks one that passed (with ${proof.step}: ${proof.cured} of ${proof.failing} failing states cured, ${proof.broken} broken${proof.stillFailing.length ? `; still failing: ${proof.stillFailing.join('; ')}` : ''})`);
+  // The cause shares the proof's record: a state judged later under the same fix (extend) counts in it.
+  return { cause: { ...candidate, fix: proven.fixWords, proof }, cures: [...proven.proof.cured], extend: (j) => proven.proof.judge(j) };
 }
 
 /**
@@ -194,8 +212,17 @@ async function explainOne(ctx: ClusterCauseContext, failing: JudgedClusterState,
 export async function explainClusterRun(ctx: ClusterCauseContext, judged: readonly JudgedClusterState[], deadlineMs: number, bound: SearchBound = DEFAULT_SEARCH_BOUND): Promise<Map<JudgedClusterState, Cause>> {
   const failing = judged.filter((j) => j.violations.length > 0);
   const found: Explained[] = [];
-  for (const f of failing) {
+  next: for (const f of failing) {
     if (found.some((e) => e.cause.kind !== 'not-isolated' && e.cures.includes(f))) continue;
+    if (Date.now() >= deadlineMs) break;
+    // A proven fix the proof's time left this state out of: judged under it (one recovery), before a search of its own (many).
+    for (const e of found) {
+      if (!e.extend || f.state.id.policy !== 'lose-unsynced' || Date.now() >= deadlineMs) continue;
+      if (await e.extend(f)) {
+        e.cures.push(f);
+        continue next;
+      }
+    }
     if (Date.now() >= deadlineMs) break;
     found.push(await explainOne(ctx, f, judged, { ...bound, maxMs: Math.min(bound.maxMs, Math.max(1, deadlineMs - Date.now())) }, deadlineMs));
   }

@@ -54,9 +54,14 @@ export function clusterFixedRun(recorded: Recorded, cause: Cause, lost: readonly
   const noun: string[] = [];
   const verb: string[] = [];
   const allNodes = new Set<number>();
+  // The minimal set may hold the same unit of several nodes (a majority had to keep it): one step, done on each of them.
+  const seen = new Set<string>();
   for (const st of steps) {
     const like = at(st.afterOp);
     if (!like) return undefined;
+    const kind = `${st.dir} ${pathPattern(st.path)} ${like.kind} ${pathPattern(like.path)} ${pathPattern(like.path2 ?? '')}`;
+    if (seen.has(kind)) continue;
+    seen.add(kind);
     const same = (e: TraceEntry) => e.result === 0 && e.kind === like.kind && pathPattern(e.path) === pathPattern(like.path) && pathPattern(e.path2 ?? '') === pathPattern(like.path2 ?? '');
     // Every node that lost a unit of this path pattern by such a request missed the same step.
     const missed = lost.filter((u) => u.node !== undefined && u.kind === (st.dir ? 'dir' : 'file') && pathPattern(u.path) === pathPattern(st.path)
