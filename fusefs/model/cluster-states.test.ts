@@ -264,6 +264,6 @@ describe('a hypothesis about a cluster\'s run (the cause search\'s fix, node by 
     expect(() => cluster.withHypothesis({ fsyncAfter: [{ afterOp: 1, ino: ROOT }] })).toThrow(/hypothesis\.fsyncAfter\[0\]\.node is missing/);
     expect(() => cluster.withHypothesis({ fsyncAfter: [{ afterOp: 1, node: 0, ino: ROOT }, { afterOp: 1, node: 2, ino: ROOT }] })).toThrow(/hypothesis\.fsyncAfter\[1\]\.node is 2, but the cluster has nodes 0\.\.1/);
     expect(() => cluster.withHypothesis({ fsyncAfter: [{ afterOp: 9, node: 0, ino: ROOT }] })).toThrow(/afterOp 9 is not in 0\.\.4/);
-    expect(() => run(1, steps.filter((s) => s.node === 0))[0].withHypothesis({ fsyncAfter: [{ afterOp: 1, node: 0, ino: ROOT }] })).toThrow(/names node 0, but the recorded run is one disk's/);
+    expect(() => run(1, steps.filter((s) => s.node === 0))[0].withHypothesis({ fsyncAfter: [{ afterOp: 1, node: 0, ino: ROOT }] })).toThrow(/hypothesis\.fsyncAfter\[0\]\.node is 0, but the recorded run is one disk's/);
   });
 });

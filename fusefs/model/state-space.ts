@@ -234,7 +234,9 @@ export class StateSpace {
 
   /** A state space of the same run with the hypothesis's fsyncs inserted (a request each: later requests move up) and skipped ones left out. */
   withHypothesis(h: Hypothesis): StateSpace {
-    for (const x of h.fsyncAfter) if (x.node !== undefined) throw new Error(`hypothesis.fsyncAfter: an entry names node ${x.node}, but the recorded run is one disk's (no nodes): leave 'node' out`);
+    h.fsyncAfter.forEach((x, i) => {
+      if (x.node !== undefined) throw new Error(`hypothesis.fsyncAfter[${i}].node is ${x.node}, but the recorded run is one disk's (no nodes): leave 'node' out`);
+    });
     // Stable: two fsyncs after one request keep the hypothesis's order.
     const sorted = [...h.fsyncAfter].sort((a, b) => a.afterOp - b.afterOp);
     return this.withInserted(sorted.map((x) => ({ afterOp: x.afterOp, ino: 'ino' in x ? x.ino : this.inoAt(x.afterOp, x.path) })), h.fsyncSkip ?? []);

@@ -7,9 +7,10 @@
 // again). A fix that inserts an fsync (or moves one) changes the disks: the daemon builds the
 // recording's states under the hypothesis (each fsync on its node, every node renumbered), and each
 // judged lose-unsynced state's counterpart (its cut and cut nodes, renumbered) is recovered and
-// judged against the fixed run's lines: the failing ones first, then those that passed, within the
-// time left (a bound the proof states). A torn or journaled state has no counterpart by id (its
-// choices count unsynced changes, which the fix changes): it is not compared.
+// judged against the fixed run's lines: failing states and states that passed in turn, within the
+// time left (a bound the proof states); a failing state the time left out is judged under a proven
+// fix before it is searched. A torn or journaled state has no counterpart by id (its choices count
+// unsynced changes, which the fix changes): it is not compared.
 import { mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { CrashStateId, CrashStateInfo, Hypothesis, LostUnit, ProbeUnit } from '../../../fusefs/crash-states.js';
@@ -93,8 +94,13 @@ class InsertedProof {
     this.proof = { step: fix.words, failing: 0, cured: 0, curesOwnState: false, broken: 0, exposed: [], states: 0, capped: false, stillFailing: [], ms: 0 };
   }
 
+  /** Each judged state's counterpart verdict (true: passes): a state is counted once. */
+  private readonly passes = new Map<JudgedClusterState, boolean>();
+
   /** Judges `j`'s counterpart under the fix and counts it; returns whether it passes. */
   async judge(j: JudgedClusterState): Promise<boolean> {
+    const known = this.passes.get(j);
+    if (known !== undefined) return known;
     if (j.state.id.policy !== 'lose-unsynced') throw new Error(`invariant: only a lose-unsynced state has a counterpart under an inserted fsync (got ${j.state.id.policy})`);
     const afterOp = this.fix.fixedOpsOf(j.state.id.afterOp)[0];
     const after = (await recoverClusterState(this.fixedCtx, { ...j.state.id, afterOp }, [], afterOp, this.fix.hypothesis)).violations;
@@ -108,6 +114,7 @@ class InsertedProof {
     this.proof.curesOwnState = this.cured.includes(this.own);
     this.proof.stillFailing = [...this.stillFailing];
     this.proof.ms = Date.now() - this.started;
+    this.passes.set(j, after.length === 0);
     return after.length === 0;
   }
 }
