@@ -122,6 +122,16 @@ describe('the cause of a failing cluster state', () => {
       const r = await recoverClusterState({ ...ctx, recorded: fix.recorded }, { afterOp, policy: 'lose-unsynced' }, [], afterOp, fix.hypothesis);
       expect(r.violations, `state after request ${afterOp} of the fixed run`).toEqual([]);
     }
+    // Cut right after the last page create, before the fsync inserted after it: that node lost the
+    // create, named by its request in the fixed run's numbering; every lost change is its own node's request there.
+    const last = creates[creates.length - 1];
+    const cutAt = fix.fixedOpsOf(last.op)[0];
+    const fixedTrace = new Map(fix.recorded.trace.map((e) => [e.op, e]));
+    const lost = await client.units({ afterOp: cutAt, policy: 'lose-unsynced' }, fix.hypothesis);
+    expect(lost.some((u) => u.kind === 'dir' && u.node === last.node && u.changes.some((c) => c.op === cutAt && c.kind === 'create'))).toBe(true);
+    for (const u of lost) {
+      for (const c of u.changes) expect(fixedTrace.get(c.op)?.node, `${u.path} on node ${u.node}: ${c.kind} at request ${c.op} of the fixed run`).toBe(u.node);
+    }
     // A cluster's inserted fsync must name its node: the daemon says which field.
     await expect(client.states(['lose-unsynced'], DEFAULT_STATE_CAPS, { fsyncAfter: [{ afterOp: 1, path: '/' }] })).rejects.toThrow(/hypothesis\.fsyncAfter\[0\]\.node is missing/);
     await expect(client.units({ afterOp: 1, policy: 'lose-unsynced' }, { fsyncAfter: [{ afterOp: 1, path: '/', node: 3 }] })).rejects.toThrow(/hypothesis\.fsyncAfter\[0\]\.node is 3, but the cluster has nodes 0\.\.2/);
