@@ -195,7 +195,8 @@ async function explainOne(ctx: ClusterCauseContext, failing: JudgedClusterState,
     },
     cures: [failing],
   });
-  if (candidate.step?.kind === 'wait') {
+  if (!candidate.step) return unnamed('its fix is not a step added to the recording, and a cluster proves only such fixes');
+  if (candidate.step.kind === 'wait') {
     const proven = proveOnJudged(recorded, candidate, failing, judged, ctx.target.name);
     if (!proven) return unnamed('its fix could not be applied to the recording');
     if (!proofHolds(proven.proof) || !proven.proof.curesOwnState) return unnamed(`its fix does not cure this state or breaks one that passed (${proven.proof.cured} of ${proven.proof.failing} failing states cured, ${proven.proof.broken} broken)`);
