@@ -154,7 +154,7 @@ function parseOutcome(o: Obj, cmd: string, policy: string): { dirPrefix: number;
 
 function parseHypothesis(v: unknown, cmd: string): Hypothesis {
   const o = v as Obj;
-  if (typeof o !== 'object' || o === null || Array.isArray(o)) fail(`${cmd}: 'hypothesis' must be an object {fsyncAfter: [{afterOp, ino}, ...]}, got ${JSON.stringify(v)}`);
+  if (typeof o !== 'object' || o === null || Array.isArray(o)) fail(`${cmd}: 'hypothesis' must be an object {fsyncAfter: [{afterOp, ino|path, node?}, ...]}, got ${JSON.stringify(v)}`);
   allowOnly(o, `${cmd}: hypothesis`, ['fsyncAfter', 'fsyncSkip']);
   if (!Array.isArray(o.fsyncAfter)) fail(`${cmd}: hypothesis.fsyncAfter must be an array of {afterOp, ino}, got ${JSON.stringify(o.fsyncAfter)}`);
   if (o.fsyncSkip !== undefined && (!Array.isArray(o.fsyncSkip) || !o.fsyncSkip.every((x) => Number.isInteger(x) && (x as number) >= 1))) fail(`${cmd}: hypothesis.fsyncSkip must be an array of request numbers, got ${JSON.stringify(o.fsyncSkip)}`);
@@ -163,9 +163,12 @@ function parseHypothesis(v: unknown, cmd: string): Hypothesis {
     fsyncAfter: o.fsyncAfter.map((x: unknown) => {
       const e = x as Obj;
       if (typeof e !== 'object' || e === null) fail(`${cmd}: hypothesis.fsyncAfter entries must be {afterOp, ino}, got ${JSON.stringify(x)}`);
-      allowOnly(e, `${cmd}: hypothesis.fsyncAfter`, ['afterOp', 'ino', 'path']);
+      allowOnly(e, `${cmd}: hypothesis.fsyncAfter`, ['afterOp', 'ino', 'path', 'node']);
       const afterOp = int(e, `${cmd}: hypothesis.fsyncAfter`, 'afterOp', 0);
-      return e.path !== undefined ? { afterOp, path: str(e, `${cmd}: hypothesis.fsyncAfter`, 'path') } : { afterOp, ino: int(e, `${cmd}: hypothesis.fsyncAfter`, 'ino', 1) };
+      // Whether the node exists (and is needed) only the daemon knows: it checks the range.
+      const nodeOf = optInt(e, `${cmd}: hypothesis.fsyncAfter`, 'node', 0);
+      const node = nodeOf !== undefined ? { node: nodeOf } : {};
+      return e.path !== undefined ? { afterOp, path: str(e, `${cmd}: hypothesis.fsyncAfter`, 'path'), ...node } : { afterOp, ino: int(e, `${cmd}: hypothesis.fsyncAfter`, 'ino', 1), ...node };
     }),
   };
 }

@@ -98,8 +98,14 @@ export type ProbeUnit = (
  * `fsyncSkip` left out (they persist nothing: what they made durable stays unsynced).
  */
 export interface Hypothesis {
-  /** The inode to fsync: by number, or by a path it has right after request afterOp. */
-  fsyncAfter: ({ afterOp: number; ino: number } | { afterOp: number; path: string })[];
+  /**
+   * The inode to fsync: by number, or by a path it has right after request afterOp. A cluster's
+   * entry names the node whose program makes the call (required there, refused on one disk): its
+   * fsync is a request of its own in the one numbering of every node, so every later request of
+   * every node moves up by one, while only that node's disk gets the call.
+   */
+  fsyncAfter: (({ afterOp: number; ino: number } | { afterOp: number; path: string }) & { node?: number })[];
+  /** Requests (in the run's one numbering) whose fsyncs are left out; on a cluster the request is one node's, so only its fsync is. */
   fsyncSkip?: number[];
 }
 

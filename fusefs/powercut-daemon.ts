@@ -316,9 +316,12 @@ export class PowercutDaemon {
   private space(hypothesis: Hypothesis | undefined): RunStates {
     const space = this.closeRecording();
     if (!hypothesis || (hypothesis.fsyncAfter.length === 0 && !hypothesis.fsyncSkip?.length)) return space;
-    if (!(space instanceof SingleNodeStates)) throw new Error('a hypothesis (the cause search) is not supported for a cluster\'s recorded run yet');
     const key = JSON.stringify(hypothesis);
-    if (this.hypothesisSpaces.key !== key || this.hypothesisSpaces.of !== space) this.hypothesisSpaces = { key, of: space, space: new SingleNodeStates(space.space.withHypothesis(hypothesis)) };
+    if (this.hypothesisSpaces.key !== key || this.hypothesisSpaces.of !== space) {
+      // A cluster's hypothesis inserts each fsync on its node, renumbering every node (ClusterStateSpace.withHypothesis).
+      const derived = space instanceof ClusterStateSpace ? space.withHypothesis(hypothesis) : new SingleNodeStates((space as SingleNodeStates).space.withHypothesis(hypothesis));
+      this.hypothesisSpaces = { key, of: space, space: derived };
+    }
     return this.hypothesisSpaces.space!;
   }
   private hypothesisSpaces: { key: string; of: RunStates | null; space: RunStates | null } = { key: '', of: null, space: null };

@@ -204,3 +204,66 @@ function tornImages(space: StateSpace, afterOp: number): string[] {
   for (let dirPrefix = 0; dirPrefix <= u.dirOps; dirPrefix++) for (const d of data) out.add(hashTree(space.build({ afterOp, policy: 'torn', dirPrefix, data: d }).exportTree('durable')));
   return [...out];
 }
+
+describe('a hypothesis about a cluster\'s run (the cause search\'s fix, node by node)', () => {
+  // Request 1: node 0 creates and writes /a; 2: node 1 the same; 3: node 1 fsyncs /a (its data,
+  // not its name); 4: node 0 creates and writes /b. Nothing makes a name durable.
+  const steps: Step[] = [
+    { node: 0, t: 'write', name: 'a', fill: 1 },
+    { node: 1, t: 'write', name: 'a', fill: 2 },
+    { node: 1, t: 'fsync', name: 'a', fill: 0 },
+    { node: 0, t: 'write', name: 'b', fill: 3 },
+  ];
+  const names = (m: { exportTree: (w: 'durable') => import('./nodes.js').FsTree }) => {
+    const t = m.exportTree('durable');
+    return t.type === 'dir' ? [...t.entries.keys()].sort() : [];
+  };
+  const ROOT = 1;
+
+  it('inserts node 0\'s directory fsync after request 1 as request 2: every later request of every node moves up by one, only node 0 gets the call', () => {
+    const cluster = new ClusterStateSpace(run(2, steps));
+    expect(cluster.intervalEnds()).toEqual([2, 4]); // node 1's fsync is request 3
+    const fixed = cluster.withHypothesis({ fsyncAfter: [{ afterOp: 1, node: 0, path: '/' }] });
+    // Node 0's inserted fsync is request 2 (an interval ends at 1); node 1's fsync moved from 3 to 4; the run ends at 5.
+    expect(fixed.intervalEnds()).toEqual([1, 3, 5]);
+    const end = { afterOp: 5, policy: 'lose-unsynced' as const };
+    const [node0, node1] = fixed.build(end);
+    expect(names(node0), 'node 0 kept /a\'s name: its inserted directory fsync made it durable').toEqual(['a']);
+    expect(names(node1), 'node 1 got no fsync of its directory').toEqual([]);
+    // Without the hypothesis neither node kept a name.
+    expect(cluster.build({ afterOp: 4, policy: 'lose-unsynced' }).map(names)).toEqual([[], []]);
+    // What the end state lost, each change by its renumbered request: node 0's create of /b moved from 4 to 5, node 1's create of /a from 2 to 3.
+    const lost = fixed.lostUnits(end);
+    const dirOps = (node: number) => lost.filter((u) => u.node === node && u.kind === 'dir').flatMap((u) => u.changes.map((c) => `${c.kind} ${c.entries?.[0]?.name} ${c.op}`));
+    expect(dirOps(0)).toEqual(['create b 5']);
+    expect(dirOps(1)).toEqual(['create a 3']);
+  });
+
+  it('orders two fsyncs inserted after one request by node, and resolves a path on its own node', () => {
+    const cluster = new ClusterStateSpace(run(2, steps));
+    // Given node 1's first: still node 0's is request 3 and node 1's request 4 (by node), each of / on its own disk.
+    const fixed = cluster.withHypothesis({ fsyncAfter: [{ afterOp: 2, node: 1, ino: ROOT }, { afterOp: 2, node: 0, path: '/' }] });
+    expect(fixed.intervalEnds()).toEqual([2, 3, 4, 6]); // node 0's at 3, node 1's at 4, node 1's own fsync moved to 5
+    expect(fixed.build({ afterOp: 6, policy: 'lose-unsynced' }).map(names)).toEqual([['a'], ['a']]);
+    // A cut between the two: node 0's fsync done, node 1's not yet.
+    expect(fixed.build({ afterOp: 3, policy: 'lose-unsynced' }).map(names)).toEqual([['a'], []]);
+  });
+
+  it('skips only the named request\'s fsync (one node\'s), in the one numbering', () => {
+    const cluster = new ClusterStateSpace(run(2, steps));
+    const skipped = cluster.withHypothesis({ fsyncAfter: [], fsyncSkip: [3] });
+    expect(skipped.intervalEnds()).toEqual([4]);
+    // Node 1's /a data is then lost at the end too (its fsync made it durable in the run).
+    const fileLost = (c: ClusterStateSpace, afterOp: number) => c.lostUnits({ afterOp, policy: 'lose-unsynced' }).filter((u) => u.kind === 'file').map((u) => `${u.node} ${u.path}`).sort();
+    expect(fileLost(cluster, 4)).toEqual(['0 /a', '0 /b']);
+    expect(fileLost(skipped, 4)).toEqual(['0 /a', '0 /b', '1 /a']);
+  });
+
+  it('refuses an entry without its node, or naming a node the cluster does not have, saying which field', () => {
+    const cluster = new ClusterStateSpace(run(2, steps));
+    expect(() => cluster.withHypothesis({ fsyncAfter: [{ afterOp: 1, ino: ROOT }] })).toThrow(/hypothesis\.fsyncAfter\[0\]\.node is missing/);
+    expect(() => cluster.withHypothesis({ fsyncAfter: [{ afterOp: 1, node: 0, ino: ROOT }, { afterOp: 1, node: 2, ino: ROOT }] })).toThrow(/hypothesis\.fsyncAfter\[1\]\.node is 2, but the cluster has nodes 0\.\.1/);
+    expect(() => cluster.withHypothesis({ fsyncAfter: [{ afterOp: 9, node: 0, ino: ROOT }] })).toThrow(/afterOp 9 is not in 0\.\.4/);
+    expect(() => run(1, steps.filter((s) => s.node === 0))[0].withHypothesis({ fsyncAfter: [{ afterOp: 1, node: 0, ino: ROOT }] })).toThrow(/hypothesis\.fsyncAfter\[0\]\.node is 0, but the recorded run is one disk's/);
+  });
+});

@@ -7,7 +7,7 @@
 // so one cut before each persistence point of the merged order, and one at the end, covers every
 // coordinated state: linear in the fsyncs of all nodes together.
 import { createHash } from 'node:crypto';
-import { STATE_POLICIES, type CrashStateId, type DataOutcome, type LostUnit, type ProbeUnit, type StatePolicy, type StateCaps, type StatesAnswer, type CrashStateInfo } from '../crash-states.js';
+import { STATE_POLICIES, type CrashStateId, type DataOutcome, type Hypothesis, type LostUnit, type ProbeUnit, type StatePolicy, type StateCaps, type StatesAnswer, type CrashStateInfo } from '../crash-states.js';
 import { FsModel } from './fs-model.js';
 import { stateEnumerator } from './policies/index.js';
 import { Prng } from './prng.js';
@@ -113,6 +113,24 @@ export class ClusterStateSpace implements RunStates {
 
   private get opCount(): number {
     return this.spaces[0].opCount;
+  }
+
+  /**
+   * The same run under a hypothesis: each fsyncAfter entry is node k's request right after request
+   * afterOp, in the one numbering of every node, so every node's later requests move up by one while
+   * only node k's recording gets the call (two entries after one request: by node, then as given).
+   * fsyncSkip names requests of the one numbering: each is one node's, so only its fsync is left out.
+   */
+  withHypothesis(h: Hypothesis): ClusterStateSpace {
+    const n = this.spaces.length;
+    h.fsyncAfter.forEach((x, i) => {
+      if (x.node === undefined) throw new Error(`hypothesis.fsyncAfter[${i}].node is missing: on a cluster each inserted fsync names the node (0..${n - 1}) whose program makes it`);
+      if (!(Number.isInteger(x.node) && x.node >= 0 && x.node < n)) throw new Error(`hypothesis.fsyncAfter[${i}].node is ${x.node}, but the cluster has nodes 0..${n - 1}`);
+    });
+    const sorted = [...h.fsyncAfter].sort((a, b) => a.afterOp - b.afterOp || a.node! - b.node!);
+    // A path names the inode it has on its own node right after its request, in this run.
+    const resolved = sorted.map((x) => ({ afterOp: x.afterOp, node: x.node!, ino: 'ino' in x ? x.ino : this.spaces[x.node!].inoAt(x.afterOp, x.path) }));
+    return new ClusterStateSpace(this.spaces.map((space, k) => space.withInserted(resolved.map((x) => ({ afterOp: x.afterOp, ino: x.node === k ? x.ino : null })), h.fsyncSkip ?? [])));
   }
 
   /** The last request before each persistence point of any node, then the run's end: where each interval's cut goes. */

@@ -234,11 +234,26 @@ export class StateSpace {
 
   /** A state space of the same run with the hypothesis's fsyncs inserted (a request each: later requests move up) and skipped ones left out. */
   withHypothesis(h: Hypothesis): StateSpace {
-    // A path names the inode it had right after its request, in this run.
-    const pending = [...h.fsyncAfter].sort((a, b) => a.afterOp - b.afterOp).map((x) => ({
-      afterOp: x.afterOp,
-      ino: 'ino' in x ? x.ino : this.replayTo(x.afterOp).resolve(x.path),
-    }));
+    h.fsyncAfter.forEach((x, i) => {
+      if (x.node !== undefined) throw new Error(`hypothesis.fsyncAfter[${i}].node is ${x.node}, but the recorded run is one disk's (no nodes): leave 'node' out`);
+    });
+    // Stable: two fsyncs after one request keep the hypothesis's order.
+    const sorted = [...h.fsyncAfter].sort((a, b) => a.afterOp - b.afterOp);
+    return this.withInserted(sorted.map((x) => ({ afterOp: x.afterOp, ino: 'ino' in x ? x.ino : this.inoAt(x.afterOp, x.path) })), h.fsyncSkip ?? []);
+  }
+
+  /**
+   * The same run with fsyncs inserted, `inserts` in the order they come (by afterOp; ties in the
+   * given order): each is a request of its own, so every later request moves up by one. An insert
+   * whose ino is null is another node's (a cluster's one numbering): it moves the later requests up
+   * but adds no call here. The fsyncs of the requests in `skip` (the run's numbers) are left out.
+   */
+  withInserted(inserts: readonly { afterOp: number; ino: number | null }[], skip: readonly number[]): StateSpace {
+    for (let i = 1; i < inserts.length; i++) {
+      if (inserts[i].afterOp < inserts[i - 1].afterOp) throw new Error(`invariant: inserted fsyncs come in request order (after ${inserts[i - 1].afterOp}, then after ${inserts[i].afterOp})`);
+    }
+    for (const x of inserts) if (!Number.isInteger(x.afterOp) || x.afterOp < 0 || x.afterOp > this.opCount) throw new Error(`hypothesis.fsyncAfter: afterOp ${x.afterOp} is not in 0..${this.opCount} (the requests of the recorded run)`);
+    const pending = [...inserts];
     const derived = new Recording(this.recording.owner, this.recording.maxBytes);
     derived.startTime = this.recording.startTime;
     let added = 0;
@@ -246,19 +261,24 @@ export class StateSpace {
     const emitUpTo = (op: number) => {
       while (pending.length > 0 && pending[0].afterOp < op) {
         const x = pending.shift()!;
-        derived.calls.push({ op: x.afterOp + added + 1, method: 'fsync', args: [x.ino], times: [] });
+        if (x.ino !== null) derived.calls.push({ op: x.afterOp + added + 1, method: 'fsync', args: [x.ino], times: [] });
         added++;
       }
     };
-    const skip = new Set(h.fsyncSkip ?? []);
+    const skipped = new Set(skip);
     for (const c of this.recording.calls) {
       emitUpTo(c.op);
-      if (skip.has(c.op) && (c.method === 'fsync' || c.method === 'fdatasync')) continue;
+      if (skipped.has(c.op) && (c.method === 'fsync' || c.method === 'fdatasync')) continue;
       derived.calls.push({ ...c, op: c.op + added });
     }
     emitUpTo(Infinity);
     derived.close();
     return new StateSpace(derived, this.opCount + added);
+  }
+
+  /** The inode `path` names right after request `afterOp` (what a hypothesis's path fsyncs). */
+  inoAt(afterOp: number, path: string): number {
+    return this.replayTo(afterOp).resolve(path);
   }
 
   private replayTo(afterOp: number): FsModel {

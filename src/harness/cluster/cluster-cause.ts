@@ -2,13 +2,18 @@
 // the state lost on each cut node, probed by recovering the whole cluster with some of those units
 // made durable on their node. A cause is named only when its fix, applied to the recording, cures
 // the failing states judged again and breaks none that passed (the rule of cause.ts's proofHolds).
-// Today that proof exists for a confirmation withheld until the fsync it needed completed (the
-// judged drains are judged again against the fixed confirmations: nothing is recovered again). A
-// fix that inserts an fsync needs the cluster's states listed under a hypothesis, which the daemon
-// does not do for a cluster yet: such a candidate is reported unexplained, with what it proposed.
+// A confirmation withheld until the fsync it needed completed changes what was promised, not the
+// disks: the judged drains are judged again against the fixed confirmations (nothing recovered
+// again). A fix that inserts an fsync (or moves one) changes the disks: the daemon builds the
+// recording's states under the hypothesis (each fsync on its node, every node renumbered), and each
+// judged lose-unsynced state's counterpart (its cut and cut nodes, renumbered) is recovered and
+// judged against the fixed run's lines: failing states and states that passed in turn, within the
+// time left (a bound the proof states); a failing state the time left out is judged under a proven
+// fix before it is searched. A torn or journaled state has no counterpart by id (its choices count
+// unsynced changes, which the fix changes): it is not compared.
 import { mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { CrashStateId, CrashStateInfo, ProbeUnit } from '../../../fusefs/crash-states.js';
+import type { CrashStateId, CrashStateInfo, Hypothesis, LostUnit, ProbeUnit } from '../../../fusefs/crash-states.js';
 import { coverStates } from '../cause/attribute.js';
 import { DEFAULT_SEARCH_BOUND, proofHolds, type Cause, type CauseProof, type SearchBound } from '../cause/cause.js';
 import { searchCause, type ProbeFn } from '../cause/search.js';
@@ -19,6 +24,7 @@ import { historyOf, truncateAtCut, type Recorded } from '../exhaustive/judge-sta
 import { scratchRoot } from '../exhaustive/recovery-pool.js';
 import { judge, type RunRecord, type Violation } from '../oracle.js';
 import type { Target } from '../target.js';
+import { clusterFixedRun, type ClusterFixedRun } from './cluster-fix.js';
 import { recoverClusterImage, type ClusterInput } from './cluster-run.js';
 
 /** A judged crash state of the recording: its verdict and the drain that recovered it (what a proof judges again). */
@@ -40,12 +46,13 @@ export interface ClusterCauseContext {
 /**
  * Recovers crash state `id` of the recording natively (every node's image written off the mount,
  * with `probe`'s units durable on their nodes) and judges it against the lines marked as of
- * `linesAsOf` (default: its cut).
+ * `linesAsOf` (default: its cut). With a hypothesis, `id` is a state of the run it describes (its
+ * numbering), and ctx.recorded must be that run's (fixed-run.ts: marks renumbered with it).
  */
-export async function recoverClusterState(ctx: ClusterCauseContext, id: CrashStateId, probe: readonly ProbeUnit[] = [], linesAsOf = id.afterOp): Promise<{ violations: Violation[]; runs: RunRecord[]; drain: RunRecord; drainStderr: string }> {
+export async function recoverClusterState(ctx: ClusterCauseContext, id: CrashStateId, probe: readonly ProbeUnit[] = [], linesAsOf = id.afterOp, hypothesis?: Hypothesis): Promise<{ violations: Violation[]; runs: RunRecord[]; drain: RunRecord; drainStderr: string }> {
   const slot = await mkdtemp(path.join(scratchRoot(), 'powercut-cluster-state-'));
   try {
-    await ctx.daemon.client.stateImage(id, slot, true, probe.length ? { probe: [...probe] } : {});
+    await ctx.daemon.client.stateImage(id, slot, true, { ...(probe.length ? { probe: [...probe] } : {}), ...(hypothesis ? { hypothesis } : {}) });
     const r = await recoverClusterImage(ctx.target, ctx.input, slot, ctx.daemon.mountpoints.length, truncateAtCut(ctx.recorded, linesAsOf), ctx.timeouts);
     return { ...r, drain: r.runs[r.runs.length - 1] };
   } finally {
@@ -53,15 +60,88 @@ export async function recoverClusterState(ctx: ClusterCauseContext, id: CrashSta
   }
 }
 
-/** The search's probe: the state recovered with some units durable on their nodes (or every unit it lost). */
+/**
+ * The search's probe: the state recovered with some units durable on their nodes (or every unit it
+ * lost). The search's own hypotheses only leave fsyncs out (earlyPersistence): no request is
+ * inserted, so the recording's lines keep their numbers.
+ */
 function clusterProbe(ctx: ClusterCauseContext): ProbeFn {
   return async (req) => {
-    if (req.hypothesis) throw new Error('invariant: a probe of a cluster\'s state under a hypothesis about the run (the daemon lists a cluster\'s states under none yet)');
+    if (req.hypothesis && req.hypothesis.fsyncAfter.length > 0) throw new Error('invariant: a probe inserts no fsync (its lines would move): the search\'s hypotheses only leave fsyncs out');
     const persist: ProbeUnit[] | undefined = req.persistAll
-      ? (await ctx.daemon.client.units(req.state)).map((u) => ({ kind: u.kind, ino: u.ino, ...(u.node !== undefined ? { node: u.node } : {}) }))
+      ? (await ctx.daemon.client.units(req.state, req.hypothesis)).map((u) => ({ kind: u.kind, ino: u.ino, ...(u.node !== undefined ? { node: u.node } : {}) }))
       : req.persist;
-    return (await recoverClusterState(ctx, req.state, persist, req.linesAsOf)).violations;
+    return (await recoverClusterState(ctx, req.state, persist, req.linesAsOf, req.hypothesis)).violations;
   };
+}
+
+/**
+ * The proof of a fix that inserts (or moves) fsyncs, kept open so later failing states can be
+ * judged under the same fix (extend) instead of searched again: the recording's states under the
+ * hypothesis, each judged lose-unsynced state's counterpart (the same cut: right after the same
+ * request of the run, before any fsync inserted there; the same cut nodes) recovered and judged
+ * against the fixed run's lines.
+ */
+class InsertedProof {
+  readonly proof: CauseProof;
+  readonly cured: JudgedClusterState[] = [];
+  private readonly stillFailing = new Set<string>();
+  private readonly fixedCtx: ClusterCauseContext;
+  private readonly started = Date.now();
+
+  constructor(private readonly ctx: ClusterCauseContext, private readonly fix: ClusterFixedRun, private readonly own: JudgedClusterState) {
+    this.fixedCtx = { ...ctx, recorded: fix.recorded };
+    this.proof = { step: fix.words, failing: 0, cured: 0, curesOwnState: false, broken: 0, exposed: [], states: 0, capped: false, stillFailing: [], ms: 0 };
+  }
+
+  /** Each judged state's counterpart verdict (true: passes): a state is counted once. */
+  private readonly passes = new Map<JudgedClusterState, boolean>();
+
+  /** Judges `j`'s counterpart under the fix and counts it; returns whether it passes. */
+  async judge(j: JudgedClusterState): Promise<boolean> {
+    const known = this.passes.get(j);
+    if (known !== undefined) return known;
+    if (j.state.id.policy !== 'lose-unsynced') throw new Error(`invariant: only a lose-unsynced state has a counterpart under an inserted fsync (got ${j.state.id.policy})`);
+    const afterOp = this.fix.fixedOpsOf(j.state.id.afterOp)[0];
+    const after = (await recoverClusterState(this.fixedCtx, { ...j.state.id, afterOp }, [], afterOp, this.fix.hypothesis)).violations;
+    this.proof.states++;
+    if (j.violations.length > 0) {
+      this.proof.failing++;
+      if (after.length === 0) this.cured.push(j);
+      else this.stillFailing.add([...new Set(after.map((v) => v.check))].sort().join(', '));
+    } else if (after.length > 0) this.proof.broken++;
+    this.proof.cured = this.cured.length;
+    this.proof.curesOwnState = this.cured.includes(this.own);
+    this.proof.stillFailing = [...this.stillFailing];
+    this.proof.ms = Date.now() - this.started;
+    this.passes.set(j, after.length === 0);
+    return after.length === 0;
+  }
+}
+
+/**
+ * Proves a fix that inserts (or moves) fsyncs on the judged states: the state it was found on and
+ * the first state that passed whatever the time (no proof without one of each, where there is
+ * one), then failing and passed states in turn until `deadlineMs`, so a proof the time cuts short
+ * has sampled both what it cures and what it could break (it says how many it judged: capped).
+ */
+async function proveInserted(ctx: ClusterCauseContext, cause: Cause, lost: readonly LostUnit[], own: JudgedClusterState, judged: readonly JudgedClusterState[], deadlineMs: number): Promise<{ proof: InsertedProof; fixWords: string } | undefined> {
+  const fix = clusterFixedRun(ctx.recorded, cause, lost);
+  if (!fix?.hypothesis) return undefined;
+  const p = new InsertedProof(ctx, fix, own);
+  const comparable = (j: JudgedClusterState) => j.state.id.policy === 'lose-unsynced';
+  const failing = judged.filter((j) => j.violations.length > 0 && j !== own && comparable(j));
+  const passed = judged.filter((j) => j.violations.length === 0 && comparable(j));
+  const order: JudgedClusterState[] = [own, ...passed.slice(0, 1)];
+  for (let i = 0; i < Math.max(failing.length, passed.length); i++) order.push(...failing.slice(i, i + 1), ...passed.slice(i + 1, i + 2));
+  for (const [k, j] of order.entries()) {
+    if (k >= 1 + Math.min(1, passed.length) && Date.now() >= deadlineMs) {
+      p.proof.capped = true;
+      break;
+    }
+    await p.judge(j);
+  }
+  return { proof: p, fixWords: fix.fixWords };
 }
 
 /**
@@ -95,9 +175,11 @@ export function proveOnJudged(recorded: Recorded, cause: Cause, own: JudgedClust
 interface Explained {
   cause: Cause;
   cures: JudgedClusterState[];
+  /** A proof under an inserted fsync: judges one more failing state's counterpart under the same fix (true: cured). */
+  extend?: (j: JudgedClusterState) => Promise<boolean>;
 }
 
-async function explainOne(ctx: ClusterCauseContext, failing: JudgedClusterState, judged: readonly JudgedClusterState[], bound: SearchBound): Promise<Explained> {
+async function explainOne(ctx: ClusterCauseContext, failing: JudgedClusterState, judged: readonly JudgedClusterState[], bound: SearchBound, deadlineMs: number): Promise<Explained> {
   const units = await ctx.daemon.client.units(failing.state.id);
   const { recorded } = ctx;
   const candidate = await searchCause(
@@ -106,7 +188,6 @@ async function explainOne(ctx: ClusterCauseContext, failing: JudgedClusterState,
   );
   // Proven by the search itself (the disk is legal and recovery fails on it; only the torn part fails), or unexplained.
   if (candidate.kind === 'not-isolated' || candidate.kind === 'recovery-fails-on-legal-disk' || candidate.kind === 'torn-write') return { cause: candidate, cures: [failing] };
-  const proven = proveOnJudged(recorded, candidate, failing, judged, ctx.target.name);
   const unnamed = (why: string): Explained => ({
     cause: {
       ...candidate, kind: 'not-isolated', key: `unexplained ${candidate.key}`, title: `unexplained (candidate: ${candidate.title})`,
@@ -114,9 +195,20 @@ async function explainOne(ctx: ClusterCauseContext, failing: JudgedClusterState,
     },
     cures: [failing],
   });
-  if (!proven) return unnamed('its fix adds a request to the run, and a cluster\'s run cannot be listed with a request added yet, so the fix is not proven');
-  if (!proofHolds(proven.proof) || !proven.proof.curesOwnState) return unnamed(`its fix does not cure this state or breaks one that passed (${proven.proof.cured} of ${proven.proof.failing} failing states cured, ${proven.proof.broken} broken)`);
-  return { cause: { ...candidate, proof: proven.proof }, cures: proven.cured };
+  if (!candidate.step) return unnamed('its fix is not a step added to the recording, and a cluster proves only such fixes');
+  if (candidate.step.kind === 'wait') {
+    const proven = proveOnJudged(recorded, candidate, failing, judged, ctx.target.name);
+    if (!proven) return unnamed('its fix could not be applied to the recording');
+    if (!proofHolds(proven.proof) || !proven.proof.curesOwnState) return unnamed(`its fix does not cure this state or breaks one that passed (${proven.proof.cured} of ${proven.proof.failing} failing states cured, ${proven.proof.broken} broken)`);
+    return { cause: { ...candidate, proof: proven.proof }, cures: proven.cured };
+  }
+  if (failing.state.id.policy !== 'lose-unsynced') return unnamed(`its fix inserts an fsync, and a ${failing.state.id.policy} state of a cluster has no counterpart in the fixed run to judge (its outcomes count the unsynced changes the fix changes)`);
+  const proven = await proveInserted(ctx, candidate, units, failing, judged, deadlineMs);
+  if (!proven) return unnamed('its fix could not be applied to the recording');
+  const { proof } = proven.proof;
+  if (!proofHolds(proof) || !proof.curesOwnState) return unnamed(`its fix does not cure this state or breaks one that passed (with ${proof.step}: ${proof.cured} of ${proof.failing} failing states cured, ${proof.broken} broken${proof.stillFailing.length ? `; still failing: ${proof.stillFailing.join('; ')}` : ''})`);
+  // The cause shares the proof's record: a state judged later under the same fix (extend) counts in it.
+  return { cause: { ...candidate, fix: proven.fixWords, proof }, cures: [...proven.proof.cured], extend: (j) => proven.proof.judge(j) };
 }
 
 /**
@@ -128,10 +220,19 @@ async function explainOne(ctx: ClusterCauseContext, failing: JudgedClusterState,
 export async function explainClusterRun(ctx: ClusterCauseContext, judged: readonly JudgedClusterState[], deadlineMs: number, bound: SearchBound = DEFAULT_SEARCH_BOUND): Promise<Map<JudgedClusterState, Cause>> {
   const failing = judged.filter((j) => j.violations.length > 0);
   const found: Explained[] = [];
-  for (const f of failing) {
+  next: for (const f of failing) {
     if (found.some((e) => e.cause.kind !== 'not-isolated' && e.cures.includes(f))) continue;
     if (Date.now() >= deadlineMs) break;
-    found.push(await explainOne(ctx, f, judged, { ...bound, maxMs: Math.min(bound.maxMs, Math.max(1, deadlineMs - Date.now())) }));
+    // A proven fix the proof's time left this state out of: judged under it (one recovery), before a search of its own (many).
+    for (const e of found) {
+      if (!e.extend || f.state.id.policy !== 'lose-unsynced' || Date.now() >= deadlineMs) continue;
+      if (await e.extend(f)) {
+        e.cures.push(f);
+        continue next;
+      }
+    }
+    if (Date.now() >= deadlineMs) break;
+    found.push(await explainOne(ctx, f, judged, { ...bound, maxMs: Math.min(bound.maxMs, Math.max(1, deadlineMs - Date.now())) }, deadlineMs));
   }
   const candidates = found.filter((e) => e.cause.kind !== 'not-isolated').map((e) => ({ ...e, kind: e.cause.kind, cures: new Set(e.cures.map((j) => failing.indexOf(j))) }));
   const cover = coverStates(failing.length, candidates);

@@ -119,20 +119,33 @@ export function pathAfter(trace: readonly TraceEntry[], path: string, fromOp: nu
   return at;
 }
 
-/** The recorded run with fsyncs inserted after some requests (each a request of its own: the requests and markers after it move up by one) and some left out. */
-function withFsyncsInserted(recorded: Recorded, unsorted: readonly { after: number; path: string; dir: boolean }[], skip: readonly number[], syncedAfter: ReadonlyMap<number, readonly number[]>, words: string): FixedRun {
-  const inserted = [...unsorted].sort((a, b) => a.after - b.after);
+/** An fsync a fix inserts: after request `after` (of the run), of `path` as named then; on a cluster, made by `node`'s program. */
+export interface InsertedFsync {
+  after: number;
+  path: string;
+  dir: boolean;
+  node?: number;
+}
+
+/**
+ * The recorded run with fsyncs inserted after some requests (each a request of its own: the
+ * requests and markers after it move up by one) and some left out. A cluster's run has one
+ * numbering for every node: an fsync inserted on one node moves every node's later requests; two
+ * after one request are ordered by node (as the daemon's ClusterStateSpace.withHypothesis orders them).
+ */
+export function withFsyncsInserted(recorded: Recorded, unsorted: readonly InsertedFsync[], skip: readonly number[], syncedAfter: ReadonlyMap<number, readonly number[]>, words: string): FixedRun {
+  const inserted = [...unsorted].sort((a, b) => a.after - b.after || (a.node ?? 0) - (b.node ?? 0));
   const before = (op: number, inclusive: boolean) => inserted.filter((x) => (inclusive ? x.after <= op : x.after < op)).length;
   const insertedOps = inserted.map((x, k) => x.after + k + 1);
   // Before the first fsync inserted or left out, the fixed run is the run.
   const firstChanged = [...insertedOps, ...skip.map((op) => op + before(op, false))].reduce((n, op) => Math.min(n, op), Infinity);
   return {
-    hypothesis: { fsyncAfter: inserted.map((x) => ({ afterOp: x.after, path: x.path })), ...(skip.length ? { fsyncSkip: [...skip] } : {}) },
+    hypothesis: { fsyncAfter: inserted.map((x) => ({ afterOp: x.after, path: x.path, ...(x.node !== undefined ? { node: x.node } : {}) })), ...(skip.length ? { fsyncSkip: [...skip] } : {}) },
     recorded: {
       ...recorded,
       trace: [
         ...recorded.trace.map((e) => ({ ...e, op: e.op + before(e.op, false) })),
-        ...inserted.map((x, k) => ({ op: insertedOps[k], kind: x.dir ? 'fsyncdir' as const : 'fsync' as const, path: x.path, state: 'applied' as const, result: 0 })),
+        ...inserted.map((x, k) => ({ op: insertedOps[k], kind: x.dir ? 'fsyncdir' as const : 'fsync' as const, path: x.path, state: 'applied' as const, result: 0, ...(x.node !== undefined ? { node: x.node } : {}) })),
       ].sort((a, b) => a.op - b.op),
       // Each fsync comes right after its request: before every line marked after it.
       marks: recorded.marks.map((m) => ({ ...m, afterOp: m.afterOp + before(m.afterOp, true) })),

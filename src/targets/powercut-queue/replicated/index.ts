@@ -5,6 +5,7 @@ import { ownNodeCommand } from '../../../harness/dist-path.js';
 import type { Target } from '../../../harness/target.js';
 import { powercutQueue } from '../index.js';
 import { ASYNC_REPLICATION } from './replicated-queue.js';
+import { REPLICA_QUEUE_VARIANTS } from './replica-variants.js';
 
 export const replicatedQueue: Target = {
   ...powercutQueue,
@@ -24,5 +25,22 @@ export const replicatedQueue: Target = {
       causes: [{ kind: 'early-confirmation', path: '/page.*' }],
       fixInRecording: false,
     },
+    // A bug inside every replica's queue, behind the correct protocol: a majority confirms a write its
+    // page holds, and a coordinated cut loses that page's name on every node (replica-variants.ts).
+    // Its cause is the fsync each node's program misses: of the directory after creating a page.
+    'replica-no-dir-fsync-new-page': {
+      summary: 'every replica\'s queue creates a new page file and fsyncs it, its directory never (no-dir-fsync-new-page on each node)',
+      settings: { pageCapacityBytes: 256, checkpointDesign: 'append-log' },
+      provenBy: ['exhaustive'],
+      // A checkpoint names the page whose name the nodes lost: fewer than a majority of queues open;
+      // cut before a checkpoint names it, the page's confirmed records are lost (seen in a gate run).
+      trips: ['liveness', 'at-least-once'],
+      causes: [{ kind: 'missing-dir-fsync', path: '/page.*' }],
+    },
   },
 };
+
+// Every cluster variant of a replica's queue is a known-bad entry (its cause declared there).
+for (const name of Object.keys(REPLICA_QUEUE_VARIANTS)) {
+  if (!replicatedQueue.knownBad[name]) throw new Error(`invariant: the replica variant '${name}' (replica-variants.ts) has no knownBad entry in the replicated queue's target`);
+}

@@ -4,16 +4,28 @@
 // the same node.
 import { Queue } from '../../../queue/index.js';
 import type { QueueSettings } from '../../../queue/types.js';
+import { variantOps } from '../variants.js';
 import type { ReplicaMessage, ReplicaRequest } from './replica-protocol.js';
+import { REPLICA_QUEUE_VARIANT_KEY } from './replica-variants.js';
 
 export type ReplicaReply = Extract<ReplicaMessage, { t: 'reply' }>;
 
 /** The settings that turn backpressure off: admission is the primary's (replicated-queue.ts). */
 const NO_BACKPRESSURE: Partial<QueueSettings> = { maxBytes: Number.MAX_SAFE_INTEGER, maxEvents: 0, writeTimeoutMs: 0 };
 
-/** Opens (recovers) a node's queue. A write never waits for space here: one waiting in line would hold the ack that frees it. */
+/**
+ * Opens (recovers) a node's queue. A write never waits for space here: one waiting in line would
+ * hold the ack that frees it. A cluster variant's single-disk queue variant comes in the settings (replica-variants.ts).
+ */
 export function openReplicaQueue(dir: string, settings: Record<string, unknown>): Promise<Queue> {
-  return Queue.open(dir, { ...(settings as Partial<QueueSettings>), ...NO_BACKPRESSURE });
+  const { [REPLICA_QUEUE_VARIANT_KEY]: queueVariant, ...rest } = settings;
+  const merged = { ...(rest as Partial<QueueSettings>), ...NO_BACKPRESSURE };
+  if (queueVariant === undefined) return Queue.open(dir, merged);
+  if (typeof queueVariant !== 'string') throw new Error(`${REPLICA_QUEUE_VARIANT_KEY} must name a queue variant, got ${JSON.stringify(queueVariant)}`);
+  // A replica serves the queue itself (its backlog too): only a variant that is a disk step of the queue fits.
+  const ops = variantOps(queueVariant);
+  if (!ops) throw new Error(`${REPLICA_QUEUE_VARIANT_KEY}: queue variant '${queueVariant}' is not a disk step of the queue (a wrapper), which a replica cannot run`);
+  return Queue.open(dir, merged, ops);
 }
 
 /** Applies one request to the node's queue; a failure is a reply carrying its message and errno code. `warn` hears what fails after the reply. */

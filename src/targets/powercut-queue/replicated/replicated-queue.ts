@@ -19,6 +19,7 @@ import { BackpressureTimeoutError, validateSettings } from '../../../queue/index
 import { recordBytes } from '../../../queue/format.js';
 import type { QueueSettings } from '../../../queue/types.js';
 import { InProcessReplica } from './in-process-replica.js';
+import { REPLICA_QUEUE_VARIANTS, replicaSettings } from './replica-variants.js';
 import { ReplicaDown, ReplicaProcess, type Backlog, type DurableState, type Replica } from './replica.js';
 
 /** The known-bad variant: the primary confirms a write once its own disk has it, then replicates it. */
@@ -109,11 +110,13 @@ export class ReplicatedQueue implements DrivenQueue {
   static async open(spec: DriverSpec, emit: (o: Outcome) => void): Promise<ReplicatedQueue> {
     const nodes = spec.nodes;
     if (!nodes) throw new Error('the replicated queue runs on a cluster: the spec must list its nodes');
-    if (spec.variant !== undefined && spec.variant !== ASYNC_REPLICATION) throw new Error(`unknown variant '${spec.variant}' (the replicated queue has ${ASYNC_REPLICATION})`);
+    if (spec.variant !== undefined && spec.variant !== ASYNC_REPLICATION && !(spec.variant in REPLICA_QUEUE_VARIANTS)) throw new Error(`unknown variant '${spec.variant}' (the replicated queue has ${[ASYNC_REPLICATION, ...Object.keys(REPLICA_QUEUE_VARIANTS)].join(', ')})`);
+    // Each replica's queue runs the variant's single-disk one, if it has one (replica-variants.ts).
+    const nodeSettings = replicaSettings(spec.settings, spec.variant);
     // A node cut while the cluster opens is down (the harness restarts it): a majority must open.
     const killedAtOpen = new Set<number>();
     // An offline drain (no node of it is cut) runs its nodes in this process: the same queue code, no process to start.
-    const startAll = async () => (await Promise.allSettled(nodes.map((n) => (spec.offline ? InProcessReplica.start(n.node, n.dir, spec.settings) : ReplicatedQueue.startNode(n, spec.settings, emit, false))))).map((r, k) => {
+    const startAll = async () => (await Promise.allSettled(nodes.map((n) => (spec.offline ? InProcessReplica.start(n.node, n.dir, nodeSettings) : ReplicatedQueue.startNode(n, nodeSettings, emit, false))))).map((r, k) => {
       if (r.status === 'rejected' && r.reason instanceof ReplicaDown && r.reason.killed) killedAtOpen.add(k);
       return r.status === 'fulfilled' && r.value.alive ? r.value : null;
     });
@@ -419,7 +422,7 @@ export class ReplicatedQueue implements DrivenQueue {
     try {
       await previous;
       if (this.inflight > 0) await new Promise<void>((r) => this.idleWaiters.push(r));
-      const r = await ReplicatedQueue.startNode(spec, this.settings, this.emit, true);
+      const r = await ReplicatedQueue.startNode(spec, replicaSettings(this.settings, this.variant), this.emit, true);
       if (r.state.durableSeq > this.lastSeq) throw new Error(`restart: node ${node} recovered seqs up to ${r.state.durableSeq}, beyond the ${this.lastSeq} the cluster holds (it was down when the cluster opened, holding more than a majority)`);
       // What the cut took from this node is given again, in order: writes, then deliveries, then acks.
       for (let seq = r.state.durableSeq + 1; seq <= this.lastSeq; seq++) {
