@@ -14,7 +14,7 @@ export interface ClusterCoverage extends ClusterCoverageShown {
   perKind: Partial<Record<CutKind, ClusterKindCoverage>>;
 }
 
-export const CLUSTER_GROUPING = 'by cause for crash states whose cause is proven on the recording (a confirmation withheld until the fsync it needed, judged again on every state); the rest, and live cuts, by check, cut kind and nodes';
+export const CLUSTER_GROUPING = 'by cause for crash states whose cause is proven on the recording (a confirmation withheld until the fsync it needed, judged again on every state; or an fsync inserted on the nodes that missed it, the counterparts of its states recovered again); the rest, and live cuts, by check, cut kind and nodes';
 
 export function emptyClusterCoverage(nodes: number, nodesCut: NodesCutChoice, kinds: readonly CutKind[]): ClusterCoverage {
   return {
@@ -75,16 +75,15 @@ export function kindFloor(kind: CutKind, liveCuts: boolean): FloorRequirement {
 const s = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
 
 /**
- * Each cut kind must also judge this share of the lose-unsynced crash states it listed (rounded up),
- * as a single disk's exhaustive suites a quarter (floor.ts): one state of a kind must not pass for
- * all it listed. Set to what the tests' short cluster gates meet on a loaded 2-core machine: a 10 s
- * gate of the correct replicated queue (lose-unsynced and torn) judged 3 lose-unsynced states of the
- * 220 to 250 its one-node and majority kinds each listed (about 1 %), and the example driver's 20 s
- * gate 1 of the 34 its one-node kind listed; more load leaves fewer, down to the one state the floor
- * owes each kind (given past its slice). So 1 in 250: what that one state meets. Raise it as the
- * cluster's recoveries get faster (each state's drain restarts every node: about a second now).
+ * The share of each cut kind's lose-unsynced states listed that a cluster gate must judge (rounded
+ * up), as a single disk's exhaustive suites must judge a quarter. A kind below it is owed states past
+ * its slice, as a kind owed its first case is (until the budget's end keeps back the later phases'
+ * reserve). Measured once offline drains ran a driver's nodes in its process: a 10 s gate of the
+ * correct replicated queue judged every lose-unsynced state it listed (25/25, 73/73, 51/51), the
+ * example Python driver's 20 s gate 5/45, 6/58, 3/21 with the owed states; NATS R3, whose states wait
+ * on elections, judges about 2 % in 120 s and is told to raise --time-budget.
  */
-export const CLUSTER_LOSE_UNSYNCED_SHARE = 0.004;
+export const CLUSTER_LOSE_UNSYNCED_SHARE = 0.1;
 
 /** A cut kind's share of its lose-unsynced states listed, judged (CLUSTER_LOSE_UNSYNCED_SHARE; docs/gate.md, "Cluster gates"). */
 export function kindShareFloor(share = CLUSTER_LOSE_UNSYNCED_SHARE): FloorRequirement {

@@ -81,15 +81,15 @@ describe(`powercut gate --target ${TARGET} (a cluster of three nodes)`, () => {
   it.each(variantsProvenBy('replicated-queue', 'exhaustive'))('catches %s with an artifact whose stored images replay it exactly, and whose re-recording replay reports as a sample', async (variant) => {
     // Coordinated states only: every one of the first workload's fits in the budget, and its first
     // confirmed write's state between the primary's fsync and the backups' fails (it stops there).
-    const r = await powercut(['gate', '--target', TARGET, '--variant', variant, '--nodes-cut', 'coordinated', '--time-budget', '40', '--seed', SEED, '--live-cuts', '0', '--stop-on-first', '--artifacts', 'arts-bad']);
+    const r = await powercut(['gate', '--target', TARGET, '--variant', variant, '--nodes-cut', 'coordinated', '--time-budget', '40', '--seed', SEED, '--live-cuts', '0', '--stop-on-first', '--artifacts', `arts-bad-${variant}`]);
     expect(r.exitCode, r.stdout + r.stderr).toBe(1);
     expect(budgetBroken(r.stdout)).toBeUndefined();
     expect(r.stdout).toMatch(/^distinct failures: 1\b/m);
     // The stored disks replay exactly; three nodes run concurrently, so the whole case's re-runs are a sample.
     expect(r.stdout).toMatch(/^ +replay: +powercut replay \S+ +\(replays exactly from its stored images, REPRODUCED or not; its 5 re-runs of the whole case are a sample\)$/m);
     expect(r.stdout).toMatch(/^artifacts: 1 replays exactly \(from stored disks/m);
-    const [one] = await readdir(path.join(root, 'arts-bad'));
-    const dir = path.join(root, 'arts-bad', one);
+    const [one] = await readdir(path.join(root, `arts-bad-${variant}`));
+    const dir = path.join(root, `arts-bad-${variant}`, one);
     // Its cause, searched within the budget's share: the variant's declared one when named (its proof held), else unexplained; never another.
     const cause = JSON.parse(await readFile(path.join(dir, 'cause.json'), 'utf8'));
     const declared = replicatedQueue.knownBad[variant].causes!.map((d) => `${d.kind} ${d.path}`);

@@ -34,9 +34,10 @@ import { newRow, type GateRow } from '../report/gate-results.js';
 import type { CaseSource, GateContext } from './case-source.js';
 import { recordCluster, type ClusterJudged, type ClusterRecording } from './cluster-cases.js';
 import { StateTurns } from '../harness/cluster/state-turns.js';
-import { countCut, countRequests, emptyClusterCoverage, kindFloor, kindShareFloor, type ClusterCoverage } from './cluster-coverage.js';
+import { CLUSTER_LOSE_UNSYNCED_SHARE, countCut, countRequests, emptyClusterCoverage, kindFloor, kindShareFloor, type ClusterCoverage } from './cluster-coverage.js';
 import { cutSizes, DEFAULT_NODES_CUT, describeClusterCut, KIND_ROW, kindOfCut, kindsAsked, seededRandom, spreadOrder, type CutKind } from './cluster-kinds.js';
 import { statesUnder, type FloorRequirement } from './floor.js';
+import { CAUSES_RESERVE, PHASE_SHARES } from './phases.js';
 import { nextWorkload } from './scheduler.js';
 import { roundSeed } from './suites.js';
 
@@ -316,7 +317,13 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
     const pastSlice = () => Date.now() >= sliceEndsMs || budget.leftMs() < MIN_STATE_MS;
     // Owed and nothing in a slot that pays it: a kind's case, or its state under policy p (any policy when p is not given).
     const owedUnderNow = (j: number, p: StatePolicy) => owedUnder(asked[j], p) && (inFlightUnder[j].get(p) ?? 0) === 0;
-    const owedNow = (j: number, p?: StatePolicy) => (owed(asked[j]) && inFlight[j] === 0) || (p === undefined ? policies.some((q) => owedUnderNow(j, q)) : owedUnderNow(j, p));
+    // The share of its lose-unsynced states a kind must judge (the floor), less those judged and in slots.
+    const shareOwedNow = (j: number) => {
+      const c = rows.get(asked[j])!.coverage.policies['lose-unsynced'];
+      return Math.ceil(CLUSTER_LOSE_UNSYNCED_SHARE * (c?.listed ?? 0)) - (c?.states ?? 0) - (inFlightUnder[j].get('lose-unsynced') ?? 0) > 0;
+    };
+    const owedNow = (j: number, p?: StatePolicy) => (owed(asked[j]) && inFlight[j] === 0) || ((p === undefined || p === 'lose-unsynced') && shareOwedNow(j)) ||
+      (p === undefined ? policies.some((q) => owedUnderNow(j, q)) : owedUnderNow(j, p));
     const next = (): CrashStateInfo | undefined => {
       if (stopped || daemons.running !== recordedOn) return undefined;
       // Past the slice only a kind still owed a case, or a state under a policy, goes on (the floor).
@@ -328,6 +335,10 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
       ctx.doing(`${KIND_ROW[asked[t.kind]]}: crash state after request ${t.state.id.afterOp} of workload ${input + 1} (${pool.size} slots)`);
       return t.state;
     };
+    // A state still draining when only the later phases' reserve (causes, artifacts) is left is
+    // abandoned unjudged: a drain that waits on elections may otherwise hold its slot for its whole
+    // bound, stretched for the slots, past the budget (seen: NATS R3, 16-19 s over a 60 s budget).
+    const abandonAtMs = Date.now() + budget.leftMs() - (CAUSES_RESERVE + PHASE_SHARES.artifacts) * o.timeBudgetMs;
     try {
       await pool.judge(recordedOn.daemon, rec, next, async (v) => {
         const j = kindOfState.get(v.state);
@@ -341,7 +352,7 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
         if (o.stopOnFirst && v.violations.length > 0) stopped = true;
         stateJudged(v, asked[j]);
         judgedHere.push({ state: v.state, violations: v.violations, drain: v.runs[v.runs.length - 1], verdict: v, kind: asked[j] });
-      });
+      }, abandonAtMs);
       // The failing states with their causes, once every state of the recording judged here is in (a proof judges them all).
       const causes = await causesOf(rec, judgedHere, recordedOn, rows.get(asked[0])!);
       for (const x of judgedHere) if (x.violations.length > 0) await stateFailed(rec, x.verdict, x.kind, recordedOn, causes.get(x));

@@ -12,7 +12,7 @@ const TARGETS: Record<string, Target> = {
   [powercutQueue.name]: powercutQueue,
   [leveldb.name]: leveldb,
   [natsJetstream.name]: natsJetstream,
-  // A cluster target (nodeCount 3): the gate runs it as cluster cases (src/gate/cluster-gate.ts).
+  // A cluster target (nodeCount 3): the gate runs it as cluster cases (src/gate/cluster-source.ts).
   [replicatedQueue.name]: replicatedQueue,
 };
 
