@@ -3,8 +3,10 @@
 // artifact's cause.json when it has one; else (or with --again) the case is recorded again on a
 // fresh mount, its state explained, and cause.json written into the artifact.
 import path from 'node:path';
-import { writeCause } from '../harness/artifacts.js';
+import { isClusterCase, writeCause, type ClusterArtifactCase, type StoredArtifact } from '../harness/artifacts.js';
 import { causeFacts, type Cause } from '../harness/cause/cause.js';
+import { explainClusterStateAgain, type ExplainedAgain } from '../harness/cluster/explain-again.js';
+import { mergeTimeouts } from '../harness/driver-process.js';
 import { EXPLAIN_BOUNDS } from '../harness/exhaustive/explain.js';
 import { HarnessError } from '../harness/harness-error.js';
 import { targetName } from '../targets/index.js';
@@ -22,6 +24,10 @@ fix in the program's terms, the proof (the recorded run re-checked with that ste
 reach (whether it bites a journaling filesystem like ext4 in its default mode, or only a disk as
 strict as POSIX allows). The gate stores this in the artifact (cause.json); when it is absent, the
 case is recorded again on a fresh mount and its crash state searched, and cause.json is written.
+A cluster's artifact keeps its state's images, not the recording: --again (or a missing cause.json)
+records the case again on fresh mounts, a sample since the nodes interleave anew, and names the
+cause of that run's state of the same cut kind failing the same checks (cause.json is left as it
+is); the whole is bounded by three times --max-seconds. A live cut's artifact has no cause search.
 
 options:
   --again           search again even if the artifact has a cause (after changing the code)
@@ -71,6 +77,7 @@ export const run: Command = async (argv) => {
 
   let cause = parsed.values.again ? undefined : artifact.cause;
   if (cause) console.log('(the cause stored with the artifact, cause.json; --again searches anew)');
+  else if (isClusterCase(artifact.case)) return explainClusterAgain(artifact, artifact.case, dir, bound.maxMs);
   else {
     const target = artifactTarget(artifact, dir, help);
     console.log(`searching the cause: recording the case again on a fresh mount (bound ${bound.maxProbes} probes, ${bound.maxMs / 1000} s)...`);
@@ -92,3 +99,38 @@ export const run: Command = async (argv) => {
   console.log(`\n${formatCause(cause)}`);
   return cause.kind === 'not-isolated' ? EXPLAIN_EXIT.notIsolated : EXPLAIN_EXIT.explained;
 };
+
+/**
+ * A cluster's crash state, searched again: its artifact keeps no recording, so the case is recorded
+ * again, a sample (its nodes interleave anew), and the cause named is that run's, for a state of the
+ * same cut kind failing the same checks; cause.json is left as it is, since that cause's requests
+ * are the new run's. A live cut has no cause search.
+ */
+async function explainClusterAgain(artifact: StoredArtifact, c: ClusterArtifactCase, dir: string, searchMs: number): Promise<number> {
+  if (!c.state) usageFail(`${dir} is a live cut's artifact: live cuts have no cause search yet; powercut replay re-runs it`, help);
+  const target = artifactTarget(artifact, dir, help, 'allow');
+  // Recording and judging come before the search: the whole is bounded by three times its bound.
+  const budgetMs = CLUSTER_AGAIN_BOUNDS * searchMs;
+  console.log(`searching the cause: recording the case again on ${c.nodes} fresh mounts, a sample since its nodes interleave anew, and judging its states of the same cut kind (bound ${budgetMs / 1000} s)...`);
+  let r: ExplainedAgain;
+  try {
+    r = await explainClusterStateAgain(target, { input: c, nodes: c.nodes, state: c.state, violations: artifact.violations, maxStates: c.stateCaps?.maxStates ?? 1_000 }, mergeTimeouts(), Date.now() + budgetMs);
+  } catch (err) {
+    console.log(`TOOL FAILED while explaining (not a verdict on the queue): ${err instanceof Error ? err.message : String(err)}`);
+    return EXPLAIN_EXIT.toolFailed;
+  }
+  if (!r.state) {
+    console.log(`recorded again, none of the ${r.judged} crash states of its cut kind judged failed the same checks (fixed, or it needs another interleaving): nothing to explain; powercut replay recovers the stored images`);
+    return EXPLAIN_EXIT.noLongerFails;
+  }
+  const where = `the state after request ${r.state.afterOp} of the new recording (${r.failingAlike} of ${r.judged} states of its cut kind judged fail the same checks)`;
+  if (!r.cause) {
+    console.log(`${where}: the time ran out before its cause was searched (raise --max-seconds)`);
+    return EXPLAIN_EXIT.notIsolated;
+  }
+  console.log(`${where}; cause.json is left as it is (this cause's requests are the new recording's):\n\n${formatCause(r.cause)}`);
+  return r.cause.kind === 'not-isolated' ? EXPLAIN_EXIT.notIsolated : EXPLAIN_EXIT.explained;
+}
+
+/** A cluster's search again records, judges and searches: bounded by this many times --max-seconds. */
+const CLUSTER_AGAIN_BOUNDS = 3;

@@ -125,7 +125,7 @@ export function artifactTarget(artifact: StoredArtifact, dir: string, help: stri
     if (artifact.case.variant !== undefined) checkVariant(target, artifact.case.variant);
     const settings = { ...(artifact.case.variant !== undefined ? target.knownBad[artifact.case.variant].settings : {}), ...artifact.case.settings };
     if (isClusterCase(artifact.case)) {
-      if (cluster === 'refuse') throw new Error(`a cluster's artifact (${artifact.case.nodes} nodes): this command re-records on one disk; a cluster's run is not stored in its artifact, so its cause is the one the gate searched (cause.json, which 'powercut explain' prints without --again), and 'powercut replay' re-runs it`);
+      if (cluster === 'refuse') throw new Error(`a cluster's artifact (${artifact.case.nodes} nodes): this command re-records on one disk; a cluster's run is not stored in its artifact, so its cause is the one the gate searched (cause.json, which 'powercut explain' prints; --again searches a new recording), and 'powercut replay' re-runs it`);
       if (nodeCountOf(target, settings) !== artifact.case.nodes) throw new Error(`nodes is ${artifact.case.nodes}, but target ${target.name} runs ${nodeCountOf(target, settings)} node(s) with these settings`);
     } else assertSingleDisk(target, settings, 'this artifact (it names no nodes)');
   } catch (err) {

@@ -112,12 +112,16 @@ export async function searchCause(f: FailingState, probe: ProbeFn, bound: Search
       return done(persistenceCause(f, unit, change, others));
     }
     evidence.push(units.length === 0 ? 'the cut lost nothing: the state is every change the program made' : 'even with every lost unit made durable the recovery fails');
-    // A confirmation came too soon only if what it promised exists by the end of the run: a disk with
-    // every change of the whole run, judged against the same lines, passes. If it fails too, the
-    // program's logic fails it, and a later state that passes only hides the symptom.
+    // A confirmation came too soon only if what it promised exists by the end of the run (or was
+    // acked by then): a disk with every change of the whole run passes, judged against the same
+    // lines, or else against the whole run's (its later acks excuse what the cut's lines still owe:
+    // seen on async replication, whose end-of-run disk lacked an event acked after the cut). If both
+    // fail, the program's logic fails it, and a later state that passes only hides the symptom.
     const lastOp = f.trace.reduce((n, e) => Math.max(n, e.op), id.afterOp);
-    const logicFails = lastOp > id.afterOp && !(await passes({ state: { afterOp: lastOp, policy: 'lose-unsynced' }, persistAll: true, linesAsOf: id.afterOp }));
-    if (logicFails) evidence.push(`the disk a process crash leaves at the end of the run (request ${lastOp}), judged against the same lines, fails too: no confirmation came too soon`);
+    const endOfRun = { afterOp: lastOp, policy: 'lose-unsynced' as const };
+    const logicFails = lastOp > id.afterOp && !(await passes({ state: endOfRun, persistAll: true, linesAsOf: id.afterOp })) &&
+      !(await passes({ state: endOfRun, persistAll: true, linesAsOf: lastOp }));
+    if (logicFails) evidence.push(`the disk a process crash leaves at the end of the run (request ${lastOp}) fails too, judged against the same lines and against the whole run's: no confirmation came too soon`);
     const waited = logicFails ? undefined : await confirmedTooSoon(f, passes, evidence);
     if (waited) return done(waited);
     // No persistence point is to blame here: a process crash, which keeps every change, fails as well.
