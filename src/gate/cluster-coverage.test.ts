@@ -51,9 +51,9 @@ describe('cluster coverage', () => {
     expect(needed).toBe(3);
     const below = checkFloor([{ row: row(needed - 1, listed), floor: [kindFloor('one', true), kindShareFloor()] }]);
     expect(below.map((c) => c.met)).toEqual([true, false]);
-    expect(formatClusterFloor(below)).toContain(`  NOT met: cluster one-node: lose-unsynced states judged of those listed ${needed - 1}/${listed}, needs at least ${needed} (10 % of ${listed}); raise --time-budget`);
+    expect(formatClusterFloor(below)).toContain(`  NOT met: cluster one-node: lose-unsynced states judged of those listed ${needed - 1}/${listed}, needs at least ${needed} (5 % of ${listed}); raise --time-budget`);
     // Nothing listed asks nothing (a kind whose states --max-states left out is held to its case alone).
     expect(checkFloor([{ row: row(needed, listed), floor: [kindShareFloor()] }, { row: row(0, 0), floor: [kindShareFloor()] }]).map((c) => c.met)).toEqual([true, true]);
-    expect(formatClusterFloor(checkFloor([{ row: row(needed, listed), floor: [kindShareFloor()] }]))).toMatch(/^floor: met \(1 requirements\): every cut kind asked for judged a case and 10 % of the lose-unsynced crash states it listed/);
+    expect(formatClusterFloor(checkFloor([{ row: row(needed, listed), floor: [kindShareFloor()] }]))).toMatch(/^floor: met \(1 requirements\): every cut kind asked for judged a case and 5 % of the lose-unsynced crash states it listed/);
   });
 });
