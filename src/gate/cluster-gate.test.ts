@@ -100,6 +100,8 @@ describe(`powercut gate --target ${TARGET} (a cluster of three nodes)`, () => {
     expect(new Set(trace.map((e: { node: number }) => e.node))).toEqual(new Set([0, 1, 2]));
     expect(existsSync(path.join(dir, 'report.html'))).toBe(true);
     expect(existsSync(path.join(dir, 'images/cut-0-after-crash/node2'))).toBe(true);
+    // Replay and explain --again take the same path whatever the variant: checked on the first one.
+    if (variant !== variantsProvenBy('replicated-queue', 'exhaustive')[0]) return;
     // What is deterministic: the stored images are the very disks the gate judged, so their verdict,
     // and with it the exit status, repeats exactly. Each re-recording interleaves the nodes' requests
     // anew (it once failed a different check): it is reported as k of K, and k is not asserted.
