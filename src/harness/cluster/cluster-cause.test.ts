@@ -59,13 +59,15 @@ describe('the cause of a failing cluster state', () => {
     const causes = await explainClusterRun(ctx, judged, Date.now() + 90_000);
     expect([...causes.keys()]).toEqual(failing);
     const cause = causes.get(failing[0])!;
+    // A backup's page fsync, or the checkpoint fsync after it: the variant declares both (the first persistence point that cures a state is named).
+    const declared = replicatedQueue.knownBad[ASYNC_REPLICATION].causes!.map((d) => `${d.kind} ${d.path}`);
     expect(cause.kind, `${cause.title}: ${cause.fix}`).toBe('early-confirmation');
-    expect(cause.key).toMatch(/^early-confirmation \/page\.\*/);
+    expect(declared.some((d) => cause.key.startsWith(d)), cause.key).toBe(true);
     expect(cause.fix).toMatch(/on node [12] at request \d+/);
     expect(cause.proof?.curesOwnState).toBe(true);
     expect(cause.proof?.broken).toBe(0);
     // Every state is given a cause its proof cures, or left unexplained: never another named cause.
-    for (const c of causes.values()) expect(c.kind === 'not-isolated' || c.key.startsWith('early-confirmation /page.*'), c.title).toBe(true);
+    for (const c of causes.values()) expect(c.kind === 'not-isolated' || declared.some((d) => c.key.startsWith(d)), c.title).toBe(true);
   }, 180_000);
 
   it('names the directory fsync every replica\'s queue misses after creating a page, on the nodes that lost it, proven under the fsyncs inserted on those nodes', async () => {

@@ -22,7 +22,10 @@ export const replicatedQueue: Target = {
       settings: {},
       provenBy: ['exhaustive'],
       trips: ['at-least-once'],
-      causes: [{ kind: 'early-confirmation', path: '/page.*' }],
+      // A backup's write is durable once its page is fsynced; a wait for the checkpoint that claims
+      // it (fsynced after the page, checkpointWrites) cures the same states, and the search names it
+      // where that is the first persistence point after which the state passes (seen on a fresh clone).
+      causes: [{ kind: 'early-confirmation', path: '/page.*' }, { kind: 'early-confirmation', path: '/checkpoint.log' }],
       fixInRecording: false,
     },
     // A bug inside every replica's queue, behind the correct protocol: a majority confirms a write its
