@@ -37,7 +37,6 @@ import { StateTurns } from '../harness/cluster/state-turns.js';
 import { CLUSTER_LOSE_UNSYNCED_SHARE, countCut, countRequests, emptyClusterCoverage, kindFloor, kindShareFloor, type ClusterCoverage } from './cluster-coverage.js';
 import { cutSizes, DEFAULT_NODES_CUT, describeClusterCut, KIND_ROW, kindOfCut, kindsAsked, seededRandom, spreadOrder, type CutKind } from './cluster-kinds.js';
 import { statesUnder, type FloorRequirement } from './floor.js';
-import { CAUSES_RESERVE, PHASE_SHARES } from './phases.js';
 import { nextWorkload } from './scheduler.js';
 import { roundSeed } from './suites.js';
 
@@ -335,10 +334,10 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
       ctx.doing(`${KIND_ROW[asked[t.kind]]}: crash state after request ${t.state.id.afterOp} of workload ${input + 1} (${pool.size} slots)`);
       return t.state;
     };
-    // A state still draining when only the later phases' reserve (causes, artifacts) is left is
+    // A state still draining when judging's time ends (what the causes and artifacts keep back) is
     // abandoned unjudged: a drain that waits on elections may otherwise hold its slot for its whole
     // bound, stretched for the slots, past the budget (seen: NATS R3, 16-19 s over a 60 s budget).
-    const abandonAtMs = Date.now() + budget.leftMs() - (CAUSES_RESERVE + PHASE_SHARES.artifacts) * o.timeBudgetMs;
+    const abandonAtMs = phases.deadlineMs('record+judge');
     try {
       await pool.judge(recordedOn.daemon, rec, next, async (v) => {
         const j = kindOfState.get(v.state);

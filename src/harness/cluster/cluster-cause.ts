@@ -89,7 +89,7 @@ class InsertedProof {
   private readonly fixedCtx: ClusterCauseContext;
   private readonly started = Date.now();
 
-  constructor(private readonly ctx: ClusterCauseContext, private readonly fix: ClusterFixedRun, private readonly own: JudgedClusterState) {
+  constructor(ctx: ClusterCauseContext, private readonly fix: ClusterFixedRun, private readonly own: JudgedClusterState) {
     this.fixedCtx = { ...ctx, recorded: fix.recorded };
     this.proof = { step: fix.words, failing: 0, cured: 0, curesOwnState: false, broken: 0, exposed: [], states: 0, capped: false, stillFailing: [], ms: 0 };
   }

@@ -3,7 +3,7 @@
 // interleave anew on every run, so the new recording is a sample: its states of the artifact's cut
 // kind are judged, and the cause is searched on those that fail the artifact's checks, the one cut
 // nearest the artifact's request first. What it names is a cause of that run, said to be one.
-import type { CrashStateId } from '../../../fusefs/crash-states.js';
+import type { CrashStateId, CrashStateInfo } from '../../../fusefs/crash-states.js';
 import type { Cause } from '../cause/cause.js';
 import { startTempDaemon } from '../daemon-process.js';
 import type { DriverTimeouts } from '../driver-process.js';
@@ -41,7 +41,8 @@ export async function explainClusterStateAgain(target: Target, a: ClusterStateAg
   try {
     const rec = await recordCluster(fixture.daemon, target, a.input, a.maxStates, timeouts, [a.state.policy]);
     // The artifact's kind of cut (the same nodes, or every node), nearest its request first.
-    const states = rec.states.filter((s) => sameNodes(s.id, a.state)).sort((x, y) => Math.abs(x.id.afterOp - a.state.afterOp) - Math.abs(y.id.afterOp - a.state.afterOp));
+    const away = (s: CrashStateInfo) => Math.abs(s.id.afterOp - a.state.afterOp);
+    const states = rec.states.filter((s) => sameNodes(s.id, a.state)).sort((x, y) => away(x) - away(y));
     const judgeUntilMs = Date.now() + (deadlineMs - Date.now()) / 2;
     const judged: JudgedClusterState[] = [];
     let next = 0;
@@ -49,8 +50,7 @@ export async function explainClusterStateAgain(target: Target, a: ClusterStateAg
       judged.push({ state: v.state, violations: v.violations, drain: v.runs[v.runs.length - 1] });
     }, deadlineMs);
     const want = checksOf(a.violations);
-    const alike = judged.filter((j) => j.violations.length > 0 && checksOf(j.violations) === want)
-      .sort((x, y) => Math.abs(x.state.id.afterOp - a.state.afterOp) - Math.abs(y.state.id.afterOp - a.state.afterOp));
+    const alike = judged.filter((j) => j.violations.length > 0 && checksOf(j.violations) === want).sort((x, y) => away(x.state) - away(y.state));
     if (alike.length === 0) return { judged: judged.length, failingAlike: 0 };
     // Every failing state is searched with the others (a proof judges them all); the nearest alike's cause is the answer.
     const causes = await explainClusterRun({ daemon: fixture.daemon, target, input: a.input, recorded: rec.recorded, timeouts }, judged, deadlineMs);

@@ -17,7 +17,8 @@ export class InProcessReplica implements Replica {
   private queueTurn: Promise<unknown> = Promise.resolve();
 
   private constructor(readonly node: number, private readonly queue: Queue) {
-    this.state = { durableSeq: queue.durability().durableSeq, durableFirstUnackedSeq: queue.durability().durableFirstUnackedSeq };
+    const { durableSeq, durableFirstUnackedSeq } = queue.durability();
+    this.state = { durableSeq, durableFirstUnackedSeq };
     this.backlog = queue.backlog();
     queue.onDurable((s) => {
       this.state = { durableSeq: s.durableSeq, durableFirstUnackedSeq: s.durableFirstUnackedSeq };
