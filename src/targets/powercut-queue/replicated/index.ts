@@ -25,7 +25,10 @@ export const replicatedQueue: Target = {
       // A backup's write is durable once its page is fsynced; a wait for the checkpoint that claims
       // it (fsynced after the page, checkpointWrites) cures the same states, and the search names it
       // where that is the first persistence point after which the state passes (seen on a fresh clone).
-      causes: [{ kind: 'early-confirmation', path: '/page.*' }, { kind: 'early-confirmation', path: '/checkpoint.log' }],
+      // When the recording ends with the backups still behind (a busy machine), even the disks a process
+      // crash leaves at its end lack a confirmed write on a majority, and recovery (what a majority
+      // holds) drops it: no fsync cures that, and the search proves a logic error (seen in CI).
+      causes: [{ kind: 'early-confirmation', path: '/page.*' }, { kind: 'early-confirmation', path: '/checkpoint.log' }, { kind: 'recovery-fails-on-legal-disk' }],
       fixInRecording: false,
     },
     // A bug inside every replica's queue, behind the correct protocol: a majority confirms a write its
