@@ -1,13 +1,13 @@
 // The daemon as a process: control protocol on malformed input, stale-mount cleanup after SIGKILL,
 // and the CLI (powercut mount / powercut ctl).
 import { afterAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { execa } from 'execa';
-import { startDaemon, type DaemonHandle } from './daemon-process.js';
+import { startDaemon, startTempDaemon, type DaemonHandle } from './daemon-process.js';
 import { ControlError } from './control-client.js';
 
 const work = mkdtempSync(join(tmpdir(), 'powercut-daemon-'));
@@ -95,6 +95,32 @@ describe('cleanup', () => {
       await mount;
     }
     expect(await isMounted(mnt)).toBe(false);
+  });
+});
+
+describe('a killed run\'s mounts', () => {
+  it('a later temp daemon of the same label unmounts the dead mounts left in a random folder, and removes the folder; a live mount stays', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'powercut-sweep-test-'));
+    const dead = join(folder, 'mnt1');
+    mkdirSync(dead);
+    // A FUSE mount whose daemon is gone (ENOTCONN): its device closed as a SIGKILL closes it, no auto-unmount.
+    await execa('python3', ['-c', [
+      'import os, subprocess, sys',
+      "fd = os.open('/dev/fuse', os.O_RDWR)",
+      "subprocess.run(['mount', '-i', '-t', 'fuse', '-o', 'fd=%d,rootmode=40000,user_id=0,group_id=0' % fd, 'powercut-dead', sys.argv[1]], pass_fds=[fd], check=True)",
+    ].join('\n'), dead], { timeout: 15_000 });
+    expect(await isMounted(dead)).toBe(true);
+    const other = await startTempDaemon('sweep-test');
+    try {
+      expect(await isMounted(dead)).toBe(false);
+      expect(existsSync(folder)).toBe(false);
+      // The first daemon's live mount survives the second's sweep.
+      const second = await startTempDaemon('sweep-test');
+      await second.stop();
+      expect(await isMounted(other.daemon.mountpoint)).toBe(true);
+    } finally {
+      await other.stop();
+    }
   });
 });
 

@@ -76,6 +76,31 @@ export async function cleanupStaleMount(mountpoint: string): Promise<void> {
   if (await isMounted(abs)) throw new Error(`cannot unmount stale mount at ${abs}; run: fusermount -uz ${abs}`);
 }
 
+/** How long a mount may take to answer a stat before it counts as alive (a busy daemon of another run). */
+const PROBE_TIMEOUT_MS = 2_000;
+
+/**
+ * Unmounts the FUSE mounts under folders named `prefix`* whose daemon is dead (ENOTCONN), and
+ * removes those folders: what a run killed with SIGKILL left in its random temp folder, which no
+ * later run could name. A live mount (another run's) answers its stat and is left alone; the stat
+ * runs in a child with a bound, since a stalled daemon would block it.
+ */
+export async function sweepDeadMounts(prefix: string): Promise<void> {
+  const mounts = (await readFile('/proc/mounts', 'utf8')).split('\n').map((l) => l.split(' ')).filter((f) => f[2]?.startsWith('fuse') && f[1]?.startsWith(prefix)).map((f) => f[1].replace(/\\040/g, ' '));
+  const dead = new Set<string>();
+  for (const m of mounts) {
+    const r = await execa('stat', ['--', m], { reject: false, timeout: PROBE_TIMEOUT_MS, env: { LC_ALL: 'C' } });
+    if (!r.timedOut && /Transport endpoint is not connected/.test(r.stderr)) dead.add(m);
+  }
+  for (const m of dead) await cleanupStaleMount(m);
+  // The run's own folder: the first path segment after the prefix's parent.
+  const parent = dirname(prefix);
+  const folderOf = (m: string) => join(parent, m.slice(parent.length + 1).split('/')[0]);
+  for (const folder of new Set([...dead].map(folderOf))) {
+    if (!mounts.some((m) => !dead.has(m) && folderOf(m) === folder)) await rm(folder, { recursive: true, force: true });
+  }
+}
+
 const live = new Set<DaemonHandle>();
 let hooksInstalled = false;
 
@@ -114,8 +139,10 @@ export async function startDaemon(opts: { mountpoint: string | readonly string[]
   const mountpoint = mountpoints[0];
   const socketPath = resolve(opts.socketPath);
   const startTimeoutMs = opts.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
+  // Every node's mount is tried, whichever fails: one left mounted must not keep the others so.
   const cleanupAll = async () => {
-    for (const m of mountpoints) await cleanupStaleMount(m);
+    const failed = (await Promise.allSettled(mountpoints.map((m) => cleanupStaleMount(m)))).flatMap((r) => (r.status === 'rejected' ? [(r.reason as Error).message] : []));
+    if (failed.length > 0) throw new Error(failed.join('\n'));
   };
   await cleanupAll();
   for (const m of mountpoints) if (existsSync(m) && !statSync(m).isDirectory()) throw new Error(`mountpoint ${m} is not a directory`);
@@ -187,8 +214,11 @@ export async function startDaemon(opts: { mountpoint: string | readonly string[]
           child.kill('SIGKILL');
           await bounded(STOP_TIMEOUT_MS);
         }
-        await cleanupAll();
-        live.delete(handle);
+        try {
+          await cleanupAll();
+        } finally {
+          live.delete(handle);
+        }
       })();
       return stopping;
     },
@@ -213,6 +243,7 @@ export interface TempDaemon {
  * `nodes` > 1, a cluster's: mnt0, mnt1, ... in the temporary folder.
  */
 export async function startTempDaemon(label: string, nodes = 1): Promise<TempDaemon> {
+  await sweepDeadMounts(join(tmpdir(), `powercut-${label}-`));
   const dir = await mkdtemp(join(tmpdir(), `powercut-${label}-`));
   let daemon: DaemonHandle;
   try {
