@@ -114,7 +114,7 @@ describe(`powercut gate --target ${TARGET} (a cluster of three nodes)`, () => {
     expect(replayed.stdout).toMatch(/^(REPRODUCED by the full re-run in [12] of 2 re-runs, same checks|NOT REPRODUCED in any of 2 re-runs) \(a sample: its 3 nodes run concurrently, /m);
     // explain --again records the case anew (a sample): whatever that run shows, it says so, names only its own run's cause, and leaves cause.json alone.
     const stored = await readFile(path.join(dir, 'cause.json'), 'utf8');
-    const again = await powercut(['explain', dir, '--again', '--max-seconds', '10']);
+    const again = await powercut(['explain', dir, '--again', '--max-seconds', '4']);
     expect([0, 1, 3], again.stdout + again.stderr).toContain(again.exitCode);
     expect(again.stdout).toContain('recording the case again on 3 fresh mounts, a sample since its nodes interleave anew');
     if (again.exitCode === 0) expect(again.stdout).toMatch(/of the new recording \(\d+ of \d+ states of its cut kind judged fail the same checks\); cause\.json is left as it is/);
