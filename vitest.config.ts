@@ -15,6 +15,8 @@ export default defineConfig({
     // Two test files at once (vitest's default on 2 cores is one): the real-mount files wait on
     // daemons and drivers most of the time, and npm test must stay under 10 minutes on 2 cores.
     maxWorkers: 2,
+    // Tests of a describe.concurrent at once (nats-findings.test.ts: servers that mostly wait).
+    maxConcurrency: 3,
     // Longest files first even on a fresh clone (no vitest cache): test-durations.json.
     sequence: { sequencer: DurationSequencer },
     testTimeout: 60_000,
