@@ -30,9 +30,9 @@ const SEED = seedFromEnv(20261130).seed;
  * 13th input, purge-and-ack-early at its 20th of the budget: 20-50 s each of npm test). Under these
  * each was caught by its 3rd or 4th input, the same on every run (seeds 1-8 tried: most catch past
  * the 6th). The budget and what counts as a catch are the same for every variant; POWERCUT_SEED,
- * when set, draws every variant's inputs from its seed as before. Not sync-wait-gives-up: its catch
- * needs a page fsync slow enough to give up on, so the input that catches it moves with the
- * machine's load under any seed (seed 4 caught it at its 4th input, then at its 19th).
+ * when set, draws every variant's inputs from its seed as before. (sync-wait-gives-up is not proven
+ * here: its catch needs a page fsync slow enough to give up on, so the input that catches it moved with
+ * the machine's load under any seed; exhaustive mode proves it through the slow-fsync schedule.)
  * ack-returns-early: seed 5 catches it at its 4th input instead of its 8th, but those inputs are
  * longer, and the catch took as long; seed 3 catches it at its 6th, in 21 s where SEED took 47 s
  * back to back on a loaded machine (seed 2 did not catch it within the budget: not every seed is fit).
