@@ -17,6 +17,9 @@ export default defineConfig({
     maxWorkers: 2,
     // Tests of a describe.concurrent at once (nats-findings.test.ts: servers that mostly wait).
     maxConcurrency: 3,
+    // One process per worker for all its files: each file no longer pays its own fork and imports
+    // (26 s of npm test's imports instead of 48). The files share no state they do not restore.
+    isolate: false,
     // Longest files first even on a fresh clone (no vitest cache): test-durations.json.
     sequence: { sequencer: DurationSequencer },
     testTimeout: 60_000,
