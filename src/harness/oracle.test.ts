@@ -409,6 +409,16 @@ describe('oracle', () => {
         expect(v.map((x) => x.check)).toEqual(['monotonic-seqs']);
         expect(v[0].message).toContain('declares "seqScope": "session"');
       });
+      it('names the declaration where a seq reused after a reopen comes back as a replay of an acked seq (seen on the Python jobs queue)', () => {
+        // Seq 1 acked durably; a reopen that found nothing gives seq 1 to event 2, and the cut's drain delivers it.
+        const reopened = cut('workload', [open(), ...write(1), { t: 'waited', seq: 1 }, delivered(1), ...ack(1), durable(1, 2), open(0, 1), ...write(2, 1)]);
+        const v = judge(declaring([reopened, drainOf([delivered(1, 2)], open(1, 1))], defaults)).filter((x) => x.check === 'bounded-replay');
+        expect(v).toHaveLength(1);
+        expect(v[0].message).toContain('seqs 1 came back under other event ids: a queue that numbers its seqs per session');
+        // The same seq delivered again for the event that was acked under it is a replay, with no hint.
+        const same = judge(declaring([cut('workload', [open(), ...write(1), { t: 'waited', seq: 1 }, delivered(1), ...ack(1), durable(1, 2)]), drainOf([delivered(1)], open(1, 1))], defaults));
+        expect(same.filter((x) => x.check === 'bounded-replay').map((x) => x.message).join('\n')).not.toContain('declares');
+      });
       it('passes it with session declared, judging monotonic seqs within the session', () => {
         const session = { ...defaults, seqScope: 'session' as const };
         expect(judge(declaring([allAcked, restartAt1], session))).toEqual([]);

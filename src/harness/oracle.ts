@@ -107,6 +107,9 @@ function undeclaredHint(history: History, k: number, field: keyof Contract, hint
   return hello && !(hello.contract && field in hello.contract) ? `; ${hint}` : '';
 }
 
+/** What a queue that reuses seqs across sessions lacks, named where a check fails by such a reuse. */
+const SESSION_SEQS_HINT = 'a queue that numbers its seqs per session, e.g. from 1 again after a restart that found no records, declares "seqScope": "session" in its contract';
+
 /** Seqs name events only within one session (from an open line to the next): seqScope "session". */
 const perSession = (history: History) => historyContract(history).seqScope === 'session';
 
@@ -417,13 +420,16 @@ function checkBoundedReplay(history: History): Violation[] {
         const i = history.runs[k].outcomes.findIndex((o) => (o.t === 'durable' || o.t === 'open') && o.durableFirstUnackedSeq > lowest);
         if (i >= 0) promise = { run: k, line: i + 1 };
       }
+      // A seq delivered for another event than the one acked under it: the queue numbered anew.
+      const ackedAt = new Map([...acks].map(([id, a]) => [a.seq, id]));
+      const renumbered = deliveries.some((o) => o.seq < c.firstUnacked && o.id !== null && ackedAt.has(o.seq) && ackedAt.get(o.seq) !== o.id);
       out.push({
         check: 'bounded-replay',
         seqs: durablyAcked,
         ...(promise ? { promise } : {}),
         message: `bounded-replay: ${runName(history, j)} delivered seqs ${list(durablyAcked)} again after a power cut although their acks were ` +
           `confirmed durable (durableFirstUnackedSeq reached ${c.firstUnacked} in ${runName(history, c.firstUnackedRun)}; ` +
-          `expected no seq below it)`,
+          `expected no seq below it${renumbered ? undeclaredHint(history, j, 'seqScope', `seqs ${list(durablyAcked.filter((q) => ackedAt.has(q)))} came back under other event ids: ${SESSION_SEQS_HINT}`) : ''})`,
       });
     }
     const all = [...acks.values()];
@@ -598,7 +604,7 @@ function checkMonotonicSeqs(history: History): Violation[] {
           ids: [o.id],
           message: `monotonic-seqs: ${runName(history, k)} got seq ${o.seq} for event id ${o.id}, but seqs up to ` +
             `${limit.durableSeq} were confirmed durable in ${runName(history, limit.run)}${session ? ' earlier in its session' : ''} (a durable seq must never be reused` +
-            `${limit.run === k ? '' : undeclaredHint(history, k, 'seqScope', 'a queue that numbers its seqs per session, e.g. from 1 again after a restart that found no records, declares "seqScope": "session" in its contract')})`,
+            `${limit.run === k ? '' : undeclaredHint(history, k, 'seqScope', SESSION_SEQS_HINT)})`,
         });
       }
       const other = seen.get(o.seq);
