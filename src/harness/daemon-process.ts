@@ -61,10 +61,16 @@ export function daemonEntry(): string {
   return entry;
 }
 
+/** The mount table: each mount's point (its \040 escapes undone) and filesystem type. */
+async function mountTable(): Promise<{ point: string; type: string }[]> {
+  return (await readFile('/proc/mounts', 'utf8')).split('\n').filter(Boolean).map((l) => {
+    const [, point, type] = l.split(' ');
+    return { point: point.replace(/\\040/g, ' '), type };
+  });
+}
+
 async function isMounted(mountpoint: string): Promise<boolean> {
-  const mounts = await readFile('/proc/mounts', 'utf8');
-  const escaped = mountpoint.replace(/ /g, '\\040');
-  return mounts.split('\n').some((l) => l.split(' ')[1] === escaped);
+  return (await mountTable()).some((m) => m.point === mountpoint);
 }
 
 /** Lazily unmounts whatever is mounted at `mountpoint` (a daemon killed earlier leaves ENOTCONN). */
@@ -86,7 +92,7 @@ const PROBE_TIMEOUT_MS = 2_000;
  * runs in a child with a bound, since a stalled daemon would block it.
  */
 export async function sweepDeadMounts(prefix: string): Promise<void> {
-  const mounts = (await readFile('/proc/mounts', 'utf8')).split('\n').map((l) => l.split(' ')).filter((f) => f[2]?.startsWith('fuse') && f[1]?.startsWith(prefix)).map((f) => f[1].replace(/\\040/g, ' '));
+  const mounts = (await mountTable()).filter((m) => m.type.startsWith('fuse') && m.point.startsWith(prefix)).map((m) => m.point);
   const dead = new Set<string>();
   for (const m of mounts) {
     const r = await execa('stat', ['--', m], { reject: false, timeout: PROBE_TIMEOUT_MS, env: { LC_ALL: 'C' } });

@@ -209,7 +209,7 @@ const size = async (image: string, rel: string) => (await stat(path.join(image, 
 const serverComplaints = (stderr: string) => stderr.split('\n').filter((l) => /\[(WRN|ERR)\]/.test(l));
 
 // Concurrent: each finding recovers its own copy of its image with its own server on its own ports, and
-// waits on the server most of the time (14 s of CPU in 48 s of wall alone). The one timed by hand runs alone.
+// waits on the server most of the time (22 s of CPU in 71 s of wall, run alone on a busy machine). The one timed by hand runs alone.
 describe.concurrent('nats-server 2.9.10 findings, from their committed artifacts (docs/nats.md)', () => {
   it('1. a PubAck is not durable: the recovered store is empty, the PubAcked events are gone and their seqs reused', async () => {
     const r = await recoverStored('1-puback-not-fsynced');
