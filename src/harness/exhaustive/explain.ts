@@ -137,6 +137,8 @@ async function explainRunWithin(judging: JudgeContext, recorded: Recorded, faili
     if (same) for (const i of cures) same.cures.add(i);
     else candidates.push({ cause, cures: new Set(cures) });
   };
+  /** Each fix's proof, by the fix: states a fix was judged on keep its verdict for later candidates with the same fix. */
+  const proofs = new Map<string, ProvenFix>();
   const legalDisks = new LegalDiskVerdicts();
   const covered = () => new Set(coverStates(failing.length, candidates.map((c) => ({ kind: c.cause.kind, cures: c.cures }))).chosen.flatMap((c) => c.states));
 
@@ -153,7 +155,11 @@ async function explainRunWithin(judging: JudgeContext, recorded: Recorded, faili
       return;
     }
     if (cause.step) {
-      const proven = await proveFix(ctx, recorded, cause, i, failing, await baseVerdicts(), o, run, deadline, budgetEnd);
+      // One fix proven once: the same fix found again on a state its proof already judged is answered by that proof.
+      const key = fixKey(recorded, cause);
+      const earlier = key === undefined ? undefined : proofs.get(key);
+      const proven = earlier?.compared.has(i) ? { ...earlier, proof: { ...earlier.proof, curesOwnState: earlier.cures.has(i) } } : await proveFix(ctx, recorded, cause, i, failing, await baseVerdicts(), o, run, deadline, budgetEnd);
+      if (key !== undefined && proven && !proven.cutShort) proofs.set(key, proven);
       if (!proven) {
         rejected.set(i, [`candidate "${cause.title}": its fix could not be applied to the recording`]);
         return;
@@ -326,6 +332,20 @@ async function explainRecoveryCut(ctx: JudgeContext, judging: JudgeContext, reco
   }
 }
 
+/** A fix's proof: the run's failing states it judged again (`compared`) and those it cured. */
+interface ProvenFix {
+  proof: CauseProof;
+  cures: Set<number>;
+  compared: Set<number>;
+  cutShort: boolean;
+}
+
+/** What identifies a fix: the fsyncs it inserts and leaves out, or the confirmations it withholds (two candidates may make the same). */
+function fixKey(recorded: Recorded, cause: Cause): string | undefined {
+  const fix = fixedRun(recorded, cause);
+  return fix && JSON.stringify([fix.hypothesis ?? null, [...(fix.recorded.withheld ?? [])]]);
+}
+
 /**
  * Proves a cause's fix on the recording: the run's states listed and judged again with it, and
  * compared with the run's states one to one: a lose-unsynced state by its cut (the power going after
@@ -336,7 +356,7 @@ async function explainRecoveryCut(ctx: JudgeContext, judging: JudgeContext, reco
  * The fix cures a failing state when its counterpart passes; it breaks one that passed when its
  * counterpart fails.
  */
-async function proveFix(ctx: JudgeContext, recorded: Recorded, cause: Cause, own: number, failing: readonly JudgedState[], base: readonly JudgedState[], o: ExplainOptions, run: RunVerdicts, deadline: number, budgetEnd: number): Promise<{ proof: CauseProof; cures: Set<number>; cutShort: boolean } | undefined> {
+async function proveFix(ctx: JudgeContext, recorded: Recorded, cause: Cause, own: number, failing: readonly JudgedState[], base: readonly JudgedState[], o: ExplainOptions, run: RunVerdicts, deadline: number, budgetEnd: number): Promise<ProvenFix | undefined> {
   const fix = fixedRun(recorded, cause);
   if (!fix) return undefined;
   const started = Date.now();
@@ -352,8 +372,16 @@ async function proveFix(ctx: JudgeContext, recorded: Recorded, cause: Cause, own
     return v ? [{ ...v, state: s }] : [];
   });
   const keptIds = new Set(kept.map((v) => idKey(v.state)));
-  const judged = await recoverAndJudge(ctx, { ...answer, states: answer.states.filter((s) => !keptIds.has(idKey(s))) }, fix.recorded, { allFailures: true, deadlineMs: until, ...extras });
-  const verdicts = [...kept, ...verdictsOf(judged)];
+  // A fix that inserts no fsync leaves every image as it was: a state the run recovered is judged
+  // again against the fixed lines, not recovered again.
+  const recoveredById = new Map(fix.hypothesis ? [] : base.flatMap((v) => (v.recoveryRuns ? [[idKey(v.state), v.recoveryRuns] as const] : [])));
+  const changed = answer.states.filter((s) => !keptIds.has(idKey(s)));
+  const rejudged = changed.flatMap((s): JudgedState[] => {
+    const runs = recoveredById.get(idKey(s));
+    return runs ? [{ state: s, violations: judge({ target: ctx.target.name, faultsInjected: false, runs: historyOf(fix.recorded, s.id.afterOp, runs) }) }] : [];
+  });
+  const judged = await recoverAndJudge(ctx, { ...answer, states: changed.filter((s) => !recoveredById.has(idKey(s))) }, fix.recorded, { allFailures: true, deadlineMs: until, ...extras });
+  const verdicts = [...kept, ...rejudged, ...verdictsOf(judged)];
   // A state's counterpart key: its cut under lose-unsynced; its whole id when the fix inserts nothing.
   const keyOf = (s: CrashStateInfo, runOp: number): string | undefined => (fix.hypothesis
     ? (s.id.policy === 'lose-unsynced' ? cellOf('lose-unsynced', runOp) : undefined)
@@ -378,7 +406,7 @@ async function proveFix(ctx: JudgeContext, recorded: Recorded, cause: Cause, own
   }
   const cures = new Set<number>();
   const stillFailing = new Set<string>();
-  let compared = 0;
+  const compared = new Set<number>();
   for (let i = 0; i < failing.length; i++) {
     const f = failing[i];
     const key = runKey(f.state);
@@ -387,7 +415,7 @@ async function proveFix(ctx: JudgeContext, recorded: Recorded, cause: Cause, own
     if (c) passes = !failed(c.violations);
     else if (key === undefined && Date.now() < (i === own ? budgetEnd : deadline)) passes = await passesWithFix(ctx, recorded, fix, f);
     if (passes === undefined) continue;
-    compared++;
+    compared.add(i);
     if (passes) cures.add(i);
     else stillFailing.add(run.signatureOf(f.state, f.violations));
   }
@@ -396,10 +424,11 @@ async function proveFix(ctx: JudgeContext, recorded: Recorded, cause: Cause, own
   for (const [key, v] of counterpart) if (runPassed.has(key) && failed(v.violations)) broken++;
   return {
     cures,
+    compared,
     // The budget ended while proving: what it would have judged next may be the state the fix breaks.
     cutShort: Date.now() >= budgetEnd,
     proof: {
-      step: fix.words, failing: compared, cured: cures.size, curesOwnState: cures.has(own), broken, exposed: [...exposed],
+      step: fix.words, failing: compared.size, cured: cures.size, curesOwnState: cures.has(own), broken, exposed: [...exposed],
       states: verdicts.length, capped: judged.outOfTime || answer.capped.states > 0, stillFailing: [...stillFailing], ms: Date.now() - started,
     },
   };

@@ -203,9 +203,11 @@ export async function recoverAndJudge(ctx: JudgeContext, answer: StatesAnswer, r
 export interface JudgedState {
   state: CrashStateInfo;
   violations: Violation[];
+  /** Its recovery's runs, when kept: the same image judged against other lines needs no recovery again. */
+  recoveryRuns?: readonly RunRecord[];
 }
 
 /** Every judged state of a recoverAndJudge result, in group order. */
 export function verdictsOf(judged: Pick<Awaited<ReturnType<typeof recoverAndJudge>>, 'results'>): JudgedState[] {
-  return judged.results.flatMap((r) => r?.verdicts.map((v) => ({ state: v.state, violations: v.violations })) ?? []);
+  return judged.results.flatMap((r) => r?.verdicts.map((v) => ({ state: v.state, violations: v.violations, recoveryRuns: r.recovery.runs })) ?? []);
 }
