@@ -61,6 +61,8 @@ export interface CauseProof {
   /** The signatures of the failing states the fix leaves failing (another cause, or the fix is not enough). */
   stillFailing: string[];
   ms: number;
+  /** Failing states that pass with this fix and another proven one together (a confirmation withheld): counted in `cured`. */
+  jointly?: { step: string; cured: number }[];
 }
 
 /** Whether the cause bites a journaling filesystem in its default mode (ext4 data=ordered), under the journaled model. */
@@ -183,8 +185,9 @@ export function proofInWords(p: CauseProof): string {
   const broken = p.broken ? `; ${p.broken} state${p.broken === 1 ? '' : 's'} that passed fail${p.broken === 1 ? 's' : ''} with it` : '; no state that passed fails';
   const still = p.stillFailing.length ? `; still failing: ${p.stillFailing.join('; ')}` : '';
   const exposed = p.exposed.length ? `; new states it makes (right after an inserted fsync) fail: ${p.exposed.join('; ')}` : '';
+  const jointly = (p.jointly ?? []).map((j) => `; ${j.cured} of them pass only with ${j.step} too (a fix proven on its own)`).join('');
   const judged = p.capped ? ` (within the caps and ${(p.ms / 1000).toFixed(1)} s: ${p.states} states judged)` : ` (${p.states} states judged in ${(p.ms / 1000).toFixed(1)} s)`;
-  return `with ${p.step}: ${p.cured} of the ${p.failing} failing states of the run pass on the same cuts${own}${broken}${judged}${still}${exposed}`;
+  return `with ${p.step}: ${p.cured} of the ${p.failing} failing states of the run pass on the same cuts${jointly}${own}${broken}${judged}${still}${exposed}`;
 }
 
 /**

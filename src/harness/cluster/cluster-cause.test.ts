@@ -113,7 +113,7 @@ describe('the cause of a failing cluster state', () => {
     // A directory fsync inserted on its own node after each page create (redundant here: the queue makes them).
     const creates = ctx.recorded.trace.filter((e) => e.kind === 'create' && /^\/page\.\d+$/.test(e.path) && e.result === 0);
     expect(new Set(creates.map((e) => e.node)), 'every node creates pages').toEqual(new Set([0, 1, 2]));
-    const fix = withFsyncsInserted(ctx.recorded, creates.map((e) => ({ after: e.op, path: '/', dir: true, node: e.node! })), [], new Map(), 'directory fsyncs after page creates');
+    const fix = withFsyncsInserted(ctx.recorded, creates.map((e) => ({ after: e.op, path: '/', dir: true, node: e.node! })), [], 'directory fsyncs after page creates');
     const client = cluster.daemon.client;
     const runEnd = Math.max(...judged.map((j) => j.state.id.afterOp));
     const under = (await client.states(['lose-unsynced'], DEFAULT_STATE_CAPS, fix.hypothesis)).states.filter((s) => s.id.nodes === undefined);

@@ -45,7 +45,7 @@ export function clusterFixedRun(recorded: Recorded, cause: Cause, lost: readonly
     const path = pathAfter(traceOf(node), sync.path, step.op, step.afterOp);
     const what = (e: TraceEntry) => `the ${e.kind === 'fsyncdir' ? 'directory fsync' : 'fsync'} of ${e.path} on node ${nodeOf(e)}`;
     const words = `${what(sync)} at request ${step.op} moved after ${what(next)} at request ${step.afterOp}`;
-    const fix = withFsyncsInserted(recorded, [{ after: step.afterOp, path, dir: sync.kind === 'fsyncdir', node }], [step.op], new Map(), words);
+    const fix = withFsyncsInserted(recorded, [{ after: step.afterOp, path, dir: sync.kind === 'fsyncdir', node }], [step.op], words);
     return { ...fix, fixWords: `make ${what(sync)} (request ${step.op}) only after ${what(next)} (request ${step.afterOp})`, nodes: [node] };
   }
   if (step?.kind !== 'fsync-after') return undefined;
@@ -87,7 +87,7 @@ export function clusterFixedRun(recorded: Recorded, cause: Cause, lost: readonly
     verb.push(`fsync ${of} on ${nodesInWords(nodes)} after ${which}`);
   }
   const words = `${noun[0]}${noun.length > 1 ? `, and ${noun.slice(1).join('; ')}` : ''}`;
-  const fix = withFsyncsInserted(recorded, inserted, [], new Map(), words);
+  const fix = withFsyncsInserted(recorded, inserted, [], words);
   const before = cause.before ? `, before ${cause.before}` : '';
   return { ...fix, fixWords: `${verb[0]}${before}${verb.length > 1 ? `; and ${verb.slice(1).join('; ')}` : ''}`, nodes: [...allNodes].sort((a, b) => a - b) };
 }

@@ -118,7 +118,7 @@ async function explainRunWithin(judging: JudgeContext, recorded: Recorded, faili
   const budgetSpent = () => Date.now() >= budgetEnd;
   /** A search bound that ends with the budget. */
   const boundNow = (): SearchBound => ({ ...o.bound, maxMs: Math.max(0, Math.min(o.bound.maxMs, budgetEnd - Date.now())) });
-  const candidates: { cause: Cause; cures: Set<number> }[] = [];
+  const candidates: { cause: Cause; cures: Set<number>; proven?: ProvenFix }[] = [];
   /** Why each searched state got no cause of its own (its candidate's proof failed, or the search found none). */
   const rejected = new Map<number, string[]>();
   /** What the searches and proofs that named nothing cost, per state searched. */
@@ -132,10 +132,10 @@ async function explainRunWithin(judging: JudgeContext, recorded: Recorded, faili
     return base;
   };
   /** One candidate per key: the same fix proven again (on another state, or within another time bound) adds the states it cured. */
-  const addCandidate = (cause: Cause, cures: ReadonlySet<number>) => {
+  const addCandidate = (cause: Cause, cures: ReadonlySet<number>, proven?: ProvenFix) => {
     const same = candidates.find((c) => c.cause.key === cause.key);
     if (same) for (const i of cures) same.cures.add(i);
-    else candidates.push({ cause, cures: new Set(cures) });
+    else candidates.push({ cause, cures: new Set(cures), ...(proven ? { proven } : {}) });
   };
   /** Each fix's proof, by the fix: states a fix was judged on keep its verdict for later candidates with the same fix. */
   const proofs = new Map<string, ProvenFix>();
@@ -176,7 +176,7 @@ async function explainRunWithin(judging: JudgeContext, recorded: Recorded, faili
         return;
       }
       if (!proven.proof.curesOwnState) rejected.set(i, [`candidate "${cause.title}" (${cause.fix}) cures ${proven.proof.cured} other failing states of the run, not this one`, ...cause.evidence]);
-      addCandidate(cause, proven.cures);
+      addCandidate(cause, proven.cures, proven);
       return;
     }
     // A proof of another kind: the search's own probes on this state, repeated on each other failing state it may explain.
@@ -195,6 +195,30 @@ async function explainRunWithin(judging: JudgeContext, recorded: Recorded, faili
     addCandidate(cause, cures);
   };
 
+  // A state that fails for two reasons: a persistence fix cures what it failed, and a confirmation
+  // withheld (a fix proven on its own) cures what is left. Withholding lines only takes claims away,
+  // so with both nothing that passed fails. The state is the persistence cause's, its words say so.
+  const tryJointly = async () => {
+    const confirmations = candidates.filter((c) => c.proven && !c.proven.fix.hypothesis && proofHolds(c.proven.proof));
+    for (const c of candidates.filter((x) => x.proven?.fix.hypothesis && proofHolds(x.proven.proof))) {
+      for (const w of confirmations) {
+        const withheld = w.proven!.fix.recorded.withheld;
+        if (!withheld) continue;
+        let jointly = 0;
+        for (const j of failing.keys()) {
+          if (!timeLeft()) break;
+          if (covered().has(j) || c.cures.has(j)) continue;
+          if (await c.proven!.passesWithLines(j, withheld)) {
+            c.cures.add(j);
+            jointly++;
+          }
+        }
+        const proof = c.cause.proof!;
+        if (jointly > 0) c.cause.proof = { ...proof, cured: proof.cured + jointly, jointly: [...(proof.jointly ?? []), { step: w.proven!.proof.step, cured: jointly }] };
+      }
+    }
+  };
+
   // The first state of each signature first (a cheap, wide start), then whatever is still unexplained.
   const firstOfSignature = new Map<string, number>();
   failing.forEach((f, i) => {
@@ -205,11 +229,13 @@ async function explainRunWithin(judging: JudgeContext, recorded: Recorded, faili
     if (!timeLeft() || searched.size >= o.maxSearches) break;
     if (!covered().has(i)) await tryState(i);
   }
+  await tryJointly();
   for (;;) {
     const next = failing.findIndex((_, i) => !searched.has(i) && !covered().has(i));
     if (next < 0 || !timeLeft() || searched.size >= o.maxSearches) break;
     await tryState(next);
   }
+  await tryJointly();
 
   // A logic error is tried on the states other causes cure too: a state that fails with every change
   // durable is its, whatever else hides the symptom there (a confirmation withheld, say).
@@ -334,10 +360,13 @@ async function explainRecoveryCut(ctx: JudgeContext, judging: JudgeContext, reco
 
 /** A fix's proof: the run's failing states it judged again (`compared`) and those it cured. */
 interface ProvenFix {
+  fix: FixedRun;
   proof: CauseProof;
   cures: Set<number>;
   compared: Set<number>;
   cutShort: boolean;
+  /** Whether failing state i passes with this fix and, besides, these confirmation lines withheld (run numbering); undefined when its state is not known. */
+  passesWithLines: (i: number, withheld: ReadonlyMap<number, number>) => Promise<boolean | undefined>;
 }
 
 /** What identifies a fix: the fsyncs it inserts and leaves out, or the confirmations it withholds (two candidates may make the same). */
@@ -422,7 +451,19 @@ async function proveFix(ctx: JudgeContext, recorded: Recorded, cause: Cause, own
   let broken = 0;
   const runPassed = new Set(base.filter((v) => !failed(v.violations)).map((v) => runKey(v.state)).filter((k) => k !== undefined));
   for (const [key, v] of counterpart) if (runPassed.has(key) && failed(v.violations)) broken++;
+  /** The run's lines withheld until a request completed, in the fixed run's numbering. */
+  const inFixedRun = (withheld: ReadonlyMap<number, number>) => new Map([...withheld].map(([line, until]) => [line, fix.fixedOpsOf(until)[0]]));
+  const passesWithLines = async (i: number, withheld: ReadonlyMap<number, number>): Promise<boolean | undefined> => {
+    const f = failing[i];
+    const key = runKey(f.state);
+    if (key === undefined) return passesWithFix(ctx, { ...recorded, withheld }, fix, f);
+    const c = counterpart.get(key);
+    if (!c?.recoveryRuns) return undefined;
+    return !failed(judge({ target: ctx.target.name, faultsInjected: false, runs: historyOf({ ...fix.recorded, withheld: inFixedRun(withheld) }, c.state.id.afterOp, c.recoveryRuns) }));
+  };
   return {
+    fix,
+    passesWithLines,
     cures,
     compared,
     // The budget ended while proving: what it would have judged next may be the state the fix breaks.
@@ -437,13 +478,17 @@ async function proveFix(ctx: JudgeContext, recorded: Recorded, cause: Cause, own
 /**
  * Whether a torn or journaled state passes with what the fix's inserted fsyncs made durable before its cut
  * (an fsync inserted right after the cut's own request comes after the cut: the state without it is the run's).
+ * An fsync inserted after a request is of the file it wrote, or of the directory whose entry it changed:
+ * it makes that unit's changes up to that request durable. A fix that also leaves an fsync out changes
+ * what the state kept, which a probe of the run's state cannot show: no verdict.
  */
 async function passesWithFix(ctx: JudgeContext, recorded: Recorded, fix: FixedRun, f: JudgedState): Promise<boolean> {
-  const units = await ctx.daemon.client.units(f.state.id);
+  if (!fix.hypothesis || fix.hypothesis.fsyncSkip?.length) return false;
+  const syncs = fix.hypothesis.fsyncAfter.map((x) => x.afterOp).filter((op) => op < f.state.id.afterOp);
   const persist: ProbeUnit[] = [];
-  for (const u of units) {
-    const lastSync = Math.max(-1, ...(fix.syncedAfter.get(u.ino) ?? []).filter((op) => op < f.state.id.afterOp));
-    if (lastSync < 0 || u.kind === 'meta') continue;
+  for (const u of await ctx.daemon.client.units(f.state.id)) {
+    if (u.kind === 'meta') continue;
+    const lastSync = Math.max(-1, ...syncs.filter((op) => u.changes.some((c) => c.op === op)));
     const upTo = u.changes.filter((c) => c.op <= lastSync);
     if (upTo.length === 0) continue;
     persist.push(u.kind === 'file' ? { kind: 'file', ino: u.ino, upTo: upTo.length } : { kind: 'dir', ino: u.ino, seqs: upTo.map((c) => c.seq) });

@@ -20,8 +20,6 @@ export interface FixedRun {
   fixedOpsOf: (op: number) => number[];
   /** Whether a cut of the fixed run falls right after an inserted fsync: a state the run never had (new, not one that passed). */
   isNew: (fixedOp: number) => boolean;
-  /** Per inode the fix fsyncs, the requests of the run it fsyncs it after. */
-  syncedAfter: ReadonlyMap<number, readonly number[]>;
   /** Whether every state cut after `fixedOp` is the run's own, the same image judged against the same lines (its verdict carries over). */
   unchanged: (fixedOp: number) => boolean;
 }
@@ -39,7 +37,6 @@ export function fixedRun(recorded: Recorded, cause: Cause): FixedRun | undefined
     // only this one; and the same for each other unit the cause needed made durable with it.
     const steps = [step, ...(cause.alsoSteps ?? [])].filter((x): x is Extract<FixStep, { kind: 'fsync-after' }> => x.kind === 'fsync-after');
     const inserted: { after: number; path: string; dir: boolean }[] = [];
-    const syncedAfter = new Map<number, number[]>();
     const described: string[] = [];
     for (const st of steps) {
       const like = recorded.trace.find((e) => e.op === st.afterOp);
@@ -54,7 +51,6 @@ export function fixedRun(recorded: Recorded, cause: Cause): FixedRun | undefined
         // A file a rename moved has its new name right after the request (its old one names nothing).
         return pathAfter(recorded.trace, e.path, op - 1, op);
       };
-      syncedAfter.set(st.ino, [...(syncedAfter.get(st.ino) ?? []), ...after]);
       for (const op of after) {
         const path = target(op);
         if (!inserted.some((x) => x.after === op && x.path === path)) inserted.push({ after: op, dir: st.dir, path });
@@ -62,7 +58,7 @@ export function fixedRun(recorded: Recorded, cause: Cause): FixedRun | undefined
       const of = st.dir ? `the directory ${st.path}` : (like ? `the file, ${pathPattern(like.path)},` : st.path);
       described.push(`${of} after ${after.length === 1 ? `request ${after[0]}` : `every ${like?.kind} of ${pathPattern(like?.path ?? '')} (${requestsInWords(after)})`}`);
     }
-    return withFsyncsInserted(recorded, inserted, [], syncedAfter, `an fsync of ${described[0]}${described.length > 1 ? `, and of ${described.slice(1).join('; ')}` : ''}`);
+    return withFsyncsInserted(recorded, inserted, [], `an fsync of ${described[0]}${described.length > 1 ? `, and of ${described.slice(1).join('; ')}` : ''}`);
   }
   if (step.kind === 'move') {
     // The persistence point moved after what depends on its absence: left out where it was, done
@@ -70,7 +66,7 @@ export function fixedRun(recorded: Recorded, cause: Cause): FixedRun | undefined
     const sync = recorded.trace.find((e) => e.op === step.op);
     const next = recorded.trace.find((e) => e.op === step.afterOp);
     const what = (e: TraceEntry | undefined) => `the ${e?.kind === 'fsyncdir' ? 'directory fsync' : 'fsync'} of ${e?.path ?? '?'}`;
-    return withFsyncsInserted(recorded, [{ after: step.afterOp, path: pathAfter(recorded.trace, sync?.path ?? '/', step.op, step.afterOp), dir: sync?.kind === 'fsyncdir' }], [step.op], new Map(),
+    return withFsyncsInserted(recorded, [{ after: step.afterOp, path: pathAfter(recorded.trace, sync?.path ?? '/', step.op, step.afterOp), dir: sync?.kind === 'fsyncdir' }], [step.op],
       `${what(sync)} at request ${step.op} moved after ${what(next)} at request ${step.afterOp}`);
   }
   // The program waits at that line, and at every later line of its kind for the next fsync like
@@ -96,7 +92,6 @@ export function fixedRun(recorded: Recorded, cause: Cause): FixedRun | undefined
     runOpOf: (op) => op,
     fixedOpsOf: (op) => [op],
     isNew: () => false,
-    syncedAfter: new Map(),
     unchanged: (op) => ![...withheld].some(([n, until]) => {
       const at = recorded.marks.find((m) => m.n === n)?.afterOp ?? 0;
       return at <= op && op < until;
@@ -133,7 +128,7 @@ export interface InsertedFsync {
  * numbering for every node: an fsync inserted on one node moves every node's later requests; two
  * after one request are ordered by node (as the daemon's ClusterStateSpace.withHypothesis orders them).
  */
-export function withFsyncsInserted(recorded: Recorded, unsorted: readonly InsertedFsync[], skip: readonly number[], syncedAfter: ReadonlyMap<number, readonly number[]>, words: string): FixedRun {
+export function withFsyncsInserted(recorded: Recorded, unsorted: readonly InsertedFsync[], skip: readonly number[], words: string): FixedRun {
   const inserted = [...unsorted].sort((a, b) => a.after - b.after || (a.node ?? 0) - (b.node ?? 0));
   const before = (op: number, inclusive: boolean) => inserted.filter((x) => (inclusive ? x.after <= op : x.after < op)).length;
   const insertedOps = inserted.map((x, k) => x.after + k + 1);
@@ -154,7 +149,6 @@ export function withFsyncsInserted(recorded: Recorded, unsorted: readonly Insert
     runOpOf: (fixedOp) => fixedOp - insertedOps.filter((op) => op <= fixedOp).length,
     fixedOpsOf: (op) => [op + before(op, false), ...insertedOps.filter((_, k) => inserted[k].after === op)],
     isNew: (fixedOp) => insertedOps.includes(fixedOp),
-    syncedAfter,
     unchanged: (fixedOp) => fixedOp < firstChanged,
   };
 }
