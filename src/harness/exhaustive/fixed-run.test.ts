@@ -27,6 +27,16 @@ describe('fixedRun: the cuts a fix leaves as they were', () => {
     expect([1, 2, 3, 4, 5].map(fix.unchanged)).toEqual([true, false, true, true, true]);
   });
 
+  it('a withheld confirmation holds back every later line claiming records, "waited" as well as "durable", and not "acked" (seen: a buffered queue confirming before the write)', () => {
+    // write /a (1), fsync /a (2), write /a (3), fsync /a (4), write /c (5), fsync /c (6); lines after 1, 3, 3 and 5.
+    const trace = [entry(1, 'write', '/a'), entry(2, 'fsync', '/a'), entry(3, 'write', '/a'), entry(4, 'fsync', '/a'), entry(5, 'write', '/c'), entry(6, 'fsync', '/c')];
+    const outcomes = [{ t: 'durable', durableSeq: 1 }, { t: 'waited', seq: 2 }, { t: 'durable', durableSeq: 2 }, { t: 'acked', seqs: [1] }];
+    const run: Recorded = { ...recorded, run: { ...recorded.run, record: { ...recorded.run.record, outcomes } } as Recorded['run'], trace, marks: [{ n: 1, afterOp: 1 }, { n: 2, afterOp: 3 }, { n: 3, afterOp: 3 }, { n: 4, afterOp: 5 }] };
+    const fix = fixedRun(run, causeWith({ kind: 'wait', line: 1, untilOp: 2 }))!;
+    expect(fix.recorded.withheld).toEqual(new Map([[1, 2], [2, 4], [3, 4]]));
+    expect(fix.words).toContain('a "durable" or "waited" line after the next fsync of /a; 2 moved');
+  });
+
   it('a moved persistence point changes the cuts from where it was left out', () => {
     const fix = fixedRun(recorded, causeWith({ kind: 'move', op: 3, afterOp: 5 }))!;
     expect([1, 2, 3, 4].map(fix.unchanged)).toEqual([true, true, false, false]);

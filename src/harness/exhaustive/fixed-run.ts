@@ -69,7 +69,7 @@ export function fixedRun(recorded: Recorded, cause: Cause): FixedRun | undefined
     return withFsyncsInserted(recorded, [{ after: step.afterOp, path: pathAfter(recorded.trace, sync?.path ?? '/', step.op, step.afterOp), dir: sync?.kind === 'fsyncdir' }], [step.op],
       `${what(sync)} at request ${step.op} moved after ${what(next)} at request ${step.afterOp}`);
   }
-  // The program waits at that line, and at every later line of its kind for the next fsync like
+  // The program waits at that line, and at every later line claiming the same (records, or acks) for the next fsync like
   // that one (of a path of the same pattern) to complete: those lines are withheld from the states
   // cut before. Only confirmations are: the program's other lines, and the requests they follow, stay
   // where the recording has them (a write's intent held back past its write would make its bytes on disk look like nobody's).
@@ -78,17 +78,20 @@ export function fixedRun(recorded: Recorded, cause: Cause): FixedRun | undefined
   const syncs = recorded.trace.filter((e) => sync !== undefined && e.kind === sync.kind && e.result === 0 && pathPattern(e.path) === pathPattern(sync.path)).map((e) => e.op);
   // A confirmation printed after the line (a "durable" report of the same acks) cannot come before the wait ends either.
   const confirms = (t: string | undefined) => t === 'durable' || t === 'waited' || t === 'acked';
+  // "durable" and "waited" both claim written records; "acked" claims acks (a checkpoint's fsync, not a page's).
+  const claimOf = (t: string | undefined) => (t === 'acked' ? 'acks' : 'records');
+  const sameClaim = (t: string | undefined) => claimOf(t) === claimOf(kind);
   const withheld = new Map<number, number>([[step.line, step.untilOp]]);
   for (const m of recorded.marks) {
     const t = recorded.run.record.outcomes[m.n - 1]?.t;
     if (m.n <= step.line || !confirms(t)) continue;
-    const until = Math.max(step.untilOp, t === kind ? (syncs.find((op) => op > m.afterOp) ?? 0) : 0);
+    const until = Math.max(step.untilOp, sameClaim(t) ? (syncs.find((op) => op > m.afterOp) ?? 0) : 0);
     if (until > m.afterOp) withheld.set(m.n, until);
   }
   const moved = withheld.size - 1;
   return {
     recorded: { ...recorded, withheld },
-    words: `line ${step.line} ${quoteLine(recorded, step.line)} printed only after request ${step.untilOp} completed${moved ? `, and each later confirmation after it (a "${kind}" line after the next ${sync?.kind ?? 'fsync'} of ${pathPattern(sync?.path ?? '')}; ${moved} moved)` : ''}`,
+    words: `line ${step.line} ${quoteLine(recorded, step.line)} printed only after request ${step.untilOp} completed${moved ? `, and each later confirmation after it (a ${kind === 'acked' ? '"acked"' : '"durable" or "waited"'} line after the next ${sync?.kind ?? 'fsync'} of ${pathPattern(sync?.path ?? '')}; ${moved} moved)` : ''}`,
     runOpOf: (op) => op,
     fixedOpsOf: (op) => [op],
     isNew: () => false,
