@@ -86,7 +86,7 @@ export interface ExpectedCause {
 
 /** Whether a cause found is the one declared: the same kind, and its key names the pattern. */
 export function isExpectedCause(c: Pick<Cause, 'kind' | 'key'>, e: ExpectedCause): boolean {
-  return c.kind === e.kind && (e.path === undefined || c.key.split(' ').includes(e.path));
+  return c.kind === e.kind && (e.path === undefined || c.key.split(/[ ,]+/).includes(e.path));
 }
 
 /** A named slice of the settings space the gate runs as its own suite (e.g. one checkpoint design). */

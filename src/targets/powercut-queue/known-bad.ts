@@ -12,7 +12,11 @@ export const KNOWN_BAD: Readonly<Record<string, KnownBadVariant>> = Object.freez
   // file, so no step added to the recording cures it; the fix is the design (tmp file, rename).
   'checkpoint-in-place': { summary: 'checkpoint.head is rewritten in place, no tmp file (Logstash #8218, 0-byte checkpoint)', settings: { checkpointDesign: 'atomic-file', checkpointWrites: 2, checkpointAcks: 1 }, provenBy: ['exhaustive', 'random', 'scenario'], causes: [{ kind: 'missing-dir-fsync', path: '/checkpoint.head' }, { kind: 'torn-write', path: '/checkpoint.head' },
     // The rewrite's truncate fsynced before its new content: moving that fsync after the write's cures the cuts between them (a proven alternative fix).
-    { kind: 'early-persistence', path: '/checkpoint.head' }], fixInRecording: false },
+    { kind: 'early-persistence', path: '/checkpoint.head' },
+    // Proven alternatives that cure a few states each: the directory fsync that made the first page durable moved
+    // after the first checkpoint's fsync (cut between them, page.1 survives and checkpoint.head's entry does not,
+    // which recovery reads as damage), and an fsync between the rewrite's writes (two of its torn states).
+    { kind: 'early-persistence', path: '/page.*' }, { kind: 'missing-fsync', path: '/checkpoint.head' }], fixInRecording: false },
   'page-header-not-synced': { summary: "a new page's header is never forced to disk (Logstash #12040)", settings: { pageCapacityBytes: 256 }, provenBy: ['exhaustive', 'random', 'scenario'], causes: [{ kind: 'missing-fsync', path: '/page.*' }] },
   'no-crc-on-recovery': { summary: 'recovery accepts records without checking their CRC (torn or zeroed tails)', settings: {}, needs: 'torn', provenBy: ['exhaustive', 'random', 'scenario'], causes: [{ kind: 'torn-write', path: '/page.*' }] },
   'checkpoint-before-flush': { summary: 'buffered mode checkpoints records still in memory (NATS #7018)', settings: { pageWriteDesign: 'buffered', checkpointWrites: 2 }, provenBy: ['exhaustive', 'random', 'scenario'], causes: [{ kind: 'missing-fsync', path: '/page.*' }, { kind: 'early-persistence', path: '/checkpoint.log' }, { kind: 'early-persistence', path: '/checkpoint.head.tmp' }, { kind: 'recovery-fails-on-legal-disk', path: '/page.*' }] },
