@@ -328,6 +328,14 @@ describe('oracle', () => {
       expect(checks(history([run('workload', failed, { killed: false, exitCode: 3 }), drain([1, 2, 3])]))).toEqual(['liveness']);
       expect(checks(history([run('workload', failed, { killed: false, exitCode: 3 }), drain([1, 2, 3])], 1, true))).toEqual([]);
     });
+    it('judges a wait the driver gave up (code ETIMEDOUT) as a hang: load-dependent, never proof of a failure', () => {
+      const final = run('drain', [{ t: 'error', where: 'open', message: "node 1's replica did not open its queue within 15000 ms", code: 'ETIMEDOUT' }], { exitCode: 3 });
+      const v = judge(history([run('workload', wrote5), final]));
+      expect(v.map((x) => [x.check, x.hang])).toEqual([['liveness', true]]);
+      expect(v[0].message).toContain('gave up waiting at open');
+      const other = run('drain', [{ t: 'error', where: 'open', message: 'connect refused', code: 'ECONNREFUSED' }], { exitCode: 3 });
+      expect(judge(history([run('workload', wrote5), other])).map((x) => [x.check, x.hang])).toEqual([['liveness', undefined]]);
+    });
     it('fails a hang and survives a second cut during recovery', () => {
       expect(checks(history([run('workload', wrote5, { hung: true }), drain([1, 2, 3])]))).toEqual(['liveness']);
       const partial = run('drain', [open(3), delivered(1), ...ack(1)]);

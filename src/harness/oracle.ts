@@ -4,7 +4,7 @@
 // The checks are the same for every target; what a queue promises is its own, declared in each
 // run's hello line as its contract (contract.ts), and every check judges by exactly that.
 import type { Contract } from './contract.js';
-import { contractOf, helloOf, type Outcome } from './outcome.js';
+import { contractOf, helloOf, TIMED_OUT, type Outcome } from './outcome.js';
 import { payloadCrc } from './payload.js';
 
 export const CHECKS = ['at-least-once', 'bounded-replay', 'integrity', 'order', 'monotonic-seqs', 'liveness', 'fail-loudly'] as const;
@@ -633,12 +633,17 @@ function checkLiveness(history: History): Violation[] {
   history.runs.forEach((run, k) => {
     if (run.hung) out.push({ check: 'liveness', hang: true, message: `liveness: ${runName(history, k)} neither reached its crash point nor finished within its time bound (a hang)` });
     const error = errorOf(run);
+    if (error?.code === TIMED_OUT) {
+      out.push({ check: 'liveness', hang: true, message: `liveness: ${runName(history, k)} gave up waiting at ${error.where}: ${error.message} (code ${TIMED_OUT}: judged as a hang)` });
+      return;
+    }
     if (k < last && error && !history.faultsInjected && !(history.damagedDisk && k > 0)) {
       fail(`${runName(history, k)} failed with no fault injected, at ${error.where}: ${error.message}`);
     }
   });
   const final = history.runs[last];
   const error = errorOf(final);
+  if (error?.code === TIMED_OUT) return out;
   // On a damaged disk, reporting the damage is what a recovery must do when it cannot go on intact.
   if (history.damagedDisk && error) return out;
   if (!final.outcomes.some((o) => o.t === 'open')) {

@@ -149,3 +149,10 @@ export function contractOf(outcomes: readonly Outcome[]): Contract | undefined {
   if (!declared) throw new Error('invariant: a parsed hello line declares a contract or a replay bound');
   return completeContract(declared);
 }
+
+/**
+ * The error code of a driver that gave up waiting on something outside the queue's logic (a replica
+ * starting, a server answering): how long that takes depends on the machine's load, so the oracle
+ * judges it like a hang, never as proof that the queue failed.
+ */
+export const TIMED_OUT = 'ETIMEDOUT';

@@ -28,7 +28,9 @@ export const replicatedQueue: Target = {
       // A busy CI machine's gate named a logic error instead: its proof held there (the disk a process
       // crash leaves at the run's end failed, against the cut's lines and the whole run's). Why is not
       // known: close() waits for the backups, so a clean end should leave them caught up, and the
-      // artifact was not kept. Declared so the test stays green; root-causing it is open (issue 30).
+      // artifact was not kept. One load-dependent path there is closed: a replica that did not open
+      // within its 15 s now fails the open with ETIMEDOUT, which the oracle judges as a hang (it was
+      // EIO, a failure). Whether that was the path CI took is not known, so the declaration stays.
       causes: [{ kind: 'early-confirmation', path: '/page.*' }, { kind: 'early-confirmation', path: '/checkpoint.log' }, { kind: 'recovery-fails-on-legal-disk' }],
       fixInRecording: false,
     },

@@ -5,6 +5,7 @@
 import { execa, type ResultPromise } from 'execa';
 import { createInterface } from 'node:readline';
 import { distPath, OWN_NODE_ENV } from '../../../harness/dist-path.js';
+import { TIMED_OUT } from '../../../harness/outcome.js';
 import { parseReplicaMessage, START_LINE, type ReplicaMessage, type ReplicaRequest } from './replica-protocol.js';
 import { replyOrError, type ReplicaReply } from './replica-service.js';
 
@@ -81,7 +82,8 @@ export class ReplicaProcess implements Replica {
     started(r.pid);
     proc.stdin!.write(START_LINE + '\n');
     const ready = new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`node ${node}'s replica did not open its queue within ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS);
+      // ETIMEDOUT: the oracle judges a wait given up like a hang (a busy machine can cause it), never as the queue's failure.
+      const timer = setTimeout(() => reject(Object.assign(new Error(`node ${node}'s replica did not open its queue within ${READY_TIMEOUT_MS} ms`), { code: TIMED_OUT })), READY_TIMEOUT_MS);
       r.onReady = (failure) => {
         clearTimeout(timer);
         if (failure) reject(r.killed ? new ReplicaDown(node, true) : new Error(`node ${node}'s replica could not open its queue in ${dir}: ${failure}`));

@@ -13,7 +13,7 @@
 import { closeSync, copyFileSync, fsyncSync, openSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ClusterNodeSpec, DriverSpec } from '../../../harness/driver-spec.js';
-import type { Outcome } from '../../../harness/outcome.js';
+import { TIMED_OUT, type Outcome } from '../../../harness/outcome.js';
 import type { DrivenQueue } from '../../node-driver.js';
 import { BackpressureTimeoutError, validateSettings } from '../../../queue/index.js';
 import { recordBytes } from '../../../queue/format.js';
@@ -115,16 +115,22 @@ export class ReplicatedQueue implements DrivenQueue {
     const nodeSettings = replicaSettings(spec.settings, spec.variant);
     // A node cut while the cluster opens is down (the harness restarts it): a majority must open.
     const killedAtOpen = new Set<number>();
+    /** Nodes whose server did not open in time: a busy machine, not the queue, may be why. */
+    const timedOut = new Set<number>();
     // An offline drain (no node of it is cut) runs its nodes in this process: the same queue code, no process to start.
     const startAll = async () => (await Promise.allSettled(nodes.map((n) => (spec.offline ? InProcessReplica.start(n.node, n.dir, nodeSettings) : ReplicatedQueue.startNode(n, nodeSettings, emit, false))))).map((r, k) => {
       if (r.status === 'rejected' && r.reason instanceof ReplicaDown && r.reason.killed) killedAtOpen.add(k);
+      if (r.status === 'rejected' && (r.reason as NodeJS.ErrnoException).code === TIMED_OUT) timedOut.add(k);
       return r.status === 'fulfilled' && r.value.alive ? r.value : null;
     });
     const majority = Math.floor(nodes.length / 2) + 1;
     let replicas = await startAll();
     const up = (rs: (Replica | null)[]) => {
       const running = rs.filter((r): r is Replica => r !== null);
-      if (running.length < majority) throw Object.assign(new Error(`open: only ${running.length} of ${nodes.length} nodes opened their queues, fewer than a majority (${majority})`), { code: 'EIO' });
+      if (running.length < majority) {
+        const late = timedOut.size ? `; node ${[...timedOut].join(', ')} did not open in time` : '';
+        throw Object.assign(new Error(`open: only ${running.length} of ${nodes.length} nodes opened their queues, fewer than a majority (${majority})${late}`), { code: running.length + timedOut.size >= majority ? TIMED_OUT : 'EIO' });
+      }
       return running;
     };
     const states = up(replicas).map((r) => ({ node: r.node, ...r.state }));
