@@ -6,7 +6,7 @@ import type { LostUnit } from '../../../fusefs/crash-states.js';
 import type { TraceEntry } from '../../../fusefs/protocol.js';
 import type { RunRecord, Violation } from '../oracle.js';
 import { ddmin, smallestPrefix } from './ddmin.js';
-import { searchCause, type FailingState, type ProbeRequest } from './search.js';
+import { searchCause, unitsInWords, type FailingState, type ProbeRequest } from './search.js';
 
 describe('ddmin', () => {
   it('finds a 1-minimal subset for any needed set, within n^2 calls', () => {
@@ -138,5 +138,14 @@ describe('searchCause', () => {
     expect(c.search).toMatchObject({ probes: 4, boundReached: true });
     expect(seen).toHaveLength(4);
     expect(c.evidence.at(-1)).toBe("the search's bound was reached: 4 probes");
+  });
+});
+
+describe('unitsInWords', () => {
+  const unit = (kind: LostUnit['kind'], ino: number): LostUnit => ({ kind, ino, path: `/f${ino}`, changes: [], syncedLater: [] } as unknown as LostUnit);
+  it('lists a handful, and past that the first six and the rest counted by kind (seen: 375 units of a NATS cluster in one line)', () => {
+    expect(unitsInWords([unit('file', 1), unit('dir', 2)])).toBe('the data of /f1; the entries of directory /f2');
+    const many = [...Array.from({ length: 8 }, (_, i) => unit('file', i)), unit('dir', 8), unit('dir', 9), unit('meta', 10)];
+    expect(unitsInWords(many)).toBe('the data of /f0; the data of /f1; the data of /f2; the data of /f3; the data of /f4; the data of /f5; and 5 more: 2 files\' data, 2 directories\' entries, 1 attributes');
   });
 });

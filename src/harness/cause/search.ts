@@ -63,6 +63,17 @@ function unitInWords(u: LostUnit): string {
   return `${u.kind === 'dir' ? `the entries of directory ${u.path}` : u.kind === 'file' ? `the data of ${u.path}` : `the attributes of ${u.path}`}${onNode(u)}`;
 }
 
+/** Units listed one by one up to a handful; past that, the first few and the rest counted by kind. */
+export function unitsInWords(units: readonly LostUnit[]): string {
+  const SHOWN = 6;
+  if (units.length <= SHOWN + 2) return units.map(unitInWords).join('; ');
+  const rest = units.slice(SHOWN);
+  const kinds = ([['file', 'files\' data'], ['dir', 'directories\' entries'], ['meta', 'attributes']] as const)
+    .map(([kind, word]) => [rest.filter((u) => u.kind === kind).length, word] as const)
+    .filter(([n]) => n > 0).map(([n, word]) => `${n} ${word}`).join(', ');
+  return `${units.slice(0, SHOWN).map(unitInWords).join('; ')}; and ${rest.length} more: ${kinds}`;
+}
+
 /** Searches the cause of one failing state within `bound`; never throws for the bound (the cause then says it was reached). */
 export async function searchCause(f: FailingState, probe: ProbeFn, bound: SearchBound = DEFAULT_SEARCH_BOUND): Promise<Cause> {
   const started = Date.now();
@@ -86,7 +97,7 @@ export async function searchCause(f: FailingState, probe: ProbeFn, bound: Search
       .map((u) => (removals && u.kind === 'dir' ? { ...u, changes: u.changes.filter((c) => !c.entries?.every((e) => e.target === null)) } : u))
       .filter((u) => u.kind !== 'dir' || u.changes.length > 0);
     if (units.length > 0 && (await passes({ state: id, persist: units.map((u) => persistUnit(u, u.kind === 'dir' && removals ? { seqs: u.changes.map((c) => c.seq) } : undefined)) }))) {
-      evidence.push(`with every lost unit made durable (${units.length}: ${units.map(unitInWords).join('; ')}) the recovery passes`);
+      evidence.push(`with every lost unit made durable (${units.length}: ${unitsInWords(units)}) the recovery passes`);
       const torn = await tornWrite(f, passes, evidence);
       if (torn) return done(torn);
       const minimal = await ddmin(units, (s) => passes({ state: id, persist: s.map((u) => persistUnit(u, u.kind === 'dir' && removals ? { seqs: u.changes.map((c) => c.seq) } : undefined)) }));
@@ -97,7 +108,7 @@ export async function searchCause(f: FailingState, probe: ProbeFn, bound: Search
       minimal.sort((a, b) => rank(a) - rank(b));
       const unit = minimal[0];
       const others = minimal.slice(1);
-      evidence.push(`a 1-minimal set of lost units whose persistence makes it pass: ${minimal.map(unitInWords).join('; ')}`);
+      evidence.push(`a 1-minimal set of lost units whose persistence makes it pass: ${unitsInWords(minimal)}`);
       const change = await theChange(unit, others, id, passes);
       evidence.push(`the change inside ${unitInWords(unit)} that matters: ${changeInWords(unit, change)}`);
       const nonAtomic = await nonAtomicUpdate(f, unit, change, passes, evidence);
@@ -198,7 +209,7 @@ function persistenceCause(f: FailingState, lost: LostUnit, change: UnitChange, o
   const at = f.trace.find((e) => e.op === change.op);
   const unit = lost.kind === 'file' && !lost.path.startsWith('/') && at ? { ...lost, path: at.path } : lost;
   const promise = brokenPromise(f);
-  const also = others.length ? ` (and ${others.map(unitInWords).join('; ')})` : '';
+  const also = others.length ? ` (and ${unitsInWords(others)})` : '';
   const covering = unit.syncedLater.find((s) => s.covers >= change.seq);
   const sync = covering ? f.trace.find((e) => e.op === covering.op) : undefined;
   if (promise && covering && sync && promise.markedAfter < covering.op) {
