@@ -4,7 +4,7 @@
 // fresh mount, its state explained, and cause.json written into the artifact.
 import path from 'node:path';
 import { isClusterCase, writeCause, type ClusterArtifactCase, type StoredArtifact } from '../harness/artifacts.js';
-import { causeFacts, type Cause } from '../harness/cause/cause.js';
+import { causeFacts, type Cause, type SearchBound } from '../harness/cause/cause.js';
 import { explainClusterStateAgain, type ExplainedAgain } from '../harness/cluster/explain-again.js';
 import { mergeTimeouts } from '../harness/driver-process.js';
 import { EXPLAIN_BOUNDS } from '../harness/exhaustive/explain.js';
@@ -77,7 +77,7 @@ export const run: Command = async (argv) => {
 
   let cause = parsed.values.again ? undefined : artifact.cause;
   if (cause) console.log('(the cause stored with the artifact, cause.json; --again searches anew)');
-  else if (isClusterCase(artifact.case)) return explainClusterAgain(artifact, artifact.case, dir, bound.maxMs);
+  else if (isClusterCase(artifact.case)) return explainClusterAgain(artifact, artifact.case, dir, bound);
   else {
     const target = artifactTarget(artifact, dir, help);
     console.log(`searching the cause: recording the case again on a fresh mount (bound ${bound.maxProbes} probes, ${bound.maxMs / 1000} s)...`);
@@ -106,15 +106,15 @@ export const run: Command = async (argv) => {
  * same cut kind failing the same checks; cause.json is left as it is, since that cause's requests
  * are the new run's. A live cut has no cause search.
  */
-async function explainClusterAgain(artifact: StoredArtifact, c: ClusterArtifactCase, dir: string, searchMs: number): Promise<number> {
+async function explainClusterAgain(artifact: StoredArtifact, c: ClusterArtifactCase, dir: string, bound: SearchBound): Promise<number> {
   if (!c.state) usageFail(`${dir} is a live cut's artifact: live cuts have no cause search yet; powercut replay re-runs it`, help);
   const target = artifactTarget(artifact, dir, help, 'allow');
   // Recording and judging come before the search: the whole is bounded by three times its bound.
-  const budgetMs = CLUSTER_AGAIN_BOUNDS * searchMs;
+  const budgetMs = CLUSTER_AGAIN_BOUNDS * bound.maxMs;
   console.log(`searching the cause: recording the case again on ${c.nodes} fresh mounts, a sample since its nodes interleave anew, and judging its states of the same cut kind (bound ${budgetMs / 1000} s)...`);
   let r: ExplainedAgain;
   try {
-    r = await explainClusterStateAgain(target, { input: c, nodes: c.nodes, state: c.state, violations: artifact.violations, maxStates: c.stateCaps?.maxStates ?? 1_000 }, mergeTimeouts(), Date.now() + budgetMs);
+    r = await explainClusterStateAgain(target, { input: c, nodes: c.nodes, state: c.state, violations: artifact.violations, maxStates: c.stateCaps?.maxStates ?? 1_000 }, mergeTimeouts(), Date.now() + budgetMs, bound);
   } catch (err) {
     console.log(`TOOL FAILED while explaining (not a verdict on the queue): ${err instanceof Error ? err.message : String(err)}`);
     return EXPLAIN_EXIT.toolFailed;

@@ -4,7 +4,7 @@
 // kind are judged, and the cause is searched on those that fail the artifact's checks, the one cut
 // nearest the artifact's request first. What it names is a cause of that run, said to be one.
 import type { CrashStateId, CrashStateInfo } from '../../../fusefs/crash-states.js';
-import type { Cause } from '../cause/cause.js';
+import type { Cause, SearchBound } from '../cause/cause.js';
 import { startTempDaemon } from '../daemon-process.js';
 import type { DriverTimeouts } from '../driver-process.js';
 import type { Violation } from '../oracle.js';
@@ -34,8 +34,8 @@ export interface ExplainedAgain {
 const sameNodes = (a: CrashStateId, b: CrashStateId) => JSON.stringify(a.nodes ?? null) === JSON.stringify(b.nodes ?? null);
 const checksOf = (vs: readonly Violation[]) => [...new Set(vs.map((v) => v.check))].sort().join(',');
 
-/** Records the artifact's case again on a fresh cluster and searches the cause of its states that fail alike, by `deadlineMs` (half of it for judging). */
-export async function explainClusterStateAgain(target: Target, a: ClusterStateAgain, timeouts: DriverTimeouts, deadlineMs: number): Promise<ExplainedAgain> {
+/** Records the artifact's case again on a fresh cluster and searches the cause of its states that fail alike, each search within `bound`, by `deadlineMs` (half of it for judging). */
+export async function explainClusterStateAgain(target: Target, a: ClusterStateAgain, timeouts: DriverTimeouts, deadlineMs: number, bound: SearchBound): Promise<ExplainedAgain> {
   const fixture = await startTempDaemon('explain-cluster', a.nodes);
   const pool = new ClusterStatePool(target, a.nodes, CLUSTER_STATE_SLOTS, timeouts);
   try {
@@ -53,7 +53,7 @@ export async function explainClusterStateAgain(target: Target, a: ClusterStateAg
     const alike = judged.filter((j) => j.violations.length > 0 && checksOf(j.violations) === want).sort((x, y) => away(x.state) - away(y.state));
     if (alike.length === 0) return { judged: judged.length, failingAlike: 0 };
     // Every failing state is searched with the others (a proof judges them all); the nearest alike's cause is the answer.
-    const causes = await explainClusterRun({ daemon: fixture.daemon, target, input: a.input, recorded: rec.recorded, timeouts }, judged, deadlineMs);
+    const causes = await explainClusterRun({ daemon: fixture.daemon, target, input: a.input, recorded: rec.recorded, timeouts }, judged, deadlineMs, bound);
     return { state: alike[0].state.id, cause: causes.get(alike[0]), judged: judged.length, failingAlike: alike.length };
   } finally {
     await pool.stop();
