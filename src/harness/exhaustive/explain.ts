@@ -480,7 +480,7 @@ async function proveFix(ctx: JudgeContext, recorded: Recorded, cause: Cause, own
  * (an fsync inserted right after the cut's own request comes after the cut: the state without it is the run's).
  * An fsync inserted after a request is of the file it wrote, or of the directory whose entry it changed:
  * it makes that unit's changes up to that request durable. A fix that also leaves an fsync out changes
- * what the state kept, which a probe of the run's state cannot show: no verdict.
+ * what the state kept, which a probe of the run's state cannot show: such a state is not shown cured.
  */
 async function passesWithFix(ctx: JudgeContext, recorded: Recorded, fix: FixedRun, f: JudgedState): Promise<boolean> {
   if (!fix.hypothesis || fix.hypothesis.fsyncSkip?.length) return false;
