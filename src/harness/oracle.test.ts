@@ -427,6 +427,18 @@ describe('oracle', () => {
         const same = judge(declaring([cut('workload', [open(), ...write(1), { t: 'waited', seq: 1 }, delivered(1), ...ack(1), durable(1, 2)]), drainOf([delivered(1)], open(1, 1))], defaults));
         expect(same.filter((x) => x.check === 'bounded-replay').map((x) => x.message).join('\n')).not.toContain('declares');
       });
+      it('names the declaration where a seq is reused within one run, across a reopen, and not where no reopen came between', () => {
+        const reopened = cut('workload', [open(), ...write(1), { t: 'waited', seq: 1 }, delivered(1), ...ack(1), durable(1, 2), open(0, 1), ...write(2, 1)]);
+        const v = judge(declaring([reopened, drainOf([], open(0, 1))], defaults)).filter((x) => x.check === 'monotonic-seqs');
+        expect(v.map((x) => x.message)).toEqual([
+          expect.stringContaining('got seq 1 for event id 2, but seqs up to 1 were confirmed durable in run 0 (workload) (a durable seq must never be reused; a queue that numbers its seqs per session'),
+          expect.stringContaining('returned seq 1 twice, for event ids 1 and 2 (across a reopen; a queue that numbers its seqs per session'),
+        ]);
+        const noReopen = cut('workload', [open(), ...write(1), { t: 'waited', seq: 1 }, ...write(2, 1)]);
+        const plain = judge(declaring([noReopen, drainOf([delivered(1)], open(1, 1))], defaults)).filter((x) => x.check === 'monotonic-seqs');
+        expect(plain.length).toBeGreaterThan(0);
+        expect(plain.map((x) => x.message).join('\n')).not.toContain('declares');
+      });
       it('passes it with session declared, judging monotonic seqs within the session', () => {
         const session = { ...defaults, seqScope: 'session' as const };
         expect(judge(declaring([allAcked, restartAt1], session))).toEqual([]);

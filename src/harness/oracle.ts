@@ -583,20 +583,28 @@ function checkMonotonicSeqs(history: History): Violation[] {
     const c = session ? { durableSeq: 0, durableSeqRun: k } : confirmedBefore(history, k);
     let durableSeq = c.durableSeq;
     let durableSeqRun = c.durableSeqRun;
+    // Opens (a reopen within the run) so far, and as of the confirmation of durableSeq: a seq reused
+    // across a reopen may be a per-session numbering, which the hint names.
+    let opens = 0;
+    let durableSeqOpens = 0;
     // A write's seq is compared with what was confirmed before its intent line: a confirmation printed
     // later (concurrent writers) may cover it.
-    const limitOf = new Map<number, { durableSeq: number; run: number }>(); // event id -> limit at its intent
-    let seen = new Map<number, number>(); // seq -> id in this run (this session, with seqScope session)
+    const limitOf = new Map<number, { durableSeq: number; run: number; opens: number }>(); // event id -> limit at its intent
+    let seen = new Map<number, { id: number; opens: number }>(); // seq -> its event in this run (this session, with seqScope session)
+    const hint = (sinceRun: number, sinceOpens: number) => (sinceRun === k && sinceOpens === opens ? '' : undeclaredHint(history, k, 'seqScope', SESSION_SEQS_HINT));
     for (const o of run.outcomes) {
-      if (session && o.t === 'open') {
-        durableSeq = 0;
-        seen = new Map();
+      if (o.t === 'open') {
+        opens++;
+        if (session) {
+          durableSeq = 0;
+          seen = new Map();
+        }
       }
       const confirmed = confirmedSeq(o);
-      if (confirmed > durableSeq) [durableSeq, durableSeqRun] = [confirmed, k];
-      if (o.t === 'write-intent') limitOf.set(o.id, { durableSeq, run: durableSeqRun });
+      if (confirmed > durableSeq) [durableSeq, durableSeqRun, durableSeqOpens] = [confirmed, k, opens];
+      if (o.t === 'write-intent') limitOf.set(o.id, { durableSeq, run: durableSeqRun, opens: durableSeqOpens });
       if (o.t !== 'written') continue;
-      const limit = limitOf.get(o.id) ?? { durableSeq: c.durableSeq, run: c.durableSeqRun };
+      const limit = limitOf.get(o.id) ?? { durableSeq: c.durableSeq, run: c.durableSeqRun, opens: 0 };
       if (o.seq <= limit.durableSeq) {
         out.push({
           check: 'monotonic-seqs',
@@ -604,7 +612,7 @@ function checkMonotonicSeqs(history: History): Violation[] {
           ids: [o.id],
           message: `monotonic-seqs: ${runName(history, k)} got seq ${o.seq} for event id ${o.id}, but seqs up to ` +
             `${limit.durableSeq} were confirmed durable in ${runName(history, limit.run)}${session ? ' earlier in its session' : ''} (a durable seq must never be reused` +
-            `${limit.run === k ? '' : undeclaredHint(history, k, 'seqScope', SESSION_SEQS_HINT)})`,
+            `${hint(limit.run, limit.opens)})`,
         });
       }
       const other = seen.get(o.seq);
@@ -612,11 +620,11 @@ function checkMonotonicSeqs(history: History): Violation[] {
         out.push({
           check: 'monotonic-seqs',
           seqs: [o.seq],
-          ids: [other, o.id],
-          message: `monotonic-seqs: ${runName(history, k)} returned seq ${o.seq} twice, for event ids ${other} and ${o.id}`,
+          ids: [other.id, o.id],
+          message: `monotonic-seqs: ${runName(history, k)} returned seq ${o.seq} twice, for event ids ${other.id} and ${o.id}${other.opens === opens ? '' : ` (across a reopen${hint(k, other.opens)})`}`,
         });
       }
-      seen.set(o.seq, o.id);
+      seen.set(o.seq, { id: o.id, opens });
     }
   });
   return out;
