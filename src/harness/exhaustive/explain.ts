@@ -205,9 +205,11 @@ async function explainRunWithin(judging: JudgeContext, recorded: Recorded, faili
         const withheld = w.proven!.fix.recorded.withheld;
         if (!withheld) continue;
         let jointly = 0;
+        // What the cover explains is the union of every candidate's cures: only c's grow in this loop.
+        const explained = covered();
         for (const j of failing.keys()) {
           if (!timeLeft()) break;
-          if (covered().has(j) || c.cures.has(j)) continue;
+          if (explained.has(j) || c.cures.has(j)) continue;
           if (await c.proven!.passesWithLines(j, withheld)) {
             c.cures.add(j);
             jointly++;
