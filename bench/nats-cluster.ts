@@ -1,11 +1,11 @@
 // Explores NATS JetStream R3 (three nats-server 2.9.10 on one cluster daemon) under cluster cuts,
 // for docs/nats.md's cluster findings: node dist/bench/nats-cluster.js MODE [options]
 //   case    --cut N [--kind write --path GLOB] [--nodes all|1|0,2] [--seed S]   one live case
-//   states  [--max-per-kind K] [--first]                                    coordinated and mixed states of one recorded run
+//   states  [--max-per-kind K] [--first] [--slots K] [--rejudge]                        coordinated and mixed states of one recorded run
 //   explore [--only coordinated|1|2|grid|lagging] [--step N] [--repeat R]    one kind of state, each printed as judged (with
 //           the servers' election lines when it fails); grid: one node's cut every N requests; lagging: just before an
 //           entry's last Raft append, the node that appended it second cut
-// --workload small|long (default small); settings {"replicas":3}; every run's stderr is the servers' logs.
+// --workload small|long (default small); --settings JSON (default {"replicas":3}); every run's stderr is the servers' logs.
 // Prints each verdict, its violations, and the seconds from the start to the first failure.
 import { parseArgs } from 'node:util';
 import { startTempDaemon } from '../src/harness/daemon-process.js';
@@ -37,10 +37,13 @@ const { positionals, values } = parseArgs({
     'max-per-kind': { type: 'string', default: '1000' },
     'max-states': { type: 'string', default: '1000' },
     first: { type: 'boolean', default: false },
+    rejudge: { type: 'boolean', default: false },
     workload: { type: 'string', default: 'small' },
     only: { type: 'string' },
     step: { type: 'string', default: '0' },
     'resume-ms': { type: 'string', default: '15000' },
+    slots: { type: 'string' },
+    settings: { type: 'string', default: '{"replicas":3}' },
   },
 });
 
@@ -70,7 +73,7 @@ const WORKLOADS: Record<string, Workload> = {
   },
 };
 
-const settings = { replicas: 3 };
+const settings = JSON.parse(values.settings!) as Record<string, unknown>;
 
 /** This process's cluster servers by node: the nats-server children of its driver, each node told by the mount its store is open on. */
 function serverPids(): Map<number, number> {
@@ -110,12 +113,23 @@ try {
     }
   } else if (positionals[0] === 'states') {
     // The gate's path: one recording, its states in the pool's parallel slots (CLUSTER_STATE_SLOTS at once).
-    const pool = new ClusterStatePool(natsJetstream, 3, CLUSTER_STATE_SLOTS, mergeTimeouts(timeouts));
+    const pool = new ClusterStatePool(natsJetstream, 3, values.slots ? Number(values.slots) : CLUSTER_STATE_SLOTS, mergeTimeouts(timeouts));
     try {
       const rec = await recordCluster(cluster.daemon, natsJetstream, { workload, settings }, Number(values['max-states']), mergeTimeouts(timeouts));
+      const judging = Date.now();
       const r = await judgeSpreadStates(cluster.daemon, pool, rec, Number(values['max-per-kind']), values.first);
-      console.log(JSON.stringify({ at: secs(), intervals: rec.intervals, states: rec.states.length, capped: rec.capped, judged: r.judged, shared: r.shared, failures: r.failures.length }));
+      console.log(JSON.stringify({ at: secs(), slots: pool.size, judgingSeconds: (Date.now() - judging) / 1000, intervals: rec.intervals, states: rec.states.length, capped: rec.capped, judged: r.judged, shared: r.shared, failures: r.failures.length }));
       for (const f of r.failures) console.log(JSON.stringify({ state: f.state.id, violations: f.violations.map((v) => `${v.check}: ${v.message}`.slice(0, 300)) }));
+      if (values.rejudge && r.failures.length > 0) {
+        // Each failing state again, alone on one slot: a failure that passes alone came from the load of the slots.
+        const alone = new ClusterStatePool(natsJetstream, 3, 1, mergeTimeouts(timeouts));
+        try {
+          const queue = r.failures.map((f) => f.state);
+          await alone.judge(cluster.daemon, rec, () => queue.shift(), (v) => console.log(JSON.stringify({ alone: v.state.id, violations: v.violations.map((x) => `${x.check}: ${x.message}`.slice(0, 200)) })));
+        } finally {
+          await alone.stop();
+        }
+      }
     } finally {
       await pool.stop();
     }

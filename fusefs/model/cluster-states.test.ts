@@ -165,6 +165,28 @@ describe('a cluster\'s crash states', () => {
     }), { numRuns: 15 });
   });
 
+  it('shares maxStates fairly among the cut subsets, each spread over the run, and counts what it left out', () => {
+    // Node 0 fsyncs a file at every step: many coordinated intervals, each a distinct tuple.
+    const steps: Step[] = Array.from({ length: 40 }, (_, i) => [
+      { node: i % 3, t: 'write' as const, name: 'a', fill: 1 + (i % 200), bytes: 10 }, { node: i % 3, t: 'fsync' as const, name: 'a', fill: 1 },
+    ]).flat();
+    const cluster = new ClusterStateSpace(run(3, steps));
+    const all = cluster.enumerate(['lose-unsynced'], { ...DEFAULT_STATE_CAPS, maxStates: 1_000_000 });
+    const cap = 70;
+    const answer = cluster.enumerate(['lose-unsynced'], { ...DEFAULT_STATE_CAPS, maxStates: cap });
+    expect(all.states.length).toBeGreaterThan(cap);
+    expect(answer.states.length).toBe(cap);
+    expect(answer.capped.states).toBe(all.states.length - cap);
+    // Every subset of nodes is listed (coordinated alone would have filled the cap), none twice as many as another it cut.
+    const perSubset = new Map<string, number[]>();
+    for (const s of answer.states) perSubset.set(s.id.nodes?.join() ?? 'all', [...(perSubset.get(s.id.nodes?.join() ?? 'all') ?? []), s.id.afterOp]);
+    expect([...perSubset.keys()].sort()).toEqual(['0', '0,1', '0,2', '1', '1,2', '2', 'all']);
+    // The coordinated states reach the run's end and its start.
+    const coordinated = perSubset.get('all')!;
+    expect(Math.min(...coordinated)).toBeLessThan(steps.length / 10);
+    expect(Math.max(...coordinated)).toBe(steps.length);
+  });
+
   it('draws each node\'s sector patterns from its own seed, so nodes with the same writes tear differently', () => {
     const steps: Step[] = [0, 1].flatMap((node) => [{ node, t: 'fsyncdir' as const, name: 'a', fill: 0 }]);
     const same: Step[] = [{ node: 0, t: 'write', name: 'a', fill: 7, bytes: 4096 }, { node: 1, t: 'write', name: 'a', fill: 7, bytes: 4096 }];

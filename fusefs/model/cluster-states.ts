@@ -11,6 +11,7 @@ import { STATE_POLICIES, type CrashStateId, type DataOutcome, type Hypothesis, t
 import { FsModel } from './fs-model.js';
 import { stateEnumerator } from './policies/index.js';
 import { Prng } from './prng.js';
+import { fairShares, spreadEvenly } from './spread.js';
 import type { StateSpace } from './state-space.js';
 
 /** What the daemon asks of a recorded run's states, for one node or a cluster: each build is one model per node. */
@@ -168,8 +169,9 @@ export class ClusterStateSpace implements RunStates {
       capsHit.add(cap);
       incomplete.get(policy)!.add(interval);
     };
+    const hashOf = (tuple: readonly string[]) => createHash('sha1').update(tuple.join(' ')).digest('hex');
     const list = (info: CrashStateInfo, tuple: readonly string[]) => {
-      const hash = createHash('sha1').update(tuple.join(' ')).digest('hex');
+      const hash = hashOf(tuple);
       // One state per tuple of images within an interval (a smaller cut that left the same images
       // is the same state); the same tuple after a later request is a state of its own, judged
       // against that request's confirmations, and shares the first one's recovery (same hash), as
@@ -182,11 +184,30 @@ export class ClusterStateSpace implements RunStates {
     };
     const nodesOf = (subset: number[]) => (subset.length < all ? { nodes: subset } : {});
     if (policies.includes('lose-unsynced')) {
-      for (const subset of subsets) {
+      // Each subset's distinct states; when they do not all fit under maxStates, each subset gets a
+      // fair share of it, spread over the run (a long run's coordinated states alone would otherwise
+      // fill the cap, and no cut of fewer nodes would be listed at all).
+      const gathered = new Set<string>();
+      const bySubset = subsets.map((subset) => {
+        const distinct: { info: CrashStateInfo; tuple: string[] }[] = [];
         ends.forEach((afterOp, interval) => {
-          list({ id: { afterOp, policy: 'lose-unsynced', ...nodesOf(subset) }, interval, hash: '' }, hashes[interval].map((h, k) => (subset.includes(k) ? h.durable : h.live)));
+          const tuple = hashes[interval].map((h, k) => (subset.includes(k) ? h.durable : h.live));
+          // A smaller cut that left the images a larger one did at this interval is that state.
+          const key = `${interval} ${hashOf(tuple)}`;
+          if (gathered.has(key)) return;
+          gathered.add(key);
+          distinct.push({ info: { id: { afterOp, policy: 'lose-unsynced', ...nodesOf(subset) }, interval, hash: '' }, tuple });
         });
-      }
+        return distinct;
+      });
+      const shares = fairShares(bySubset.map((l) => l.length), caps.maxStates);
+      bySubset.forEach((l, i) => {
+        const kept = new Set(spreadEvenly(l, shares[i]));
+        for (const x of l) {
+          if (kept.has(x)) list(x.info, x.tuple);
+          else leaveOut('lose-unsynced', x.info.interval, 1, `maxStates ${caps.maxStates}`);
+        }
+      });
     }
     // Each subset's and interval's tuples for each policy, then listed round by round over them all.
     const tuples = writeBack.map((policy, p) => subsets.map((subset) => ends.map((_, interval) => {

@@ -20,9 +20,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { DEFAULT_STATE_CAPS, type CrashStateInfo, type StateCaps, type StatePolicy } from '../../../fusefs/crash-states.js';
 import { markDir } from '../crash-run.js';
+import { spreadEvenly } from '../../../fusefs/model/spread.js';
 import { nodeImageDir } from '../../../fusefs/protocol.js';
 import type { DaemonHandle } from '../daemon-process.js';
 import { DriverWorker, runDriverProcess, type DriverTimeouts } from '../driver-process.js';
+import { LIVENESS_READ_TIMEOUT_MS, MAX_LIVENESS_READ_MS } from '../driver-spec.js';
 import { killGroup } from '../process-group.js';
 import { truncateAtCut, type Recorded } from '../exhaustive/judge-states.js';
 import { scratchRoot } from '../exhaustive/recovery-pool.js';
@@ -113,8 +115,15 @@ export class ClusterStatePool {
     // bound is stretched by size/cores. (Seen: NATS R3 with 6 slots on 2 busy cores hung 4 of 22
     // coordinated states at the 20 s bound; the first of them, replayed alone from its stored
     // images, passed.)
-    this.drainTimeouts = { ...timeouts, runMs: Math.ceil(timeouts.runMs * Math.max(1, size / os.availableParallelism())) };
+    // The drain's liveness read is a liveness bound too (seen: NATS R3 with 24 slots, 4 of 60 states
+    // failed with a liveness write not read back within 2 s; each passed alone).
+    const stretch = Math.max(1, size / os.availableParallelism());
+    this.drainTimeouts = { ...timeouts, runMs: Math.ceil(timeouts.runMs * stretch) };
+    this.livenessReadMs = Math.min(MAX_LIVENESS_READ_MS, Math.ceil(LIVENESS_READ_TIMEOUT_MS * stretch));
   }
+
+  /** The drains' liveness read bound (LIVENESS_READ_TIMEOUT_MS stretched as runMs is). */
+  private readonly livenessReadMs: number;
 
   /** The bounds of a slot's drain (runMs stretched for the slots sharing the cores). */
   readonly drainTimeouts: DriverTimeouts;
@@ -191,7 +200,7 @@ export class ClusterStatePool {
       // replace: the daemon empties the slot's folder of the previous state's images first.
       await daemon.client.stateImage(s.id, dir, true);
       if (serves && abandoned()) throw new HarnessError('abandoned at the budget\'s end before its drain');
-      const spec = offlineDrainSpec(dirs, rec.input);
+      const spec = { ...offlineDrainSpec(dirs, rec.input), ...(this.livenessReadMs > LIVENESS_READ_TIMEOUT_MS ? { livenessReadMs: this.livenessReadMs } : {}) };
       if (!serves) {
         const r = await runDriverProcess(null, this.target.driver, spec, this.drainTimeouts);
         return { drain: r.record, stderr: r.stderr };
@@ -222,12 +231,6 @@ export class ClusterStatePool {
     if (this.scratch) await rm(await this.scratch, { recursive: true, force: true });
     this.scratch = undefined;
   }
-}
-
-/** At most `n` of `items`, spread evenly from the first to the last. */
-export function spreadEvenly<T>(items: readonly T[], n: number): T[] {
-  if (items.length <= n) return [...items];
-  return Array.from({ length: n }, (_, i) => items[Math.round((i * (items.length - 1)) / Math.max(1, n - 1))]);
 }
 
 export interface SpreadStatesResult {

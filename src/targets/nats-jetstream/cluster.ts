@@ -3,7 +3,7 @@
 // the cluster opens and kept, so a node restarted after its cut comes back at the same address and
 // its peers' routes find it again.
 import type { ClusterNodeSpec } from '../../harness/driver-spec.js';
-import { freePort, NatsServer, NatsServerError, STOP_TIMEOUT_MS, type ClusterMembership } from './server.js';
+import { freePort, NatsServer, NatsServerError, PORT_ATTEMPTS, STOP_TIMEOUT_MS, type ClusterMembership } from './server.js';
 
 export const CLUSTER_NAME = 'powercut';
 /**
@@ -45,18 +45,22 @@ export class NatsCluster implements ServerSide {
    * others are killed.
    */
   static async start(nodes: readonly ClusterNodeSpec[], extraConfig: string, emitNode: (node: number, pgid: number, restarted: boolean) => void): Promise<NatsCluster> {
-    const ports = await distinctFreePorts(nodes.length * 2);
-    const cluster = new NatsCluster(nodes, ports.slice(0, nodes.length), ports.slice(nodes.length), extraConfig, nodes.map(() => null), emitNode);
-    const started = await Promise.allSettled(nodes.map((n) => cluster.startNode(n.node, false)));
-    // The harness's SIGKILL, not ours (a server that never accepted a connection is killed too, but after its own failure).
-    const cut = (r: PromiseRejectedResult) => r.reason instanceof NatsServerError && /was killed by SIGKILL before accepting a connection/.test(r.reason.message);
-    const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected' && !cut(r));
-    const up = started.filter((r) => r.status === 'fulfilled').length;
-    if (failed || up < Math.floor(nodes.length / 2) + 1) {
+    for (let attempt = 1; ; attempt++) {
+      const ports = await distinctFreePorts(nodes.length * 2);
+      const cluster = new NatsCluster(nodes, ports.slice(0, nodes.length), ports.slice(nodes.length), extraConfig, nodes.map(() => null), emitNode);
+      const started = await Promise.allSettled(nodes.map((n) => cluster.startNode(n.node, false)));
+      // The harness's SIGKILL, not ours (a server that never accepted a connection is killed too, but after its own failure).
+      const cut = (r: PromiseRejectedResult) => r.reason instanceof NatsServerError && /was killed by SIGKILL before accepting a connection/.test(r.reason.message);
+      const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected' && !cut(r));
+      const up = started.filter((r) => r.status === 'fulfilled').length;
+      if (!failed && up >= Math.floor(nodes.length / 2) + 1) return cluster;
       await cluster.kill();
+      // Another process took a port between the probe and the server's listen (seen with 24 clusters
+      // draining at once: a route's outgoing connection takes a probed port): every server again on
+      // fresh ports, each printing its node line again (the harness cuts the group a node's latest line names).
+      if (failed && attempt < PORT_ATTEMPTS && started.some((r) => r.status === 'rejected' && /address already in use/i.test(String(r.reason?.message)))) continue;
       throw failed?.reason ?? new NatsServerError(`only ${up} of ${nodes.length} servers started, fewer than a majority`);
     }
-    return cluster;
   }
 
   private membership(node: number): ClusterMembership {

@@ -15,7 +15,7 @@ export const START_TIMEOUT_MS = 10_000;
 /** How long a clean stop (SIGTERM: the store is flushed, never fsynced) may take before SIGKILL. */
 export const STOP_TIMEOUT_MS = 5_000;
 /** Attempts with a fresh port when another process took the one picked (between the probe and the server's listen). */
-const PORT_ATTEMPTS = 3;
+export const PORT_ATTEMPTS = 3;
 /** The server's log kept for error messages. */
 const LOG_TAIL_BYTES = 6_000;
 
