@@ -31,7 +31,8 @@
 //    drain run and judged), beside the single-disk states per minute of the same workload on the built-in queue,
 //    both measured here; and NATS JetStream R3's time to its first finding (nats-jetstream with
 //    {"replicas": 3}: one recorded run, its coordinated and mixed states spread over the run, until
-//    the first fails), or n/a when that target cannot run a cluster here.
+//    the first fails), or n/a when that target cannot run a cluster here; then a 120 s NATS R3 gate
+//    (seed 7, every cut kind): the crash states it judged, per kind.
 //    --cluster-slots 1,2,4,6,8 times the replicated queue's states with each slot count in turn
 //    (how CLUSTER_STATE_SLOTS was chosen); without it, the pool's default.
 //   node dist/bench/crash.bench.js [--workloads N] [--seed N] [--gate-seconds N] [--gate-seeds N] [--gate-max-states N] [--cluster-slots LIST] [--only SECTIONS]
@@ -355,6 +356,9 @@ const NATS_WORKLOAD: Workload = {
 const NATS_SETTINGS = { replicas: 3 };
 /** NATS R3 states per kind, spread over the run: each recovery starts three servers and waits for their elections. */
 const NATS_STATES_PER_KIND = 8;
+/** The NATS R3 gate row: its budget and seed (the issue's measurement: 120 s, seed 7). */
+const NATS_GATE_SECONDS = 120;
+const NATS_GATE_SEED = 7;
 /** A run of three nats-servers (their elections take seconds after a restart). */
 const NATS_TIMEOUTS = { runMs: 120_000 };
 
@@ -453,17 +457,35 @@ cluster (${CLUSTER_NODES} nodes on one daemon, one mount each), exhaustive mode,
     }
     t = performance.now();
     const natsTimeouts = mergeTimeouts(NATS_TIMEOUTS);
-    const n = await clusterStates(cluster.daemon, nats, poolOf(nats, CLUSTER_STATE_SLOTS, natsTimeouts), { workload: NATS_WORKLOAD, settings: NATS_SETTINGS }, NATS_STATES_PER_KIND, natsTimeouts, true);
+    const natsSlots = nats.clusterStateSlots ?? CLUSTER_STATE_SLOTS;
+    const n = await clusterStates(cluster.daemon, nats, poolOf(nats, natsSlots, natsTimeouts), { workload: NATS_WORKLOAD, settings: NATS_SETTINGS }, NATS_STATES_PER_KIND, natsTimeouts, true);
     const natsMs = performance.now() - t;
     const judgedNats = n.judged.coordinated + n.judged.mixed;
     const f = n.failures[0];
-    const found = f ? `${f.violations[0].check} at a ${f.state.id.nodes === undefined ? 'coordinated' : `mixed (node${f.state.id.nodes.length > 1 ? 's' : ''} ${f.state.id.nodes.join(', ')})`} state after request ${f.state.id.afterOp}, among the first ${judgedNats} states judged (${CLUSTER_STATE_SLOTS} at once)` : `none in ${judgedNats} states`;
+    const found = f ? `${f.violations[0].check} at a ${f.state.id.nodes === undefined ? 'coordinated' : `mixed (node${f.state.id.nodes.length > 1 ? 's' : ''} ${f.state.id.nodes.join(', ')})`} state after request ${f.state.id.afterOp}, among the first ${judgedNats} states judged (${natsSlots} at once)` : `none in ${judgedNats} states`;
     console.log(`${natsName.padEnd(52)}${pad((natsMs / 1000).toFixed(1), 8)} s  ${found} (recording the run included; ${n.rec.states.length} states listed over ${n.rec.intervals} intervals)`);
+    await natsGateRow(natsSlots);
   } finally {
     for (const p of pools) await p.stop();
     await workers.stop();
     await cluster.stop();
     await single.stop();
+  }
+}
+
+/** Section 5: a NATS R3 gate of NATS_GATE_SECONDS, every cut kind, as a user runs it: the crash states it judged, per kind. */
+async function natsGateRow(slots: number): Promise<void> {
+  const artifactRoot = await mkdtemp(path.join(os.tmpdir(), 'powercut-bench-nats-gate-'));
+  try {
+    const r = await runGate({ timeBudgetMs: NATS_GATE_SECONDS * 1000, seed: NATS_GATE_SEED, target: 'nats-jetstream', settings: NATS_SETTINGS, nodesCut: 'all-kinds', artifactRoot, out: { write: () => true } });
+    const c = r.cluster;
+    if (!c) throw new Error('invariant: a NATS R3 gate reports its cluster coverage');
+    const states = c.kinds.reduce((n, k) => n + c.perKind[k]!.states, 0);
+    const perKind = c.kinds.map((k) => `${k} ${c.perKind[k]!.states} of ${c.perKind[k]!.listed} listed`).join(', ');
+    const live = c.kinds.reduce((n, k) => n + c.perKind[k]!.liveLanded, 0);
+    console.log(`${`nats-jetstream R3: a ${NATS_GATE_SECONDS} s gate, --nodes-cut all-kinds`.padEnd(52)}${pad(String(states), 8)}${pad((r.durationMs / 1000).toFixed(1), 10)}${pad(perMin(states, r.durationMs).toFixed(0), 12)}  crash states judged (target >= 200: ${states >= 200 ? 'met' : 'NOT met'}): ${perKind}; ${live} live cuts landed; ${c.statesShared} shared a recovery; seed ${NATS_GATE_SEED}, ${slots} slots; verdict ${r.verdict}`);
+  } finally {
+    await rm(artifactRoot, { recursive: true, force: true });
   }
 }
 

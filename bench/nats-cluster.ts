@@ -113,7 +113,7 @@ try {
     }
   } else if (positionals[0] === 'states') {
     // The gate's path: one recording, its states in the pool's parallel slots (CLUSTER_STATE_SLOTS at once).
-    const pool = new ClusterStatePool(natsJetstream, 3, values.slots ? Number(values.slots) : CLUSTER_STATE_SLOTS, mergeTimeouts(timeouts));
+    const pool = new ClusterStatePool(natsJetstream, 3, values.slots ? Number(values.slots) : natsJetstream.clusterStateSlots ?? CLUSTER_STATE_SLOTS, mergeTimeouts(timeouts));
     try {
       const rec = await recordCluster(cluster.daemon, natsJetstream, { workload, settings }, Number(values['max-states']), mergeTimeouts(timeouts));
       const judging = Date.now();
@@ -125,7 +125,7 @@ try {
         const alone = new ClusterStatePool(natsJetstream, 3, 1, mergeTimeouts(timeouts));
         try {
           const queue = r.failures.map((f) => f.state);
-          await alone.judge(cluster.daemon, rec, () => queue.shift(), (v) => console.log(JSON.stringify({ alone: v.state.id, violations: v.violations.map((x) => `${x.check}: ${x.message}`.slice(0, 200)) })));
+          await alone.judge(cluster.daemon, rec, () => queue.shift(), (v) => console.log(JSON.stringify({ alone: v.state.id, violations: v.violations.map((x) => `${x.check}: ${x.message}`.slice(0, 200)), ...(v.violations.length > 0 ? { driver: v.drainStderr.split('\n').filter((l) => l.includes('nats-jetstream driver')).slice(-12), lines: v.runs[1].outcomes.slice(-12) } : {}) })));
         } finally {
           await alone.stop();
         }

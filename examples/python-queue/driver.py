@@ -345,7 +345,7 @@ class Run:
         self.queue.wait_durable(max(seqs))
         self.out.emit(t='waited', seq=max(seqs))
         self.where = 'liveness read'
-        deadline = time.monotonic() + self.spec.get('livenessReadMs', LIVENESS_TIMEOUT_S * 1000) / 1000
+        deadline = time.monotonic() + LIVENESS_TIMEOUT_S
         got = 0
         while got < len(seqs) and time.monotonic() < deadline:
             got += self.read(DRAIN_BATCH, max(0.001, deadline - time.monotonic()))

@@ -68,7 +68,7 @@ export function mergeClusterCoverage(parts: readonly (ClusterCoverage | undefine
 export function kindFloor(kind: CutKind, liveCuts: boolean): FloorRequirement {
   const raise = kind === 'coordinated'
     ? 'raise --time-budget'
-    : `raise --time-budget or --max-states (a run's mixed states are listed after its coordinated ones)${liveCuts ? '' : ', or allow live cuts (--live-cuts)'}`;
+    : `raise --time-budget or --max-states (each set of nodes cut gets a fair share of it)${liveCuts ? '' : ', or allow live cuts (--live-cuts)'}`;
   return { what: `${kind} cuts judged (crash states and landed live cuts)`, figure: (r: GateRow) => r.cases, min: () => 1, raise };
 }
 

@@ -57,10 +57,19 @@ export const DEFAULT_LIVE_CUTS = 1;
 /** Below this much budget no new state is judged (a state's recovery takes a second or so), except for a kind still owed one. */
 const MIN_STATE_MS = 2_000;
 /**
- * Below this much budget no new live cut or workload starts (a live cut runs the workload, restarts
- * its nodes and drains the whole cluster: a few seconds); a workload's states leave this much for each of its live cuts.
+ * Below this much budget no new workload starts, and no live cut is expected to take less (a live
+ * cut runs the workload, restarts its nodes and drains the whole cluster: a few seconds).
  */
 const MIN_LIVE_MS = 6_000;
+
+/**
+ * What a live cut of this workload is expected to take: its run as long as the recording's, then a
+ * drain as long as the longest state's recovery so far (MIN_STATE_MS before any). Seen: NATS R3's
+ * live cuts took 24 to 27 s each, and three of them at 6 s each had put a 120 s gate 62 s over.
+ */
+export function liveCutCostMs(recordMs: number, longestRecoveryMs: number | undefined): number {
+  return Math.max(MIN_LIVE_MS, recordMs + (longestRecoveryMs ?? MIN_STATE_MS));
+}
 /** The kinds cut live: every kind. */
 export const LIVE_KINDS: readonly CutKind[] = ['coordinated', 'one', 'minority', 'majority'];
 /** The chance of a pause before a live cut of some nodes, and how long one lasts. */
@@ -267,7 +276,7 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
   };
 
   let recordings = 0;
-  const pool = new ClusterStatePool(target, nodes, CLUSTER_STATE_SLOTS, timeouts);
+  const pool = new ClusterStatePool(target, nodes, target.clusterStateSlots ?? CLUSTER_STATE_SLOTS, timeouts);
 
   /** Workload `input`: recorded, its crash states judged for its slice of the budget, their causes searched, then its live cuts. */
   const workload = async (input: number): Promise<void> => {
@@ -285,7 +294,8 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
       await toolFailed(first, `recording workload ${input + 1}`, err);
       return;
     }
-    first.durationMs += Date.now() - started;
+    const recordMs = Date.now() - started;
+    first.durationMs += recordMs;
     recordings++;
     cov.recordings++;
     cov.intervals += rec.intervals;
@@ -297,7 +307,7 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
     // Offline: the kinds in turn, each kind's states in spread order, for this workload's slice of
     // the budget (leaving room for its live cuts), so each kind gets its first state early.
     const liveKinds = liveCuts > 0 ? asked.filter((k) => LIVE_KINDS.includes(k)).length : 0;
-    const slice = Math.min(MAX_STATES_SLICE_MS, budget.leftMs() - liveKinds * liveCuts * MIN_LIVE_MS - 500);
+    const slice = Math.min(MAX_STATES_SLICE_MS, budget.leftMs() - liveKinds * liveCuts * liveCutCostMs(recordMs, undefined) - 500);
     const sliceEndsMs = Date.now() + Math.max(0, slice);
     // Each kind's states: its policies in turn, each policy's states in spread order.
     const byKind = asked.map((k) => interleave(policies.map((p) => spreadOrder(rec.states.filter((s) => s.id.policy === p && kindOfCut(asked, s.id.nodes, nodes) === k), random))));
@@ -312,6 +322,7 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
     const inFlight = asked.map(() => 0);
     const inFlightUnder = asked.map(() => new Map<StatePolicy, number>());
     const kindOfState = new Map<CrashStateInfo, number>();
+    let longestRecoveryMs: number | undefined;
     const judgedHere: (JudgedClusterState & { verdict: ClusterStateVerdict; kind: CutKind })[] = [];
     const pastSlice = () => Date.now() >= sliceEndsMs || budget.leftMs() < MIN_STATE_MS;
     // Owed and nothing in a slot that pays it: a kind's case, or its state under policy p (any policy when p is not given).
@@ -350,6 +361,7 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
         // Set here, before the awaits of its artifact, so a verdict coming meanwhile is left out too.
         if (o.stopOnFirst && v.violations.length > 0) stopped = true;
         stateJudged(v, asked[j]);
+        if (!v.shared) longestRecoveryMs = Math.max(longestRecoveryMs ?? 0, v.recoverMs);
         judgedHere.push({ state: v.state, violations: v.violations, drain: v.runs[v.runs.length - 1], verdict: v, kind: asked[j] });
       }, abandonAtMs);
       // The failing states with their causes, once every state of the recording judged here is in (a proof judges them all).
@@ -361,12 +373,17 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
       const what = err instanceof ClusterStateError ? `recovering ${describeClusterCut('state', err.state.id.nodes)} after request ${err.state.id.afterOp}` : `judging workload ${input + 1}'s crash states`;
       await toolFailed(row, what, err instanceof ClusterStateError ? err.reason : err);
     }
-    // Live: each kind's cuts at seeded requests and nodes. The first of each kind had its time kept
-    // from the states' slice, so it runs even when the last state ran over (by a second or so).
+    // Live: each kind's cuts at seeded requests and nodes, each only when the budget still holds one
+    // (or its kind is still owed a case): the states' slice kept their time, but states owed to the
+    // floor and the causes may have spent it.
+    const liveCostMs = liveCutCostMs(recordMs, longestRecoveryMs);
     for (let i = 0; i < liveCuts && !stopped; i++) {
       for (const kind of asked.filter((k) => LIVE_KINDS.includes(k))) {
         if (stopped) break;
-        if (budget.leftMs() < (i === 0 ? MIN_STATE_MS : MIN_LIVE_MS) && !owed(kind)) continue;
+        if (budget.leftMs() < liveCostMs && !owed(kind)) {
+          ctx.log(`${rows.get(kind)!.name}: no live cut of workload ${input + 1}: ${(budget.leftMs() / 1000).toFixed(1)} s of the budget left, and one takes about ${(liveCostMs / 1000).toFixed(1)} s`);
+          continue;
+        }
         await liveCut(clusterInput, kind, rec.recorded.trace.length, openedAfter(rec), roundSeed(o.seed, 1, input * 97 + i), daemons.current);
       }
     }

@@ -29,11 +29,6 @@ export interface DriverSpec {
    * may run its nodes in its own process. Absent: the run may be cut.
    */
   offline?: boolean;
-  /**
-   * Drain mode: how long the liveness read waits in all (absent: LIVENESS_READ_TIMEOUT_MS). The
-   * harness raises it when more drains than cores run at once, as it stretches a run's bound.
-   */
-  livenessReadMs?: number;
 }
 
 export interface ClusterNodeSpec {
@@ -51,10 +46,8 @@ export interface RestartCommand {
 export const DRAIN_BATCH_EVENTS = 64;
 /** Drain mode's liveness check writes these events after draining and reads them back. */
 export const LIVENESS_SIZES_BYTES = [64, 1500, 9];
-/** Drain mode waits this long for its liveness events to come back, unless the spec's livenessReadMs says otherwise. */
+/** Drain mode waits this long for its liveness events to come back. */
 export const LIVENESS_READ_TIMEOUT_MS = 2_000;
-/** The most a spec's livenessReadMs may ask. */
-export const MAX_LIVENESS_READ_MS = 60_000;
 
 export function parseDriverSpec(text: string, where: string): DriverSpec {
   let value: unknown;
@@ -73,9 +66,6 @@ export function parseDriverSpec(text: string, where: string): DriverSpec {
   if (spec.mark !== undefined && (typeof spec.mark !== 'string' || spec.mark === '')) throw new Error(`${where}: mark must be a non-empty path`);
   if (spec.scratch !== undefined && (typeof spec.scratch !== 'string' || spec.scratch === '')) throw new Error(`${where}: scratch must be a non-empty path`);
   if (spec.offline !== undefined && typeof spec.offline !== 'boolean') throw new Error(`${where}: offline must be true or false, got ${JSON.stringify(spec.offline)}`);
-  if (spec.livenessReadMs !== undefined && (!Number.isInteger(spec.livenessReadMs) || spec.livenessReadMs < 1 || spec.livenessReadMs > MAX_LIVENESS_READ_MS)) {
-    throw new Error(`${where}: livenessReadMs must be an integer in 1..${MAX_LIVENESS_READ_MS}, got ${JSON.stringify(spec.livenessReadMs)}`);
-  }
   if (spec.nodes !== undefined) {
     if (!Array.isArray(spec.nodes) || spec.nodes.length < 2) throw new Error(`${where}: nodes must list two nodes or more, got ${JSON.stringify(spec.nodes)}`);
     spec.nodes.forEach((n, k) => {

@@ -130,10 +130,4 @@ describe('parseDriverSpec', () => {
     expect(parseDriverSpec(JSON.stringify({ ...spec, offline: true }), 'spec').offline).toBe(true);
     expect(() => parseDriverSpec(JSON.stringify({ ...spec, offline: 'yes' }), 'spec')).toThrow('spec: offline must be true or false, got "yes"');
   });
-
-  it('takes livenessReadMs as a bounded integer, and names the field otherwise', () => {
-    const spec = { mode: 'drain', dir: '/d', settings: {}, idBase: 0 };
-    expect(parseDriverSpec(JSON.stringify({ ...spec, livenessReadMs: 8000 }), 'spec').livenessReadMs).toBe(8000);
-    for (const bad of [0, 1.5, 60_001, '2000']) expect(() => parseDriverSpec(JSON.stringify({ ...spec, livenessReadMs: bad }), 'spec')).toThrow(`spec: livenessReadMs must be an integer in 1..60000, got ${JSON.stringify(bad)}`);
-  });
 });

@@ -133,6 +133,11 @@ export interface Target {
    * disk; 2 or more is a cluster, run by src/harness/cluster/ on one mount per node.
    */
   nodeCount?(settings: TargetSettings): number;
+  /**
+   * A cluster target: its offline crash states recovered at once (absent: CLUSTER_STATE_SLOTS).
+   * More pays for a target whose recovery waits on timers (elections) rather than on the CPU.
+   */
+  clusterStateSlots?: number;
   /** Counts of what a workload did, read off its request trace (rolls, purges...), for coverage. */
   workloadEvents(trace: readonly TraceEntry[]): Record<string, number>;
 }

@@ -231,7 +231,7 @@ class Run {
     await this.queue!.waitDurable(Math.max(...seqs));
     this.emit({ t: 'waited', seq: Math.max(...seqs) });
     this.where = 'liveness read';
-    const deadline = Date.now() + (this.spec.livenessReadMs ?? LIVENESS_READ_TIMEOUT_MS);
+    const deadline = Date.now() + LIVENESS_READ_TIMEOUT_MS;
     let got = 0;
     while (got < seqs.length && Date.now() < deadline) got += await this.read(DRAIN_BATCH_EVENTS, Math.max(1, deadline - Date.now()));
     await this.ack([...this.unacked]);

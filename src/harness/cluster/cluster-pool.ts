@@ -12,9 +12,9 @@
 // (140 states a minute before, about 1,400 after: `npm run bench:crash -- --only cluster`). Its
 // states are now CPU-bound on the daemon and the drain: measured with `--cluster-slots 1,2,4,8`
 // (2 cores, load average 2; 20 coordinated + 20 mixed states and their recording; states a
-// minute): K=1: 1281  K=2: 1420  K=4: 1066  K=8: 801, within the noise up to 4. NATS R3, whose
-// recoveries wait on elections (three nats-servers started a state), judged 22 states in a 120 s
-// gate with 6 slots and 15 with 4 (different loads). CLUSTER_STATE_SLOTS = 4 serves both.
+// minute): K=1: 1281  K=2: 1420  K=4: 1066  K=8: 801, within the noise up to 4: CLUSTER_STATE_SLOTS
+// = 4. A target whose recoveries wait on timers says how many it takes (Target.clusterStateSlots):
+// NATS R3 (three nats-servers and their elections a state, 8 s alone) takes 12.
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,7 +24,6 @@ import { spreadEvenly } from '../../../fusefs/model/spread.js';
 import { nodeImageDir } from '../../../fusefs/protocol.js';
 import type { DaemonHandle } from '../daemon-process.js';
 import { DriverWorker, runDriverProcess, type DriverTimeouts } from '../driver-process.js';
-import { LIVENESS_READ_TIMEOUT_MS, MAX_LIVENESS_READ_MS } from '../driver-spec.js';
 import { killGroup } from '../process-group.js';
 import { truncateAtCut, type Recorded } from '../exhaustive/judge-states.js';
 import { scratchRoot } from '../exhaustive/recovery-pool.js';
@@ -35,8 +34,8 @@ import { clusterSpec, offlineDrainSpec, type ClusterInput } from './cluster-run.
 import { StateTurns } from './state-turns.js';
 
 /**
- * Slots a cluster's states are recovered in at once (the measurements above): the replicated queue
- * gains nothing past 2 on 2 cores, targets that wait on timers gain from more.
+ * Slots a cluster's states are recovered in at once, unless the target says (the measurements
+ * above): the replicated queue gains nothing past 2 on 2 cores, targets that wait on timers gain from more.
  */
 export const CLUSTER_STATE_SLOTS = 4;
 
@@ -92,6 +91,19 @@ interface Drained {
   stderr: string;
 }
 
+/** What every drain of one judge() call shares. */
+interface JudgeCall {
+  daemon: DaemonHandle;
+  rec: ClusterRecorded;
+  scratch: string;
+  /** The target's driver serves several specs: each slot drains on its own serving driver. */
+  serves: boolean;
+  /** One drain per distinct tuple of images within the recording (its states' hashes). */
+  drains: Map<string, Promise<Drained>>;
+  /** The budget's end has passed: a serving driver's drain not yet started is abandoned. */
+  pastAbandon: () => boolean;
+}
+
 const ABANDONED = Symbol('abandoned at the budget\'s end');
 
 export class ClusterStatePool {
@@ -115,15 +127,8 @@ export class ClusterStatePool {
     // bound is stretched by size/cores. (Seen: NATS R3 with 6 slots on 2 busy cores hung 4 of 22
     // coordinated states at the 20 s bound; the first of them, replayed alone from its stored
     // images, passed.)
-    // The drain's liveness read is a liveness bound too (seen: NATS R3 with 24 slots, 4 of 60 states
-    // failed with a liveness write not read back within 2 s; each passed alone).
-    const stretch = Math.max(1, size / os.availableParallelism());
-    this.drainTimeouts = { ...timeouts, runMs: Math.ceil(timeouts.runMs * stretch) };
-    this.livenessReadMs = Math.min(MAX_LIVENESS_READ_MS, Math.ceil(LIVENESS_READ_TIMEOUT_MS * stretch));
+    this.drainTimeouts = { ...timeouts, runMs: Math.ceil(timeouts.runMs * Math.max(1, size / os.availableParallelism())) };
   }
-
-  /** The drains' liveness read bound (LIVENESS_READ_TIMEOUT_MS stretched as runMs is). */
-  private readonly livenessReadMs: number;
 
   /** The bounds of a slot's drain (runMs stretched for the slots sharing the cores). */
   readonly drainTimeouts: DriverTimeouts;
@@ -144,7 +149,6 @@ export class ClusterStatePool {
     // A driver that serves several specs (its hello said so) drains state after state in one
     // process per slot: a Node driver's start-up is a third of a state's CPU on the replicated queue.
     const serves = this.serving && rec.recorded.run.record.outcomes.some((o) => o.t === 'hello' && o.serves === true);
-    // One drain per distinct tuple of images within this recording (its states' hashes).
     const drains = new Map<string, Promise<Drained>>();
     let aborted = false;
     const abandoned: CrashStateInfo[] = [];
@@ -155,15 +159,14 @@ export class ClusterStatePool {
       else if (Number.isFinite(abandonAtMs)) abandonTimer = setTimeout(() => resolve(ABANDONED), abandonAtMs - Date.now());
     });
     void abandonAt.then(() => (pastAbandon = true));
+    const call: JudgeCall = { daemon, rec, scratch, serves, drains, pastAbandon: () => pastAbandon };
     const work = async (slot: number): Promise<void> => {
-      const dir = path.join(scratch, `slot-${slot}`);
-      const dirs = Array.from({ length: this.nodes }, (_, k) => path.join(dir, nodeImageDir(k)));
       for (let s = aborted ? undefined : next(slot); s !== undefined; s = aborted ? undefined : next(slot)) {
         const started = performance.now();
         const known = drains.get(s.hash);
         let drained: Drained;
         try {
-          const drainP = known ?? this.drain(daemon, rec, s, slot, dir, dirs, serves, drains, () => pastAbandon);
+          const drainP = known ?? this.drain(call, s, slot);
           const got = serves ? await Promise.race([drainP, abandonAt]) : await drainP;
           if (got === ABANDONED) {
             abandoned.push(s);
@@ -193,14 +196,17 @@ export class ClusterStatePool {
     return { abandoned };
   }
 
-  /** Writes state `s`'s images into the slot's folder and drains them (registered in `drains` under its hash, for states with the same images). */
-  private drain(daemon: DaemonHandle, rec: ClusterRecorded, s: CrashStateInfo, slot: number, dir: string, dirs: string[], serves: boolean, drains: Map<string, Promise<Drained>>, abandoned: () => boolean): Promise<Drained> {
+  /** Writes state `s`'s images into the slot's folder and drains them (registered in the call's drains under its hash, for states with the same images). */
+  private drain(call: JudgeCall, s: CrashStateInfo, slot: number): Promise<Drained> {
+    const { daemon, rec, serves } = call;
+    const dir = path.join(call.scratch, `slot-${slot}`);
+    const dirs = Array.from({ length: this.nodes }, (_, k) => path.join(dir, nodeImageDir(k)));
     const p = (async (): Promise<Drained> => {
       await mkdir(dir, { recursive: true });
       // replace: the daemon empties the slot's folder of the previous state's images first.
       await daemon.client.stateImage(s.id, dir, true);
-      if (serves && abandoned()) throw new HarnessError('abandoned at the budget\'s end before its drain');
-      const spec = { ...offlineDrainSpec(dirs, rec.input), ...(this.livenessReadMs > LIVENESS_READ_TIMEOUT_MS ? { livenessReadMs: this.livenessReadMs } : {}) };
+      if (serves && call.pastAbandon()) throw new HarnessError('abandoned at the budget\'s end before its drain');
+      const spec = offlineDrainSpec(dirs, rec.input);
       if (!serves) {
         const r = await runDriverProcess(null, this.target.driver, spec, this.drainTimeouts);
         return { drain: r.record, stderr: r.stderr };
@@ -214,7 +220,7 @@ export class ClusterStatePool {
       }
       return { drain: r.record, stderr: r.stderr };
     })();
-    drains.set(s.hash, p);
+    call.drains.set(s.hash, p);
     // An abandoned drain fails once its driver is killed: only judge()'s end waits for it then.
     p.catch(() => {});
     return p;

@@ -37,7 +37,7 @@ const checksOf = (vs: readonly Violation[]) => [...new Set(vs.map((v) => v.check
 /** Records the artifact's case again on a fresh cluster and searches the cause of its states that fail alike, each search within `bound`, by `deadlineMs` (half of it for judging). */
 export async function explainClusterStateAgain(target: Target, a: ClusterStateAgain, timeouts: DriverTimeouts, deadlineMs: number, bound: SearchBound): Promise<ExplainedAgain> {
   const fixture = await startTempDaemon('explain-cluster', a.nodes);
-  const pool = new ClusterStatePool(target, a.nodes, CLUSTER_STATE_SLOTS, timeouts);
+  const pool = new ClusterStatePool(target, a.nodes, target.clusterStateSlots ?? CLUSTER_STATE_SLOTS, timeouts);
   try {
     const rec = await recordCluster(fixture.daemon, target, a.input, a.maxStates, timeouts, [a.state.policy]);
     // The artifact's kind of cut (the same nodes, or every node), nearest its request first.

@@ -118,5 +118,9 @@ export const natsJetstream: Target = {
   knownBad: {},
   // replicas 3: three servers, one per node of a cluster case (src/harness/cluster/).
   nodeCount: (settings) => natsSettings(settings).replicas,
+  // A state's recovery waits on three elections (4 to 9 s each in 2.9.10), not on the CPU. States a
+  // minute on 2 cores (`node dist/bench/nats-cluster.js states --workload long --settings
+  // '{"replicas":3,"pubAckDurable":false}' --max-per-kind 20 --slots K`): K=4 21, K=12 57, K=24 58 to 83.
+  clusterStateSlots: 12,
   workloadEvents: natsWorkloadEvents,
 };

@@ -163,8 +163,6 @@ export class NatsQueue implements DrivenQueue {
   private delivered = new Map<number, string>();
   /** Every seq delivered in this session (a redelivery of one is dropped, and logged). */
   private seen = new Set<number>();
-  /** Per consumer, messages that came for a pull request after it was taken as held: the next pull of that consumer returns them first. */
-  private late = new Map<string, Pulled[]>();
   private syncing: Promise<void> | undefined;
   private readonly maxEventBytes: number;
 
@@ -416,9 +414,7 @@ export class NatsQueue implements DrivenQueue {
    * which 2.9.10 ends with a 408). Otherwise an error: an empty read without a wait means nothing is left.
    */
   private async pullOrExplain(consumer: string, batch: number, waiting = false): Promise<Pulled[]> {
-    const waitingLate = this.late.get(consumer) ?? [];
-    if (waitingLate.length > 0) return waitingLate.splice(0, batch);
-    const got = await pull(this.nc, consumer, batch, (m) => this.late.set(consumer, [...(this.late.get(consumer) ?? []), m]));
+    const got = await pull(this.nc, consumer, batch);
     if (got !== HELD) return got;
     const jsm = await jetstreamManager(this.nc, { timeout: this.requestTimeoutMs });
     const [c, st] = [await jsm.consumers.info(STREAM, consumer), await jsm.streams.info(STREAM)];
@@ -627,40 +623,25 @@ const HELD_PULL_MS = 3_000;
  * One no_wait pull request: up to `batch` messages; the server answers at once with what it has (404
  * if nothing, 408 at the end of what it has). Never with `expires` (READ_POLL_MS says why): without
  * it, 2.9.10 never ends a request for its age, so every request is answered or held. One that gets
- * no answer at all within HELD_PULL_MS resolves to HELD, and its subscription stays: a busy server
- * may still answer it, and a message it delivers then is pending on the consumer (for ack_wait, an
- * hour) whether anyone listens or not. Such a late message goes to `late` (seen: with 24 clusters
- * recovering at once, the first liveness write was delivered to a request dropped at 3 s, and the
- * drain's liveness check failed; alone, the same state passed).
+ * no answer at all within HELD_PULL_MS resolves to HELD (the subscription is dropped, so the server
+ * drops the request too: it delivers only to requests with interest).
  */
-function pull(nc: NatsConnection, consumer: string, batch: number, late: (m: Pulled) => void): Promise<Pulled[] | typeof HELD> {
+function pull(nc: NatsConnection, consumer: string, batch: number): Promise<Pulled[] | typeof HELD> {
   return new Promise((resolve, reject) => {
     const inbox = createInbox();
     const got: Pulled[] = [];
     let timer: NodeJS.Timeout | undefined;
     let done = false;
-    let lateCount = 0;
     const finish = (err?: Error, held = false) => {
       if (done) return;
       done = true;
       clearTimeout(timer);
-      if (!held) sub.unsubscribe();
+      sub.unsubscribe();
       if (err) reject(err);
       else resolve(held ? HELD : got);
     };
     const sub = nc.subscribe(inbox, {
       callback: (err, m) => {
-        if (done) {
-          // A held request answered late: its messages are the next pull's; its end or an error ends the subscription.
-          if (!err && m.reply?.startsWith('$JS.ACK.')) {
-            try {
-              late({ seq: seqOfAckSubject(m.reply), reply: m.reply, data: Buffer.from(m.data) });
-            } catch { /* not a message of the stream: ignored, as the request is over */ }
-            if (++lateCount < batch) return;
-          }
-          sub.unsubscribe();
-          return;
-        }
         if (err) return finish(err);
         clearTimeout(timer);
         if (m.reply?.startsWith('$JS.ACK.')) {

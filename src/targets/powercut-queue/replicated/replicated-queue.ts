@@ -82,11 +82,9 @@ export class ReplicatedQueue implements DrivenQueue {
   private readonly deliveredBytes = new Map<number, number>();
   private spaceWaiters: { bytes: number; resolve: () => void }[] = [];
   /** Nodes whose server was killed while the cluster opened (their cut): the harness restarts them. */
-  private readonly killedAtOpen = new Set<number>();
+  private readonly killedAtOpen: Set<number>;
   /** Restarts asked for and not finished: the run's end waits for them. */
   private readonly restartsInFlight = new Set<Promise<void>>();
-  /** Its nodes run in this process (the spec's offline): none can be cut, so none restarted. */
-  private offline = false;
 
   private constructor(
     private readonly nodes: readonly ClusterNodeSpec[],
@@ -96,8 +94,12 @@ export class ReplicatedQueue implements DrivenQueue {
     replicas: (Replica | null)[],
     recovered: DurableState,
     backlog: Backlog,
+    killedAtOpen: ReadonlySet<number>,
+    /** Its nodes run in this process (the spec's offline): none can be cut, so none restarted. */
+    private readonly offline: boolean,
   ) {
     this.replicas = replicas;
+    this.killedAtOpen = new Set(killedAtOpen);
     const { maxBytes, maxEvents, writeTimeoutMs } = validateSettings(settings as Partial<QueueSettings>);
     this.limits = { maxBytes, maxEvents, writeTimeoutMs };
     this.backlog = { ...backlog };
@@ -146,9 +148,7 @@ export class ReplicatedQueue implements DrivenQueue {
       up(replicas);
     }
     const copied = up(replicas)[0].state.durableFirstUnackedSeq;
-    const q = new ReplicatedQueue(nodes, spec.settings, spec.variant, emit, replicas, { durableSeq, durableFirstUnackedSeq: Math.max(firstUnacked, copied) }, up(replicas)[0].backlog);
-    for (const k of killedAtOpen) q.killedAtOpen.add(k);
-    q.offline = spec.offline === true;
+    const q = new ReplicatedQueue(nodes, spec.settings, spec.variant, emit, replicas, { durableSeq, durableFirstUnackedSeq: Math.max(firstUnacked, copied) }, up(replicas)[0].backlog, killedAtOpen, spec.offline === true);
     // Acks a majority made durable that the copied node had not: made on every node again.
     await q.ackBelow(copied, firstUnacked);
     return q;
