@@ -121,6 +121,23 @@ describe(`powercut gate --target ${TARGET} (a cluster of three nodes)`, () => {
     expect(await readFile(path.join(dir, 'cause.json'), 'utf8')).toBe(stored);
   }, 200_000);
 
+  it('shrinks a new failure\'s workload to fewer steps that fail the same way, and keeps only the smaller case\'s artifact', async () => {
+    // Seed 5's first workload has two steps; the variant fails any coordinated state after a write's confirmation.
+    const r = await powercut(['gate', '--target', TARGET, '--variant', 'async-replication', '--nodes-cut', 'coordinated', '--live-cuts', '0', '--time-budget', '20', '--seed', '5', '--artifacts', 'arts-shrunk', '--json', 'out/shrunk.json']);
+    expect(r.exitCode, r.stdout + r.stderr).toBe(1);
+    expect(budgetBroken(r.stdout)).toBeUndefined();
+    const shrank = /^cluster coordinated: shrank "(.+)" from (\d+) steps to (\d+) \(\d+ candidates?/m.exec(r.stdout);
+    expect(shrank, r.stdout).not.toBeNull();
+    const [, title, from, to] = shrank!;
+    expect(Number(to)).toBeLessThan(Number(from));
+    const result = JSON.parse(await readFile(path.join(root, 'out/shrunk.json'), 'utf8'));
+    const group = result.failures.find((f: { title: string }) => f.title === title);
+    const c = JSON.parse(await readFile(path.join(group.artifactDir, 'case.json'), 'utf8'));
+    expect(c.workload.steps).toHaveLength(Number(to));
+    // One artifact a distinct failure: the first case's was removed.
+    expect(await readdir(path.join(root, 'arts-shrunk'))).toHaveLength(result.failures.length);
+  }, 120_000);
+
   it('a daemon that dies mid-run is a failure of the tool (exit 3, a fresh daemon goes on), never a verdict on the queue', async () => {
     // Killed 3 s in, wherever that lands: a recording, a state's images, a live cut's drain on the dead mounts.
     let started = 0;

@@ -37,6 +37,9 @@ import { StateTurns } from '../harness/cluster/state-turns.js';
 import { CLUSTER_LOSE_UNSYNCED_SHARE, countCut, countRequests, emptyClusterCoverage, kindFloor, kindShareFloor, type ClusterCoverage } from './cluster-coverage.js';
 import { cutSizes, DEFAULT_NODES_CUT, describeClusterCut, KIND_ROW, kindOfCut, kindsAsked, seededRandom, spreadOrder, type CutKind } from './cluster-kinds.js';
 import { statesUnder, type FloorRequirement } from './floor.js';
+import { shrinkSteps } from './cluster-shrink.js';
+import { MAX_SHRINK_MS, MIN_SHRINK_MS } from './phases.js';
+import { spreadEvenly } from '../../fusefs/model/spread.js';
 import { nextWorkload } from './scheduler.js';
 import { roundSeed } from './suites.js';
 
@@ -76,6 +79,8 @@ export const LIVE_KINDS: readonly CutKind[] = ['coordinated', 'one', 'minority',
 const PAUSE_CHANCE = 0.5;
 const MIN_PAUSE_MS = 100;
 const MAX_GATE_PAUSE_MS = 1_000;
+/** A shrink candidate fails the same way when one of at most this many of its states of the cut kind (spread over its run) does. */
+const SHRINK_STATES = 24;
 /** The tool failing this often ends the run: it is broken, not the queue. */
 const MAX_ERRORS = 3;
 
@@ -125,10 +130,35 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
     if (!(await daemons.restart(row))) stopped = true;
   };
 
+  /**
+   * Writes a failing case's artifact (with its cause and report.html) within the artifacts' share;
+   * undefined when that failed (the row says why; the failure stands). `images`: as found() takes them.
+   */
+  const keepArtifact = async (row: GateRow, key: string, c: ClusterArtifactCase, judged: ClusterJudged, images: ((dir: string) => Promise<void>) | string | undefined, cause: Cause | undefined): Promise<string | undefined> => {
+    let artifactDir: string | undefined;
+    let imagesDir: string | undefined;
+    try {
+      await within(phases.share('artifacts'), async () => {
+        if (typeof images === 'function') {
+          imagesDir = await mkdtemp(path.join(os.tmpdir(), 'powercut-cluster-images-'));
+          await images(path.join(imagesDir, 'cut-0-after-crash'));
+        }
+        artifactDir = await writeClusterArtifact(o.artifactRoot, target.name, { ...judged, case: c }, typeof images === 'string' ? images : imagesDir);
+        if (cause) await writeCause(artifactDir, cause);
+        await drawArtifactReport(artifactDir);
+      });
+    } catch (err) {
+      row.errors.push(`writing the artifact of "${key}" failed (the failure stands): ${err instanceof Error ? err.message : String(err)}`);
+    } finally {
+      if (imagesDir) await rm(imagesDir, { recursive: true, force: true });
+    }
+    return artifactDir;
+  };
+
   /** Counts a failing state or case under its group; a new group keeps an artifact (with report.html). */
   /** `images`: writes a state's images into the folder it is given, or the folder of a live cut's images, already written. */
   /** `cause`: a state's, when its search named one (proven) or said why none is; a live cut has none. */
-  const found = async (kind: CutKind, how: How, c: ClusterArtifactCase, judged: ClusterJudged, images?: ((dir: string) => Promise<void>) | string, cause?: Cause): Promise<void> => {
+  const found = async (kind: CutKind, how: How, c: ClusterArtifactCase, judged: ClusterJudged, images?: ((dir: string) => Promise<void>) | string, cause?: Cause): Promise<string | undefined> => {
     const row = rows.get(kind)!;
     row.violations++;
     cov.perKind[kind]!.failing++;
@@ -140,24 +170,8 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
     const key = named ? cause.key : signature;
     // An unexplained state's cause says why (not searched, not isolated, not provable): its group is its signature's.
     const kept = cause && !named ? { ...cause, key } : cause;
-    if (distinct.countKnown(key, row, signature)) return;
-    let artifactDir: string | undefined;
-    let imagesDir: string | undefined;
-    try {
-      await within(phases.share('artifacts'), async () => {
-        if (typeof images === 'function') {
-          imagesDir = await mkdtemp(path.join(os.tmpdir(), 'powercut-cluster-images-'));
-          await images(path.join(imagesDir, 'cut-0-after-crash'));
-        }
-        artifactDir = await writeClusterArtifact(o.artifactRoot, target.name, { ...judged, case: c }, typeof images === 'string' ? images : imagesDir);
-        if (kept) await writeCause(artifactDir, kept);
-        await drawArtifactReport(artifactDir);
-      });
-    } catch (err) {
-      row.errors.push(`writing the artifact of "${key}" failed (the failure stands): ${err instanceof Error ? err.message : String(err)}`);
-    } finally {
-      if (imagesDir) await rm(imagesDir, { recursive: true, force: true });
-    }
+    if (distinct.countKnown(key, row, signature)) return undefined;
+    const artifactDir = await keepArtifact(row, key, c, judged, images, kept);
     const messages = judged.violations.map((v) => v.message);
     distinct.add({
       key, title: named ? cause.title : signature, count: 1, signatures: [{ signature, count: 1 }], foundBy: [row.name], checks, messages,
@@ -166,6 +180,7 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
     }, named ? `${cause.title} (${signature})` : signature);
     row.failure ??= { key, messages, ...(artifactDir ? replayOf(artifactDir, c) : {}) };
     if (o.stopOnFirst) stopped = true;
+    return key;
   };
 
   /** Counts a judged state in its row and the cluster's coverage. */
@@ -185,13 +200,74 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
   };
 
   /** A failing state of the recording (its cause searched or not), grouped and, if new, kept as an artifact. */
-  const stateFailed = async (rec: ClusterRecording, v: ClusterStateVerdict, kind: CutKind, daemon: TempDaemon, cause: Cause | undefined): Promise<void> => {
+  const stateFailed = async (rec: ClusterRecording, v: ClusterStateVerdict, kind: CutKind, daemon: TempDaemon, cause: Cause | undefined): Promise<string | undefined> => {
     const s = v.state;
     const { trace, marks } = rec.recorded;
     const judged: ClusterJudged = { violations: v.violations, runs: v.runs, trace, marks, frozenAt: s.id.afterOp + 1 <= trace.length ? s.id.afterOp + 1 : null, stderr: [rec.recorded.run.stderr, v.drainStderr] };
     const c: ClusterArtifactCase = { ...ref, ...rec.input, policy: s.id.policy, seed: 0, nodes, state: s.id, stateCaps: rec.caps, recoveredOn: 'native' };
     // The slot's folder is its next state's by now: the artifact's images are written again, from the state.
-    await found(kind, 'state', c, judged, (dir) => daemon.daemon.client.stateImage(s.id, dir), cause);
+    return found(kind, 'state', c, judged, (dir) => daemon.daemon.client.stateImage(s.id, dir), cause);
+  };
+
+  /**
+   * The states of `kind` of a recording, spread over the run (at most SHRINK_STATES), judged in the
+   * pool until one fails `checks` exactly: what a shrink candidate must show to fail the same way.
+   */
+  const sameFailureIn = async (rec: ClusterRecording, daemon: TempDaemon, kind: CutKind, checks: readonly string[]): Promise<ClusterStateVerdict | undefined> => {
+    const queue = spreadEvenly(rec.states.filter((x) => kindOfCut(asked, x.id.nodes, nodes) === kind), SHRINK_STATES);
+    let same: ClusterStateVerdict | undefined;
+    const checksOf = (v: ClusterStateVerdict) => [...new Set(v.violations.map((x) => x.check))].sort().join(', ');
+    await pool.judge(daemon.daemon, rec, () => (same ? undefined : queue.shift()), (v) => {
+      if (!same && v.violations.length > 0 && checksOf(v) === checks.join(', ')) same = v;
+    }, phases.deadlineMs('shrink'));
+    return same;
+  };
+
+  /**
+   * Shrinks the workload of a new distinct failure found at a crash state (its group `key`) within
+   * the shrink phase's share, keeping its cut kind and checks; the smallest is recorded again (the
+   * daemon must hold the recording its artifact's images come from), judged, and for a named cause
+   * searched again: only when it fails the same way, with the same cause, does its artifact replace
+   * the group's. Returns the steps before and after, or undefined when nothing smaller was kept.
+   */
+  const shrinkState = async (key: string, kind: CutKind, input: ClusterInput): Promise<{ from: number; to: number } | undefined> => {
+    const group = distinct.get(key);
+    const shrinkMs = Math.min(MAX_SHRINK_MS, phases.leftMs('shrink'));
+    if (!group || shrinkMs < MIN_SHRINK_MS || input.workload.steps.length < 2) return undefined;
+    const row = rows.get(kind)!;
+    const daemon = daemons.current;
+    const endsAtMs = Date.now() + shrinkMs;
+    const candidate = (steps: readonly ClusterInput['workload']['steps'][number][]): ClusterInput => ({ ...input, workload: target.fitWorkload({ ...input.workload, steps: [...steps] }, input.settings) });
+    const record = (c: ClusterInput) => recordCluster(daemon.daemon, target, c, o.caps?.maxStates ?? 1_000, timeouts, policies);
+    ctx.doing(`shrinking ${group.title}`);
+    return within(phases.share('shrink'), async () => {
+      const small = await shrinkSteps(input.workload.steps, async (steps) => (await sameFailureIn(await record(candidate(steps)), daemon, kind, group.checks)) !== undefined, endsAtMs);
+      if (small.steps.length === input.workload.steps.length) return undefined;
+      const smaller = candidate(small.steps);
+      const rec = await record(smaller);
+      const v = await sameFailureIn(rec, daemon, kind, group.checks);
+      // A sample: the smallest candidate's new recording need not fail again.
+      if (!v) return undefined;
+      let cause: Cause | undefined;
+      if (group.cause && group.cause.kind !== 'not-isolated' && o.groupBy !== 'signature') {
+        const judged: JudgedClusterState = { state: v.state, violations: v.violations, drain: v.runs[v.runs.length - 1] };
+        cause = (await explainClusterRun({ daemon: daemon.daemon, target, input: smaller, recorded: rec.recorded, timeouts }, [judged], phases.deadlineMs('shrink'))).get(judged);
+        if (cause?.key !== key) return undefined;
+      }
+      const { trace, marks } = rec.recorded;
+      const judged: ClusterJudged = { violations: v.violations, runs: v.runs, trace, marks, frozenAt: v.state.id.afterOp + 1 <= trace.length ? v.state.id.afterOp + 1 : null, stderr: [rec.recorded.run.stderr, v.drainStderr] };
+      const c: ClusterArtifactCase = { ...ref, ...smaller, policy: v.state.id.policy, seed: 0, nodes, state: v.state.id, stateCaps: rec.caps, recoveredOn: 'native' };
+      // An unnamed group's search ran on the first case, not on this one: its artifact says no cause.
+      const artifactDir = await keepArtifact(row, key, c, judged, (dir) => daemon.daemon.client.stateImage(v.state.id, dir), cause);
+      if (!artifactDir) return undefined;
+      // The group's artifact is the smaller case's now; the first case's is removed.
+      if (group.artifactDir) await rm(group.artifactDir, { recursive: true, force: true });
+      const link = replayOf(artifactDir, c);
+      if (row.failure?.key === key) row.failure = { ...row.failure, messages: v.violations.map((x) => x.message), ...link };
+      Object.assign(group, { messages: v.violations.map((x) => x.message), ...link, ...(cause ? { cause } : {}) });
+      ctx.log(`${row.name}: shrank "${group.title}" from ${input.workload.steps.length} steps to ${small.steps.length} (${small.tried} candidates${small.cutShort ? ', cut short by the shrink\'s time' : ''})`);
+      return { from: input.workload.steps.length, to: small.steps.length };
+    });
   };
 
   /**
@@ -366,7 +442,22 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
       }, abandonAtMs);
       // The failing states with their causes, once every state of the recording judged here is in (a proof judges them all).
       const causes = await causesOf(rec, judgedHere, recordedOn, rows.get(asked[0])!);
-      for (const x of judgedHere) if (x.violations.length > 0) await stateFailed(rec, x.verdict, x.kind, recordedOn, causes.get(x));
+      const newGroups: { key: string; kind: CutKind }[] = [];
+      for (const x of judgedHere) {
+        if (x.violations.length === 0) continue;
+        const key = await stateFailed(rec, x.verdict, x.kind, recordedOn, causes.get(x));
+        if (key !== undefined) newGroups.push({ key, kind: x.kind });
+      }
+      // Once every artifact of this recording is written: shrinking records other workloads on the daemon.
+      for (const g of o.stopOnFirst ? [] : newGroups) {
+        if (daemons.running !== recordedOn) break;
+        try {
+          await shrinkState(g.key, g.kind, clusterInput);
+        } catch (err) {
+          // The first case's artifact stands; a daemon that broke fails the next recording, as the tool's failure.
+          ctx.log(`${rows.get(g.kind)!.name}: shrinking "${g.key}" failed (its first case's artifact stays): ${err instanceof Error ? err.message : String(err)}`);
+        }
+      }
     } catch (err) {
       const j = err instanceof ClusterStateError ? kindOfState.get(err.state) : undefined;
       const row = rows.get(asked[j ?? 0])!;

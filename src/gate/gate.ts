@@ -24,7 +24,8 @@ import { ProgressReporter } from './progress.js';
 import { singleDiskSource } from './single-disk-source.js';
 import { formatGateText } from './summary.js';
 
-export { MAX_ERRORS_PER_SUITE, MAX_SHRINK_MS, MIN_SHRINK_MS, minimumBudgetMs, scenariosOf } from './single-disk-source.js';
+export { MAX_ERRORS_PER_SUITE, minimumBudgetMs, scenariosOf } from './single-disk-source.js';
+export { MAX_SHRINK_MS, MIN_SHRINK_MS } from './phases.js';
 
 export async function runGate(o: GateOptions): Promise<GateReport> {
   // The budget counts from the start: resolving the target and checking its environment included.

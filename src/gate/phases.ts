@@ -15,6 +15,11 @@ export type Phase = (typeof PHASES)[number];
  * and a proof take seconds each); shrinking 15 % (its first steps are the ones that shrink most);
  * artifacts a twentieth (writing a case and its image takes well under a second).
  */
+/** Shrinking one new distinct failure takes at most this long, and all shrinking at most the shrink phase's share. */
+export const MAX_SHRINK_MS = 8_000;
+/** Below this much of the shrink phase's share no shrinking starts (a shrink step records and judges an input). */
+export const MIN_SHRINK_MS = 1_000;
+
 export const PHASE_SHARES: Readonly<Record<Exclude<Phase, 'record+judge'>, number>> = { causes: 0.2, shrink: 0.15, artifacts: 0.05 };
 /** Judging keeps at most this part of the budget free for the causes of the failures it finds last. */
 export const CAUSES_RESERVE = 0.1;

@@ -28,13 +28,10 @@ import { runScenario } from './scenario-run.js';
 import { inputFits, MIN_SLICE_MS, Rounds, turnMs } from './scheduler.js';
 import { Steering } from './steering.js';
 import { DEFAULT_GATE_MODE, gateSuites, roundSeed } from './suites.js';
+import { MAX_SHRINK_MS, MIN_SHRINK_MS } from './phases.js';
 
 /** A suite whose tool keeps failing is given up after this many harness errors. */
 export const MAX_ERRORS_PER_SUITE = 3;
-/** Shrinking one new distinct failure takes at most this long, and all shrinking at most the shrink phase's share. */
-export const MAX_SHRINK_MS = 8_000;
-/** Below this much of the shrink phase's share no shrinking starts (a shrink step records and judges an input). */
-export const MIN_SHRINK_MS = 1_000;
 
 /** The least budget the gate takes: one slice per suite, so each can judge a case (the scenarios run besides). */
 export function minimumBudgetMs(suiteCount: number): number {

@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { shrinkSteps } from './cluster-shrink.js';
+
+describe('shrinking a cluster workload\'s steps', () => {
+  it('finds the fewest steps that still fail, in their order', async () => {
+    // Fails when a write of 3 comes before the read of it.
+    const steps = ['w1', 'w2', 'w3', 'r1', 'a1', 'r3', 'w4'];
+    const fails = async (s: readonly string[]) => s.includes('w3') && s.indexOf('w3') < s.indexOf('r3');
+    const r = await shrinkSteps(steps, fails, Infinity);
+    expect(r.steps).toEqual(['w3', 'r3']);
+    expect(r.cutShort).toBe(false);
+    expect(r.tried).toBeGreaterThan(0);
+  });
+
+  it('keeps the smallest failing candidate seen when its time runs out, and never tries an empty workload', async () => {
+    let clock = 0;
+    const seen: number[] = [];
+    const r = await shrinkSteps([1, 2, 3, 4, 5, 6, 7, 8], async (s) => {
+      seen.push(s.length);
+      clock += 10;
+      return s.includes(8);
+    }, 25, () => clock);
+    expect(r.cutShort).toBe(true);
+    expect(r.tried).toBe(3);
+    expect(r.steps.length).toBeLessThan(8);
+    expect(r.steps).toContain(8);
+    expect(seen).not.toContain(0);
+  });
+
+  it('keeps every step when no smaller candidate fails', async () => {
+    const r = await shrinkSteps(['a', 'b'], async (s) => s.length === 2, Infinity);
+    expect(r.steps).toEqual(['a', 'b']);
+  });
+});

@@ -1,0 +1,39 @@
+// Shrinking a failing cluster workload, as the gate's shrink phase does for one disk: ddmin over its
+// top-level steps, each candidate recorded afresh and judged by the caller's `fails` (one of its
+// crash states of the same cut kind fails the same checks). A recording of several nodes is a
+// sample of their interleavings, so the result is 1-minimal for the recordings seen: a step left in
+// may be one whose removal failed on that one recording only.
+import { BudgetSpent, ddmin } from '../harness/cause/ddmin.js';
+
+export interface ShrunkSteps<T> {
+  /** The fewest steps seen failing (all of them when no smaller candidate failed). */
+  steps: T[];
+  /** Candidates recorded and judged. */
+  tried: number;
+  /** The time ran out before the search ended. */
+  cutShort: boolean;
+}
+
+/**
+ * The smallest subsequence of `steps` (order kept) that `fails` says still fails, by ddmin, until
+ * `endsAtMs`. `fails(steps)` is taken to hold (the caller saw it); an empty workload is not tried.
+ */
+export async function shrinkSteps<T>(steps: readonly T[], fails: (subset: readonly T[]) => Promise<boolean>, endsAtMs: number, now: () => number = Date.now): Promise<ShrunkSteps<T>> {
+  let best = [...steps];
+  let tried = 0;
+  let cutShort = false;
+  try {
+    await ddmin(steps, async (subset) => {
+      if (subset.length === 0) return false;
+      if (now() >= endsAtMs) throw new BudgetSpent('the shrink\'s time');
+      tried++;
+      const failed = await fails(subset);
+      if (failed && subset.length < best.length) best = [...subset];
+      return failed;
+    });
+  } catch (err) {
+    if (!(err instanceof BudgetSpent)) throw err;
+    cutShort = true;
+  }
+  return { steps: best, tried, cutShort };
+}
