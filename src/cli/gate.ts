@@ -171,7 +171,7 @@ export const run: Command = async (argv) => {
   }
   if (nodes > 1) {
     // A cluster gate judges lose-unsynced crash states and live cuts; the single-disk options do not apply.
-    const single = (['mode', 'max-states-per-interval', 'sector-patterns', 'generation', 'group-by'] as const).find((f) => values[f] !== undefined);
+    const single = (['mode', 'max-states-per-interval', 'sector-patterns', 'group-by'] as const).find((f) => values[f] !== undefined);
     if (single) usageFail(`--${single} does not apply to a cluster target (${target.name}, ${nodes} nodes): its gate judges offline lose-unsynced crash states and live cuts of each kind (--nodes-cut, --live-cuts)`, help);
     if (kindsAsked(nodesCut ?? DEFAULT_NODES_CUT, nodes).length === 0) usageFail(`--nodes-cut ${nodesCut}: a cluster of ${nodes} nodes has no such cut`, help);
   }

@@ -16,14 +16,14 @@ import path from 'node:path';
 import fc from 'fast-check';
 import type { CrashStateInfo, StatePolicy } from '../../fusefs/crash-states.js';
 import { nodeCountOf } from '../targets/index.js';
-import { crashInputArb } from '../../properties/crash-property.js';
+import { crashInputArb, mutantInputArb } from '../../properties/crash-property.js';
 import { replayOf, writeCause, writeClusterArtifact, type ClusterArtifactCase } from '../harness/artifacts.js';
 import type { Cause } from '../harness/cause/cause.js';
 import { explainClusterRun, type JudgedClusterState } from '../harness/cluster/cluster-cause.js';
 import { CLUSTER_STATE_SLOTS, ClusterStatePool, ClusterStateError, type ClusterStateVerdict } from '../harness/cluster/cluster-pool.js';
 import { runClusterCase, type ClusterInput } from '../harness/cluster/cluster-run.js';
 import { drawLiveCase, type NodePause } from '../harness/cluster/live-draw.js';
-import { countContract, policyCoverage } from '../harness/coverage.js';
+import { countContract, policyCoverage, runFeatures } from '../harness/coverage.js';
 import { startTempDaemon, type TempDaemon } from '../harness/daemon-process.js';
 import { mergeTimeouts } from '../harness/driver-process.js';
 import { contractOf } from '../harness/outcome.js';
@@ -38,6 +38,7 @@ import { CLUSTER_LOSE_UNSYNCED_SHARE, countCut, countRequests, emptyClusterCover
 import { cutSizes, DEFAULT_NODES_CUT, describeClusterCut, KIND_ROW, kindOfCut, kindsAsked, seededRandom, spreadOrder, type CutKind } from './cluster-kinds.js';
 import { statesUnder, type FloorRequirement } from './floor.js';
 import { shrinkSteps } from './cluster-shrink.js';
+import { Steering } from './steering.js';
 import { MAX_SHRINK_MS, MIN_SHRINK_MS } from './phases.js';
 import { spreadEvenly } from '../../fusefs/model/spread.js';
 import { nextWorkload } from './scheduler.js';
@@ -108,7 +109,11 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
   const random = seededRandom(roundSeed(o.seed, -2, 0));
   // How each case names its target: an external driver by its command (with its node count), a built-in one by name.
   const ref: TargetRef = o.driver ? { driver: o.driver } : { target: target.name };
-  const arb = crashInputArb({ ...ref, kind: 'exhaustive', settings: forced, ...(o.variant !== undefined ? { variant: o.variant } : {}) });
+  const inputOptions = { ...ref, kind: 'exhaustive' as const, settings: forced, ...(o.variant !== undefined ? { variant: o.variant } : {}) };
+  const arb = crashInputArb(inputOptions);
+  // As on one disk: most workloads mutate one whose recording reached a feature seen least (one
+  // "suite": the cut kinds share each recording).
+  const steering = o.steering ?? new Steering(roundSeed(o.seed, -1, -1));
 
   const rows = new Map<CutKind, GateRow>(asked.map((k) => [k, newRow(KIND_ROW[k], 'suite')]));
   // Each kind judges a case and a share of the lose-unsynced states it listed; with several policies,
@@ -356,7 +361,8 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
 
   /** Workload `input`: recorded, its crash states judged for its slice of the budget, their causes searched, then its live cuts. */
   const workload = async (input: number): Promise<void> => {
-    const drawn = fc.sample(arb, { seed: roundSeed(o.seed, 0, input), numRuns: 1 })[0];
+    const base = o.generation === 'plain' ? undefined : steering.pick(0);
+    const drawn = fc.sample(base ? mutantInputArb(base, inputOptions) : arb, { seed: roundSeed(o.seed, 0, input), numRuns: 1 })[0];
     const drawnNodes = nodeCountOf(target, drawn.settings);
     if (drawnNodes !== nodes) throw new Error(`invariant: every workload of a cluster gate runs on its ${nodes} nodes, but settings ${JSON.stringify(drawn.settings)} give ${drawnNodes} (force the node count with --settings)`);
     const clusterInput: ClusterInput = { workload: drawn.workload, settings: drawn.settings, ...(drawn.variant !== undefined ? { variant: drawn.variant } : {}) };
@@ -371,6 +377,7 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
       return;
     }
     const recordMs = Date.now() - started;
+    steering.observe(0, drawn, runFeatures(rec.recorded.trace, target.workloadEvents(rec.recorded.trace)));
     first.durationMs += recordMs;
     recordings++;
     cov.recordings++;
@@ -500,7 +507,7 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
       return () => workload(input);
     },
     stop: () => pool.stop(),
-    steered: () => ({ inputs: 0, of: recordings }),
+    steered: () => ({ inputs: steering.steered, of: recordings }),
     clusterCoverage() {
       // Each kind's listed states are counted on its row: the coverage (summary, --json, index.html) says them per kind too.
       for (const [kind, row] of rows) cov.perKind[kind]!.listed = row.coverage.policies['lose-unsynced']?.listed ?? 0;

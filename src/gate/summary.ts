@@ -111,7 +111,7 @@ export function formatGateText(rows: readonly GateRow[], failures: readonly Dist
   const details = formatFailures(rows, failures);
   const t = totals(rows, durationMs);
   const middle = cluster
-    ? [formatSummaryTable(rows, t, 'cluster'), formatClusterCoverage(cluster), formatClusterFloor(floor), judgedOfListed(rows)]
+    ? [formatSummaryTable(rows, t, 'cluster', steered), formatClusterCoverage(cluster), formatClusterFloor(floor), judgedOfListed(rows)]
     : [formatSummaryTable(rows, t, mode, steered), formatFloor(floor), ...[formatCauseCosts(failures)].filter((x) => x)];
   return [...middle, ...(details ? ['', details] : [])].join('\n');
 }
