@@ -2,7 +2,8 @@
 // powercut's own checkout also `chromium` (the browser the HTML report test renders in; /usr/bin/chromium)
 // and `nats-server` (the server the nats-jetstream target's driver starts; its test needs it), and
 // what `powercut kernel-check` runs (`qemu-system-x86`, `busybox-static`, `e2fsprogs`, `gcc`,
-// `libc6-dev`: QEMU, the guest's shell, the image checker, the static history runner).
+// `libc6-dev`: QEMU, the guest's shell, the image checker, the static history runner), and `gdb`
+// (the native stacks of a driver that stopped answering, in the harness's error).
 //   npm preinstall:            as root, installs them; otherwise prints the exact command and goes on
 //                              (`npm test` then fails with a clear message if one is still missing).
 //                              Only in powercut's own checkout: installed as a dependency of another
@@ -48,7 +49,7 @@ function done(message, ok) {
 }
 
 if (process.platform !== 'linux') done(`FUSE tests need Linux; this is ${process.platform}.`, false);
-if (!existsSync('/usr/bin/dpkg-query')) done(`not a Debian/Ubuntu system: install FUSE 2 (fusermount and libfuse.so.2)${required ? '' : ', Chromium, nats-server, and for kernel-check QEMU, a static busybox, e2fsprogs and gcc'} with your package manager.`, false);
+if (!existsSync('/usr/bin/dpkg-query')) done(`not a Debian/Ubuntu system: install FUSE 2 (fusermount and libfuse.so.2)${required ? '' : ', Chromium, nats-server, gdb, and for kernel-check QEMU, a static busybox, e2fsprogs and gcc'} with your package manager.`, false);
 
 // Ubuntu 24.04 renamed libfuse2 to libfuse2t64.
 const libNames = ['libfuse2', 'libfuse2t64'];
@@ -57,6 +58,8 @@ if (!installed('fuse')) missing.push('fuse');
 if (!libNames.some(installed)) missing.push('libfuse2');
 if (!required && !installed('chromium')) missing.push('chromium');
 if (!required && !installed('nats-server')) missing.push('nats-server');
+// A driver that stops answering gets its native stacks in the error (process-group.ts, nativeBacktrace).
+if (!required && !installed('gdb')) missing.push('gdb');
 // kernel-check (npm run check:kernel, .ci/run): the real kernel under QEMU.
 const KERNEL_CHECK = ['qemu-system-x86', 'busybox-static', 'e2fsprogs', 'gcc', 'libc6-dev'];
 if (!required) for (const p of KERNEL_CHECK) if (!installed(p)) missing.push(p);

@@ -11,7 +11,7 @@ import { createInterface } from 'node:readline';
 import type { DaemonHandle } from './daemon-process.js';
 import type { DriverSpec, RestartCommand } from './driver-spec.js';
 import { HarnessError } from './harness-error.js';
-import { describeGroup, groupAlive, killGroup, OWN_PROCESS_GROUP, signalGroup, trackGroup } from './process-group.js';
+import { describeGroup, groupAlive, killGroup, nativeBacktrace, OWN_PROCESS_GROUP, signalGroup, trackGroup } from './process-group.js';
 import { MAX_PAUSE_MS, NODE_EXIT_GRACE_MS, processState, RESTART_TIMEOUT_MS, signalGroupWith, STOP_SEEN_MS, stopPending, type ClusterControl, type FreezeHandled } from './cluster/node-control.js';
 import type { RunRecord } from './oracle.js';
 import { DRIVER_EXIT, parseOutcomeLine, parseOutcomes, type Outcome } from './outcome.js';
@@ -236,7 +236,8 @@ export function runDriverProcess(
         if (waited === 'timeout') {
           const said = stdout.trim().split('\n').slice(-3).join('\n  ');
           // Where the driver waits: a main thread blocked in the kernel or on a lock reads no stdin.
-          throw new HarnessError(`the cluster driver did not restart node ${node} (no {"t":"node","node":${node},...,"restarted":true} line) within ${restartMs} ms; its processes: ${describeGroup(proc.pid!)}; its last lines:\n  ${said}${stderr.trim() ? `\nits stderr:\n  ${stderr.trim().slice(-2000).split('\n').join('\n  ')}` : ''}`);
+          // The driver's own native stacks too (NATS R3: its main thread waited on a futex, once in 5 to 25 runs under load).
+          throw new HarnessError(`the cluster driver did not restart node ${node} (no {"t":"node","node":${node},...,"restarted":true} line) within ${restartMs} ms; its processes: ${describeGroup(proc.pid!)}; its last lines:\n  ${said}${stderr.trim() ? `\nits stderr:\n  ${stderr.trim().slice(-2000).split('\n').join('\n  ')}` : ''}\nthe driver's native stacks (gdb):\n  ${nativeBacktrace(proc.pid!).split('\n').join('\n  ')}`);
         }
       },
     };

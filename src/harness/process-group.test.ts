@@ -5,7 +5,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
 import { DriverWorker, mergeTimeouts, runDriver } from './driver-process.js';
+import { nativeBacktrace } from './process-group.js';
 
 const dirs: string[] = [];
 afterAll(async () => {
@@ -57,5 +59,17 @@ describe('driver process groups', () => {
     expect(run.record.outcomes.map((o) => o.t)).toEqual(['hello', 'done']);
     await worker.stop();
     expect(alive(Number(readFileSync(d.pidFile, 'utf8')))).toBe(false);
+  });
+
+  it('prints a live process\'s native stacks with gdb and leaves it running (or says gdb is missing)', async () => {
+    const child = spawn('sleep', ['30'], { stdio: 'ignore' });
+    try {
+      await new Promise((r) => child.once('spawn', r));
+      const stacks = nativeBacktrace(child.pid!);
+      expect(stacks).toMatch(/^Thread 1 .*"sleep"\)?:?\n#0 |^no native backtrace: gdb is not installed/);
+      expect(alive(child.pid!)).toBe(true);
+    } finally {
+      child.kill('SIGKILL');
+    }
   });
 });

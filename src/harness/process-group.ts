@@ -3,6 +3,7 @@
 // help from the driver. Every group still alive is killed when this process exits, on SIGINT and on
 // SIGTERM too, since a detached child is outside execa's own cleanup.
 
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 
 const live = new Set<number>();
@@ -79,6 +80,27 @@ export function describeGroup(pgid: number): string {
     return `pid ${p.pid} (${p.comm}) state ${p.state} in ${wchan}${stack ? ` [kernel stack: ${stack}]` : ''}${threadsOf(p.pid)}`;
   });
   return rows.length > 0 ? rows.join('; ') : 'none left';
+}
+
+/** How long gdb may take to attach, print every thread's stack and detach. */
+const BACKTRACE_TIMEOUT_MS = 15_000;
+/** The most of a backtrace an error message keeps. */
+const BACKTRACE_MAX_CHARS = 4_000;
+
+/**
+ * Every thread's native stack of a live process, by gdb (attached, printed, detached: the process
+ * goes on), for an error about a process that stopped answering; a sentence saying why not when gdb
+ * is missing or fails. Frames without symbols (a JIT's) print as "??".
+ */
+export function nativeBacktrace(pid: number): string {
+  try {
+    const out = execFileSync('gdb', ['-p', String(pid), '-batch', '-nx', '-ex', 'set pagination off', '-ex', 'thread apply all bt 16'], { encoding: 'utf8', timeout: BACKTRACE_TIMEOUT_MS, stdio: ['ignore', 'pipe', 'pipe'] });
+    const frames = out.split('\n').filter((l) => /^(Thread |#\d)/.test(l)).join('\n');
+    return frames ? frames.slice(0, BACKTRACE_MAX_CHARS) : 'gdb printed no stack';
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    return e.code === 'ENOENT' ? 'no native backtrace: gdb is not installed (apt-get install -y gdb)' : `no native backtrace: gdb failed (${e.message.split('\n')[0]})`;
+  }
 }
 
 /** A /proc file's text, '' if it cannot be read (the process is gone, or the file is root's). */
