@@ -160,7 +160,7 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
     return artifactDir;
   };
 
-  /** Counts a failing state or case under its group; a new group keeps an artifact (with report.html). */
+  /** Counts a failing state or case under its group; a new group keeps an artifact (with report.html), and its key is returned. */
   /** `images`: writes a state's images into the folder it is given, or the folder of a live cut's images, already written. */
   /** `cause`: a state's, when its search named one (proven) or said why none is; a live cut has none. */
   const found = async (kind: CutKind, how: How, c: ClusterArtifactCase, judged: ClusterJudged, images?: ((dir: string) => Promise<void>) | string, cause?: Cause): Promise<string | undefined> => {
@@ -204,14 +204,21 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
     countCut(cov, s.id.nodes, 'state');
   };
 
-  /** A failing state of the recording (its cause searched or not), grouped and, if new, kept as an artifact. */
-  const stateFailed = async (rec: ClusterRecording, v: ClusterStateVerdict, kind: CutKind, daemon: TempDaemon, cause: Cause | undefined): Promise<string | undefined> => {
-    const s = v.state;
+  /** A judged state of a recording as its artifact keeps it: its case and what was judged. */
+  const stateArtifact = (rec: ClusterRecording, v: ClusterStateVerdict): { c: ClusterArtifactCase; judged: ClusterJudged } => {
+    const { id } = v.state;
     const { trace, marks } = rec.recorded;
-    const judged: ClusterJudged = { violations: v.violations, runs: v.runs, trace, marks, frozenAt: s.id.afterOp + 1 <= trace.length ? s.id.afterOp + 1 : null, stderr: [rec.recorded.run.stderr, v.drainStderr] };
-    const c: ClusterArtifactCase = { ...ref, ...rec.input, policy: s.id.policy, seed: 0, nodes, state: s.id, stateCaps: rec.caps, recoveredOn: 'native' };
+    return {
+      c: { ...ref, ...rec.input, policy: id.policy, seed: 0, nodes, state: id, stateCaps: rec.caps, recoveredOn: 'native' },
+      judged: { violations: v.violations, runs: v.runs, trace, marks, frozenAt: id.afterOp + 1 <= trace.length ? id.afterOp + 1 : null, stderr: [rec.recorded.run.stderr, v.drainStderr] },
+    };
+  };
+
+  /** A failing state of the recording (its cause searched or not), grouped and, if new, kept as an artifact; the key of a new group. */
+  const stateFailed = async (rec: ClusterRecording, v: ClusterStateVerdict, kind: CutKind, daemon: TempDaemon, cause: Cause | undefined): Promise<string | undefined> => {
+    const { c, judged } = stateArtifact(rec, v);
     // The slot's folder is its next state's by now: the artifact's images are written again, from the state.
-    return found(kind, 'state', c, judged, (dir) => daemon.daemon.client.stateImage(s.id, dir), cause);
+    return found(kind, 'state', c, judged, (dir) => daemon.daemon.client.stateImage(v.state.id, dir), cause);
   };
 
   /**
@@ -233,45 +240,42 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
    * the shrink phase's share, keeping its cut kind and checks; the smallest is recorded again (the
    * daemon must hold the recording its artifact's images come from), judged, and for a named cause
    * searched again: only when it fails the same way, with the same cause, does its artifact replace
-   * the group's. Returns the steps before and after, or undefined when nothing smaller was kept.
+   * the group's, and the gate says so.
    */
-  const shrinkState = async (key: string, kind: CutKind, input: ClusterInput): Promise<{ from: number; to: number } | undefined> => {
+  const shrinkState = async (key: string, kind: CutKind, input: ClusterInput): Promise<void> => {
     const group = distinct.get(key);
     const shrinkMs = Math.min(MAX_SHRINK_MS, phases.leftMs('shrink'));
-    if (!group || shrinkMs < MIN_SHRINK_MS || input.workload.steps.length < 2) return undefined;
+    if (!group || shrinkMs < MIN_SHRINK_MS || input.workload.steps.length < 2) return;
     const row = rows.get(kind)!;
     const daemon = daemons.current;
     const endsAtMs = Date.now() + shrinkMs;
     const candidate = (steps: readonly ClusterInput['workload']['steps'][number][]): ClusterInput => ({ ...input, workload: target.fitWorkload({ ...input.workload, steps: [...steps] }, input.settings) });
     const record = (c: ClusterInput) => recordCluster(daemon.daemon, target, c, o.caps?.maxStates ?? 1_000, timeouts, policies);
     ctx.doing(`shrinking ${group.title}`);
-    return within(phases.share('shrink'), async () => {
+    await within(phases.share('shrink'), async () => {
       const small = await shrinkSteps(input.workload.steps, async (steps) => (await sameFailureIn(await record(candidate(steps)), daemon, kind, group.checks)) !== undefined, endsAtMs);
-      if (small.steps.length === input.workload.steps.length) return undefined;
+      if (small.steps.length === input.workload.steps.length) return;
       const smaller = candidate(small.steps);
       const rec = await record(smaller);
       const v = await sameFailureIn(rec, daemon, kind, group.checks);
       // A sample: the smallest candidate's new recording need not fail again.
-      if (!v) return undefined;
+      if (!v) return;
       let cause: Cause | undefined;
       if (group.cause && group.cause.kind !== 'not-isolated' && o.groupBy !== 'signature') {
         const judged: JudgedClusterState = { state: v.state, violations: v.violations, drain: v.runs[v.runs.length - 1] };
         cause = (await explainClusterRun({ daemon: daemon.daemon, target, input: smaller, recorded: rec.recorded, timeouts }, [judged], phases.deadlineMs('shrink'))).get(judged);
-        if (cause?.key !== key) return undefined;
+        if (cause?.key !== key) return;
       }
-      const { trace, marks } = rec.recorded;
-      const judged: ClusterJudged = { violations: v.violations, runs: v.runs, trace, marks, frozenAt: v.state.id.afterOp + 1 <= trace.length ? v.state.id.afterOp + 1 : null, stderr: [rec.recorded.run.stderr, v.drainStderr] };
-      const c: ClusterArtifactCase = { ...ref, ...smaller, policy: v.state.id.policy, seed: 0, nodes, state: v.state.id, stateCaps: rec.caps, recoveredOn: 'native' };
+      const { c, judged } = stateArtifact(rec, v);
       // An unnamed group's search ran on the first case, not on this one: its artifact says no cause.
       const artifactDir = await keepArtifact(row, key, c, judged, (dir) => daemon.daemon.client.stateImage(v.state.id, dir), cause);
-      if (!artifactDir) return undefined;
+      if (!artifactDir) return;
       // The group's artifact is the smaller case's now; the first case's is removed.
       if (group.artifactDir) await rm(group.artifactDir, { recursive: true, force: true });
       const link = replayOf(artifactDir, c);
       if (row.failure?.key === key) row.failure = { ...row.failure, messages: v.violations.map((x) => x.message), ...link };
       Object.assign(group, { messages: v.violations.map((x) => x.message), ...link, ...(cause ? { cause } : {}) });
       ctx.log(`${row.name}: shrank "${group.title}" from ${input.workload.steps.length} steps to ${small.steps.length} (${small.tried} candidates${small.cutShort ? ', cut short by the shrink\'s time' : ''})`);
-      return { from: input.workload.steps.length, to: small.steps.length };
     });
   };
 
