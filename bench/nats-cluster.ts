@@ -109,6 +109,8 @@ try {
       const r = await runClusterCase(cluster.daemon, natsJetstream, { workload, settings, nodesCut, cut, policy: 'lose-unsynced', seed }, timeouts);
       const restarted = r.runs[0].outcomes.filter((o) => o.t === 'node' && o.restarted).length;
       console.log(JSON.stringify({ at: secs(), seed, cut: cut?.atOp, nodes: values.nodes, verdict: r.verdict, frozenAt: r.frozenAt, restarted, violations: r.violations.map((v) => `${v.check}: ${v.message}`.slice(0, 400)) }));
+      // A hang's stderr ends with what the harness saw of the driver (driver-process.ts): printed whole.
+      if (r.verdict === 'fail') for (const e of r.stderr) if (e.includes('powercut harness:')) console.log(e.slice(e.indexOf('powercut harness:')));
       if (r.verdict === 'fail' && values.first) break;
     }
   } else if (positionals[0] === 'states') {

@@ -249,7 +249,10 @@ export function runDriverProcess(
       if (atFreeze) {
         if (!daemon) throw new Error('invariant: an armed driver run needs the daemon that freezes it');
         const deadline = Date.now() + timeouts.runMs;
-        while (!exited) {
+        // Until the driver exits, or ends its run: a serving driver (a cluster's, whose stdin stays
+        // open for restarts) waits for its next spec after `done`, so a cut that never came must not
+        // wait for its exit (seen: NATS R3 cut at request 451 of a 440-request run, judged a hang at 120 s).
+        while (!exited && !ended) {
           const r = await daemon.client.waitFrozen(timeouts.pollMs);
           if (r.frozen) {
             frozenAt = r.frozenAt ?? null;
@@ -267,6 +270,8 @@ export function runDriverProcess(
       // The run goes on to its end (a cut of some nodes leaves it running); stdin closes, so it exits after its spec.
       proc.stdin!.end();
       if (!killed && !hung && (await within(done, timeouts.runMs)) === 'timeout') hung = true;
+      // What the hung driver waits on, in its stderr (an artifact keeps it), before the kill ends it.
+      if (hung && !exited) stderr += `\npowercut harness: the run passed its bound of ${timeouts.runMs} ms; its processes: ${describeGroup(proc.pid!)}\nthe driver's native stacks (gdb):\n${nativeBacktrace(proc.pid!)}\n`;
     } catch (err) {
       failed = err;
       throw err;

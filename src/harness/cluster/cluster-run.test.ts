@@ -112,6 +112,17 @@ describe('a replicated queue on a three-node cluster', () => {
     await noServersLeft();
   });
 
+  it('ends a run whose cut never comes (past its last request) when the driver says done, not at the run\'s bound', async () => {
+    // A live run interleaves anew and can make fewer requests than the recording the cut was drawn
+    // from; the cluster driver's stdin stays open, so it does not exit by itself after `done`.
+    const started = Date.now();
+    const r = await runClusterCase(cluster.daemon, replicatedQueue, { ...base, nodesCut: [1], cut: { atOp: 1_000_000, timing: 'before' } }, { runMs: 60_000 });
+    expect(r.frozenAt).toBeNull();
+    expect(r.violations).toEqual([]);
+    expect(Date.now() - started, 'a run waiting for its bound').toBeLessThan(30_000);
+    await noServersLeft();
+  });
+
   it('passes a workload whose reads and acks run while writes are in flight: every node applies them in the primary\'s order', async () => {
     const r = await runClusterCase(cluster.daemon, replicatedQueue, { ...base, settings: {}, workload: CONCURRENT_WORKLOAD, nodesCut: 'all' });
     expect(r.runs[0].exitCode, `${JSON.stringify(r.runs[0].outcomes.slice(-2))}\n${r.stderr[0]}`).toBe(0);
