@@ -84,8 +84,8 @@ export class Rounds<T> {
 }
 
 /**
- * Whether a cluster gate starts another workload: while the budget left holds one (`minMs`: a live
- * cut's worth); past that, one more only if the floor still owes a cut kind a case, and only once
+ * Whether a cluster gate starts another workload: while the budget left holds one (`minMs`: its
+ * recording and a state); past that, one more only if the floor still owes a cut kind a case, and only once
  * (`overtimeUsed`: it ran already), so a kind with no case yet is given one workload, never two.
  */
 export function nextWorkload(leftMs: number, minMs: number, overtimeUsed: boolean, floorOwes: boolean): 'start' | 'overtime' | 'none' {
