@@ -166,7 +166,7 @@ describe('a cluster\'s crash states', () => {
   });
 
   it('shares maxStates fairly among the cut subsets, each spread over the run, and counts what it left out', () => {
-    // Node 0 fsyncs a file at every step: many coordinated intervals, each a distinct tuple.
+    // The nodes in turn write and fsync a file: many persistence intervals, each a distinct tuple.
     const steps: Step[] = Array.from({ length: 40 }, (_, i) => [
       { node: i % 3, t: 'write' as const, name: 'a', fill: 1 + (i % 200), bytes: 10 }, { node: i % 3, t: 'fsync' as const, name: 'a', fill: 1 },
     ]).flat();
@@ -177,7 +177,7 @@ describe('a cluster\'s crash states', () => {
     expect(all.states.length).toBeGreaterThan(cap);
     expect(answer.states.length).toBe(cap);
     expect(answer.capped.states).toBe(all.states.length - cap);
-    // Every subset of nodes is listed (coordinated alone would have filled the cap), none twice as many as another it cut.
+    // Every subset of nodes is listed (coordinated alone would have filled the cap).
     const perSubset = new Map<string, number[]>();
     for (const s of answer.states) perSubset.set(s.id.nodes?.join() ?? 'all', [...(perSubset.get(s.id.nodes?.join() ?? 'all') ?? []), s.id.afterOp]);
     expect([...perSubset.keys()].sort()).toEqual(['0', '0,1', '0,2', '1', '1,2', '2', 'all']);

@@ -70,7 +70,8 @@ describe('powercut gate', () => {
     // The same two mistakes, and no other cause: how many checkpoint designs the budget reaches decides
     // whether the early ack also shows on /checkpoint.log (the append-log designs) as a cause of its own.
     // Failing states no proven cause explains are listed as unexplained, never given a cause.
-    for (const m of listed) expect(m[2], r.stdout).toMatch(/^((in recovery: )?confirmation \("acked"\) before the fsync of \/checkpoint\.(head\.tmp|log) completed|(in recovery: )?unlink \/page\.\* made durable too early|unexplained: .+|cause not isolated: the failure needs the cut during recovery)$/);
+    // The early ack may also be named withheld until the next page fsync (a proven, partial fix; known-bad.ts).
+    for (const m of listed) expect(m[2], r.stdout).toMatch(/^((in recovery: )?confirmation \("acked"\) before the fsync of \/(checkpoint\.(head\.tmp|log)|page\.\*) completed|(in recovery: )?unlink \/page\.\* made durable too early|unexplained: .+|cause not isolated: the failure needs the cut during recovery)$/);
     expect(r.stdout).toMatch(/^\d+ failing states: \d+ proven causes? explains? \d+; \d+ unexplained$/m);
     expect(r.stdout).toMatch(/^ {5}fix: {5}wait for the fsync of \/checkpoint\S* at request \d+ to complete before line \d+ of run 0 \("acked"/m);
     expect([...r.stdout.matchAll(/^ {5}signatures: (.+)$/gm)].flatMap((m) => m[1].split('; ')).every((s) => s.includes('lose-unsynced')), '--policy lose-unsynced: no torn state').toBe(true);

@@ -55,9 +55,10 @@ export class NatsCluster implements ServerSide {
       const up = started.filter((r) => r.status === 'fulfilled').length;
       if (!failed && up >= Math.floor(nodes.length / 2) + 1) return cluster;
       await cluster.kill();
-      // Another process took a port between the probe and the server's listen (seen with 24 clusters
-      // draining at once: a route's outgoing connection takes a probed port): every server again on
-      // fresh ports, each printing its node line again (the harness cuts the group a node's latest line names).
+      // Another process took a port between the probe and the server's listen, as a single server's
+      // start allows for (NatsServer.start; more likely with many clusters starting at once): every
+      // server again on fresh ports, each printing its node line again (the harness cuts the group a
+      // node's latest line names).
       if (failed && attempt < PORT_ATTEMPTS && started.some((r) => r.status === 'rejected' && /address already in use/i.test(String(r.reason?.message)))) continue;
       throw failed?.reason ?? new NatsServerError(`only ${up} of ${nodes.length} servers started, fewer than a majority`);
     }
