@@ -170,8 +170,7 @@ export class ClusterStateSpace implements RunStates {
       incomplete.get(policy)!.add(interval);
     };
     const hashOf = (tuple: readonly string[]) => createHash('sha1').update(tuple.join(' ')).digest('hex');
-    const list = (info: CrashStateInfo, tuple: readonly string[]) => {
-      const hash = hashOf(tuple);
+    const list = (info: CrashStateInfo, hash: string) => {
       // One state per tuple of images within an interval (a smaller cut that left the same images
       // is the same state); the same tuple after a later request is a state of its own, judged
       // against that request's confirmations, and shares the first one's recovery (same hash), as
@@ -189,14 +188,14 @@ export class ClusterStateSpace implements RunStates {
       // fill the cap, and no cut of fewer nodes would be listed at all).
       const gathered = new Set<string>();
       const bySubset = subsets.map((subset) => {
-        const distinct: { info: CrashStateInfo; tuple: string[] }[] = [];
+        const distinct: { info: CrashStateInfo; hash: string }[] = [];
         ends.forEach((afterOp, interval) => {
-          const tuple = hashes[interval].map((h, k) => (subset.includes(k) ? h.durable : h.live));
+          const hash = hashOf(hashes[interval].map((h, k) => (subset.includes(k) ? h.durable : h.live)));
           // A smaller cut that left the images a larger one did at this interval is that state.
-          const key = `${interval} ${hashOf(tuple)}`;
+          const key = `${interval} ${hash}`;
           if (gathered.has(key)) return;
           gathered.add(key);
-          distinct.push({ info: { id: { afterOp, policy: 'lose-unsynced', ...nodesOf(subset) }, interval, hash: '' }, tuple });
+          distinct.push({ info: { id: { afterOp, policy: 'lose-unsynced', ...nodesOf(subset) }, interval, hash: '' }, hash });
         });
         return distinct;
       });
@@ -204,7 +203,7 @@ export class ClusterStateSpace implements RunStates {
       bySubset.forEach((l, i) => {
         const kept = new Set(spreadEvenly(l, shares[i]));
         for (const x of l) {
-          if (kept.has(x)) list(x.info, x.tuple);
+          if (kept.has(x)) list(x.info, x.hash);
           else leaveOut('lose-unsynced', x.info.interval, 1, `maxStates ${caps.maxStates}`);
         }
       });
@@ -226,10 +225,10 @@ export class ClusterStateSpace implements RunStates {
         const chosen = subset.map((k, position) => ({ node: k, ...outcomes[p][interval][k].outcomes[t[position]] }));
         const partialWrites = chosen.reduce((a, o) => a + o.partialWrites, 0);
         const id: CrashStateId = { afterOp, policy, ...nodesOf(subset), outcomes: chosen.map(({ node, dirPrefix, data }) => ({ node, dirPrefix, data })) };
-        list({ id, interval, hash: '', ...(partialWrites > 0 ? { partialWrites } : {}) }, hashes[interval].map((h, k) => {
+        list({ id, interval, hash: '', ...(partialWrites > 0 ? { partialWrites } : {}) }, hashOf(hashes[interval].map((h, k) => {
           const position = subset.indexOf(k);
           return position < 0 ? h.live : chosen[position].hash;
-        }));
+        })));
       })));
     }
     const intervalsComplete = ends.filter((_, i) => [...incomplete.values()].every((set) => !set.has(i))).length;

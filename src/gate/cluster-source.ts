@@ -26,6 +26,7 @@ import { drawLiveCase, type NodePause } from '../harness/cluster/live-draw.js';
 import { countContract, policyCoverage, runFeatures } from '../harness/coverage.js';
 import { startTempDaemon, type TempDaemon } from '../harness/daemon-process.js';
 import { mergeTimeouts } from '../harness/driver-process.js';
+import type { Violation } from '../harness/oracle.js';
 import { contractOf } from '../harness/outcome.js';
 import { within } from '../harness/time-share.js';
 import type { TargetRef, TargetSettings } from '../harness/target.js';
@@ -68,9 +69,12 @@ const MIN_LIVE_MS = 6_000;
  * drain as long as the longest state's recovery so far (MIN_STATE_MS before any). Seen: NATS R3's
  * live cuts took 24 to 27 s each, and three of them at 6 s each had put a 120 s gate 62 s over.
  */
-export function liveCutCostMs(recordMs: number, longestRecoveryMs: number | undefined): number {
+function liveCutCostMs(recordMs: number, longestRecoveryMs: number | undefined): number {
   return Math.max(MIN_LIVE_MS, recordMs + (longestRecoveryMs ?? MIN_STATE_MS));
 }
+/** The checks a failing case violated, each once, in order: what groups it, and what a shrunk case must fail alike. */
+const checksOf = (violations: readonly Violation[]): string[] => [...new Set(violations.map((v) => v.check))].sort();
+
 /** The kinds cut live: every kind. */
 export const LIVE_KINDS: readonly CutKind[] = ['coordinated', 'one', 'minority', 'majority'];
 /** The chance of a pause before a live cut of some nodes, and how long one lasts. */
@@ -164,7 +168,7 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
     const row = rows.get(kind)!;
     row.violations++;
     cov.perKind[kind]!.failing++;
-    const checks = [...new Set(judged.violations.map((v) => v.check))].sort();
+    const checks = checksOf(judged.violations);
     const cutNodes = how === 'state' ? c.state?.nodes : c.nodesCut;
     const signature = `${checks.join(', ')} after ${describeClusterCut(how, cutNodes, c.state?.policy)}${c.pause ? ' after a pause' : ''}`;
     // A named cause groups its states whatever their cut; an unexplained state groups by what it failed and where.
@@ -225,9 +229,8 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
   const sameFailureIn = async (rec: ClusterRecording, daemon: TempDaemon, kind: CutKind, checks: readonly string[]): Promise<ClusterStateVerdict | undefined> => {
     const queue = spreadEvenly(rec.states.filter((x) => kindOfCut(asked, x.id.nodes, nodes) === kind), SHRINK_STATES);
     let same: ClusterStateVerdict | undefined;
-    const checksOf = (v: ClusterStateVerdict) => [...new Set(v.violations.map((x) => x.check))].sort().join(', ');
     await pool.judge(daemon.daemon, rec, () => (same ? undefined : queue.shift()), (v) => {
-      if (!same && v.violations.length > 0 && checksOf(v) === checks.join(', ')) same = v;
+      if (!same && v.violations.length > 0 && checksOf(v.violations).join() === checks.join()) same = v;
     }, phases.deadlineMs('shrink'));
     return same;
   };

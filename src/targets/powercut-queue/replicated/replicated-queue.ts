@@ -81,8 +81,6 @@ export class ReplicatedQueue implements DrivenQueue {
   private readonly backlog: Backlog;
   private readonly deliveredBytes = new Map<number, number>();
   private spaceWaiters: { bytes: number; resolve: () => void }[] = [];
-  /** Nodes whose server was killed while the cluster opened (their cut): the harness restarts them. */
-  private readonly killedAtOpen: Set<number>;
   /** Restarts asked for and not finished: the run's end waits for them. */
   private readonly restartsInFlight = new Set<Promise<void>>();
 
@@ -94,12 +92,12 @@ export class ReplicatedQueue implements DrivenQueue {
     replicas: (Replica | null)[],
     recovered: DurableState,
     backlog: Backlog,
-    killedAtOpen: ReadonlySet<number>,
+    /** Nodes whose server was killed while the cluster opened (their cut): the harness restarts them. */
+    private readonly killedAtOpen: Set<number>,
     /** Its nodes run in this process (the spec's offline): none can be cut, so none restarted. */
     private readonly offline: boolean,
   ) {
     this.replicas = replicas;
-    this.killedAtOpen = new Set(killedAtOpen);
     const { maxBytes, maxEvents, writeTimeoutMs } = validateSettings(settings as Partial<QueueSettings>);
     this.limits = { maxBytes, maxEvents, writeTimeoutMs };
     this.backlog = { ...backlog };
