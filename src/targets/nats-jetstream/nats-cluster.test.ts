@@ -2,8 +2,8 @@
 // loopback routes, each in a process group of its own with its store on its node's mount, a
 // stream and consumer with 3 replicas. A coordinated cut after a PubAck loses it (2.9.10 fsyncs
 // neither its Raft log nor its stream within a run: docs/nats.md, "Clusters"), deterministically;
-// one node's cut with its restart while the workload goes on passes (the others hold every
-// confirmed write), with every node's line and requests in one trace. No server is left behind.
+// one node's cut with its restart while the workload goes on: the node restarts before the run's
+// end, with every node's line and requests in one trace. No server is left behind.
 // (An uncut run is `powercut driver check --nodes 3`'s; every open here costs 2.9.10's elections.)
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -89,7 +89,7 @@ describe('nats-jetstream with replicas 3 on a three-node cluster', () => {
     await noServersLeft(r);
   }, 120_000);
 
-  it('one node\'s cut with its restart while the workload goes on passes: its peers hold what was confirmed; every node\'s requests in one trace', async () => {
+  it('one node\'s cut with its restart while the workload goes on: restarted before the run\'s end, every node\'s requests in one trace; its verdict a sample', async () => {
     const r = await runClusterCase(cluster.daemon, natsJetstream, { ...base, nodesCut: [1], cut: AFTER_FIRST_PUBACK }, TIMEOUTS);
     expect(r.frozenAt).not.toBeNull();
     expect(r.runs[0].killed).toBe(false);
@@ -99,7 +99,12 @@ describe('nats-jetstream with replicas 3 on a three-node cluster', () => {
     const at = (test: (o: (typeof r.runs)[0]['outcomes'][number]) => boolean) => r.runs[0].outcomes.findIndex(test);
     expect(at((o) => o.t === 'node' && o.restarted === true), 'the restart before the run\'s end').toBeLessThan(at((o) => o.t === 'done'));
     expect(new Set(r.trace.map((e) => e.node))).toEqual(new Set([0, 1, 2]));
-    expect(r.violations).toEqual([]);
+    // Not asserted: the verdict. Three servers and their elections interleave anew each run, and
+    // 2.9.10 can lose PubAcks at one node's cut (finding C3: the restarted node, empty and without its
+    // vote, elects a follower that lacks them). Seen once in CI under load: seq 1 handed out twice, to
+    // event ids 1 and 3 (the servers' logs were not kept, so C3 is the likely mechanism, not a proven one).
+    const known = ['at-least-once', 'monotonic-seqs', 'liveness'];
+    expect(r.violations.filter((v) => !known.includes(v.check)), 'only the checks C3 and its drain fail').toEqual([]);
     await noServersLeft(r);
   }, 120_000);
 });
