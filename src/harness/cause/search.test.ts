@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { LostUnit } from '../../../fusefs/crash-states.js';
 import type { TraceEntry } from '../../../fusefs/protocol.js';
 import type { RunRecord, Violation } from '../oracle.js';
-import { ddmin, smallestPrefix } from './ddmin.js';
+import { ddmin, narrowByGroups, smallestPrefix } from './ddmin.js';
 import { searchCause, unitsInWords, type FailingState, type ProbeRequest } from './search.js';
 
 describe('ddmin', () => {
@@ -22,8 +22,50 @@ describe('ddmin', () => {
     }));
   });
 
-  it('smallestPrefix finds the least k of a monotone predicate', async () => {
-    for (let n = 1; n <= 9; n++) for (let k = 1; k <= n; k++) expect(await smallestPrefix(n, async (x) => x >= k)).toBe(k);
+  it('gives the same subset with tests run at once, in fewer rounds', () => {
+    fc.assert(fc.asyncProperty(fc.integer({ min: 1, max: 12 }).chain((n) => fc.tuple(fc.constant(n), fc.uniqueArray(fc.integer({ min: 0, max: n - 1 }), { minLength: 1, maxLength: n }), fc.integer({ min: 2, max: 8 }))), async ([n, needed, parallel]) => {
+      const works = async (s: readonly number[]) => needed.every((x) => s.includes(x));
+      const items = [...Array(n).keys()];
+      let inFlight = 0;
+      let most = 0;
+      const counted = async (s: readonly number[]) => {
+        most = Math.max(most, ++inFlight);
+        await new Promise((r) => setImmediate(r));
+        inFlight--;
+        return works(s);
+      };
+      expect(await ddmin(items, counted, { parallel })).toEqual(await ddmin(items, works));
+      expect(most).toBeLessThanOrEqual(parallel);
+    }));
+  });
+
+  it('leaving each item out first finds a monotone needed set in one round and one check', async () => {
+    const needed = [1, 4, 5, 6, 8];
+    let calls = 0;
+    const got = await ddmin([...Array(10).keys()], async (s) => (calls++, needed.every((x) => s.includes(x))), { parallel: 10, leaveOneOutFirst: true });
+    expect(got).toEqual(needed);
+    expect(calls).toBe(11);
+  });
+
+  it('leaving each item out first falls back to ddmin when the items each stand in for another', async () => {
+    // Either copy of a (0 or 1) and either of b (2 or 3): no item alone is needed.
+    const works = async (s: readonly number[]) => (s.includes(0) || s.includes(1)) && (s.includes(2) || s.includes(3));
+    const got = await ddmin([0, 1, 2, 3, 4], works, { parallel: 4, leaveOneOutFirst: true });
+    expect(got).toHaveLength(2);
+    expect(await works(got)).toBe(true);
+  });
+
+  it('narrows by group, then keeps only the items of the groups needed', async () => {
+    const items = ['n0 a', 'n0 b', 'n1 a', 'n1 b', 'n2 a'];
+    const tested: string[][] = [];
+    const got = await narrowByGroups(items, [(x) => x.split(' ')[0], (x) => x], async (s) => (tested.push([...s]), s.includes('n1 b')));
+    expect(got).toEqual(['n1 b']);
+    // The first tests are whole nodes' items.
+    expect(tested[0]).toEqual(['n0 a', 'n0 b', 'n1 a', 'n1 b']);
+  });
+
+  it('smallestPrefix finds the least k of a monotone predicate, with points tested at once too', async () => {
+    for (const parallel of [1, 2, 3, 7]) for (let n = 1; n <= 12; n++) for (let k = 1; k <= n; k++) expect(await smallestPrefix(n, async (x) => x >= k, parallel)).toBe(k);
   });
 });
 

@@ -13,7 +13,7 @@ import type { TraceEntry } from '../../../fusefs/protocol.js';
 import type { Outcome } from '../outcome.js';
 import type { RunRecord, Violation } from '../oracle.js';
 import { parentOf, pathPattern, pathsNamedIn } from '../path-pattern.js';
-import { BudgetSpent, ddmin, smallestPrefix } from './ddmin.js';
+import { BudgetSpent, ddmin, narrowByGroups, smallestPrefix, type DdminOptions } from './ddmin.js';
 import { changedPath, changeInWords, DEFAULT_SEARCH_BOUND, persistenceKey, persistenceTitle, requestsInWords, type Cause, type SearchBound } from './cause.js';
 
 /** One probe: a state of the recorded run (or of a hypothesis about it), with units made durable; judged against the state's confirmations. */
@@ -74,8 +74,23 @@ export function unitsInWords(units: readonly LostUnit[]): string {
   return `${units.slice(0, SHOWN).map(unitInWords).join('; ')}; and ${rest.length} more: ${kinds}`;
 }
 
-/** Searches the cause of one failing state within `bound`; never throws for the bound (the cause then says it was reached). */
-export async function searchCause(f: FailingState, probe: ProbeFn, bound: SearchBound = DEFAULT_SEARCH_BOUND): Promise<Cause> {
+/**
+ * How a cluster's lost units are narrowed before ddmin over units: by node (a majority of amnesiac
+ * nodes fails however much else is kept), then by directory on each node. On one disk: none.
+ */
+function clusterGroupings(units: readonly LostUnit[]): ((u: LostUnit) => string)[] {
+  if (!units.some((u) => u.node !== undefined)) return [];
+  const dirOf = (u: LostUnit) => (u.kind === 'dir' ? u.path : u.path.startsWith('/') ? parentOf(u.path) : '(unnamed)');
+  return [(u) => `${u.node}`, (u) => `${u.node} ${dirOf(u)}`];
+}
+
+/**
+ * Searches the cause of one failing state within `bound`; never throws for the bound (the cause
+ * then says it was reached). `probesAtOnce` > 1 runs that many probes at once (a cluster's, which
+ * mostly wait on elections), each item left out of the others first (DdminOptions.leaveOneOutFirst).
+ */
+export async function searchCause(f: FailingState, probe: ProbeFn, bound: SearchBound = DEFAULT_SEARCH_BOUND, probesAtOnce = 1): Promise<Cause> {
+  const reduce: DdminOptions = { parallel: probesAtOnce, leaveOneOutFirst: probesAtOnce > 1 };
   const started = Date.now();
   let probes = 0;
   const targets = new Set(f.violations.filter((v) => !v.hang).map((v) => v.check));
@@ -100,7 +115,10 @@ export async function searchCause(f: FailingState, probe: ProbeFn, bound: Search
       evidence.push(`with every lost unit made durable (${units.length}: ${unitsInWords(units)}) the recovery passes`);
       const torn = await tornWrite(f, passes, evidence);
       if (torn) return done(torn);
-      const minimal = await ddmin(units, (s) => passes({ state: id, persist: s.map((u) => persistUnit(u, u.kind === 'dir' && removals ? { seqs: u.changes.map((c) => c.seq) } : undefined)) }));
+      const persisting = (s: readonly LostUnit[]) => passes({ state: id, persist: s.map((u) => persistUnit(u, u.kind === 'dir' && removals ? { seqs: u.changes.map((c) => c.seq) } : undefined)) });
+      const narrowed = await narrowByGroups(units, clusterGroupings(units), persisting, reduce);
+      if (narrowed.length < units.length) evidence.push(`narrowed by node and directory to ${narrowed.length} of the ${units.length} lost units: ${unitsInWords(narrowed)}`);
+      const minimal = await ddmin(narrowed, persisting, reduce);
       // Data the program never fsynced at all first (the step it skipped outright), then a directory's
       // entries (a new file needs its name before its bytes matter), then the rest.
       const neverSynced = (u: LostUnit) => u.kind === 'file' && !u.syncedLater.some((x) => x.covers >= (u.changes.at(-1)?.seq ?? 0));
@@ -109,7 +127,7 @@ export async function searchCause(f: FailingState, probe: ProbeFn, bound: Search
       const unit = minimal[0];
       const others = minimal.slice(1);
       evidence.push(`a 1-minimal set of lost units whose persistence makes it pass: ${unitsInWords(minimal)}`);
-      const change = await theChange(unit, others, id, passes);
+      const change = await theChange(unit, others, id, passes, reduce);
       evidence.push(`the change inside ${unitInWords(unit)} that matters: ${changeInWords(unit, change)}`);
       const nonAtomic = await nonAtomicUpdate(f, unit, change, passes, evidence);
       if (nonAtomic) return done(nonAtomic);
@@ -167,12 +185,12 @@ export async function searchCause(f: FailingState, probe: ProbeFn, bound: Search
 }
 
 /** The one change inside `unit` that the recovery needs (with the other units of the minimal set kept durable). */
-async function theChange(unit: LostUnit, others: LostUnit[], id: CrashStateId, passes: (r: ProbeRequest) => Promise<boolean>): Promise<UnitChange> {
+async function theChange(unit: LostUnit, others: LostUnit[], id: CrashStateId, passes: (r: ProbeRequest) => Promise<boolean>, reduce: DdminOptions): Promise<UnitChange> {
   const rest = others.map((u) => persistUnit(u));
   if (unit.changes.length <= 1) return unit.changes[0] ?? { seq: 0, op: 0, kind: 'attributes' };
   if (unit.kind === 'file') {
     // A sector holds a prefix of its writes: the first k changes, the smallest k that works.
-    const k = await smallestPrefix(unit.changes.length, (n) => passes({ state: id, persist: [persistUnit(unit, { upTo: n }), ...rest] }));
+    const k = await smallestPrefix(unit.changes.length, (n) => passes({ state: id, persist: [persistUnit(unit, { upTo: n }), ...rest] }), reduce.parallel);
     return unit.changes[k - 1];
   }
   // A directory may hold hundreds of unsynced operations, most of one kind on one kind of name (a
@@ -181,10 +199,10 @@ async function theChange(unit: LostUnit, others: LostUnit[], id: CrashStateId, p
   const kindOf = (c: UnitChange) => `${c.kind} ${pathPattern(changedPath(unit, c))}`;
   const kinds = [...new Set(unit.changes.map(kindOf))];
   const ofKinds = (ks: readonly string[]) => unit.changes.filter((c) => ks.includes(kindOf(c)));
-  const needed = kinds.length === 1 ? kinds : await ddmin(kinds, (ks) => passes({ state: id, persist: [persistUnit(unit, { seqs: ofKinds(ks).map((c) => c.seq) }), ...rest] }));
+  const needed = kinds.length === 1 ? kinds : await ddmin(kinds, (ks) => passes({ state: id, persist: [persistUnit(unit, { seqs: ofKinds(ks).map((c) => c.seq) }), ...rest] }), reduce);
   const alsoNeeded = ofKinds(needed.slice(1)).map((c) => c.seq);
   const candidates = ofKinds(needed.slice(0, 1));
-  const ops = candidates.length === 1 ? candidates : await ddmin(candidates, (s) => passes({ state: id, persist: [persistUnit(unit, { seqs: [...s.map((c) => c.seq), ...alsoNeeded] }), ...rest] }));
+  const ops = candidates.length === 1 ? candidates : await ddmin(candidates, (s) => passes({ state: id, persist: [persistUnit(unit, { seqs: [...s.map((c) => c.seq), ...alsoNeeded] }), ...rest] }), reduce);
   return ops[0];
 }
 

@@ -25,6 +25,7 @@ import { scratchRoot } from '../exhaustive/recovery-pool.js';
 import { judge, type RunRecord, type Violation } from '../oracle.js';
 import type { Target } from '../target.js';
 import { clusterFixedRun, type ClusterFixedRun } from './cluster-fix.js';
+import { CLUSTER_STATE_SLOTS, timeoutsForSlots } from './cluster-pool.js';
 import { recoverClusterImage, type ClusterInput } from './cluster-run.js';
 
 /** A judged crash state of the recording: its verdict and the drain that recovered it (what a proof judges again). */
@@ -182,9 +183,11 @@ interface Explained {
 async function explainOne(ctx: ClusterCauseContext, failing: JudgedClusterState, judged: readonly JudgedClusterState[], bound: SearchBound, deadlineMs: number): Promise<Explained> {
   const units = await ctx.daemon.client.units(failing.state.id);
   const { recorded } = ctx;
+  // Probes recover as many clusters at once as the target's pool does (each mostly waits on elections).
+  const slots = ctx.target.clusterStateSlots ?? CLUSTER_STATE_SLOTS;
   const candidate = await searchCause(
     { state: failing.state, violations: failing.violations, units, trace: recorded.trace, marks: recorded.marks, workload: recorded.run.record },
-    clusterProbe(ctx), bound,
+    clusterProbe({ ...ctx, timeouts: timeoutsForSlots(ctx.timeouts, slots) }), bound, slots,
   );
   // Proven by the search itself (the disk is legal and recovery fails on it; only the torn part fails), or unexplained.
   if (candidate.kind === 'not-isolated' || candidate.kind === 'recovery-fails-on-legal-disk' || candidate.kind === 'torn-write') return { cause: candidate, cures: [failing] };

@@ -106,6 +106,11 @@ interface JudgeCall {
 
 const ABANDONED = Symbol('abandoned at the budget\'s end');
 
+/** A drain's bounds when `slots` recoveries share the machine's cores: runMs stretched by slots/cores (see ClusterStatePool). */
+export function timeoutsForSlots(timeouts: DriverTimeouts, slots: number): DriverTimeouts {
+  return { ...timeouts, runMs: Math.ceil(timeouts.runMs * Math.max(1, slots / os.availableParallelism())) };
+}
+
 export class ClusterStatePool {
   private scratch: Promise<string> | undefined;
   private readonly workers: (DriverWorker | undefined)[] = [];
@@ -127,7 +132,7 @@ export class ClusterStatePool {
     // bound is stretched by size/cores. (Seen: NATS R3 with 6 slots on 2 busy cores hung 4 of 22
     // coordinated states at the 20 s bound; the first of them, replayed alone from its stored
     // images, passed.)
-    this.drainTimeouts = { ...timeouts, runMs: Math.ceil(timeouts.runMs * Math.max(1, size / os.availableParallelism())) };
+    this.drainTimeouts = timeoutsForSlots(timeouts, size);
   }
 
   /** The bounds of a slot's drain (runMs stretched for the slots sharing the cores). */
