@@ -27,7 +27,9 @@ export interface DdminOptions {
    * Before ddmin, try leaving each item out of all the others (one round of tests at once): the
    * items whose absence fails, if they work together, are the answer. ddmin removes the items not
    * needed one at a time when most are needed; this takes one round. Its answer is 1-minimal when
-   * `works` is monotone (more items never break it); if they do not work together, ddmin runs.
+   * `works` is monotone (more items never break it). If they do not work together, the shortest
+   * prefix of the others that works with them is kept and the round repeated; ddmin runs on what
+   * is left once a round narrows nothing.
    */
   leaveOneOutFirst?: boolean;
 }
@@ -55,12 +57,21 @@ export async function ddmin<T>(items: readonly T[], works: (subset: readonly T[]
     return -1;
   };
   let current = items.map((_, i) => i);
-  if (opts.leaveOneOutFirst && current.length > 2) {
+  while (opts.leaveOneOutFirst && current.length > 2) {
     const without = current.map((i) => current.filter((j) => j !== i));
     const fails: boolean[] = [];
     for (let i = 0; i < without.length; i += parallel) fails.push(...(await results(without.slice(i, i + parallel))).map((ok) => !ok));
     const needed = current.filter((_, k) => fails[k]);
-    if (needed.length > 0 && needed.length < current.length && (await test(needed))) return needed.map((i) => items[i]);
+    // Each item's absence fails: 1-minimal already.
+    if (needed.length === current.length) return current.map((i) => items[i]);
+    if (needed.length > 0 && (await test(needed))) return needed.map((i) => items[i]);
+    // Some items stand in for each other (a snapshot or the log it replaces): the needed ones with
+    // the shortest prefix of the others that works, then again from there.
+    const others = current.filter((_, k) => !fails[k]);
+    const withFirst = (k: number) => [...needed, ...others.slice(0, k)].sort((a, b) => a - b);
+    const next = withFirst(await smallestPrefix(others.length, (k) => test(withFirst(k)), parallel));
+    if (next.length === current.length) break;
+    current = next;
   }
   let n = 2;
   while (current.length >= 2) {
@@ -86,24 +97,17 @@ export async function ddmin<T>(items: readonly T[], works: (subset: readonly T[]
   return current.map((i) => items[i]);
 }
 
-/**
- * `items` narrowed group by group: for each grouping in turn (a node, then a directory), a 1-minimal
- * set of its groups among those left (ddmin over groups), then the items of the groups kept.
- */
-export async function narrowByGroups<T>(items: readonly T[], groupings: readonly ((item: T) => string)[], works: (subset: readonly T[]) => Promise<boolean>, opts: DdminOptions = {}): Promise<T[]> {
-  let left = [...items];
-  for (const keyOf of groupings) {
-    const groups = new Map<string, T[]>();
-    for (const item of left) {
-      const key = keyOf(item);
-      const g = groups.get(key);
-      if (g) g.push(item);
-      else groups.set(key, [item]);
-    }
-    if (groups.size < 2) continue;
-    left = (await ddmin([...groups.values()], (gs) => works(gs.flat()), opts)).flat();
+/** A 1-minimal set of `items`' groups (ddmin over the groups `keyOf` makes), as the items of the groups kept. */
+export async function ddminByGroup<T>(items: readonly T[], keyOf: (item: T) => string, works: (subset: readonly T[]) => Promise<boolean>, opts: DdminOptions = {}): Promise<T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const key = keyOf(item);
+    const g = groups.get(key);
+    if (g) g.push(item);
+    else groups.set(key, [item]);
   }
-  return left;
+  if (groups.size < 2) return [...items];
+  return (await ddmin([...groups.values()], (gs) => works(gs.flat()), opts)).flat();
 }
 
 /** The smallest k in [1, n] with works(k), given works(n) and that works is monotone in k (a search testing `parallel` points at once). */

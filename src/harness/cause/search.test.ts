@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { LostUnit } from '../../../fusefs/crash-states.js';
 import type { TraceEntry } from '../../../fusefs/protocol.js';
 import type { RunRecord, Violation } from '../oracle.js';
-import { ddmin, narrowByGroups, smallestPrefix } from './ddmin.js';
+import { ddmin, ddminByGroup, smallestPrefix } from './ddmin.js';
 import { searchCause, unitsInWords, type FailingState, type ProbeRequest } from './search.js';
 
 describe('ddmin', () => {
@@ -55,12 +55,11 @@ describe('ddmin', () => {
     expect(await works(got)).toBe(true);
   });
 
-  it('narrows by group, then keeps only the items of the groups needed', async () => {
+  it('keeps only the items of the groups needed, testing whole groups', async () => {
     const items = ['n0 a', 'n0 b', 'n1 a', 'n1 b', 'n2 a'];
     const tested: string[][] = [];
-    const got = await narrowByGroups(items, [(x) => x.split(' ')[0], (x) => x], async (s) => (tested.push([...s]), s.includes('n1 b')));
-    expect(got).toEqual(['n1 b']);
-    // The first tests are whole nodes' items.
+    const got = await ddminByGroup(items, (x) => x.split(' ')[0], async (s) => (tested.push([...s]), s.includes('n1 b')));
+    expect(got).toEqual(['n1 a', 'n1 b']);
     expect(tested[0]).toEqual(['n0 a', 'n0 b', 'n1 a', 'n1 b']);
   });
 
@@ -170,6 +169,34 @@ describe('searchCause', () => {
     expect(c.kind).toBe('early-persistence');
     expect(c.key).toBe('early-persistence unlink /page.*');
     expect(c.fix).toMatch(/^the directory fsync of \/ at request 3 made unlink \/page\.1 \(request 2\) durable too early/);
+  });
+
+  it('on a cluster, narrows by node, directory and path with probes at once, and names the unit on its node', async () => {
+    // Three nodes lost the same pages, their directory's entries and a checkpoint in another directory; the recovery
+    // needs /page.2 and its entry on a majority (nodes 0 and 1 here).
+    const units: LostUnit[] = [0, 1, 2].flatMap((node) => [
+      { ...rootUnit, node },
+      { kind: 'file' as const, node, ino: 7, path: '/page.2', changes: [{ seq: 2, op: 2, kind: 'write' as const, offset: 0, length: 100 }], syncedLater: [] },
+      { kind: 'meta' as const, node, ino: 7, path: '/page.2', changes: [], syncedLater: [] },
+      { kind: 'file' as const, node, ino: 6, path: '/page.1', changes: [{ seq: 4, op: 5, kind: 'write' as const, offset: 0, length: 10 }], syncedLater: [] },
+      { kind: 'file' as const, node, ino: 8, path: '/state/checkpoint', changes: [{ seq: 3, op: 4, kind: 'write' as const, offset: 0, length: 8 }], syncedLater: [] },
+    ]);
+    const kept = (r: ProbeRequest, node: number, ino: number, kind: string) => r.persist?.some((u) => u.node === node && u.ino === ino && u.kind === kind) ?? false;
+    let inFlight = 0;
+    let most = 0;
+    const probe = async (r: ProbeRequest) => {
+      most = Math.max(most, ++inFlight);
+      await new Promise((done) => setImmediate(done));
+      inFlight--;
+      return [0, 1].every((n) => kept(r, n, 1, 'dir') && kept(r, n, 7, 'file')) ? [] : [liveness];
+    };
+    const trace = pageTrace.map((e) => ({ ...e, node: 0 }));
+    const c = await searchCause(failing({ units, trace }), probe, { maxProbes: 200, maxMs: 10_000 }, 4);
+    expect(most).toBeGreaterThan(1);
+    expect(most).toBeLessThanOrEqual(4);
+    expect(c.evidence.filter((e) => e.startsWith('narrowed by')).map((e) => e.split(' to ')[0])).toEqual(['narrowed by node', 'narrowed by directory', 'narrowed by path']);
+    expect(c.evidence.find((e) => e.startsWith('a 1-minimal set'))).toBe('a 1-minimal set of lost units whose persistence makes it pass: the data of /page.2 on node 0; the data of /page.2 on node 1; the entries of directory / on node 0; the entries of directory / on node 1');
+    expect(c).toMatchObject({ kind: 'missing-fsync', unit: { path: '/page.2' } });
   });
 
   it('stops at its bound and says so, never guessing', async () => {

@@ -13,7 +13,7 @@ import type { TraceEntry } from '../../../fusefs/protocol.js';
 import type { Outcome } from '../outcome.js';
 import type { RunRecord, Violation } from '../oracle.js';
 import { parentOf, pathPattern, pathsNamedIn } from '../path-pattern.js';
-import { BudgetSpent, ddmin, narrowByGroups, smallestPrefix, type DdminOptions } from './ddmin.js';
+import { BudgetSpent, ddmin, ddminByGroup, smallestPrefix, type DdminOptions } from './ddmin.js';
 import { changedPath, changeInWords, DEFAULT_SEARCH_BOUND, persistenceKey, persistenceTitle, requestsInWords, type Cause, type SearchBound } from './cause.js';
 
 /** One probe: a state of the recorded run (or of a hypothesis about it), with units made durable; judged against the state's confirmations. */
@@ -76,12 +76,15 @@ export function unitsInWords(units: readonly LostUnit[]): string {
 
 /**
  * How a cluster's lost units are narrowed before ddmin over units: by node (a majority of amnesiac
- * nodes fails however much else is kept), then by directory on each node. On one disk: none.
+ * nodes fails however much else is kept), then by directory, then by path (a file's data and
+ * attributes), each across the nodes kept: they run the same program, so what one needs the others
+ * of a majority need too. On one disk: none.
  */
-function clusterGroupings(units: readonly LostUnit[]): ((u: LostUnit) => string)[] {
+function clusterGroupings(units: readonly LostUnit[]): [string, (u: LostUnit) => string][] {
   if (!units.some((u) => u.node !== undefined)) return [];
-  const dirOf = (u: LostUnit) => (u.kind === 'dir' ? u.path : u.path.startsWith('/') ? parentOf(u.path) : '(unnamed)');
-  return [(u) => `${u.node}`, (u) => `${u.node} ${dirOf(u)}`];
+  const named = (u: LostUnit) => u.path.startsWith('/');
+  const dirOf = (u: LostUnit) => (u.kind === 'dir' ? u.path : named(u) ? parentOf(u.path) : '(unnamed)');
+  return [['node', (u) => `${u.node}`], ['directory', dirOf], ['path', (u) => (named(u) ? u.path : `${u.node} ${u.ino}`)]];
 }
 
 /**
@@ -99,7 +102,10 @@ export async function searchCause(f: FailingState, probe: ProbeFn, bound: Search
     if (probes >= bound.maxProbes) throw new BudgetSpent(`${bound.maxProbes} probes`);
     if (Date.now() - started > bound.maxMs) throw new BudgetSpent(`${bound.maxMs / 1000} s`);
     probes++;
-    return !(await probe(req)).some((v) => !v.hang && targets.has(v.check));
+    const t0 = Date.now(); // DEBUG
+    const r = !(await probe(req)).some((v) => !v.hang && targets.has(v.check));
+    if (process.env.PC_DEBUG) console.error(`probe ${probes} at ${((t0 - started) / 1000).toFixed(1)} s took ${((Date.now() - t0) / 1000).toFixed(1)} s: ${req.persist?.length ?? 'all'} units -> ${r}`); // DEBUG
+    return r;
   };
   const id = f.state.id;
   const done = (c: Omit<Cause, 'search' | 'evidence'>, boundReached = false): Cause => ({
@@ -116,8 +122,12 @@ export async function searchCause(f: FailingState, probe: ProbeFn, bound: Search
       const torn = await tornWrite(f, passes, evidence);
       if (torn) return done(torn);
       const persisting = (s: readonly LostUnit[]) => passes({ state: id, persist: s.map((u) => persistUnit(u, u.kind === 'dir' && removals ? { seqs: u.changes.map((c) => c.seq) } : undefined)) });
-      const narrowed = await narrowByGroups(units, clusterGroupings(units), persisting, reduce);
-      if (narrowed.length < units.length) evidence.push(`narrowed by node and directory to ${narrowed.length} of the ${units.length} lost units: ${unitsInWords(narrowed)}`);
+      let narrowed = units;
+      for (const [by, keyOf] of clusterGroupings(units)) {
+        const kept = await ddminByGroup(narrowed, keyOf, persisting, reduce);
+        if (kept.length < narrowed.length) evidence.push(`narrowed by ${by} to ${kept.length} of ${narrowed.length} lost units (${probes} probes, ${((Date.now() - started) / 1000).toFixed(1)} s so far): ${unitsInWords(kept)}`);
+        narrowed = kept;
+      }
       const minimal = await ddmin(narrowed, persisting, reduce);
       // Data the program never fsynced at all first (the step it skipped outright), then a directory's
       // entries (a new file needs its name before its bytes matter), then the rest.
