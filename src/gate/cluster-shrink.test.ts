@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { shrinkSteps } from './cluster-shrink.js';
+import { shrinkLiveCase, shrinkSteps } from './cluster-shrink.js';
 
 describe('shrinking a cluster workload\'s steps', () => {
   it('finds the fewest steps that still fail, in their order', async () => {
@@ -30,5 +30,31 @@ describe('shrinking a cluster workload\'s steps', () => {
   it('keeps every step when no smaller candidate fails', async () => {
     const r = await shrinkSteps(['a', 'b'], async (s) => s.length === 2, Infinity);
     expect(r.steps).toEqual(['a', 'b']);
+  });
+});
+
+describe('shrinking a live cut\'s case', () => {
+  it('drops the pause when the case fails without it, then shrinks the steps without it', async () => {
+    const runs: string[] = [];
+    const r = await shrinkLiveCase(['w1', 'w2', 'r1'], 'pause', async (s, pause) => {
+      runs.push(`${s.join('+')}${pause ? ' paused' : ''}`);
+      return s.includes('w2');
+    }, Infinity);
+    expect(r).toMatchObject({ steps: ['w2'], pause: undefined, pauseDropped: true });
+    expect(runs[0]).toBe('w1+w2+r1');
+    expect(runs.every((x) => !x.endsWith('paused'))).toBe(true);
+    expect(r.tried).toBe(runs.length);
+  });
+
+  it('keeps the pause the failure needs, and shrinks the steps with it', async () => {
+    const r = await shrinkLiveCase(['w1', 'w2', 'r1'], 'pause', async (s, pause) => pause !== undefined && s.includes('r1'), Infinity);
+    expect(r).toMatchObject({ steps: ['r1'], pause: 'pause', pauseDropped: false });
+  });
+
+  it('tries nothing once its time is out', async () => {
+    let calls = 0;
+    const r = await shrinkLiveCase(['w1', 'w2'], 'pause', async () => (calls++, true), 0, () => 1);
+    expect(calls).toBe(0);
+    expect(r).toMatchObject({ steps: ['w1', 'w2'], pause: 'pause', pauseDropped: false, cutShort: true });
   });
 });

@@ -37,3 +37,24 @@ export async function shrinkSteps<T>(steps: readonly T[], fails: (subset: readon
   }
   return { steps: best, tried, cutShort };
 }
+
+export interface ShrunkLive<T, P> extends ShrunkSteps<T> {
+  /** The pause the smallest failing case keeps (undefined once it failed without it). */
+  pause: P | undefined;
+  pauseDropped: boolean;
+}
+
+/**
+ * A live cut's case shrunk: first without its pause (fewer live events), then its steps by ddmin
+ * (shrinkSteps), each candidate run by `fails` with the pause kept or not, until `endsAtMs`.
+ */
+export async function shrinkLiveCase<T, P>(steps: readonly T[], pause: P | undefined, fails: (steps: readonly T[], pause: P | undefined) => Promise<boolean>, endsAtMs: number, now: () => number = Date.now): Promise<ShrunkLive<T, P>> {
+  let kept = pause;
+  let tried = 0;
+  if (pause !== undefined && now() < endsAtMs) {
+    tried++;
+    if (await fails(steps, undefined)) kept = undefined;
+  }
+  const small = steps.length < 2 ? { steps: [...steps], tried: 0, cutShort: false } : await shrinkSteps(steps, (s) => fails(s, kept), endsAtMs, now);
+  return { ...small, tried: tried + small.tried, pause: kept, pauseDropped: pause !== undefined && kept === undefined };
+}

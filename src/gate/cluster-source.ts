@@ -38,7 +38,7 @@ import { StateTurns } from '../harness/cluster/state-turns.js';
 import { CLUSTER_LOSE_UNSYNCED_SHARE, countCut, countRequests, emptyClusterCoverage, kindFloor, kindShareFloor, type ClusterCoverage } from './cluster-coverage.js';
 import { cutSizes, DEFAULT_NODES_CUT, describeClusterCut, KIND_ROW, kindOfCut, kindsAsked, seededRandom, spreadOrder, type CutKind } from './cluster-kinds.js';
 import { statesUnder, type FloorRequirement } from './floor.js';
-import { shrinkSteps } from './cluster-shrink.js';
+import { shrinkLiveCase, shrinkSteps } from './cluster-shrink.js';
 import { Steering } from './steering.js';
 import { MAX_SHRINK_MS, MIN_SHRINK_MS } from './phases.js';
 import { spreadEvenly } from '../../fusefs/model/spread.js';
@@ -268,15 +268,71 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
       }
       const { c, judged } = stateArtifact(rec, v);
       // An unnamed group's search ran on the first case, not on this one: its artifact says no cause.
-      const artifactDir = await keepArtifact(row, key, c, judged, (dir) => daemon.daemon.client.stateImage(v.state.id, dir), cause);
-      if (!artifactDir) return;
-      // The group's artifact is the smaller case's now; the first case's is removed.
-      if (group.artifactDir) await rm(group.artifactDir, { recursive: true, force: true });
-      const link = replayOf(artifactDir, c);
-      if (row.failure?.key === key) row.failure = { ...row.failure, messages: v.violations.map((x) => x.message), ...link };
-      Object.assign(group, { messages: v.violations.map((x) => x.message), ...link, ...(cause ? { cause } : {}) });
-      ctx.log(`${row.name}: shrank "${group.title}" from ${input.workload.steps.length} steps to ${small.steps.length} (${small.tried} candidates${small.cutShort ? ', cut short by the shrink\'s time' : ''})`);
+      if (await replaceArtifact(key, row, c, judged, (dir) => daemon.daemon.client.stateImage(v.state.id, dir), cause)) {
+        ctx.log(`${row.name}: shrank "${group.title}" from ${input.workload.steps.length} steps to ${small.steps.length} (${small.tried} candidates${small.cutShort ? ', cut short by the shrink\'s time' : ''})`);
+      }
     });
+  };
+
+  /** The group's artifact replaced by a smaller case's (the first case's removed); false when it could not be written. */
+  const replaceArtifact = async (key: string, row: GateRow, c: ClusterArtifactCase, judged: ClusterJudged, images: ((dir: string) => Promise<void>) | string | undefined, cause: Cause | undefined): Promise<boolean> => {
+    const group = distinct.get(key)!;
+    const artifactDir = await keepArtifact(row, key, c, judged, images, cause);
+    if (!artifactDir) return false;
+    if (group.artifactDir) await rm(group.artifactDir, { recursive: true, force: true });
+    const link = replayOf(artifactDir, c);
+    const messages = judged.violations.map((x) => x.message);
+    if (row.failure?.key === key) row.failure = { ...row.failure, messages, ...link };
+    Object.assign(group, { messages, ...link, ...(cause ? { cause } : {}) });
+    return true;
+  };
+
+  /**
+   * Shrinks a live cut's new distinct failure (its group `key`) within the shrink phase's share:
+   * first without its pause, then ddmin over its steps, each candidate run live with the same cut
+   * request, nodes and seed. A candidate fails the same way when its cut landed and it failed the
+   * same checks. Each run interleaves anew, a sample: the smallest seen failing replaces the
+   * artifact, with each cut node's disk at its own cut.
+   */
+  const shrinkLive = async (key: string, kind: CutKind, c: ClusterArtifactCase, input: ClusterInput, daemon: TempDaemon, runMs: number): Promise<void> => {
+    const group = distinct.get(key);
+    const shrinkMs = Math.min(MAX_SHRINK_MS, phases.leftMs('shrink'));
+    // A candidate starts only when a run as long as the first one still ends within the share.
+    if (!group || shrinkMs < Math.max(MIN_SHRINK_MS, runMs) || (input.workload.steps.length < 2 && !c.pause)) return;
+    const row = rows.get(kind)!;
+    const endsAtMs = Date.now() + shrinkMs - runMs;
+    let best: { c: ClusterArtifactCase; judged: ClusterJudged; atCut: string } | undefined;
+    const fails = async (steps: readonly ClusterInput['workload']['steps'][number][], pause: NodePause | undefined): Promise<boolean> => {
+      const smaller: ClusterInput = { ...input, workload: target.fitWorkload({ ...input.workload, steps: [...steps] }, input.settings) };
+      const atCut = await mkdtemp(path.join(os.tmpdir(), 'powercut-cluster-live-images-'));
+      let r: Awaited<ReturnType<typeof runClusterCase>>;
+      try {
+        r = await runClusterCase(daemon.daemon, target, { ...smaller, cut: c.cut!, nodesCut: c.nodesCut!, policy: 'lose-unsynced', seed: c.seed, ...(pause ? { pause } : {}) }, timeouts, path.join(atCut, 'cut-0-after-crash'));
+      } catch (err) {
+        await rm(atCut, { recursive: true, force: true });
+        throw err;
+      }
+      const same = r.frozenAt !== null && r.violations.length > 0 && checksOf(r.violations).join() === group.checks.join();
+      if (same) {
+        if (best) await rm(best.atCut, { recursive: true, force: true });
+        const { pause: _, ...withoutPause } = c;
+        best = { c: { ...withoutPause, ...smaller, ...(pause ? { pause } : {}) }, judged: { violations: r.violations, runs: r.runs, trace: r.trace, frozenAt: r.frozenAt, stderr: r.stderr }, atCut };
+      } else await rm(atCut, { recursive: true, force: true });
+      return same;
+    };
+    ctx.doing(`shrinking ${group.title}`);
+    try {
+      await within(phases.share('shrink'), async () => {
+        const small = await shrinkLiveCase(input.workload.steps, c.pause, fails, endsAtMs);
+        const fewerSteps = small.steps.length < input.workload.steps.length;
+        if (!best || (!fewerSteps && !small.pauseDropped)) return;
+        const how = [...(small.pauseDropped ? ['without its pause'] : []), ...(fewerSteps ? [`from ${input.workload.steps.length} steps to ${small.steps.length}`] : [])].join(', then ');
+        const images = existsSync(path.join(best.atCut, 'cut-0-after-crash')) ? best.atCut : undefined;
+        if (await replaceArtifact(key, row, best.c, best.judged, images, undefined)) ctx.log(`${row.name}: shrank "${group.title}" ${how} (${small.tried} candidates${small.cutShort ? ', cut short by the shrink\'s time' : ''}; each a live run, a sample)`);
+      });
+    } finally {
+      if (best) await rm(best.atCut, { recursive: true, force: true });
+    }
   };
 
   /**
@@ -321,7 +377,8 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
         row.durationMs += Date.now() - started;
         return await toolFailed(row, `the live cut at request ${atOp} (${describeClusterCut('live', nodesCut)})`, err);
       }
-      row.durationMs += Date.now() - started;
+      const runMs = Date.now() - started;
+      row.durationMs += runMs;
       // A majority cut that landed while the live run's cluster was opening (its interleaving, or a
       // pause, moved an open past the drawn request): no driver restarts a node before its cluster is
       // open and none opens without a majority, so the run could only fail to open. Not a case the
@@ -333,7 +390,14 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
       }
       countLiveCut(kind, nodesCut, r);
       // A cut that never landed wrote no image.
-      if (r.violations.length > 0) await found(kind, 'live', c, { violations: r.violations, runs: r.runs, trace: r.trace, frozenAt: r.frozenAt, stderr: r.stderr }, existsSync(path.join(atCut, 'cut-0-after-crash')) ? atCut : undefined);
+      const key = r.violations.length > 0 ? await found(kind, 'live', c, { violations: r.violations, runs: r.runs, trace: r.trace, frozenAt: r.frozenAt, stderr: r.stderr }, existsSync(path.join(atCut, 'cut-0-after-crash')) ? atCut : undefined) : undefined;
+      if (key !== undefined && !o.stopOnFirst && r.frozenAt !== null) {
+        try {
+          await shrinkLive(key, kind, c, input, daemon, runMs);
+        } catch (err) {
+          ctx.log(`${row.name}: shrinking "${key}" failed (its first case's artifact stays): ${err instanceof Error ? err.message : String(err)}`);
+        }
+      }
     } finally {
       await rm(atCut, { recursive: true, force: true });
     }
