@@ -59,6 +59,11 @@ const FSS = /\/msgs\/\d+\.fss$/;
 const ODAT = /\/obs\/[^/]+\/o\.dat$/;
 const STREAM_META = /\/streams\/[^/]+\/meta\.inf$/;
 const CONSUMER_META = /\/obs\/[^/]+\/meta\.inf$/;
+// A clustered server's Raft groups (the meta group, each stream's and consumer's) live under $SYS/_js_/<group>/.
+const RAFT_GROUP = /\/_js_\/[^/]+$/;
+const RAFT_TERM_VOTE = /\/_js_\/[^/]+\/tav\.idx$/;
+const RAFT_PEERS = /\/_js_\/[^/]+\/peers\.idx$/;
+const RAFT_SNAPSHOT = /\/_js_\/[^/]+\/snapshots\/snap\.[^/]+$/;
 
 /** What the server did in a run, from its requests: blocks made and removed, index, state and meta writes, fsyncs. */
 export function natsWorkloadEvents(trace: readonly TraceEntry[]): Record<string, number> {
@@ -77,6 +82,12 @@ export function natsWorkloadEvents(trace: readonly TraceEntry[]): Record<string,
     'consumers created': count('mkdir', /\/obs\/[^/]+$/),
     '.blk fsyncs': count('fsync', BLK),
     'directory fsyncs': ok.filter((e) => e.kind === 'fsyncdir').length,
+    // A cluster's: each write of a group's term and vote is an election's (a vote cast or a term
+    // begun), so steering can favour workloads whose runs changed leaders.
+    'Raft groups created': count('mkdir', RAFT_GROUP),
+    'Raft term and vote writes': count('write', RAFT_TERM_VOTE),
+    'Raft peer state writes': count('write', RAFT_PEERS),
+    'Raft snapshots': count('create', RAFT_SNAPSHOT),
   };
 }
 
