@@ -3,9 +3,10 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { TraceEntry } from '../../../fusefs/protocol.js';
+import { REPO_ROOT } from '../../harness/dist-path.js';
 import { natsWorkloadEvents } from './index.js';
 
-const C1_TRACE = path.join(import.meta.dirname, '../../../docs/findings/nats/C1-coordinated-cut-loses-pubacks/trace-cut-0.json');
+const C1_TRACE = path.join(REPO_ROOT, 'docs/findings/nats/C1-coordinated-cut-loses-pubacks/trace-cut-0.json');
 
 describe('natsWorkloadEvents', () => {
   it('counts a cluster\'s Raft events: each node\'s groups, its term and vote writes, peer state and snapshots', async () => {
