@@ -1,6 +1,6 @@
 // What a replay concludes (pure): one re-run against the recorded violations, a sample of re-runs
 // tallied as "reproduced in k of K", and the exit status of an exact replay or a sampled one.
-import type { Violation } from '../harness/oracle.js';
+import { violatedChecks, type Violation } from '../harness/oracle.js';
 
 /** What a replay found, as its exit code. */
 export const REPLAY_EXIT = { passesNow: 0, reproduced: 1, usage: 2, different: 3, toolFailed: 4 } as const;
@@ -26,7 +26,7 @@ export function verdictOf(recorded: readonly Violation[], rerun: readonly Violat
   return rerun.length === 0 ? 'passes' : compareRerun(recorded, rerun).reproduced ? 'reproduced' : 'different';
 }
 
-const checksOf = (vs: readonly Violation[]) => [...new Set(vs.map((v) => v.check))].sort().join(', ');
+const checksOf = (vs: readonly Violation[]) => violatedChecks(vs).join(', ');
 
 /** One re-run in a line: "REPRODUCED (at-least-once)", "DIFFERENT violation (order)", "no violation". */
 export function describeRerun(recorded: readonly Violation[], rerun: readonly Violation[]): string {

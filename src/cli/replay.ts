@@ -18,7 +18,7 @@ import { mergeTimeouts } from '../harness/driver-process.js';
 import { recoverImageNatively } from '../harness/exhaustive/recovery-pool.js';
 import { startDaemon } from '../harness/daemon-process.js';
 import { diffImages } from '../harness/image-diff.js';
-import type { Violation } from '../harness/oracle.js';
+import { violatedChecks, type Violation } from '../harness/oracle.js';
 import type { FailedCase } from '../harness/failure-signature.js';
 import { formatTrace } from '../harness/trace-format.js';
 import type { Target } from '../harness/target.js';
@@ -74,7 +74,6 @@ from the stored images and the K re-runs together:
   ${REPLAY_EXIT.usage}  usage error or unreadable artifact
   ${REPLAY_EXIT.toolFailed}  the tool itself failed during a re-run (harness error)`;
 
-const checksOf = (vs: readonly Violation[]) => [...new Set(vs.map((v) => v.check))].sort().join(',');
 
 function describeCase(a: StoredArtifact): string {
   const c = a.case;
@@ -271,7 +270,7 @@ export const run: Command = async (argv) => {
       for (const [way, recover] of ways) {
         try {
           const replay = await recover();
-          verdicts[way] = checksOf(replay.violations);
+          verdicts[way] = violatedChecks(replay.violations).join();
           // A tool failure's artifact recorded no violation to reproduce: its images have no verdict.
           if (!artifact.harnessError) images ??= verdictOf(artifact.violations, replay.violations);
           const label = ways.length > 1 ? ` (${way})` : '';

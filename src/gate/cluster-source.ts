@@ -26,7 +26,7 @@ import { drawLiveCase, type NodePause } from '../harness/cluster/live-draw.js';
 import { countContract, policyCoverage, runFeatures } from '../harness/coverage.js';
 import { startTempDaemon, type TempDaemon } from '../harness/daemon-process.js';
 import { mergeTimeouts } from '../harness/driver-process.js';
-import type { Violation } from '../harness/oracle.js';
+import { violatedChecks } from '../harness/oracle.js';
 import { contractOf } from '../harness/outcome.js';
 import { within } from '../harness/time-share.js';
 import type { TargetRef, TargetSettings } from '../harness/target.js';
@@ -72,8 +72,11 @@ const MIN_LIVE_MS = 6_000;
 function liveCutCostMs(recordMs: number, longestRecoveryMs: number | undefined): number {
   return Math.max(MIN_LIVE_MS, recordMs + (longestRecoveryMs ?? MIN_STATE_MS));
 }
-/** The checks a failing case violated, each once, in order: what groups it, and what a shrunk case must fail alike. */
-const checksOf = (violations: readonly Violation[]): string[] => [...new Set(violations.map((v) => v.check))].sort();
+
+/** A workload's top-level step: what shrinking leaves out. */
+type Step = ClusterInput['workload']['steps'][number];
+/** What an artifact keeps of a live run. */
+const liveJudged = (r: Awaited<ReturnType<typeof runClusterCase>>): ClusterJudged => ({ violations: r.violations, runs: r.runs, trace: r.trace, frozenAt: r.frozenAt, stderr: r.stderr });
 
 /** The kinds cut live: every kind. */
 export const LIVE_KINDS: readonly CutKind[] = ['coordinated', 'one', 'minority', 'majority'];
@@ -168,7 +171,7 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
     const row = rows.get(kind)!;
     row.violations++;
     cov.perKind[kind]!.failing++;
-    const checks = checksOf(judged.violations);
+    const checks = violatedChecks(judged.violations);
     const cutNodes = how === 'state' ? c.state?.nodes : c.nodesCut;
     const signature = `${checks.join(', ')} after ${describeClusterCut(how, cutNodes, c.state?.policy)}${c.pause ? ' after a pause' : ''}`;
     // A named cause groups its states whatever their cut; an unexplained state groups by what it failed and where.
@@ -230,7 +233,7 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
     const queue = spreadEvenly(rec.states.filter((x) => kindOfCut(asked, x.id.nodes, nodes) === kind), SHRINK_STATES);
     let same: ClusterStateVerdict | undefined;
     await pool.judge(daemon.daemon, rec, () => (same ? undefined : queue.shift()), (v) => {
-      if (!same && v.violations.length > 0 && checksOf(v.violations).join() === checks.join()) same = v;
+      if (!same && v.violations.length > 0 && violatedChecks(v.violations).join() === checks.join()) same = v;
     }, phases.deadlineMs('shrink'));
     return same;
   };
@@ -249,7 +252,7 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
     const row = rows.get(kind)!;
     const daemon = daemons.current;
     const endsAtMs = Date.now() + shrinkMs;
-    const candidate = (steps: readonly ClusterInput['workload']['steps'][number][]): ClusterInput => ({ ...input, workload: target.fitWorkload({ ...input.workload, steps: [...steps] }, input.settings) });
+    const candidate = (steps: readonly Step[]) => withSteps(input, steps);
     const record = (c: ClusterInput) => recordCluster(daemon.daemon, target, c, o.caps?.maxStates ?? 1_000, timeouts, policies);
     ctx.doing(`shrinking ${group.title}`);
     await within(phases.share('shrink'), async () => {
@@ -273,6 +276,9 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
       }
     });
   };
+
+  /** The case with only `steps` of its workload (fitted to its settings, as every workload is): a shrink candidate. */
+  const withSteps = (input: ClusterInput, steps: readonly Step[]): ClusterInput => ({ ...input, workload: target.fitWorkload({ ...input.workload, steps: [...steps] }, input.settings) });
 
   /** The group's artifact replaced by a smaller case's (the first case's removed); false when it could not be written. */
   const replaceArtifact = async (key: string, row: GateRow, c: ClusterArtifactCase, judged: ClusterJudged, images: ((dir: string) => Promise<void>) | string | undefined, cause: Cause | undefined): Promise<boolean> => {
@@ -302,8 +308,8 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
     const row = rows.get(kind)!;
     const endsAtMs = Date.now() + shrinkMs - runMs;
     let best: { c: ClusterArtifactCase; judged: ClusterJudged; atCut: string } | undefined;
-    const fails = async (steps: readonly ClusterInput['workload']['steps'][number][], pause: NodePause | undefined): Promise<boolean> => {
-      const smaller: ClusterInput = { ...input, workload: target.fitWorkload({ ...input.workload, steps: [...steps] }, input.settings) };
+    const fails = async (steps: readonly Step[], pause: NodePause | undefined): Promise<boolean> => {
+      const smaller = withSteps(input, steps);
       const atCut = await mkdtemp(path.join(os.tmpdir(), 'powercut-cluster-live-images-'));
       let r: Awaited<ReturnType<typeof runClusterCase>>;
       try {
@@ -312,11 +318,11 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
         await rm(atCut, { recursive: true, force: true });
         throw err;
       }
-      const same = r.frozenAt !== null && r.violations.length > 0 && checksOf(r.violations).join() === group.checks.join();
+      const same = r.frozenAt !== null && r.violations.length > 0 && violatedChecks(r.violations).join() === group.checks.join();
       if (same) {
         if (best) await rm(best.atCut, { recursive: true, force: true });
         const { pause: _, ...withoutPause } = c;
-        best = { c: { ...withoutPause, ...smaller, ...(pause ? { pause } : {}) }, judged: { violations: r.violations, runs: r.runs, trace: r.trace, frozenAt: r.frozenAt, stderr: r.stderr }, atCut };
+        best = { c: { ...withoutPause, ...smaller, ...(pause ? { pause } : {}) }, judged: liveJudged(r), atCut };
       } else await rm(atCut, { recursive: true, force: true });
       return same;
     };
@@ -390,7 +396,7 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
       }
       countLiveCut(kind, nodesCut, r);
       // A cut that never landed wrote no image.
-      const key = r.violations.length > 0 ? await found(kind, 'live', c, { violations: r.violations, runs: r.runs, trace: r.trace, frozenAt: r.frozenAt, stderr: r.stderr }, existsSync(path.join(atCut, 'cut-0-after-crash')) ? atCut : undefined) : undefined;
+      const key = r.violations.length > 0 ? await found(kind, 'live', c, liveJudged(r), existsSync(path.join(atCut, 'cut-0-after-crash')) ? atCut : undefined) : undefined;
       if (key !== undefined && !o.stopOnFirst && r.frozenAt !== null) {
         try {
           await shrinkLive(key, kind, c, input, daemon, runMs);

@@ -46,6 +46,11 @@ export interface Violation {
   promise?: { run: number; line: number };
 }
 
+/** The checks `violations` broke, each once, sorted: what groups a failure, and what "fails alike" compares. */
+export function violatedChecks(violations: readonly Violation[]): CheckName[] {
+  return [...new Set(violations.map((v) => v.check))].sort();
+}
+
 /** The first line of runs [0, upTo) that confirmed `seq` durable (or, with `id`, in the session that knew it by that seq). */
 function confirmingLine(history: History, upTo: number, seq: number, run?: number): { run: number; line: number } | undefined {
   for (let k = run ?? 0; k < (run === undefined ? upTo : run + 1); k++) {

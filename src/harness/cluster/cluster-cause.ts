@@ -22,7 +22,7 @@ import type { DriverTimeouts } from '../driver-process.js';
 import { fixedRun } from '../exhaustive/fixed-run.js';
 import { historyOf, truncateAtCut, type Recorded } from '../exhaustive/judge-states.js';
 import { scratchRoot } from '../exhaustive/recovery-pool.js';
-import { judge, type RunRecord, type Violation } from '../oracle.js';
+import { judge, violatedChecks, type RunRecord, type Violation } from '../oracle.js';
 import type { Target } from '../target.js';
 import { clusterFixedRun, type ClusterFixedRun } from './cluster-fix.js';
 import { CLUSTER_STATE_SLOTS, timeoutsForSlots } from './cluster-pool.js';
@@ -109,7 +109,7 @@ class InsertedProof {
     if (j.violations.length > 0) {
       this.proof.failing++;
       if (after.length === 0) this.cured.push(j);
-      else this.stillFailing.add([...new Set(after.map((v) => v.check))].sort().join(', '));
+      else this.stillFailing.add(violatedChecks(after).join(', '));
     } else if (after.length > 0) this.proof.broken++;
     this.proof.cured = this.cured.length;
     this.proof.curesOwnState = this.cured.includes(this.own);
@@ -163,7 +163,7 @@ export function proveOnJudged(recorded: Recorded, cause: Cause, own: JudgedClust
     if (j.violations.length > 0) {
       failing++;
       if (after.length === 0) cured.push(j);
-      else stillFailing.add([...new Set(after.map((v) => v.check))].sort().join(', '));
+      else stillFailing.add(violatedChecks(after).join(', '));
     } else if (after.length > 0) broken++;
   }
   const proof: CauseProof = {

@@ -7,7 +7,7 @@ import type { CrashStateId, CrashStateInfo } from '../../../fusefs/crash-states.
 import type { Cause, SearchBound } from '../cause/cause.js';
 import { startTempDaemon } from '../daemon-process.js';
 import type { DriverTimeouts } from '../driver-process.js';
-import type { Violation } from '../oracle.js';
+import { violatedChecks, type Violation } from '../oracle.js';
 import type { Target } from '../target.js';
 import { explainClusterRun, type JudgedClusterState } from './cluster-cause.js';
 import { CLUSTER_STATE_SLOTS, ClusterStatePool, recordCluster } from './cluster-pool.js';
@@ -32,7 +32,6 @@ export interface ExplainedAgain {
 }
 
 const sameNodes = (a: CrashStateId, b: CrashStateId) => JSON.stringify(a.nodes ?? null) === JSON.stringify(b.nodes ?? null);
-const checksOf = (vs: readonly Violation[]) => [...new Set(vs.map((v) => v.check))].sort().join(',');
 
 /** Records the artifact's case again on a fresh cluster and searches the cause of its states that fail alike, each search within `bound`, by `deadlineMs` (half of it for judging). */
 export async function explainClusterStateAgain(target: Target, a: ClusterStateAgain, timeouts: DriverTimeouts, deadlineMs: number, bound: SearchBound): Promise<ExplainedAgain> {
@@ -49,8 +48,8 @@ export async function explainClusterStateAgain(target: Target, a: ClusterStateAg
     await pool.judge(fixture.daemon, rec, () => (Date.now() < judgeUntilMs ? states[next++] : undefined), (v) => {
       judged.push({ state: v.state, violations: v.violations, drain: v.runs[v.runs.length - 1] });
     }, deadlineMs);
-    const want = checksOf(a.violations);
-    const alike = judged.filter((j) => j.violations.length > 0 && checksOf(j.violations) === want).sort((x, y) => away(x.state) - away(y.state));
+    const want = violatedChecks(a.violations).join();
+    const alike = judged.filter((j) => j.violations.length > 0 && violatedChecks(j.violations).join() === want).sort((x, y) => away(x.state) - away(y.state));
     if (alike.length === 0) return { judged: judged.length, failingAlike: 0 };
     // Every failing state is searched with the others (a proof judges them all); the nearest alike's cause is the answer.
     const causes = await explainClusterRun({ daemon: fixture.daemon, target, input: a.input, recorded: rec.recorded, timeouts }, judged, deadlineMs, bound);

@@ -10,7 +10,7 @@ import type { CrashCase } from '../crash-case.js';
 import type { DaemonHandle } from '../daemon-process.js';
 import type { DriverRun, DriverTimeouts } from '../driver-process.js';
 import { HarnessError } from '../harness-error.js';
-import { judge, type RunRecord, type Violation } from '../oracle.js';
+import { judge, violatedChecks, type RunRecord, type Violation } from '../oracle.js';
 import type { Target } from '../target.js';
 import type { Prepared, RecoverOn, Recovery, RecoveryPool } from './recovery-pool.js';
 
@@ -58,7 +58,6 @@ export function historyOf(recorded: Recorded, afterOp: number, recoveryRuns: rea
 }
 
 /** The checks a set of violations names, for comparing verdicts. */
-const checksOf = (vs: readonly Violation[]) => [...new Set(vs.map((v) => v.check))].sort().join(',');
 
 /** One hash group's outcome: its recovery and each of its states' violations. */
 export interface GroupResult {
@@ -168,7 +167,7 @@ export async function recoverAndJudge(ctx: JudgeContext, answer: StatesAnswer, r
       const mount = await pool.recoverOnMount(prepared);
       for (const v of verdicts) {
         const onMount = judge({ target: target.name, faultsInjected: false, runs: [v.runs[0], ...mount.runs] });
-        const [a, b] = [checksOf(v.violations), checksOf(onMount)];
+        const [a, b] = [violatedChecks(v.violations).join(), violatedChecks(onMount).join()];
         if (a !== b) throw new HarnessError(`the native recovery of crash state ${describeState(v.state.id)} failed [${a || 'nothing'}] but its recovery on the mount failed [${b || 'nothing'}]: the two ways must agree (a bug of powercut)`);
       }
       coverage.statesVerifiedOnMount += verdicts.length;
