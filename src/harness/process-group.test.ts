@@ -1,6 +1,6 @@
 // A driver's children die with it: the harness kills the driver's whole process group when a run
 // ends, at a cut and after a normal exit, so a server a driver started can never outlive it.
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -68,6 +68,22 @@ describe('driver process groups', () => {
       const stacks = nativeBacktrace(child.pid!);
       expect(stacks).toMatch(/^Thread 1 .*"sleep"\)?:?\n#0 |^no native backtrace: gdb is not installed/);
       expect(alive(child.pid!)).toBe(true);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+
+  it('prints a threaded process\'s main thread first (gdb prints it last, past the length kept)', async () => {
+    const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30_000)'], { stdio: 'ignore' });
+    try {
+      // Node's worker threads started (bounded): gdb then sees them all.
+      for (const deadline = Date.now() + 10_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 20))) {
+        if (existsSync(`/proc/${child.pid}/task`) && readdirSync(`/proc/${child.pid}/task`).length >= 5) break;
+      }
+      const stacks = nativeBacktrace(child.pid!);
+      if (stacks.startsWith('no native backtrace: gdb is not installed')) return;
+      expect(stacks).toMatch(/^Thread 1 /);
+      expect(stacks).toMatch(/\nThread 2 /);
     } finally {
       child.kill('SIGKILL');
     }

@@ -96,12 +96,17 @@ export function nativeBacktrace(pid: number): string {
   try {
     const out = execFileSync('gdb', ['-p', String(pid), '-batch', '-nx', '-ex', 'set pagination off', '-ex', 'thread apply all bt 16'], { encoding: 'utf8', timeout: BACKTRACE_TIMEOUT_MS, stdio: ['ignore', 'pipe', 'pipe'] });
     const frames = out.split('\n').filter((l) => /^(Thread |#\d)/.test(l)).join('\n');
-    return frames ? frames.slice(0, BACKTRACE_MAX_CHARS) : 'gdb printed no stack';
+    // gdb prints the newest thread first: the main thread (Thread 1), the one that matters, would be cut off.
+    const byThread = frames.split(/\n(?=Thread )/).sort((a, b) => threadNumber(a) - threadNumber(b));
+    return frames ? byThread.join('\n').slice(0, BACKTRACE_MAX_CHARS) : 'gdb printed no stack';
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     return e.code === 'ENOENT' ? 'no native backtrace: gdb is not installed (apt-get install -y gdb)' : `no native backtrace: gdb failed (${e.message.split('\n')[0]})`;
   }
 }
+
+/** The number gdb gives the thread whose stack `block` is ("Thread 3 (..."). */
+const threadNumber = (block: string) => Number(/^Thread (\d+)/.exec(block)?.[1] ?? Infinity);
 
 /** A /proc file's text, '' if it cannot be read (the process is gone, or the file is root's). */
 function readProc(file: string): string {

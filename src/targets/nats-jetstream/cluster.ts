@@ -3,6 +3,7 @@
 // the cluster opens and kept, so a node restarted after its cut comes back at the same address and
 // its peers' routes find it again.
 import type { ClusterNodeSpec } from '../../harness/driver-spec.js';
+import { pollUntil } from '../poll-until.js';
 import { freePort, NatsServer, NatsServerError, PORT_ATTEMPTS, STOP_TIMEOUT_MS, type ClusterMembership } from './server.js';
 
 export const CLUSTER_NAME = 'powercut';
@@ -167,9 +168,7 @@ export class NatsCluster implements ServerSide {
       if (this.awaitingRestart().length > 0 || this.restartsInFlight > 0) {
         process.stderr.write(`nats-jetstream driver: the run's end waits for the restart of node ${[...this.awaitingRestart()].join(', ') || '(under way)'}\n`);
       }
-      while ((this.awaitingRestart().length > 0 || this.restartsInFlight > 0) && Date.now() < deadline) {
-        await Promise.race([this.restarting, new Promise((r) => setTimeout(r, 10))]);
-      }
+      await pollUntil(() => this.awaitingRestart().length === 0 && this.restartsInFlight === 0, deadline);
       await this.restarting;
       const missing = this.awaitingRestart();
       const late = Date.now() >= deadline;

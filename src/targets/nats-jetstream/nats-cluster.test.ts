@@ -6,10 +6,13 @@
 // end, with every node's line and requests in one trace. No server is left behind.
 // (An uncut run is `powercut driver check --nodes 3`'s; every open here costs 2.9.10's elections.)
 import { readFile } from 'node:fs/promises';
+import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requireRoot } from '../../../fusefs/testing.js';
-import { runClusterCase, type ClusterCase, type ClusterCaseResult } from '../../harness/cluster/cluster-run.js';
+import { clusterSpec, runClusterCase, type ClusterCase, type ClusterCaseResult } from '../../harness/cluster/cluster-run.js';
 import { startTempDaemon, type TempDaemon } from '../../harness/daemon-process.js';
+import type { Outcome } from '../../harness/outcome.js';
+import { OWN_PROCESS_GROUP, signalGroup } from '../../harness/process-group.js';
 import type { Workload } from '../../harness/workload.js';
 import { natsJetstream } from './index.js';
 import { serverConfigText } from './server.js';
@@ -107,4 +110,51 @@ describe('nats-jetstream with replicas 3 on a three-node cluster', () => {
     expect(r.violations.filter((v) => !known.includes(v.check)), 'only the checks C3 and its drain fail').toEqual([]);
     await noServersLeft(r);
   }, 120_000);
+
+  it('a restart asked for once the run\'s end waits for it is read and done (the wait spun in microtasks and never read stdin: the restart missing under load)', async () => {
+    await cluster.daemon.client.reset(false);
+    const { file, args, env } = natsJetstream.driver;
+    const spec = clusterSpec(cluster.daemon.mountpoints, { ...base, workload: { steps: [{ op: 'write', sizesBytes: [100], waitDurable: true }] } }, 'workload', 0);
+    const driver = execa(file, args, { env, ...OWN_PROCESS_GROUP, stdin: 'pipe', reject: false, timeout: 100_000, killSignal: 'SIGKILL' });
+    const lines: Outcome[] = [];
+    let stderr = '';
+    const waiters: { test: () => boolean; resolve: () => void }[] = [];
+    const changed = () => waiters.splice(0).forEach((w) => (w.test() ? w.resolve() : waiters.push(w)));
+    let partial = '';
+    driver.stdout!.on('data', (d: Buffer) => {
+      const text = partial + d.toString();
+      const parts = text.split('\n');
+      partial = parts.pop()!;
+      lines.push(...parts.filter(Boolean).map((l) => JSON.parse(l) as Outcome));
+      changed();
+    });
+    driver.stderr!.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      changed();
+    });
+    /** Resolves once `test()` holds; fails the test naming `what` after `ms`. */
+    const until = (what: string, test: () => boolean, ms: number) => new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms; stdout ${JSON.stringify(lines).slice(-600)}; stderr ${stderr.slice(-600)}`)), ms);
+      waiters.push({ test, resolve: () => (clearTimeout(timer), resolve()) });
+      changed();
+    });
+    try {
+      driver.stdin!.write(JSON.stringify(spec) + '\n');
+      const nodeLine = (restarted: boolean) => lines.find((o): o is Extract<Outcome, { t: 'node' }> => o.t === 'node' && o.node === 1 && (o.restarted === true) === restarted);
+      await until('the cluster opened', () => lines.some((o) => o.t === 'open'), 60_000);
+      // Node 1's server killed, as at its cut; the run goes on with two of three and ends, waiting for the restart.
+      signalGroup(nodeLine(false)!.pgid);
+      await until('the run\'s end waiting for node 1', () => stderr.includes('the run\'s end waits for the restart of node 1'), 60_000);
+      driver.stdin!.write(JSON.stringify({ cmd: 'restart', node: 1 }) + '\n');
+      // Well within the driver's own 20 s wait, which the spinning wait used up before it read the command.
+      await until('node 1 restarted', () => nodeLine(true) !== undefined, 15_000);
+      await until('the run\'s end', () => lines.some((o) => o.t === 'done'), 30_000);
+      expect(stderr).not.toContain('asked for after the cluster stopped');
+      driver.stdin!.end();
+      expect((await driver).exitCode).toBe(0);
+    } finally {
+      signalGroup(driver.pid);
+      await driver;
+    }
+  }, 150_000);
 });

@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import type { ClusterNodeSpec, DriverSpec } from '../../../harness/driver-spec.js';
 import { TIMED_OUT, type Outcome } from '../../../harness/outcome.js';
 import type { DrivenQueue } from '../../node-driver.js';
+import { pollUntil } from '../../poll-until.js';
 import { BackpressureTimeoutError, validateSettings } from '../../../queue/index.js';
 import { recordBytes } from '../../../queue/format.js';
 import type { QueueSettings } from '../../../queue/types.js';
@@ -379,9 +380,7 @@ export class ReplicatedQueue implements DrivenQueue {
   async close(): Promise<void> {
     const deadline = Date.now() + RESTART_AWAIT_MS;
     for (;;) {
-      while ((this.awaitingRestart.length > 0 || this.restartsInFlight.size > 0) && Date.now() < deadline) {
-        await Promise.race([...[...this.restartsInFlight].map((p) => p.catch(() => {})), new Promise((r) => setTimeout(r, 10))]);
-      }
+      await pollUntil(() => this.awaitingRestart.length === 0 && this.restartsInFlight.size === 0, deadline);
       const missing = this.awaitingRestart;
       if (missing.length > 0) process.stderr.write(`replicated queue: node${missing.length > 1 ? 's' : ''} ${missing.join(', ')} cut and not restarted within ${RESTART_AWAIT_MS} ms; closing the others without ${missing.length > 1 ? 'them' : 'it'}\n`);
       await this.restarting;
