@@ -1,7 +1,7 @@
 // A cluster on real mounts: one daemon process serves three nodes, one mount each, and numbers every
 // node's requests in one order. Writers run as child processes (a held request must not block this one).
 import { afterAll, beforeEach, beforeAll, describe, expect, it } from 'vitest';
-import { closeSync, existsSync, fsyncSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -173,6 +173,36 @@ describe('a cluster of three nodes in one daemon', () => {
     expect(readdirSync(mnt[1])).toEqual([]);
     expect(readdirSync(mnt[2])).toEqual([]);
     expect(readFileSync(join(mnt[0], 'f'), 'utf8')).toBe('durable on 0');
+  });
+
+  it('saves a recorded run to a file and loads it back after other runs: the same states, the same images', async () => {
+    const c = cluster.daemon.client;
+    await c.reset(true);
+    writeFsynced(join(mnt[0], 'f'), 'durable on 0', mnt[0]);
+    writeFsynced(join(mnt[1], 'g'), 'unsynced dir on 1');
+    const listed = await c.states(['lose-unsynced', 'torn'], DEFAULT_STATE_CAPS);
+    const file = join(out, 'saved', 'recording.json.gz');
+    await c.saveRecording(file);
+    const last = listed.states.at(-1)!;
+    await c.stateImage(last.id, join(out, 'before'), true);
+    // Another run takes the daemon; the saved one comes back whole.
+    await c.reset(true);
+    writeFsynced(join(mnt[2], 'other'), 'another run');
+    await c.states(['lose-unsynced'], DEFAULT_STATE_CAPS);
+    await c.loadRecording(file);
+    expect(await c.states(['lose-unsynced', 'torn'], DEFAULT_STATE_CAPS)).toEqual(listed);
+    await c.stateImage(last.id, join(out, 'after'), true);
+    for (const k of [0, 1, 2]) expect(readdirSync(join(out, 'after', nodeImageDir(k)))).toEqual(readdirSync(join(out, 'before', nodeImageDir(k))));
+    expect(readFileSync(join(out, 'after', nodeImageDir(0), 'f'), 'utf8')).toBe('durable on 0');
+    // A file that is not a recording, and a run of another node count, are refused by name.
+    writeFileSync(join(out, 'not-one'), 'hello');
+    await expect(c.loadRecording(join(out, 'not-one'))).rejects.toThrow(/not-one: not a powercut recording: it does not read as gzipped JSON/);
+    const one = await startTempDaemon('one-node', 1);
+    try {
+      await expect(one.daemon.client.loadRecording(file)).rejects.toThrow(/holds a run of 3 node\(s\); this daemon serves 1/);
+    } finally {
+      await one.stop();
+    }
   });
 
   it('names a node that does not exist', async () => {

@@ -4,7 +4,7 @@ import { MUTATING_KINDS, POLICIES, type ControlRequest, type CrashPoint, type Fa
 import { STATE_POLICIES, type CrashStateId, type DataOutcome, type Hypothesis, type ProbeUnit } from './crash-states.js';
 import { MAX_FSYNC_HOLD_MS } from './fsync-holds.js';
 
-const CMDS = ['status', 'arm', 'disarm', 'release', 'wait-frozen', 'crash', 'trace', 'image', 'fault', 'clear-faults', 'reset', 'states', 'load-state', 'state-image', 'units', 'shutdown'] as const;
+const CMDS = ['status', 'arm', 'disarm', 'release', 'wait-frozen', 'crash', 'trace', 'image', 'fault', 'clear-faults', 'reset', 'states', 'load-state', 'state-image', 'units', 'save-recording', 'load-recording', 'shutdown'] as const;
 const DATA_KINDS = ['all', 'none', 'only', 'except', 'sectors'] as const;
 const FAULT_TYPES = ['fsync-eio', 'enospc', 'read-eio', 'bitflip'] as const;
 const MAX_WAIT_MS = 10 * 60_000;
@@ -255,6 +255,12 @@ export function parseRequest(line: string): ControlRequest {
         ...(o.probe !== undefined ? { probe: parseProbe(o.probe, cmd) } : {}), ...withHypothesis(o, cmd),
       };
     }
+    case 'save-recording':
+      allowOnly(o, cmd, ['out']);
+      return { cmd, out: str(o, cmd, 'out') };
+    case 'load-recording':
+      allowOnly(o, cmd, ['from']);
+      return { cmd, from: str(o, cmd, 'from') };
     case 'arm':
       return { cmd, ...parseCrashPoint(o) };
     case 'release': {

@@ -1,7 +1,7 @@
 // The daemon's state machine: one mount, model and faults per node (one node, or a cluster's), one
 // gate ordering all their requests; implements every control command. Control input is validated before it gets here.
-import { rmSync } from 'node:fs';
-import { isAbsolute, join, relative, resolve } from 'node:path';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { FsModel, processOwner } from './model/fs-model.js';
 import { RequestGate } from './request-gate.js';
 import type { CrashPolicy, Hypothesis } from './crash-states.js';
@@ -13,6 +13,7 @@ import { FsyncHolds, type FsyncHoldSchedule } from './fsync-holds.js';
 import { writeTree } from './image-files.js';
 import type { FsTree } from './model/nodes.js';
 import { Recording, RecordingFsModel } from './model/recording.js';
+import { decodeRecordedRun, encodeRecordedRun, type RecordedRun } from './model/recording-file.js';
 import { StateSpace } from './model/state-space.js';
 import { ClusterStateSpace, SingleNodeStates, type RunStates } from './model/cluster-states.js';
 
@@ -57,6 +58,8 @@ export class PowercutDaemon {
   private lifecycle: Promise<unknown> = Promise.resolve();
   /** The recorded run's crash states (a cluster's: per node), once `states` closed the recording. */
   private stateSpace: RunStates | null = null;
+  /** The recorded run the state space lists (save-recording writes it). */
+  private recordedRun: RecordedRun | null = null;
   /** Why the last recording ended before its states were asked for (a crash), for the error `states` then gives. */
   private endedRecording: string | null = null;
   onShutdown: () => void = () => {};
@@ -246,6 +249,21 @@ export class PowercutDaemon {
       }
       case 'units':
         return { ok: true, units: this.space(req.hypothesis).lostUnits(req.state) };
+      case 'save-recording': {
+        this.closeRecording();
+        const file = this.checkOut(req.out, false);
+        mkdirSync(dirname(file), { recursive: true });
+        writeFileSync(file, encodeRecordedRun(this.recordedRun!));
+        return { ok: true, out: file };
+      }
+      case 'load-recording':
+        return this.serial(async () => {
+          const run = decodeRecordedRun(readFileSync(req.from), resolve(req.from));
+          if (run.recordings.length !== this.nodes.length) throw new Error(`${resolve(req.from)} holds a run of ${run.recordings.length} node(s); this daemon serves ${this.nodes.length}: start it with as many mounts`);
+          this.endRecording(null);
+          this.useRecordedRun(run);
+          return { ok: true };
+        });
       case 'shutdown':
         return this.serial(async () => {
           await this.unmount();
@@ -280,6 +298,7 @@ export class PowercutDaemon {
    */
   private async reset(record: boolean, holds?: FsyncHoldSchedule): Promise<ControlAnswer> {
     this.stateSpace = null;
+    this.recordedRun = null;
     this.endRecording(null);
     const models = this.nodes.map((n) => {
       n.recording = record ? new Recording(processOwner(), this.maxRecordingBytes) : null;
@@ -334,10 +353,16 @@ export class PowercutDaemon {
         throw new Error(`no recorded run${why}: send reset with record, run the workload, then ask for states`);
       }
       this.endRecording(null);
-      const spaces = recordings.map((r) => new StateSpace(r!, this.gate.opCount));
-      this.stateSpace = this.isCluster ? new ClusterStateSpace(spaces) : new SingleNodeStates(spaces[0]);
+      this.useRecordedRun({ recordings: recordings as Recording[], lastOp: this.gate.opCount });
     }
-    return this.stateSpace;
+    return this.stateSpace!;
+  }
+
+  /** The run whose states are listed from now on (recorded here, or loaded from a file). */
+  private useRecordedRun(run: RecordedRun): void {
+    const spaces = run.recordings.map((r) => new StateSpace(r, run.lastOp));
+    this.stateSpace = this.isCluster ? new ClusterStateSpace(spaces) : new SingleNodeStates(spaces[0]);
+    this.recordedRun = run;
   }
 
   /** Closes the recordings (the models stay mounted, and their later calls are not recorded); `why` says why if the run was cut short. */

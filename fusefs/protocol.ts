@@ -96,6 +96,10 @@ export type ControlRequest =
    * slot reuses its directories).
    */
   | { cmd: 'state-image'; state: CrashStateId; out: string; replace?: boolean; probe?: ProbeUnit[]; hypothesis?: Hypothesis }
+  /** The recorded run (every node's calls with their data) written to the file `out` (outside the mount), to be listed and searched later. */
+  | { cmd: 'save-recording'; out: string }
+  /** A run saved by save-recording becomes the recorded run: its states are listed, built and probed as if it had just run here. */
+  | { cmd: 'load-recording'; from: string }
   | { cmd: 'shutdown' };
 
 export interface StatusAnswer {

@@ -19,6 +19,8 @@ const SLOW_BECAUSE: Partial<Record<ControlRequest['cmd'], string>> = {
   'state-image': `${REPLAYS} up to the state, then writes the image of every file the state holds (its written bytes; holes stay holes)`,
   'load-state': `${REPLAYS} up to the state, then mounts it`,
   units: `${REPLAYS} up to the state, then compares what it lost file by file`,
+  'save-recording': 'the daemon writes every call of the recorded run with its data, gzipped (its size grows with what the run wrote)',
+  'load-recording': 'the daemon reads a saved run with its data (its size grows with what the run wrote)',
 };
 export const CRASH_TIMEOUT_MS = 30_000;
 
@@ -147,6 +149,14 @@ export class ControlClient {
   /** Mounts the crash state `id` of the recorded run (or of a hypothesis about it), ready for recovery (nothing held, fresh trace). */
   async loadState(id: CrashStateId, extra: { probe?: ProbeUnit[]; hypothesis?: Hypothesis } = {}): Promise<void> {
     await this.ok({ cmd: 'load-state', state: id, ...extra }, CRASH_TIMEOUT_MS);
+  }
+  /** Writes the recorded run to the file `out` (outside the mount): every node's calls with their data, for loadRecording later. */
+  async saveRecording(out: string): Promise<void> {
+    await this.ok({ cmd: 'save-recording', out }, CRASH_TIMEOUT_MS);
+  }
+  /** Makes the run a saveRecording wrote the recorded run: its states listed, imaged and probed as after the run itself. */
+  async loadRecording(from: string): Promise<void> {
+    await this.ok({ cmd: 'load-recording', from }, CRASH_TIMEOUT_MS);
   }
   /** What crash state `id` lost, unit by unit. */
   async units(id: CrashStateId, hypothesis?: Hypothesis): Promise<LostUnit[]> {
