@@ -5,7 +5,10 @@
 import path from 'node:path';
 import { isClusterCase, writeCause, type ClusterArtifactCase, type StoredArtifact } from '../harness/artifacts.js';
 import { causeFacts, type Cause, type SearchBound } from '../harness/cause/cause.js';
+import { DEFAULT_STATE_CAPS, type CrashStateId } from '../../fusefs/crash-states.js';
 import { explainClusterStateAgain, type ExplainedAgain } from '../harness/cluster/explain-again.js';
+import { explainStoredClusterState, type ExplainedStored } from '../harness/cluster/explain-stored.js';
+import { violatedChecks } from '../harness/oracle.js';
 import { mergeTimeouts } from '../harness/driver-process.js';
 import { EXPLAIN_BOUNDS } from '../harness/exhaustive/explain.js';
 import { HarnessError } from '../harness/harness-error.js';
@@ -24,10 +27,13 @@ fix in the program's terms, the proof (the recorded run re-checked with that ste
 reach (whether it bites a journaling filesystem like ext4 in its default mode, or only a disk as
 strict as POSIX allows). The gate stores this in the artifact (cause.json); when it is absent, the
 case is recorded again on a fresh mount and its crash state searched, and cause.json is written.
-A cluster's artifact keeps its state's images, not the recording: --again (or a missing cause.json)
-records the case again on fresh mounts, a sample since the nodes interleave anew, and names the
-cause of that run's state of the same cut kind failing the same checks (cause.json is left as it
-is); the whole is bounded by three times --max-seconds. A live cut's artifact has no cause search.
+A cluster's crash state whose artifact keeps its recorded run (recording/, written by the gate) and
+no named cause is searched on that run: its own state, units and request numbers, exactly; each
+recovery of its nodes is a sample, so the state is recovered first and searched only if it fails
+the same checks again, and cause.json is written. --again, or an artifact without recording/,
+records the case again on fresh mounts instead, a sample since the nodes interleave anew, and names
+the cause of that run's state of the same cut kind failing the same checks (cause.json is left as
+it is); the whole is bounded by three times --max-seconds. A live cut's artifact has no cause search.
 
 options:
   --again           search again even if the artifact has a cause (after changing the code)
@@ -76,6 +82,9 @@ export const run: Command = async (argv) => {
   console.log(`artifact ${dir}\n${targetName(artifact.case)}${artifact.case.variant ? ` (variant ${artifact.case.variant})` : ''}: ${artifact.violations.map((v) => v.check).join(', ')}\n`);
 
   let cause = parsed.values.again ? undefined : artifact.cause;
+  // A cluster state's stored run is searched, exactly, unless a cause is named already (an unexplained one may have run out of the gate's time).
+  const c = artifact.case;
+  if (isClusterCase(c) && c.state && artifact.recording && !parsed.values.again && (!cause || cause.kind === 'not-isolated')) return explainClusterStored(artifact, { ...c, state: c.state }, dir, bound);
   if (cause) console.log('(the cause stored with the artifact, cause.json; --again searches anew)');
   else if (isClusterCase(artifact.case)) return explainClusterAgain(artifact, artifact.case, dir, bound);
   else {
@@ -100,8 +109,39 @@ export const run: Command = async (argv) => {
   return cause.kind === 'not-isolated' ? EXPLAIN_EXIT.notIsolated : EXPLAIN_EXIT.explained;
 };
 
+/** A cluster's crash state searched on the recorded run its artifact keeps (recording/): exactly its own, each recovery a sample. */
+async function explainClusterStored(artifact: StoredArtifact, c: ClusterArtifactCase & { state: CrashStateId }, dir: string, bound: SearchBound): Promise<number> {
+  const target = artifactTarget(artifact, dir, help, 'allow');
+  // Recovering the state once comes before the search.
+  const budgetMs = CLUSTER_AGAIN_BOUNDS * bound.maxMs;
+  console.log(`searching the cause on the stored recording (recording/: the state's own run, exactly; each recovery of its ${c.nodes} nodes is a sample), recovering the state first (bound ${budgetMs / 1000} s)...`);
+  const cut = artifact.cuts[0];
+  let r: ExplainedStored;
+  try {
+    r = await explainStoredClusterState(target, {
+      input: c, nodes: c.nodes, state: c.state, caps: c.stateCaps ?? DEFAULT_STATE_CAPS, violations: artifact.violations,
+      recording: artifact.recording!, trace: cut?.trace ?? [], marks: cut?.marks ?? [],
+    }, mergeTimeouts(), Date.now() + budgetMs, bound);
+  } catch (err) {
+    console.log(`TOOL FAILED while explaining (not a verdict on the queue): ${err instanceof Error ? err.message : String(err)}`);
+    return EXPLAIN_EXIT.toolFailed;
+  }
+  if (!r.cause) {
+    const now = violatedChecks(r.recovered);
+    console.log(r.recovered.length > 0 && now.join() !== violatedChecks(artifact.violations).join()
+      ? `recovered from the stored recording, the state failed other checks this time (${now.join(', ')}): a recovery of several nodes is a sample; run explain again, or powercut replay`
+      : r.recovered.length === 0
+        ? 'recovered from the stored recording, the state passed this time: a recovery of several nodes is a sample; run explain again, or powercut replay'
+        : 'the time ran out before its cause was searched (raise --max-seconds)');
+    return r.recovered.length > 0 && now.join() === violatedChecks(artifact.violations).join() ? EXPLAIN_EXIT.notIsolated : EXPLAIN_EXIT.noLongerFails;
+  }
+  await writeCause(dir, r.cause);
+  console.log(`(written to ${path.join(dir, 'cause.json')})\n\n${formatCause(r.cause)}`);
+  return r.cause.kind === 'not-isolated' ? EXPLAIN_EXIT.notIsolated : EXPLAIN_EXIT.explained;
+}
+
 /**
- * A cluster's crash state, searched again: its artifact keeps no recording, so the case is recorded
+ * A cluster's crash state, searched again: its artifact keeps no recording (or --again), so the case is recorded
  * again, a sample (its nodes interleave anew), and the cause named is that run's, for a state of the
  * same cut kind failing the same checks; cause.json is left as it is, since that cause's requests
  * are the new run's. A live cut has no cause search.

@@ -10,7 +10,7 @@
 const SEED = '31';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Ajv } from 'ajv';
 import { REPO_ROOT } from '../harness/dist-path.js';
@@ -122,6 +122,17 @@ describe(`powercut gate --target ${TARGET} (a cluster of three nodes)`, () => {
     expect(again.stdout).toContain('recording the case again on 3 fresh mounts, a sample since its nodes interleave anew');
     if (again.exitCode === 0) expect(again.stdout).toMatch(/of the new recording \(\d+ of \d+ states of its cut kind judged fail the same checks\); cause\.json is left as it is/);
     expect(await readFile(path.join(dir, 'cause.json'), 'utf8')).toBe(stored);
+    // Without a named cause, explain searches the run the artifact keeps (recording/): the state's own, its request numbers the artifact's.
+    expect(existsSync(path.join(dir, 'recording', 'calls.json.gz')) && existsSync(path.join(dir, 'recording', 'run.json'))).toBe(true);
+    await rm(path.join(dir, 'cause.json'));
+    const exact = await powercut(['explain', dir, '--max-seconds', '8']);
+    expect([0, 1, 3], exact.stdout + exact.stderr).toContain(exact.exitCode);
+    expect(exact.stdout).toContain('searching the cause on the stored recording (recording/: the state\'s own run, exactly');
+    if (exact.exitCode === 3) return; // its one recovery (three nodes draining) passed or failed otherwise this time: a sample, said so
+    const found = JSON.parse(await readFile(path.join(dir, 'cause.json'), 'utf8'));
+    if (found.kind !== 'not-isolated') expect(replicatedQueue.knownBad[variant].causes!.some((d) => isExpectedCause(found, d)), found.key).toBe(true);
+    const step = found.step as { op?: number } | undefined;
+    if (step?.op !== undefined) expect(trace.some((e: { op: number }) => e.op === step.op), `request ${step.op} is one of the artifact's own`).toBe(true);
   }, 200_000);
 
   it('shrinks a new failure\'s workload to fewer steps that fail the same way, and keeps only the smaller case\'s artifact', async () => {

@@ -17,7 +17,7 @@ import fc from 'fast-check';
 import type { CrashStateInfo, StatePolicy } from '../../fusefs/crash-states.js';
 import { nodeCountOf } from '../targets/index.js';
 import { crashInputArb, mutantInputArb } from '../../properties/crash-property.js';
-import { replayOf, writeCause, writeClusterArtifact, type ClusterArtifactCase } from '../harness/artifacts.js';
+import { replayOf, writeCause, writeClusterArtifact, writeRecording, type ClusterArtifactCase } from '../harness/artifacts.js';
 import type { Cause } from '../harness/cause/cause.js';
 import { explainClusterRun, type JudgedClusterState } from '../harness/cluster/cluster-cause.js';
 import { CLUSTER_STATE_SLOTS, ClusterStatePool, ClusterStateError, type ClusterStateVerdict } from '../harness/cluster/cluster-pool.js';
@@ -25,7 +25,7 @@ import { runClusterCase, type ClusterInput } from '../harness/cluster/cluster-ru
 import { drawLiveCase, type NodePause } from '../harness/cluster/live-draw.js';
 import { countContract, policyCoverage, runFeatures } from '../harness/coverage.js';
 import { startTempDaemon, type TempDaemon } from '../harness/daemon-process.js';
-import { mergeTimeouts } from '../harness/driver-process.js';
+import { mergeTimeouts, type DriverRun } from '../harness/driver-process.js';
 import { violatedChecks } from '../harness/oracle.js';
 import { contractOf } from '../harness/outcome.js';
 import { within } from '../harness/time-share.js';
@@ -91,6 +91,12 @@ const MAX_ERRORS = 3;
 
 type How = 'state' | 'live';
 
+/** A crash state's recorded run, for its artifact: the daemon writes its calls, the run as recorded. */
+interface RecordingKept {
+  saveCalls: (file: string) => Promise<void>;
+  run: DriverRun;
+}
+
 /** The requests of the recorded run before its open line (every node's recovery): a live run opens with as many. */
 function openedAfter(rec: ClusterRecording): number {
   // The last open: a workload that reopens its cluster opens it again, and a majority cut must come after that too.
@@ -143,7 +149,7 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
    * Writes a failing case's artifact (with its cause and report.html) within the artifacts' share;
    * undefined when that failed (the row says why; the failure stands). `images`: as found() takes them.
    */
-  const keepArtifact = async (row: GateRow, key: string, c: ClusterArtifactCase, judged: ClusterJudged, images: ((dir: string) => Promise<void>) | string | undefined, cause: Cause | undefined): Promise<string | undefined> => {
+  const keepArtifact = async (row: GateRow, key: string, c: ClusterArtifactCase, judged: ClusterJudged, images: ((dir: string) => Promise<void>) | string | undefined, cause: Cause | undefined, recording?: RecordingKept): Promise<string | undefined> => {
     let artifactDir: string | undefined;
     let imagesDir: string | undefined;
     try {
@@ -154,6 +160,7 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
         }
         artifactDir = await writeClusterArtifact(o.artifactRoot, target.name, { ...judged, case: c }, typeof images === 'string' ? images : imagesDir);
         if (cause) await writeCause(artifactDir, cause);
+        if (recording) await writeRecording(artifactDir, recording.saveCalls, recording.run);
         await drawArtifactReport(artifactDir);
       });
     } catch (err) {
@@ -167,7 +174,7 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
   /** Counts a failing state or case under its group; a new group keeps an artifact (with report.html), and its key is returned. */
   /** `images`: writes a state's images into the folder it is given, or the folder of a live cut's images, already written. */
   /** `cause`: a state's, when its search named one (proven) or said why none is; a live cut has none. */
-  const found = async (kind: CutKind, how: How, c: ClusterArtifactCase, judged: ClusterJudged, images?: ((dir: string) => Promise<void>) | string, cause?: Cause): Promise<string | undefined> => {
+  const found = async (kind: CutKind, how: How, c: ClusterArtifactCase, judged: ClusterJudged, images?: ((dir: string) => Promise<void>) | string, cause?: Cause, recording?: RecordingKept): Promise<string | undefined> => {
     const row = rows.get(kind)!;
     row.violations++;
     cov.perKind[kind]!.failing++;
@@ -180,7 +187,7 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
     // An unexplained state's cause says why (not searched, not isolated, not provable): its group is its signature's.
     const kept = cause && !named ? { ...cause, key } : cause;
     if (distinct.countKnown(key, row, signature)) return undefined;
-    const artifactDir = await keepArtifact(row, key, c, judged, images, kept);
+    const artifactDir = await keepArtifact(row, key, c, judged, images, kept, recording);
     const messages = judged.violations.map((v) => v.message);
     distinct.add({
       key, title: named ? cause.title : signature, count: 1, signatures: [{ signature, count: 1 }], foundBy: [row.name], checks, messages,
@@ -218,11 +225,14 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
     };
   };
 
+  /** A state's recorded run, kept with its artifact (the daemon still holds it when the artifact is written). */
+  const recordingOf = (rec: ClusterRecording, daemon: TempDaemon): RecordingKept => ({ saveCalls: (file) => daemon.daemon.client.saveRecording(file), run: rec.recorded.run });
+
   /** A failing state of the recording (its cause searched or not), grouped and, if new, kept as an artifact; the key of a new group. */
   const stateFailed = async (rec: ClusterRecording, v: ClusterStateVerdict, kind: CutKind, daemon: TempDaemon, cause: Cause | undefined): Promise<string | undefined> => {
     const { c, judged } = stateArtifact(rec, v);
     // The slot's folder is its next state's by now: the artifact's images are written again, from the state.
-    return found(kind, 'state', c, judged, (dir) => daemon.daemon.client.stateImage(v.state.id, dir), cause);
+    return found(kind, 'state', c, judged, (dir) => daemon.daemon.client.stateImage(v.state.id, dir), cause, recordingOf(rec, daemon));
   };
 
   /**
@@ -271,7 +281,7 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
       }
       const { c, judged } = stateArtifact(rec, v);
       // An unnamed group's search ran on the first case, not on this one: its artifact says no cause.
-      if (await replaceArtifact(key, row, c, judged, (dir) => daemon.daemon.client.stateImage(v.state.id, dir), cause)) {
+      if (await replaceArtifact(key, row, c, judged, (dir) => daemon.daemon.client.stateImage(v.state.id, dir), cause, recordingOf(rec, daemon))) {
         ctx.log(`${row.name}: shrank "${group.title}" from ${input.workload.steps.length} steps to ${small.steps.length} (${small.tried} candidates${small.cutShort ? ', cut short by the shrink\'s time' : ''})`);
       }
     });
@@ -281,9 +291,9 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
   const withSteps = (input: ClusterInput, steps: readonly Step[]): ClusterInput => ({ ...input, workload: target.fitWorkload({ ...input.workload, steps: [...steps] }, input.settings) });
 
   /** The group's artifact replaced by a smaller case's (the first case's removed); false when it could not be written. */
-  const replaceArtifact = async (key: string, row: GateRow, c: ClusterArtifactCase, judged: ClusterJudged, images: ((dir: string) => Promise<void>) | string | undefined, cause: Cause | undefined): Promise<boolean> => {
+  const replaceArtifact = async (key: string, row: GateRow, c: ClusterArtifactCase, judged: ClusterJudged, images: ((dir: string) => Promise<void>) | string | undefined, cause: Cause | undefined, recording?: RecordingKept): Promise<boolean> => {
     const group = distinct.get(key)!;
-    const artifactDir = await keepArtifact(row, key, c, judged, images, cause);
+    const artifactDir = await keepArtifact(row, key, c, judged, images, cause, recording);
     if (!artifactDir) return false;
     if (group.artifactDir) await rm(group.artifactDir, { recursive: true, force: true });
     const link = replayOf(artifactDir, c);

@@ -11,6 +11,9 @@
 //                             folder (a stream's msgs/, a whole empty disk) is part of a crash state
 //   stderr/run-K.txt          driver diagnostics, when there were any
 //   cause.json                why it failed (exhaustive mode): the cause search's finding, its probes, proof and reach
+//   recording/                a cluster's crash state: the daemon's recording of the run (calls.json.gz:
+//                             every node's filesystem calls with their data) and the workload run whole
+//                             (run.json), so explain searches the state itself, exactly, not a re-run
 //   replay.sh                 the one command that replays it, from any checkout
 // A cluster's artifact (writeClusterArtifact) has the same layout: case.json adds `nodes` and, for a
 // live cut, `nodesCut`; the trace's entries carry `node`; images/cut-0-after-crash/nodeK is node k's
@@ -26,6 +29,7 @@ import { emptyCoverage } from './coverage.js';
 import type { HarnessError } from './harness-error.js';
 import type { Mark } from '../../fusefs/crash-states.js';
 import { nodeImageDir, type TraceEntry } from '../../fusefs/protocol.js';
+import type { DriverRun } from './driver-process.js';
 import type { RunRecord, Violation } from './oracle.js';
 import { parseOutcomes } from './outcome.js';
 import { formatTrace } from './trace-format.js';
@@ -52,6 +56,40 @@ export interface StoredArtifact {
   harnessError?: string;
   /** Why it failed, when a cause search ran (cause.json). */
   cause?: Cause;
+  /** The recorded run its crash state is one of (a cluster's state, recording/). */
+  recording?: StoredRecording;
+}
+
+/** An artifact's recorded run: the daemon's file of it (load-recording) and the workload run as it was recorded. */
+export interface StoredRecording {
+  callsFile: string;
+  run: DriverRun;
+}
+
+/** The folder of an artifact holding its recorded run, and its files. */
+const RECORDING_DIR = 'recording';
+const RECORDING_CALLS = 'calls.json.gz';
+const RECORDING_RUN = 'run.json';
+
+/**
+ * Keeps the recorded run a cluster's crash state is one of in its artifact: `saveCalls` has the
+ * daemon that holds it write its calls to the file it is given; `run` is the workload run whole.
+ */
+export async function writeRecording(dir: string, saveCalls: (file: string) => Promise<void>, run: DriverRun): Promise<void> {
+  await mkdir(path.join(dir, RECORDING_DIR), { recursive: true });
+  await saveCalls(path.join(dir, RECORDING_DIR, RECORDING_CALLS));
+  await writeFile(path.join(dir, RECORDING_DIR, RECORDING_RUN), json(run));
+}
+
+function readRecording(dir: string): StoredRecording | undefined {
+  const callsFile = path.join(dir, RECORDING_DIR, RECORDING_CALLS);
+  if (!existsSync(callsFile)) return undefined;
+  const runFile = path.join(dir, RECORDING_DIR, RECORDING_RUN);
+  const run = readJson(runFile) as DriverRun;
+  if (typeof run !== 'object' || run === null || !Array.isArray(run.record?.outcomes) || typeof run.stderr !== 'string') {
+    throw new Error(`${runFile}: must be the recorded workload run {record: {outcomes: [...], ...}, stderr, frozenAt}`);
+  }
+  return { callsFile, run };
 }
 
 /** The file of an artifact that holds its cause. */
@@ -343,5 +381,6 @@ export async function readArtifact(dir: string): Promise<StoredArtifact> {
   const harnessError = existsSync(errorFile) ? await readFile(errorFile, 'utf8') : undefined;
   const causeFile = path.join(dir, CAUSE_FILE);
   const cause = existsSync(causeFile) ? readJson(causeFile) as Cause : undefined;
-  return { dir, case: c, runs, cuts, violations, stderr, ...(harnessError !== undefined ? { harnessError } : {}), ...(cause ? { cause } : {}) };
+  const recording = readRecording(dir);
+  return { dir, case: c, runs, cuts, violations, stderr, ...(harnessError !== undefined ? { harnessError } : {}), ...(cause ? { cause } : {}), ...(recording ? { recording } : {}) };
 }
