@@ -126,7 +126,7 @@ class InsertedProof {
  * one), then failing and passed states in turn until `deadlineMs`, so a proof the time cuts short
  * has sampled both what it cures and what it could break (it says how many it judged: capped).
  */
-async function proveInserted(ctx: ClusterCauseContext, cause: Cause, lost: readonly LostUnit[], own: JudgedClusterState, judged: readonly JudgedClusterState[], deadlineMs: number): Promise<{ proof: InsertedProof; fixWords: string } | undefined> {
+export async function proveInserted(ctx: ClusterCauseContext, cause: Cause, lost: readonly LostUnit[], own: JudgedClusterState, judged: readonly JudgedClusterState[], deadlineMs: number): Promise<{ proof: InsertedProof; fixWords: string } | undefined> {
   const fix = clusterFixedRun(ctx.recorded, cause, lost);
   if (!fix?.hypothesis) return undefined;
   const p = new InsertedProof(ctx, fix, own);

@@ -3,16 +3,16 @@
 // artifact's own, exactly, with its request numbers. Only each recovery is a sample: the nodes'
 // drain elects and interleaves anew every time, so the state is recovered once first and searched
 // only if it fails the artifact's checks again.
-import type { CrashStateId, Mark, StateCaps } from '../../../fusefs/crash-states.js';
+import type { CrashStateId, CrashStateInfo, Mark, StateCaps } from '../../../fusefs/crash-states.js';
 import type { TraceEntry } from '../../../fusefs/protocol.js';
 import type { StoredRecording } from '../artifacts.js';
 import type { Cause, SearchBound } from '../cause/cause.js';
-import { startTempDaemon } from '../daemon-process.js';
+import { startTempDaemon, type DaemonHandle } from '../daemon-process.js';
 import type { DriverTimeouts } from '../driver-process.js';
 import { HarnessError } from '../harness-error.js';
 import { violatedChecks, type Violation } from '../oracle.js';
 import type { Target } from '../target.js';
-import { explainClusterRun, recoverClusterState, type JudgedClusterState } from './cluster-cause.js';
+import { explainClusterRun, recoverClusterState, type ClusterCauseContext, type JudgedClusterState } from './cluster-cause.js';
 import type { ClusterInput } from './cluster-run.js';
 
 export interface StoredClusterState {
@@ -35,17 +35,24 @@ export interface ExplainedStored {
   cause?: Cause;
 }
 
+/**
+ * The artifact's recorded run loaded into `daemon` (a fresh one of the artifact's node count): the
+ * cause context of its run, and its state as the run lists it.
+ */
+export async function loadStoredClusterState(daemon: DaemonHandle, target: Target, s: StoredClusterState, timeouts: DriverTimeouts): Promise<{ ctx: ClusterCauseContext; state: CrashStateInfo }> {
+  await daemon.client.loadRecording(s.recording.callsFile);
+  const listed = await daemon.client.states([s.state.policy], s.caps);
+  const want = JSON.stringify(s.state);
+  const state = listed.states.find((x) => JSON.stringify(x.id) === want);
+  if (!state) throw new HarnessError(`the stored recording ${s.recording.callsFile} lists no state ${want} (under the caps ${JSON.stringify(s.caps)}): the artifact's recording/ is not the run of its case.json`);
+  return { ctx: { daemon, target, input: s.input, recorded: { run: s.recording.run, trace: s.trace, marks: s.marks }, timeouts }, state };
+}
+
 /** Loads the artifact's recorded run, recovers its state, and searches its cause if it fails alike (within `bound`, by `deadlineMs`). */
 export async function explainStoredClusterState(target: Target, s: StoredClusterState, timeouts: DriverTimeouts, deadlineMs: number, bound: SearchBound): Promise<ExplainedStored> {
   const fixture = await startTempDaemon('explain-stored', s.nodes);
   try {
-    const client = fixture.daemon.client;
-    await client.loadRecording(s.recording.callsFile);
-    const listed = await client.states([s.state.policy], s.caps);
-    const want = JSON.stringify(s.state);
-    const info = listed.states.find((x) => JSON.stringify(x.id) === want);
-    if (!info) throw new HarnessError(`the stored recording ${s.recording.callsFile} lists no state ${want} (under the caps ${JSON.stringify(s.caps)}): the artifact's recording/ is not the run of its case.json`);
-    const ctx = { daemon: fixture.daemon, target, input: s.input, recorded: { run: s.recording.run, trace: s.trace, marks: s.marks }, timeouts };
+    const { ctx, state: info } = await loadStoredClusterState(fixture.daemon, target, s, timeouts);
     const recovered = await recoverClusterState(ctx, info.id);
     if (violatedChecks(recovered.violations).join() !== violatedChecks(s.violations).join()) return { recovered: recovered.violations };
     const judged: JudgedClusterState = { state: info, violations: recovered.violations, drain: recovered.drain };
