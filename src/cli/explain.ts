@@ -12,6 +12,7 @@ import { violatedChecks } from '../harness/oracle.js';
 import { mergeTimeouts } from '../harness/driver-process.js';
 import { EXPLAIN_BOUNDS } from '../harness/exhaustive/explain.js';
 import { HarnessError } from '../harness/harness-error.js';
+import { writeArtifactReport } from '../report/index.js';
 import { targetName } from '../targets/index.js';
 import { artifactTarget, causeOfFailed, readArtifactOrUsage } from './replay.js';
 import { parseCommandArgs, usageFail, type Command } from './usage.js';
@@ -102,8 +103,8 @@ export const run: Command = async (argv) => {
         : 'recorded again, the crash state no longer fails the same checks (fixed, or it needs another interleaving): nothing to explain; powercut replay tells more');
       return EXPLAIN_EXIT.noLongerFails;
     }
-    await writeCause(dir, cause);
-    console.log(`(written to ${path.join(dir, 'cause.json')})`);
+    await writeCauseAndReport(dir, cause);
+    console.log(`(written to ${path.join(dir, 'cause.json')}; report.html redrawn)`);
   }
   console.log(`\n${formatCause(cause)}`);
   return cause.kind === 'not-isolated' ? EXPLAIN_EXIT.notIsolated : EXPLAIN_EXIT.explained;
@@ -135,8 +136,8 @@ async function explainClusterStored(artifact: StoredArtifact, c: ClusterArtifact
         : 'the time ran out before its cause was searched (raise --max-seconds)');
     return r.recovered.length > 0 && now.join() === violatedChecks(artifact.violations).join() ? EXPLAIN_EXIT.notIsolated : EXPLAIN_EXIT.noLongerFails;
   }
-  await writeCause(dir, r.cause);
-  console.log(`(written to ${path.join(dir, 'cause.json')})\n\n${formatCause(r.cause)}`);
+  await writeCauseAndReport(dir, r.cause);
+  console.log(`(written to ${path.join(dir, 'cause.json')}; report.html redrawn)\n\n${formatCause(r.cause)}`);
   return r.cause.kind === 'not-isolated' ? EXPLAIN_EXIT.notIsolated : EXPLAIN_EXIT.explained;
 }
 
@@ -170,6 +171,12 @@ async function explainClusterAgain(artifact: StoredArtifact, c: ClusterArtifactC
   }
   console.log(`${where}; cause.json is left as it is (this cause's requests are the new recording's):\n\n${formatCause(r.cause)}`);
   return r.cause.kind === 'not-isolated' ? EXPLAIN_EXIT.notIsolated : EXPLAIN_EXIT.explained;
+}
+
+/** The artifact's cause.json, and its report.html drawn again to show it. */
+async function writeCauseAndReport(dir: string, cause: Cause): Promise<void> {
+  await writeCause(dir, cause);
+  await writeArtifactReport(dir);
 }
 
 /** A cluster's search again records, judges and searches: bounded by this many times --max-seconds. */

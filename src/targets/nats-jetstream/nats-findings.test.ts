@@ -36,9 +36,11 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { describe, expect, it } from 'vitest';
 import { copyStoredImage, isClusterCase, readArtifact, type ClusterArtifactCase } from '../../harness/artifacts.js';
 import { nodeImageDir } from '../../../fusefs/protocol.js';
+import { proveInserted } from '../../harness/cluster/cluster-cause.js';
 import { recoverClusterImage } from '../../harness/cluster/cluster-run.js';
+import { loadStoredClusterState } from '../../harness/cluster/explain-stored.js';
 import { ID_BASE_PER_RUN, specFor } from '../../harness/crash-run.js';
-import { startDaemon, type DaemonHandle } from '../../harness/daemon-process.js';
+import { startDaemon, startTempDaemon, type DaemonHandle } from '../../harness/daemon-process.js';
 import { REPO_ROOT } from '../../harness/dist-path.js';
 import { mergeTimeouts, runDriver } from '../../harness/driver-process.js';
 import type { DriverSpec } from '../../harness/driver-spec.js';
@@ -432,11 +434,34 @@ describe('nats-server 2.9.10 cluster findings (replicas 3), from their committed
       for (const k of [0, 1, 2]) expect(await readdir(path.join(scratch, nodeImageDir(k))), `node ${k}'s disk kept nothing`).toEqual([]);
       const r = await recoverClusterImage(natsJetstream, c, scratch, c.nodes, a.runs[0], mergeTimeouts());
       expect(checks(r.violations)).toEqual(['at-least-once', 'monotonic-seqs']);
-      expect(messages(r.violations, 'at-least-once')).toMatch(/seqs 1 \(event ids 1\) were confirmed durable/);
-      expect(messages(r.violations, 'monotonic-seqs')).toMatch(/got seq 1 for event id 1000001, but seqs up to 1 were confirmed durable/);
+      expect(messages(r.violations, 'at-least-once')).toMatch(/seqs 1, 2, 3, 4 \(event ids 1, 2, 3, 4\) were confirmed durable/);
+      expect(messages(r.violations, 'monotonic-seqs')).toMatch(/got seq 1 for event id 1000001, but seqs up to 4 were confirmed durable/);
       expect(r.drainStderr).toMatch(/opened stream POWERCUT \(messages 0, seqs 0\.\.0\)/);
     } finally {
       await rm(scratch, { recursive: true, force: true });
     }
   }, 60_000);
+
+  it('C1. the cause explain named on its stored recording holds there: its fix (fsync the meta group\'s term and vote, the stream\'s message block and the folders to them, on every node) makes the state pass', async () => {
+    const dir = path.join(FINDINGS, 'C1-coordinated-cut-loses-pubacks');
+    const a = await readArtifact(dir);
+    const c = a.case as ClusterArtifactCase;
+    const cause = a.cause!;
+    expect(cause.key).toBe('missing-fsync /jetstream/$SYS/_js_/_meta_/tav.idx truncate /jetstream/$SYS/_js_/_meta_/tav.idx');
+    expect(cause.fix).toContain('fsync the file /jetstream/$G/streams/POWERCUT/msgs/*.blk on nodes 0, 1, 2 after every write');
+    expect(cause.proof).toMatchObject({ failing: 1, cured: 1, curesOwnState: true, broken: 0 });
+    // The run the artifact keeps, loaded into a fresh daemon of three mounts: the state and its request numbers are the artifact's own.
+    const fixture = await startTempDaemon('nats-c1-cause', c.nodes);
+    try {
+      const cut = a.cuts[0];
+      const { ctx, state } = await loadStoredClusterState(fixture.daemon, natsJetstream, {
+        input: c, nodes: c.nodes, state: c.state!, caps: c.stateCaps!, violations: a.violations, recording: a.recording!, trace: cut.trace, marks: cut.marks ?? [],
+      }, mergeTimeouts());
+      const own = { state, violations: a.violations, drain: a.runs[a.runs.length - 1] };
+      const proven = await proveInserted(ctx, cause, await fixture.daemon.client.units(state.id), own, [own], Date.now() + 60_000);
+      expect(proven?.proof.proof, 'the state, recovered under the fix').toMatchObject({ failing: 1, cured: 1, curesOwnState: true, broken: 0 });
+    } finally {
+      await fixture.stop();
+    }
+  }, 120_000);
 });
