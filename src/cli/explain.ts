@@ -5,9 +5,8 @@
 import path from 'node:path';
 import { isClusterCase, writeCause, type ClusterArtifactCase, type StoredArtifact } from '../harness/artifacts.js';
 import { causeFacts, type Cause, type SearchBound } from '../harness/cause/cause.js';
-import { DEFAULT_STATE_CAPS, type CrashStateId } from '../../fusefs/crash-states.js';
 import { explainClusterStateAgain, type ExplainedAgain } from '../harness/cluster/explain-again.js';
-import { explainStoredClusterState, type ExplainedStored } from '../harness/cluster/explain-stored.js';
+import { explainStoredClusterState, storedClusterState, type ExplainedStored, type StoredClusterState } from '../harness/cluster/explain-stored.js';
 import { violatedChecks } from '../harness/oracle.js';
 import { mergeTimeouts } from '../harness/driver-process.js';
 import { EXPLAIN_BOUNDS } from '../harness/exhaustive/explain.js';
@@ -46,7 +45,8 @@ exit status:
   ${EXPLAIN_EXIT.explained}  a cause was named
   ${EXPLAIN_EXIT.notIsolated}  no cause was isolated within the bound (said why)
   ${EXPLAIN_EXIT.usage}  usage error or unreadable artifact
-  ${EXPLAIN_EXIT.noLongerFails}  recorded again, the case no longer fails the same way (fixed, or another interleaving)
+  ${EXPLAIN_EXIT.noLongerFails}  recorded again, the case no longer fails the same way (fixed, or another interleaving);
+     or a cluster's state, recovered from its stored run, did not fail alike this time (a sample)
   ${EXPLAIN_EXIT.toolFailed}  the tool itself failed (harness error)`;
 
 /** A cause as the terminal shows it: its heading, then one labelled line per fact, then the search's evidence. */
@@ -84,8 +84,8 @@ export const run: Command = async (argv) => {
 
   let cause = parsed.values.again ? undefined : artifact.cause;
   // A cluster state's stored run is searched, exactly, unless a cause is named already (an unexplained one may have run out of the gate's time).
-  const c = artifact.case;
-  if (isClusterCase(c) && c.state && artifact.recording && !parsed.values.again && (!cause || cause.kind === 'not-isolated')) return explainClusterStored(artifact, { ...c, state: c.state }, dir, bound);
+  const stored = storedClusterState(artifact);
+  if (stored && !parsed.values.again && (!cause || cause.kind === 'not-isolated')) return explainClusterStored(artifact, stored, dir, bound);
   if (cause) console.log('(the cause stored with the artifact, cause.json; --again searches anew)');
   else if (isClusterCase(artifact.case)) return explainClusterAgain(artifact, artifact.case, dir, bound);
   else {
@@ -111,30 +111,26 @@ export const run: Command = async (argv) => {
 };
 
 /** A cluster's crash state searched on the recorded run its artifact keeps (recording/): exactly its own, each recovery a sample. */
-async function explainClusterStored(artifact: StoredArtifact, c: ClusterArtifactCase & { state: CrashStateId }, dir: string, bound: SearchBound): Promise<number> {
+async function explainClusterStored(artifact: StoredArtifact, stored: StoredClusterState, dir: string, bound: SearchBound): Promise<number> {
   const target = artifactTarget(artifact, dir, help, 'allow');
   // Recovering the state once comes before the search.
   const budgetMs = CLUSTER_AGAIN_BOUNDS * bound.maxMs;
-  console.log(`searching the cause on the stored recording (recording/: the state's own run, exactly; each recovery of its ${c.nodes} nodes is a sample), recovering the state first (bound ${budgetMs / 1000} s)...`);
-  const cut = artifact.cuts[0];
+  console.log(`searching the cause on the stored recording (recording/: the state's own run, exactly; each recovery of its ${stored.nodes} nodes is a sample), recovering the state first (bound ${budgetMs / 1000} s)...`);
   let r: ExplainedStored;
   try {
-    r = await explainStoredClusterState(target, {
-      input: c, nodes: c.nodes, state: c.state, caps: c.stateCaps ?? DEFAULT_STATE_CAPS, violations: artifact.violations,
-      recording: artifact.recording!, trace: cut?.trace ?? [], marks: cut?.marks ?? [],
-    }, mergeTimeouts(), Date.now() + budgetMs, bound);
+    r = await explainStoredClusterState(target, stored, mergeTimeouts(), Date.now() + budgetMs, bound);
   } catch (err) {
     console.log(`TOOL FAILED while explaining (not a verdict on the queue): ${err instanceof Error ? err.message : String(err)}`);
     return EXPLAIN_EXIT.toolFailed;
   }
   if (!r.cause) {
-    const now = violatedChecks(r.recovered);
-    console.log(r.recovered.length > 0 && now.join() !== violatedChecks(artifact.violations).join()
-      ? `recovered from the stored recording, the state failed other checks this time (${now.join(', ')}): a recovery of several nodes is a sample; run explain again, or powercut replay`
-      : r.recovered.length === 0
-        ? 'recovered from the stored recording, the state passed this time: a recovery of several nodes is a sample; run explain again, or powercut replay'
-        : 'the time ran out before its cause was searched (raise --max-seconds)');
-    return r.recovered.length > 0 && now.join() === violatedChecks(artifact.violations).join() ? EXPLAIN_EXIT.notIsolated : EXPLAIN_EXIT.noLongerFails;
+    const now = violatedChecks(r.recovered).join(', ');
+    if (r.recovered.length > 0 && now === violatedChecks(artifact.violations).join(', ')) {
+      console.log('the time ran out before its cause was searched (raise --max-seconds)');
+      return EXPLAIN_EXIT.notIsolated;
+    }
+    console.log(`recovered from the stored recording, the state ${r.recovered.length > 0 ? `failed other checks this time (${now})` : 'passed this time'}: a recovery of several nodes is a sample; run explain again, or powercut replay`);
+    return EXPLAIN_EXIT.noLongerFails;
   }
   await writeCauseAndReport(dir, r.cause);
   console.log(`(written to ${path.join(dir, 'cause.json')}; report.html redrawn)\n\n${formatCause(r.cause)}`);

@@ -9,7 +9,8 @@ import { HarnessError } from '../harness/harness-error.js';
 import { explainCase, runExhaustive } from '../harness/exhaustive/exhaustive-run.js';
 import { formatOpenResult, openArtifactReport } from '../report/index.js';
 import { describeState } from '../../fusefs/model/policies/index.js';
-import type { Cause } from '../harness/cause/cause.js';
+import { proofHolds, type Cause, type CauseProof } from '../harness/cause/cause.js';
+import { reproveStoredCause, storedClusterState } from '../harness/cluster/explain-stored.js';
 import { causeOfCase } from '../harness/cause/of-case.js';
 import { replayRecovery, runCase } from '../harness/crash-run.js';
 import type { CaseResult } from '../harness/crash-case.js';
@@ -160,6 +161,7 @@ export async function causeOfFailed(failed: FailedCase, target: Target, explain:
 
 /** Whether the artifact's cause still holds: the recorded state explained again (a fault's cause read off the re-run). */
 async function causeNow(artifact: StoredArtifact, was: Cause, target: Target, rerun: { violations: Violation[] } & Partial<Pick<CaseResult, 'case' | 'runs' | 'cuts'>>): Promise<string> {
+  if (isClusterCase(artifact.case)) return clusterCauseNow(artifact, was, target);
   let now: Cause | undefined;
   try {
     // A crash state's re-run keeps only its violations: the recorded case stands for it.
@@ -171,6 +173,26 @@ async function causeNow(artifact: StoredArtifact, was: Cause, target: Target, re
   }
   if (!now) return `  the cause recorded (${was.title}): not checked, the recorded state does not fail the same way when recorded again`;
   return now.key === was.key ? `  the cause still holds: ${was.title}\n  fix: ${now.fix}` : `  the cause has changed: it was ${was.title}, it is now ${now.title}\n  fix: ${now.fix}`;
+}
+
+/**
+ * Whether a cluster state's named cause still holds: its fix applied to the run the artifact keeps
+ * and the state recovered under it (a re-recording interleaves anew and has other request numbers).
+ */
+async function clusterCauseNow(artifact: StoredArtifact, was: Cause, target: Target): Promise<string> {
+  if (was.kind === 'not-isolated') return `  the cause recorded is ${was.title}: powercut explain searches the state again`;
+  const stored = storedClusterState(artifact);
+  if (!stored) return `  the cause recorded (${was.title}): not checked (a cluster's cause is checked on the run its artifact keeps, recording/, and this one keeps none)`;
+  let proof: CauseProof | undefined;
+  try {
+    proof = await reproveStoredCause(target, stored, was, mergeTimeouts(), Date.now() + EXPLAIN_BOUNDS.bound.maxMs);
+  } catch (err) {
+    return `  could not check the cause (the tool failed): ${err instanceof HarnessError ? err.message : String(err)}`;
+  }
+  if (!proof) return `  the cause recorded (${was.title}): not checked (its fix is not one a cluster's proof applies to this state)`;
+  return proofHolds(proof) && proof.curesOwnState
+    ? `  the cause still holds on the stored run: ${was.title} (its fix, applied to the recording, makes the state pass; the recovery is a sample)\n  fix: ${was.fix}`
+    : `  the cause no longer holds on the stored run: with its fix the state still fails (${proof.stillFailing.join('; ') || 'or a state that passed fails'}); powercut explain searches it again`;
 }
 
 const indent = (vs: readonly Violation[]) => vs.map((v) => `  ${v.message}`).join('\n');

@@ -5,14 +5,15 @@
 // only if it fails the artifact's checks again.
 import type { CrashStateId, CrashStateInfo, Mark, StateCaps } from '../../../fusefs/crash-states.js';
 import type { TraceEntry } from '../../../fusefs/protocol.js';
-import type { StoredRecording } from '../artifacts.js';
-import type { Cause, SearchBound } from '../cause/cause.js';
+import { DEFAULT_STATE_CAPS } from '../../../fusefs/crash-states.js';
+import { isClusterCase, type StoredArtifact, type StoredRecording } from '../artifacts.js';
+import type { Cause, CauseProof, SearchBound } from '../cause/cause.js';
 import { startTempDaemon, type DaemonHandle } from '../daemon-process.js';
 import type { DriverTimeouts } from '../driver-process.js';
 import { HarnessError } from '../harness-error.js';
-import { violatedChecks, type Violation } from '../oracle.js';
+import { violatedChecks, type RunRecord, type Violation } from '../oracle.js';
 import type { Target } from '../target.js';
-import { explainClusterRun, recoverClusterState, type ClusterCauseContext, type JudgedClusterState } from './cluster-cause.js';
+import { explainClusterRun, proveInserted, proveOnJudged, recoverClusterState, type ClusterCauseContext, type JudgedClusterState } from './cluster-cause.js';
 import type { ClusterInput } from './cluster-run.js';
 
 export interface StoredClusterState {
@@ -22,10 +23,23 @@ export interface StoredClusterState {
   /** The caps its states were listed under (case.json's stateCaps). */
   caps: StateCaps;
   violations: readonly Violation[];
+  /** The drain the gate judged (a withheld confirmation's proof judges it again). */
+  drain: RunRecord;
   recording: StoredRecording;
   /** The run's whole trace and its marks (trace-cut-0.json). */
   trace: TraceEntry[];
   marks: Mark[];
+}
+
+/** The artifact's crash state with the run it keeps; undefined for a live cut, one disk, or an artifact without recording/. */
+export function storedClusterState(a: StoredArtifact): StoredClusterState | undefined {
+  const c = a.case;
+  if (!isClusterCase(c) || !c.state || !a.recording) return undefined;
+  const cut = a.cuts[0];
+  return {
+    input: c, nodes: c.nodes, state: c.state, caps: c.stateCaps ?? DEFAULT_STATE_CAPS, violations: a.violations, drain: a.runs[a.runs.length - 1],
+    recording: a.recording, trace: cut?.trace ?? [], marks: cut?.marks ?? [],
+  };
 }
 
 export interface ExplainedStored {
@@ -46,6 +60,24 @@ export async function loadStoredClusterState(daemon: DaemonHandle, target: Targe
   const state = listed.states.find((x) => JSON.stringify(x.id) === want);
   if (!state) throw new HarnessError(`the stored recording ${s.recording.callsFile} lists no state ${want} (under the caps ${JSON.stringify(s.caps)}): the artifact's recording/ is not the run of its case.json`);
   return { ctx: { daemon, target, input: s.input, recorded: { run: s.recording.run, trace: s.trace, marks: s.marks }, timeouts }, state };
+}
+
+/**
+ * The artifact's cause proven again on its stored run: the state recovered under the cause's fix (an
+ * inserted fsync), or its drain judged with the confirmation withheld. Undefined when the fix is of
+ * neither kind, or inserts an fsync into a torn or journaled state (no counterpart to judge).
+ */
+export async function reproveStoredCause(target: Target, s: StoredClusterState, cause: Cause, timeouts: DriverTimeouts, deadlineMs: number): Promise<CauseProof | undefined> {
+  const fixture = await startTempDaemon('reprove-stored', s.nodes);
+  try {
+    const { ctx, state } = await loadStoredClusterState(fixture.daemon, target, s, timeouts);
+    const own: JudgedClusterState = { state, violations: [...s.violations], drain: s.drain };
+    if (cause.step?.kind === 'wait') return proveOnJudged(ctx.recorded, cause, own, [own], target.name)?.proof;
+    if (state.id.policy !== 'lose-unsynced') return undefined;
+    return (await proveInserted(ctx, cause, await fixture.daemon.client.units(state.id), own, [own], deadlineMs))?.proof.proof;
+  } finally {
+    await fixture.stop();
+  }
 }
 
 /** Loads the artifact's recorded run, recovers its state, and searches its cause if it fails alike (within `bound`, by `deadlineMs`). */

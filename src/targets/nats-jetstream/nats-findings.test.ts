@@ -36,11 +36,10 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { describe, expect, it } from 'vitest';
 import { copyStoredImage, isClusterCase, readArtifact, type ClusterArtifactCase } from '../../harness/artifacts.js';
 import { nodeImageDir } from '../../../fusefs/protocol.js';
-import { proveInserted } from '../../harness/cluster/cluster-cause.js';
 import { recoverClusterImage } from '../../harness/cluster/cluster-run.js';
-import { loadStoredClusterState } from '../../harness/cluster/explain-stored.js';
+import { reproveStoredCause, storedClusterState } from '../../harness/cluster/explain-stored.js';
 import { ID_BASE_PER_RUN, specFor } from '../../harness/crash-run.js';
-import { startDaemon, startTempDaemon, type DaemonHandle } from '../../harness/daemon-process.js';
+import { startDaemon, type DaemonHandle } from '../../harness/daemon-process.js';
 import { REPO_ROOT } from '../../harness/dist-path.js';
 import { mergeTimeouts, runDriver } from '../../harness/driver-process.js';
 import type { DriverSpec } from '../../harness/driver-spec.js';
@@ -451,17 +450,7 @@ describe('nats-server 2.9.10 cluster findings (replicas 3), from their committed
     expect(cause.fix).toContain('fsync the file /jetstream/$G/streams/POWERCUT/msgs/*.blk on nodes 0, 1, 2 after every write');
     expect(cause.proof).toMatchObject({ failing: 1, cured: 1, curesOwnState: true, broken: 0 });
     // The run the artifact keeps, loaded into a fresh daemon of three mounts: the state and its request numbers are the artifact's own.
-    const fixture = await startTempDaemon('nats-c1-cause', c.nodes);
-    try {
-      const cut = a.cuts[0];
-      const { ctx, state } = await loadStoredClusterState(fixture.daemon, natsJetstream, {
-        input: c, nodes: c.nodes, state: c.state!, caps: c.stateCaps!, violations: a.violations, recording: a.recording!, trace: cut.trace, marks: cut.marks ?? [],
-      }, mergeTimeouts());
-      const own = { state, violations: a.violations, drain: a.runs[a.runs.length - 1] };
-      const proven = await proveInserted(ctx, cause, await fixture.daemon.client.units(state.id), own, [own], Date.now() + 60_000);
-      expect(proven?.proof.proof, 'the state, recovered under the fix').toMatchObject({ failing: 1, cured: 1, curesOwnState: true, broken: 0 });
-    } finally {
-      await fixture.stop();
-    }
+    const proof = await reproveStoredCause(natsJetstream, storedClusterState(a)!, cause, mergeTimeouts(), Date.now() + 60_000);
+    expect(proof, 'the state, recovered under the fix').toMatchObject({ failing: 1, cured: 1, curesOwnState: true, broken: 0 });
   }, 120_000);
 });
