@@ -180,7 +180,7 @@ async function causeNow(artifact: StoredArtifact, was: Cause, target: Target, re
  * and the state recovered under it (a re-recording interleaves anew and has other request numbers).
  */
 async function clusterCauseNow(artifact: StoredArtifact, was: Cause, target: Target): Promise<string> {
-  if (was.kind === 'not-isolated') return `  the cause recorded is ${was.title}: powercut explain searches the state again`;
+  if (was.kind === 'not-isolated') return `  no cause was named (${was.title}): powercut explain searches the state again on its stored run`;
   const stored = storedClusterState(artifact);
   if (!stored) return `  the cause recorded (${was.title}): not checked (a cluster's cause is checked on the run its artifact keeps, recording/, and this one keeps none)`;
   let proof: CauseProof | undefined;

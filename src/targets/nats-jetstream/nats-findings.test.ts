@@ -453,4 +453,14 @@ describe('nats-server 2.9.10 cluster findings (replicas 3), from their committed
     const proof = await reproveStoredCause(natsJetstream, storedClusterState(a)!, cause, mergeTimeouts(), Date.now() + 60_000);
     expect(proof, 'the state, recovered under the fix').toMatchObject({ failing: 1, cured: 1, curesOwnState: true, broken: 0 });
   }, 120_000);
+
+  it('C2. the cause explain named on its stored recording holds there: its fix (fsync the meta group\'s log index and meta.inf, the stream\'s message block and the folders to them, on the two nodes cut) makes the state pass', async () => {
+    const a = await readArtifact(path.join(FINDINGS, 'C2-majority-cut-overrules-full-node'));
+    expect((a.case as ClusterArtifactCase).state).toMatchObject({ policy: 'lose-unsynced', nodes: [0, 1] });
+    const cause = a.cause!;
+    expect(cause.key).toBe('missing-fsync /jetstream/$SYS/_js_/_meta_/msgs/*.idx write /jetstream/$SYS/_js_/_meta_/msgs/*.idx');
+    expect(cause.fix).toContain('fsync the file /jetstream/$G/streams/POWERCUT/msgs/*.blk on nodes 0, 1 after every write');
+    const proof = await reproveStoredCause(natsJetstream, storedClusterState(a)!, cause, mergeTimeouts(), Date.now() + 60_000);
+    expect(proof, 'the state, recovered under the fix').toMatchObject({ failing: 1, cured: 1, curesOwnState: true, broken: 0 });
+  }, 120_000);
 });
