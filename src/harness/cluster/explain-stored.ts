@@ -3,9 +3,8 @@
 // artifact's own, exactly, with its request numbers. Only each recovery is a sample: the nodes'
 // drain elects and interleaves anew every time, so the state is recovered once first and searched
 // only if it fails the artifact's checks again.
-import type { CrashStateId, CrashStateInfo, Mark, StateCaps } from '../../../fusefs/crash-states.js';
+import { DEFAULT_STATE_CAPS, type CrashStateId, type CrashStateInfo, type Mark, type StateCaps } from '../../../fusefs/crash-states.js';
 import type { TraceEntry } from '../../../fusefs/protocol.js';
-import { DEFAULT_STATE_CAPS } from '../../../fusefs/crash-states.js';
 import { isClusterCase, type StoredArtifact, type StoredRecording } from '../artifacts.js';
 import type { Cause, CauseProof, SearchBound } from '../cause/cause.js';
 import { startTempDaemon, type DaemonHandle } from '../daemon-process.js';
@@ -53,7 +52,7 @@ export interface ExplainedStored {
  * The artifact's recorded run loaded into `daemon` (a fresh one of the artifact's node count): the
  * cause context of its run, and its state as the run lists it.
  */
-export async function loadStoredClusterState(daemon: DaemonHandle, target: Target, s: StoredClusterState, timeouts: DriverTimeouts): Promise<{ ctx: ClusterCauseContext; state: CrashStateInfo }> {
+async function loadStoredClusterState(daemon: DaemonHandle, target: Target, s: StoredClusterState, timeouts: DriverTimeouts): Promise<{ ctx: ClusterCauseContext; state: CrashStateInfo }> {
   await daemon.client.loadRecording(s.recording.callsFile);
   const listed = await daemon.client.states([s.state.policy], s.caps);
   const want = JSON.stringify(s.state);
