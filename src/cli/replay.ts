@@ -161,7 +161,6 @@ export async function causeOfFailed(failed: FailedCase, target: Target, explain:
 
 /** Whether the artifact's cause still holds: the recorded state explained again (a fault's cause read off the re-run). */
 async function causeNow(artifact: StoredArtifact, was: Cause, target: Target, rerun: { violations: Violation[] } & Partial<Pick<CaseResult, 'case' | 'runs' | 'cuts'>>): Promise<string> {
-  if (isClusterCase(artifact.case)) return clusterCauseNow(artifact, was, target);
   let now: Cause | undefined;
   try {
     // A crash state's re-run keeps only its violations: the recorded case stands for it.
@@ -349,7 +348,10 @@ async function verdictOfSample(artifact: StoredArtifact, images: RerunVerdict | 
   console.log('');
   if (images) console.log(describeImagesVerdict(images, imagesWhat));
   console.log(formatSample(tally, why));
-  if (tally.firstReproduced !== undefined && artifact.cause) console.log(await causeNow(artifact, artifact.cause, target, reruns[tally.firstReproduced]));
+  // A cluster state's cause is checked on the run its artifact keeps, whose state its stored images are.
+  if (artifact.cause && isClusterCase(artifact.case) && artifact.case.state) {
+    if (images === 'reproduced') console.log(await clusterCauseNow(artifact, artifact.cause, target));
+  } else if (tally.firstReproduced !== undefined && artifact.cause) console.log(await causeNow(artifact, artifact.cause, target, reruns[tally.firstReproduced]));
   return sampleExit(images, tally);
 }
 /** Says what the full re-run found against what the artifact recorded, and returns it as the exit status. */

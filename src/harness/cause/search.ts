@@ -14,6 +14,7 @@ import type { Outcome } from '../outcome.js';
 import type { RunRecord, Violation } from '../oracle.js';
 import { parentOf, pathPattern, pathsNamedIn } from '../path-pattern.js';
 import { BudgetSpent, ddmin, ddminByGroup, smallestPrefix, type DdminOptions } from './ddmin.js';
+import { reachableUnits } from './reachable.js';
 import { changedPath, changeInWords, DEFAULT_SEARCH_BOUND, persistenceKey, persistenceTitle, requestsInWords, type Cause, type SearchBound } from './cause.js';
 
 /** One probe: a state of the recorded run (or of a hypothesis about it), with units made durable; judged against the state's confirmations. */
@@ -131,7 +132,14 @@ export async function searchCause(f: FailingState, probe: ProbeFn, bound: Search
         if (kept.length < narrowed.length) evidence.push(`narrowed by ${by} to ${kept.length} of ${narrowed.length} lost units (${probes} probes, ${((Date.now() - started) / 1000).toFixed(1)} s so far): ${unitsInWords(kept)}`);
         narrowed = kept;
       }
-      const minimal = await ddmin(narrowed, persisting, reduce);
+      const kept = await ddmin(narrowed, persisting, reduce);
+      const minimal = reachableUnits(kept, f.units);
+      if (minimal.length < kept.length) {
+        evidence.push(`left out of the 1-minimal set, ${kept.length - minimal.length} of its ${kept.length} units no path reaches with it durable (under a directory entry it leaves lost; a probe's chance kept them): ${unitsInWords(kept.filter((u) => !minimal.includes(u)))}`);
+      }
+      if (minimal.length === 0) {
+        return done({ kind: 'not-isolated', key: 'not-isolated', title: 'cause not isolated: the recovery passed by chance', fix: 'not isolated: no unit of the set whose persistence made the recovery pass is reachable, so it passed by chance (a recovery of several nodes is a sample); what the probes showed is listed' });
+      }
       // Data the program never fsynced at all first (the step it skipped outright), then a directory's
       // entries (a new file needs its name before its bytes matter), then the rest.
       const neverSynced = (u: LostUnit) => u.kind === 'file' && !u.syncedLater.some((x) => x.covers >= (u.changes.at(-1)?.seq ?? 0));

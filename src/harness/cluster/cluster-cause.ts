@@ -76,6 +76,11 @@ function clusterProbe(ctx: ClusterCauseContext): ProbeFn {
   };
 }
 
+/** A lose-unsynced state's counterpart in the fixed run: the same cut, right after the same request, before any fsync inserted there. */
+export function counterpartUnder(fix: ClusterFixedRun, id: CrashStateId): CrashStateId {
+  return { ...id, afterOp: fix.fixedOpsOf(id.afterOp)[0] };
+}
+
 /**
  * The proof of a fix that inserts (or moves) fsyncs, kept open so later failing states can be
  * judged under the same fix (extend) instead of searched again: the recording's states under the
@@ -103,8 +108,8 @@ class InsertedProof {
     const known = this.passes.get(j);
     if (known !== undefined) return known;
     if (j.state.id.policy !== 'lose-unsynced') throw new Error(`invariant: only a lose-unsynced state has a counterpart under an inserted fsync (got ${j.state.id.policy})`);
-    const afterOp = this.fix.fixedOpsOf(j.state.id.afterOp)[0];
-    const after = (await recoverClusterState(this.fixedCtx, { ...j.state.id, afterOp }, [], afterOp, this.fix.hypothesis)).violations;
+    const counterpart = counterpartUnder(this.fix, j.state.id);
+    const after = (await recoverClusterState(this.fixedCtx, counterpart, [], counterpart.afterOp, this.fix.hypothesis)).violations;
     this.proof.states++;
     if (j.violations.length > 0) {
       this.proof.failing++;

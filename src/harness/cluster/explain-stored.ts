@@ -3,6 +3,7 @@
 // artifact's own, exactly, with its request numbers. Only each recovery is a sample: the nodes'
 // drain elects and interleaves anew every time, so the state is recovered once first and searched
 // only if it fails the artifact's checks again.
+import path from 'node:path';
 import { DEFAULT_STATE_CAPS, type CrashStateId, type CrashStateInfo, type Mark, type StateCaps } from '../../../fusefs/crash-states.js';
 import type { TraceEntry } from '../../../fusefs/protocol.js';
 import { isClusterCase, type StoredArtifact, type StoredRecording } from '../artifacts.js';
@@ -12,7 +13,8 @@ import type { DriverTimeouts } from '../driver-process.js';
 import { HarnessError } from '../harness-error.js';
 import { violatedChecks, type RunRecord, type Violation } from '../oracle.js';
 import type { Target } from '../target.js';
-import { explainClusterRun, proveInserted, proveOnJudged, recoverClusterState, type ClusterCauseContext, type JudgedClusterState } from './cluster-cause.js';
+import { counterpartUnder, explainClusterRun, proveInserted, proveOnJudged, recoverClusterState, type ClusterCauseContext, type JudgedClusterState } from './cluster-cause.js';
+import { clusterFixedRun } from './cluster-fix.js';
 import type { ClusterInput } from './cluster-run.js';
 
 export interface StoredClusterState {
@@ -74,6 +76,25 @@ export async function reproveStoredCause(target: Target, s: StoredClusterState, 
     if (cause.step?.kind === 'wait') return proveOnJudged(ctx.recorded, cause, own, [own], target.name)?.proof;
     if (state.id.policy !== 'lose-unsynced') return undefined;
     return (await proveInserted(ctx, cause, await fixture.daemon.client.units(state.id), own, [own], deadlineMs))?.proof.proof;
+  } finally {
+    await fixture.stop();
+  }
+}
+
+/**
+ * Writes the images of the artifact's state, and of its counterpart in the run with the cause's
+ * fix inserted, under out/state and out/fixed (one folder per node each): what the fix changes on
+ * the disks, exactly, before any recovery (which is a sample). False when the fix inserts no fsync.
+ */
+export async function writeStoredFixImages(target: Target, s: StoredClusterState, cause: Cause, out: string, timeouts: DriverTimeouts): Promise<boolean> {
+  const fixture = await startTempDaemon('fix-images', s.nodes);
+  try {
+    const { ctx, state } = await loadStoredClusterState(fixture.daemon, target, s, timeouts);
+    const fix = clusterFixedRun(ctx.recorded, cause, await fixture.daemon.client.units(state.id));
+    if (!fix?.hypothesis) return false;
+    await fixture.daemon.client.stateImage(state.id, path.join(out, 'state'), true);
+    await fixture.daemon.client.stateImage(counterpartUnder(fix, state.id), path.join(out, 'fixed'), true, { hypothesis: fix.hypothesis });
+    return true;
   } finally {
     await fixture.stop();
   }
