@@ -72,6 +72,11 @@ function clusterProbe(ctx: ClusterCauseContext): ProbeFn {
     const persist: ProbeUnit[] | undefined = req.persistAll
       ? (await ctx.daemon.client.units(req.state, req.hypothesis)).map((u) => ({ kind: u.kind, ino: u.ino, ...(u.node !== undefined ? { node: u.node } : {}) }))
       : req.persist;
+    const first = (await recoverClusterState(ctx, req.state, persist, req.linesAsOf, req.hypothesis)).violations;
+    if (first.some((v) => !v.hang)) return first;
+    // A pass is confirmed by a second recovery: the nodes elect anew each time, so a failing state
+    // can pass by chance, and ddmin keeps whatever set passed (C2's search, unconfirmed, settled on
+    // a set of units no path reached). A failure needs no second look: ddmin keeps the larger set.
     return (await recoverClusterState(ctx, req.state, persist, req.linesAsOf, req.hypothesis)).violations;
   };
 }
