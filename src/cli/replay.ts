@@ -180,6 +180,7 @@ async function causeNow(artifact: StoredArtifact, was: Cause, target: Target, re
  */
 async function clusterCauseNow(artifact: StoredArtifact, was: Cause, target: Target): Promise<string> {
   if (was.kind === 'not-isolated') return `  no cause was named (${was.title}): powercut explain searches the state again on its stored run`;
+  if (!was.step) return `  the cause recorded (${was.title}) was proven by the search's probes, with no fix to apply again: powercut explain searches the state again on its stored run`;
   const stored = storedClusterState(artifact);
   if (!stored) return `  the cause recorded (${was.title}): not checked (a cluster's cause is checked on the run its artifact keeps, recording/, and this one keeps none)`;
   let proof: CauseProof | undefined;
