@@ -1,14 +1,14 @@
-// `powercut explain` on a cluster's crash state whose artifact keeps its recorded run (recording/):
-// a fresh daemon loads that run, so the state, what it lost and every probe's image are the
-// artifact's own, exactly, with its request numbers. Only each recovery is a sample: the nodes'
-// drain elects and interleaves anew every time, so the state is recovered once first and searched
-// only if it fails the artifact's checks again.
+// A cluster's crash state on the recorded run its artifact keeps (recording/): a fresh daemon
+// loads that run, so the state, what it lost, every probe's image and a fix's images are the
+// artifact's own, exactly, with its request numbers (`explain` searches there, `replay` checks a
+// stored cause there). Only each recovery is a sample: the nodes elect and interleave anew every
+// time, so explain recovers the state once first and searches only if it fails alike again.
 import path from 'node:path';
 import { DEFAULT_STATE_CAPS, type CrashStateId, type CrashStateInfo, type Mark, type StateCaps } from '../../../fusefs/crash-states.js';
 import type { TraceEntry } from '../../../fusefs/protocol.js';
 import { isClusterCase, type StoredArtifact, type StoredRecording } from '../artifacts.js';
 import type { Cause, CauseProof, SearchBound } from '../cause/cause.js';
-import { startTempDaemon, type DaemonHandle } from '../daemon-process.js';
+import { startTempDaemon } from '../daemon-process.js';
 import type { DriverTimeouts } from '../driver-process.js';
 import { HarnessError } from '../harness-error.js';
 import { violatedChecks, type RunRecord, type Violation } from '../oracle.js';
@@ -51,16 +51,22 @@ export interface ExplainedStored {
 }
 
 /**
- * The artifact's recorded run loaded into `daemon` (a fresh one of the artifact's node count): the
- * cause context of its run, and its state as the run lists it.
+ * Runs `use` on a fresh daemon of the artifact's node count holding its recorded run: the cause
+ * context of that run, and the artifact's state as the run lists it. The daemon is stopped after.
  */
-async function loadStoredClusterState(daemon: DaemonHandle, target: Target, s: StoredClusterState, timeouts: DriverTimeouts): Promise<{ ctx: ClusterCauseContext; state: CrashStateInfo }> {
-  await daemon.client.loadRecording(s.recording.callsFile);
-  const listed = await daemon.client.states([s.state.policy], s.caps);
-  const want = JSON.stringify(s.state);
-  const state = listed.states.find((x) => JSON.stringify(x.id) === want);
-  if (!state) throw new HarnessError(`the stored recording ${s.recording.callsFile} lists no state ${want} (under the caps ${JSON.stringify(s.caps)}): the artifact's recording/ is not the run of its case.json`);
-  return { ctx: { daemon, target, input: s.input, recorded: { run: s.recording.run, trace: s.trace, marks: s.marks }, timeouts }, state };
+async function onStoredRun<T>(target: Target, s: StoredClusterState, timeouts: DriverTimeouts, use: (ctx: ClusterCauseContext, state: CrashStateInfo) => Promise<T>): Promise<T> {
+  const fixture = await startTempDaemon('stored-run', s.nodes);
+  try {
+    const { daemon } = fixture;
+    await daemon.client.loadRecording(s.recording.callsFile);
+    const listed = await daemon.client.states([s.state.policy], s.caps);
+    const want = JSON.stringify(s.state);
+    const state = listed.states.find((x) => JSON.stringify(x.id) === want);
+    if (!state) throw new HarnessError(`the stored recording ${s.recording.callsFile} lists no state ${want} (under the caps ${JSON.stringify(s.caps)}): the artifact's recording/ is not the run of its case.json`);
+    return await use({ daemon, target, input: s.input, recorded: { run: s.recording.run, trace: s.trace, marks: s.marks }, timeouts }, state);
+  } finally {
+    await fixture.stop();
+  }
 }
 
 /**
@@ -69,16 +75,12 @@ async function loadStoredClusterState(daemon: DaemonHandle, target: Target, s: S
  * neither kind, or inserts an fsync into a torn or journaled state (no counterpart to judge).
  */
 export async function reproveStoredCause(target: Target, s: StoredClusterState, cause: Cause, timeouts: DriverTimeouts, deadlineMs: number): Promise<CauseProof | undefined> {
-  const fixture = await startTempDaemon('reprove-stored', s.nodes);
-  try {
-    const { ctx, state } = await loadStoredClusterState(fixture.daemon, target, s, timeouts);
+  return onStoredRun(target, s, timeouts, async (ctx, state) => {
     const own: JudgedClusterState = { state, violations: [...s.violations], drain: s.drain };
     if (cause.step?.kind === 'wait') return proveOnJudged(ctx.recorded, cause, own, [own], target.name)?.proof;
     if (state.id.policy !== 'lose-unsynced') return undefined;
-    return (await proveInserted(ctx, cause, await fixture.daemon.client.units(state.id), own, [own], deadlineMs))?.proof.proof;
-  } finally {
-    await fixture.stop();
-  }
+    return (await proveInserted(ctx, cause, await ctx.daemon.client.units(state.id), own, [own], deadlineMs))?.proof.proof;
+  });
 }
 
 /**
@@ -87,30 +89,22 @@ export async function reproveStoredCause(target: Target, s: StoredClusterState, 
  * the disks, exactly, before any recovery (which is a sample). False when the fix inserts no fsync.
  */
 export async function writeStoredFixImages(target: Target, s: StoredClusterState, cause: Cause, out: string, timeouts: DriverTimeouts): Promise<boolean> {
-  const fixture = await startTempDaemon('fix-images', s.nodes);
-  try {
-    const { ctx, state } = await loadStoredClusterState(fixture.daemon, target, s, timeouts);
-    const fix = clusterFixedRun(ctx.recorded, cause, await fixture.daemon.client.units(state.id));
+  return onStoredRun(target, s, timeouts, async (ctx, state) => {
+    const fix = clusterFixedRun(ctx.recorded, cause, await ctx.daemon.client.units(state.id));
     if (!fix?.hypothesis) return false;
-    await fixture.daemon.client.stateImage(state.id, path.join(out, 'state'), true);
-    await fixture.daemon.client.stateImage(counterpartUnder(fix, state.id), path.join(out, 'fixed'), true, { hypothesis: fix.hypothesis });
+    await ctx.daemon.client.stateImage(state.id, path.join(out, 'state'), true);
+    await ctx.daemon.client.stateImage(counterpartUnder(fix, state.id), path.join(out, 'fixed'), true, { hypothesis: fix.hypothesis });
     return true;
-  } finally {
-    await fixture.stop();
-  }
+  });
 }
 
 /** Loads the artifact's recorded run, recovers its state, and searches its cause if it fails alike (within `bound`, by `deadlineMs`). */
 export async function explainStoredClusterState(target: Target, s: StoredClusterState, timeouts: DriverTimeouts, deadlineMs: number, bound: SearchBound): Promise<ExplainedStored> {
-  const fixture = await startTempDaemon('explain-stored', s.nodes);
-  try {
-    const { ctx, state: info } = await loadStoredClusterState(fixture.daemon, target, s, timeouts);
-    const recovered = await recoverClusterState(ctx, info.id);
+  return onStoredRun(target, s, timeouts, async (ctx, state) => {
+    const recovered = await recoverClusterState(ctx, state.id);
     if (violatedChecks(recovered.violations).join() !== violatedChecks(s.violations).join()) return { recovered: recovered.violations };
-    const judged: JudgedClusterState = { state: info, violations: recovered.violations, drain: recovered.drain };
+    const judged: JudgedClusterState = { state, violations: recovered.violations, drain: recovered.drain };
     const cause = (await explainClusterRun(ctx, [judged], deadlineMs, bound)).get(judged);
     return { recovered: recovered.violations, ...(cause ? { cause } : {}) };
-  } finally {
-    await fixture.stop();
-  }
+  });
 }
