@@ -39,7 +39,7 @@ const EXPECTED: Record<string, Record<string, { kind: CauseKind; path: string }>
   },
 };
 
-/** A cluster's findings (C1, C2...) were stored before the gate searched causes on clusters: they have none (docs/cluster.md). */
+/** A cluster's findings (C1, C2) have their causes checked in nats-findings.test.ts: named on the run each artifact keeps, and their fix's images. */
 const CLUSTER_FINDING = /^C\d+-/;
 const findingsOf = async (target: string) => (await readdir(path.join(REPO_ROOT, 'docs', 'findings', target), { withFileTypes: true })).filter((d) => d.isDirectory() && !CLUSTER_FINDING.test(d.name)).map((d) => d.name).sort();
 
