@@ -30,4 +30,9 @@ describe('reachableUnits', () => {
     expect(reachableUnits([a], [root, a])).toEqual([]);
     expect(reachableUnits([data(0, '/c/x')], [removed])).toHaveLength(1);
   });
+
+  it('never hides under an entry a rename added: the file may keep its older name', () => {
+    const renamed: LostUnit = { ...dir(0, '/', []), changes: [{ seq: 1, op: 1, kind: 'rename', entries: [{ name: 'head.tmp', target: null }, { name: 'head', target: '/head' }] }] };
+    expect(reachableUnits([data(0, '/head')], [renamed])).toHaveLength(1);
+  });
 });

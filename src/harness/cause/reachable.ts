@@ -5,6 +5,9 @@
 // chance; named as a cause, its fix would persist a file no path leads to. Pure.
 import type { LostUnit } from '../../../fusefs/crash-states.js';
 
+/** The directory operations that make a new inode, named only by the entry they add. */
+const NEW_INODE = new Set(['create', 'mkdir', 'mknod', 'symlink']);
+
 /** The units of `set` reachable from `/` on their node, given every unit the state lost (`lost`). */
 export function reachableUnits(set: readonly LostUnit[], lost: readonly LostUnit[]): LostUnit[] {
   const durable = new Set(set);
@@ -13,7 +16,9 @@ export function reachableUnits(set: readonly LostUnit[], lost: readonly LostUnit
   const where = (node: number | undefined, dir: string) => `${node ?? ''}:${dir}`;
   for (const u of lost) {
     if (u.kind !== 'dir' || durable.has(u)) continue;
-    for (const c of u.changes) {
+    // Only an entry that made a new inode hides it for sure: a rename's or a link's may leave it a
+    // durable older name (a lost rename keeps the file under its old name).
+    for (const c of u.changes.filter((x) => NEW_INODE.has(x.kind))) {
       for (const e of c.entries ?? []) {
         if (e.target === null) continue;
         const names = hidden.get(where(u.node, u.path)) ?? new Set<string>();
