@@ -18,7 +18,8 @@ import type { CrashStateInfo, StatePolicy } from '../../fusefs/crash-states.js';
 import { nodeCountOf } from '../targets/index.js';
 import { crashInputArb, mutantInputArb } from '../../properties/crash-property.js';
 import { replayOf, writeCause, writeClusterArtifact, writeRecording, type ClusterArtifactCase } from '../harness/artifacts.js';
-import type { Cause } from '../harness/cause/cause.js';
+import { DEFAULT_SEARCH_BOUND, type Cause } from '../harness/cause/cause.js';
+import { KnownCauses } from '../harness/cause/known-causes.js';
 import { explainClusterRun, type JudgedClusterState } from '../harness/cluster/cluster-cause.js';
 import { CLUSTER_STATE_SLOTS, ClusterStatePool, ClusterStateError, type ClusterStateVerdict } from '../harness/cluster/cluster-pool.js';
 import { runClusterCase, type ClusterInput } from '../harness/cluster/cluster-run.js';
@@ -117,6 +118,8 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
   const forced = { ...variantSettings, ...o.settings };
   const timeouts = mergeTimeouts();
   const random = seededRandom(roundSeed(o.seed, -2, 0));
+  /** Causes proven so far: each later recording tries them first (one proof each, before any search). */
+  const known = new KnownCauses();
   // How each case names its target: an external driver by its command (with its node count), a built-in one by name.
   const ref: TargetRef = o.driver ? { driver: o.driver } : { target: target.name };
   const inputOptions = { ...ref, kind: 'exhaustive' as const, settings: forced, ...(o.variant !== undefined ? { variant: o.variant } : {}) };
@@ -276,7 +279,7 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
       let cause: Cause | undefined;
       if (group.cause && group.cause.kind !== 'not-isolated' && o.groupBy !== 'signature') {
         const judged: JudgedClusterState = { state: v.state, violations: v.violations, drain: v.runs[v.runs.length - 1] };
-        cause = (await explainClusterRun({ daemon: daemon.daemon, target, input: smaller, recorded: rec.recorded, timeouts }, [judged], phases.deadlineMs('shrink'))).get(judged);
+        cause = (await explainClusterRun({ daemon: daemon.daemon, target, input: smaller, recorded: rec.recorded, timeouts }, [judged], phases.deadlineMs('shrink'), DEFAULT_SEARCH_BOUND, known)).get(judged);
         if (cause?.key !== key) return;
       }
       const { c, judged } = stateArtifact(rec, v);
@@ -359,7 +362,7 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
     if (o.groupBy === 'signature' || !judged.some((j) => j.violations.length > 0)) return new Map();
     try {
       ctx.doing(`searching the causes of ${judged.filter((j) => j.violations.length > 0).length} failing crash states`);
-      return await within(phases.share('causes'), () => explainClusterRun({ daemon: daemon.daemon, target, input: rec.input, recorded: rec.recorded, timeouts }, judged, phases.deadlineMs('causes')));
+      return await within(phases.share('causes'), () => explainClusterRun({ daemon: daemon.daemon, target, input: rec.input, recorded: rec.recorded, timeouts }, judged, phases.deadlineMs('causes'), DEFAULT_SEARCH_BOUND, known));
     } catch (err) {
       row.errors.push(`searching the causes of a workload's failing states failed (the failures stand, without their causes): ${err instanceof Error ? err.message : String(err)}`);
       return new Map();

@@ -14,6 +14,7 @@ import { budgetRanOut, causeOfCase } from '../harness/cause/of-case.js';
 import { within } from '../harness/time-share.js';
 import { checkSwallowedError } from '../harness/cause/fault-counterfactual.js';
 import { EXPLAIN_BOUNDS, type ExplainOptions } from '../harness/exhaustive/explain.js';
+import { KnownCauses } from '../harness/cause/known-causes.js';
 import { failureSignature } from '../harness/failure-signature.js';
 import { addCoverage } from '../harness/coverage.js';
 import { startTempDaemon } from '../harness/daemon-process.js';
@@ -116,8 +117,11 @@ export function singleDiskSource(ctx: GateContext, ref: TargetRef): CaseSource {
   };
   /** Causes whose reach was checked in this run's detection (once each; the shrunk case is checked again). Every named cause is proven on its own run. */
   const reaching = new Set<string>();
+  /** Causes proven so far: each later failing run tries them first (one proof each, before any search). */
+  const known = new KnownCauses();
   const explain = (always: boolean, phase: 'causes' | 'shrink'): ExplainOptions | undefined => (groupBy !== 'cause' ? undefined : {
     ...EXPLAIN_BOUNDS,
+    known,
     share: phases.share(phase),
     checkReach: (c) => always || (c.kind !== 'not-isolated' && !distinct.has(c.key) && !reaching.has(c.key) && Boolean(reaching.add(c.key))),
   });

@@ -89,8 +89,19 @@ export type FixStep =
   | { kind: 'wait'; line: number; untilOp: number }
   | { kind: 'move'; op: number; afterOp: number };
 
+/**
+ * How a cause was found: a cause proven earlier in the same gate run, its fix applied to this run
+ * and proven again (`known`); a candidate read off the recording (a shape most durability bugs
+ * have, visible in the requests) and proven directly (`candidate`); or the probing search that
+ * reduces what the state lost (`reduction`). Every route ends in the same proof.
+ */
+export const CAUSE_ROUTES = ['known', 'candidate', 'reduction'] as const;
+export type CauseRoute = (typeof CAUSE_ROUTES)[number];
+
 export interface Cause {
   kind: CauseKind;
+  /** How it was found (absent: by reduction, or not a proven cause). */
+  route?: CauseRoute;
   /** What makes two failures the same cause: kind, unit and path pattern, operation kind (never a request number). */
   key: string;
   /** The key in words, for a summary's heading: "missing fsync of directory / after create of /page.*". */

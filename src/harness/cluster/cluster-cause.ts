@@ -17,6 +17,8 @@ import type { CrashStateId, CrashStateInfo, Hypothesis, LostUnit, ProbeUnit } fr
 import { coverStates } from '../cause/attribute.js';
 import { DEFAULT_SEARCH_BOUND, proofHolds, type Cause, type CauseProof, type SearchBound } from '../cause/cause.js';
 import { searchCause, type ProbeFn } from '../cause/search.js';
+import { candidatesOf, rankCandidates, type FailingCut, type RecordingView } from '../cause/candidates.js';
+import { carryOver, type KnownCauses } from '../cause/known-causes.js';
 import type { DaemonHandle } from '../daemon-process.js';
 import type { DriverTimeouts } from '../driver-process.js';
 import { fixedRun } from '../exhaustive/fixed-run.js';
@@ -131,28 +133,33 @@ class InsertedProof {
 }
 
 /**
- * Proves a fix that inserts (or moves) fsyncs on the judged states: the state it was found on and
- * the first state that passed whatever the time (no proof without one of each, where there is
- * one), then failing and passed states in turn until `deadlineMs`, so a proof the time cuts short
- * has sampled both what it cures and what it could break (it says how many it judged: capped).
+ * Proves a fix that inserts (or moves) fsyncs on the judged states: the state it was found on
+ * first (a fix that does not cure it stops there), then the first state that passed whatever the
+ * time (no proof without one of each, where there is one), then failing and passed states in turn,
+ * `slots` recoveries at once, until `deadlineMs`, so a proof the time cuts short has sampled both
+ * what it cures and what it could break (it says how many it judged: capped). `everyNode`: the fix
+ * is made on every node that makes such requests (clusterFixedRun).
  */
-export async function proveInserted(ctx: ClusterCauseContext, cause: Cause, lost: readonly LostUnit[], own: JudgedClusterState, judged: readonly JudgedClusterState[], deadlineMs: number): Promise<{ proof: InsertedProof; fixWords: string } | undefined> {
-  const fix = clusterFixedRun(ctx.recorded, cause, lost);
+export async function proveInserted(ctx: ClusterCauseContext, cause: Cause, lost: readonly LostUnit[], own: JudgedClusterState, judged: readonly JudgedClusterState[], deadlineMs: number, slots = 1, everyNode = false): Promise<{ proof: InsertedProof; fixWords: string } | undefined> {
+  const fix = clusterFixedRun(ctx.recorded, cause, lost, everyNode);
   if (!fix?.hypothesis) return undefined;
   const p = new InsertedProof(ctx, fix, own);
+  const done = { proof: p, fixWords: fix.fixWords };
+  if (!(await p.judge(own))) return done;
   const comparable = (j: JudgedClusterState) => j.state.id.policy === 'lose-unsynced';
   const failing = judged.filter((j) => j.violations.length > 0 && j !== own && comparable(j));
   const passed = judged.filter((j) => j.violations.length === 0 && comparable(j));
-  const order: JudgedClusterState[] = [own, ...passed.slice(0, 1)];
+  if (passed.length > 0) await p.judge(passed[0]);
+  const order: JudgedClusterState[] = [];
   for (let i = 0; i < Math.max(failing.length, passed.length); i++) order.push(...failing.slice(i, i + 1), ...passed.slice(i + 1, i + 2));
-  for (const [k, j] of order.entries()) {
-    if (k >= 1 + Math.min(1, passed.length) && Date.now() >= deadlineMs) {
+  for (let from = 0; from < order.length; from += slots) {
+    if (Date.now() >= deadlineMs) {
       p.proof.capped = true;
       break;
     }
-    await p.judge(j);
+    await Promise.all(order.slice(from, from + slots).map((j) => p.judge(j)));
   }
-  return { proof: p, fixWords: fix.fixWords };
+  return done;
 }
 
 /**
@@ -216,7 +223,7 @@ async function explainOne(ctx: ClusterCauseContext, failing: JudgedClusterState,
     return { cause: { ...candidate, proof: proven.proof }, cures: proven.cured };
   }
   if (failing.state.id.policy !== 'lose-unsynced') return unnamed(`its fix inserts an fsync, and a ${failing.state.id.policy} state of a cluster has no counterpart in the fixed run to judge (its outcomes count the unsynced changes the fix changes)`);
-  const proven = await proveInserted(ctx, candidate, units, failing, judged, deadlineMs);
+  const proven = await proveInserted(ctx, candidate, units, failing, judged, deadlineMs, slots);
   if (!proven) return unnamed('its fix could not be applied to the recording');
   const { proof } = proven.proof;
   if (!proofHolds(proof) || !proof.curesOwnState) return unnamed(`its fix does not cure this state or breaks one that passed (with ${proof.step}: ${proof.cured} of ${proof.failing} failing states cured, ${proof.broken} broken${proof.stillFailing.length ? `; still failing: ${proof.stillFailing.join('; ')}` : ''})`);
@@ -225,16 +232,61 @@ async function explainOne(ctx: ClusterCauseContext, failing: JudgedClusterState,
 }
 
 /**
- * The causes of a recording's failing states: each state no proven cause explains yet is searched
- * (until `deadlineMs`), then the fewest proven causes that explain the most states are chosen
- * (attribute.ts). Returns each failing state's cause; a state left out by the deadline, or whose
- * search named nothing, gets an unexplained cause saying so.
+ * A cause with a step whose fix is made on every node that makes such requests (a candidate read off
+ * the recording, or a cause carried over from an earlier run), proven on the judged states from
+ * failing state `own`; undefined when its proof does not hold for `own`.
  */
-export async function explainClusterRun(ctx: ClusterCauseContext, judged: readonly JudgedClusterState[], deadlineMs: number, bound: SearchBound = DEFAULT_SEARCH_BOUND): Promise<Map<JudgedClusterState, Cause>> {
+async function proveEveryNode(ctx: ClusterCauseContext, cause: Cause, own: JudgedClusterState, judged: readonly JudgedClusterState[], deadlineMs: number): Promise<Explained | undefined> {
+  const slots = ctx.target.clusterStateSlots ?? CLUSTER_STATE_SLOTS;
+  if (cause.step?.kind === 'wait') {
+    const proven = proveOnJudged(ctx.recorded, cause, own, judged, ctx.target.name);
+    return proven && proofHolds(proven.proof) && proven.proof.curesOwnState ? { cause: { ...cause, proof: proven.proof }, cures: proven.cured } : undefined;
+  }
+  if (own.state.id.policy !== 'lose-unsynced') return undefined;
+  const proven = await proveInserted({ ...ctx, timeouts: timeoutsForSlots(ctx.timeouts, slots) }, cause, [], own, judged, deadlineMs, slots, true);
+  if (!proven || !proofHolds(proven.proof.proof) || !proven.proof.proof.curesOwnState) return undefined;
+  return { cause: { ...cause, fix: proven.fixWords, proof: proven.proof.proof }, cures: [...proven.proof.cured], extend: (j) => proven.proof.judge(j) };
+}
+
+/** Candidates read off a cluster's recording proven per recording at most, the likeliest first (each proof recovers clusters). */
+const MAX_CLUSTER_CANDIDATES = 3;
+
+/**
+ * The causes of a recording's failing states: first each cause proven earlier in the gate run
+ * (`known`: its fix carried over and proven here), then the candidates read off the recording (each
+ * on every node that makes such requests), then each state no proven cause explains yet is searched
+ * (until `deadlineMs`); the fewest proven causes that explain the most states are chosen
+ * (attribute.ts) and added to `known`. Returns each failing state's cause; a state left out by the
+ * deadline, or whose search named nothing, gets an unexplained cause saying so.
+ */
+export async function explainClusterRun(ctx: ClusterCauseContext, judged: readonly JudgedClusterState[], deadlineMs: number, bound: SearchBound = DEFAULT_SEARCH_BOUND, known?: KnownCauses): Promise<Map<JudgedClusterState, Cause>> {
   const failing = judged.filter((j) => j.violations.length > 0);
   const found: Explained[] = [];
+  const explained = (f: JudgedClusterState) => found.some((e) => e.cause.kind !== 'not-isolated' && e.cures.includes(f));
+  const open = () => failing.filter((f) => !explained(f));
+  const cutOf = (j: JudgedClusterState): FailingCut => ({ afterOp: j.state.id.afterOp, ...(j.state.id.nodes ? { nodes: j.state.id.nodes } : {}) });
+  const view: RecordingView = { trace: ctx.recorded.trace, marks: ctx.recorded.marks, outcomes: ctx.recorded.run.record.outcomes };
+  const tried = new Set<string>();
+  /** Proves a candidate or carried cause from the first open state it should cure (a lose-unsynced one when there is). */
+  const prove = async (cause: Cause, at: readonly JudgedClusterState[]): Promise<void> => {
+    const own = at.find((j) => j.state.id.policy === 'lose-unsynced') ?? at[0];
+    if (!own || tried.has(cause.key) || Date.now() >= deadlineMs) return;
+    tried.add(cause.key);
+    const e = await proveEveryNode(ctx, cause, own, judged, deadlineMs);
+    if (e) found.push(e);
+  };
+  for (const k of known?.list() ?? []) {
+    const left = open();
+    if (left.length === 0) break;
+    const carried = carryOver(k, view, left.map(cutOf));
+    if (carried) await prove(carried, left);
+  }
+  const left = open();
+  for (const { candidate, cuts } of left.length ? rankCandidates(candidatesOf(view), left.map(cutOf), MAX_CLUSTER_CANDIDATES) : []) {
+    await prove({ ...candidate.cause, evidence: [`read off the recording: it bites at ${cuts.length} of the ${left.length} failing states no proven cause explained`] }, cuts.map((i) => left[i]).filter((j) => !explained(j)));
+  }
   next: for (const f of failing) {
-    if (found.some((e) => e.cause.kind !== 'not-isolated' && e.cures.includes(f))) continue;
+    if (explained(f)) continue;
     if (Date.now() >= deadlineMs) break;
     // A proven fix the proof's time left this state out of: judged under it (one recovery), before a search of its own (many).
     for (const e of found) {
@@ -245,12 +297,16 @@ export async function explainClusterRun(ctx: ClusterCauseContext, judged: readon
       }
     }
     if (Date.now() >= deadlineMs) break;
-    found.push(await explainOne(ctx, f, judged, { ...bound, maxMs: Math.min(bound.maxMs, Math.max(1, deadlineMs - Date.now())) }, deadlineMs));
+    const e = await explainOne(ctx, f, judged, { ...bound, maxMs: Math.min(bound.maxMs, Math.max(1, deadlineMs - Date.now())) }, deadlineMs);
+    found.push({ ...e, cause: { ...e.cause, ...(e.cause.kind !== 'not-isolated' ? { route: 'reduction' as const } : {}) } });
   }
   const candidates = found.filter((e) => e.cause.kind !== 'not-isolated').map((e) => ({ ...e, kind: e.cause.kind, cures: new Set(e.cures.map((j) => failing.indexOf(j))) }));
   const cover = coverStates(failing.length, candidates);
   const given = new Map<number, Cause>();
-  for (const { candidate, states } of cover.chosen) for (const i of states) given.set(i, candidate.cause);
+  for (const { candidate, states } of cover.chosen) {
+    for (const i of states) given.set(i, candidate.cause);
+    known?.add(candidate.cause, ctx.recorded.trace);
+  }
   const notSearched: Cause = { kind: 'not-isolated', key: 'unexplained not-searched', title: 'unexplained: not searched', fix: 'not searched: the time for causes ran out before this state\'s turn', evidence: [], search: { probes: 0, ms: 0, bound, boundReached: true } };
   // In the order of the failing states: a named cause, else what the state's own search said, else not searched.
   return new Map(failing.map((f, i) => [f, given.get(i) ?? found.find((e) => e.cures.includes(f))?.cause ?? notSearched]));

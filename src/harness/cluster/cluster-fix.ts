@@ -29,10 +29,12 @@ export const nodesInWords = (nodes: readonly number[]): string => (nodes.length 
 
 /**
  * The fix of `cause` on the cluster's recording, given what its state lost (`lost`, each unit
- * naming its node); undefined for a fix that inserts nothing (a withheld confirmation: cluster-cause's
- * proveOnJudged) or that names a request the trace does not hold.
+ * naming its node): made on the nodes that lost a unit of its kind by such a request, or, with
+ * `everyNode` (a candidate read off the recording, a cause carried over from another run), on every
+ * node that makes such requests. Undefined for a fix that inserts nothing (a withheld confirmation:
+ * cluster-cause's proveOnJudged) or that names a request the trace does not hold.
  */
-export function clusterFixedRun(recorded: Recorded, cause: Cause, lost: readonly LostUnit[]): ClusterFixedRun | undefined {
+export function clusterFixedRun(recorded: Recorded, cause: Cause, lost: readonly LostUnit[], everyNode = false): ClusterFixedRun | undefined {
   const step = cause.step;
   const at = (op: number) => recorded.trace.find((e) => e.op === op);
   const traceOf = (node: number) => recorded.trace.filter((e) => e.node === node);
@@ -66,7 +68,8 @@ export function clusterFixedRun(recorded: Recorded, cause: Cause, lost: readonly
     // Every node that lost a unit of this path pattern by such a request missed the same step.
     const missed = lost.filter((u) => u.node !== undefined && u.kind === (st.dir ? 'dir' : 'file') && pathPattern(u.path) === pathPattern(st.path)
       && u.changes.some((c) => { const e = at(c.op); return e !== undefined && same(e) && e.node === u.node; }));
-    const nodes = [...new Set([nodeOf(like), ...missed.map((u) => u.node!)])].sort((a, b) => a - b);
+    const making = everyNode ? recorded.trace.filter(same).map(nodeOf) : [];
+    const nodes = [...new Set([nodeOf(like), ...missed.map((u) => u.node!), ...making])].sort((a, b) => a - b);
     const toDest = like.path2 !== undefined && parentOf(like.path2) === st.path;
     const perNode: string[] = [];
     for (const node of nodes) {

@@ -12,6 +12,8 @@ import { coverStates, isLogicError } from '../cause/attribute.js';
 import { DEFAULT_SEARCH_BOUND, proofHolds, reachWords, type Cause, type CauseProof, type CauseReach, type SearchBound } from '../cause/cause.js';
 import { BUDGET_RAN_OUT, SECOND_CUT_KEY } from '../cause/of-case.js';
 import { searchCause, type ProbeFn } from '../cause/search.js';
+import { candidatesOf, rankCandidates, type FailingCut, type RecordingView } from '../cause/candidates.js';
+import { carryOver, type KnownCause, type KnownCauses } from '../cause/known-causes.js';
 import { judge, type Violation } from '../oracle.js';
 import { pathPattern } from '../path-pattern.js';
 import { within, type TimeShare } from '../time-share.js';
@@ -32,6 +34,13 @@ export interface ExplainOptions {
   maxSearches: number;
   /** Caps of the proofs' enumerations. */
   caps: StateCaps;
+  /** Candidates read off the recording (cause/candidates.ts) proven per run at most, the likeliest first, before any search. */
+  maxCandidates: number;
+  /**
+   * Causes proven earlier in the same gate run: each is tried first on this run's failing states (its
+   * fix carried over and proven here), and each cause this run proves is added.
+   */
+  known?: KnownCauses;
   /**
    * The caller's share of its time budget (the gate's causes phase): no search, proof or check starts
    * past its deadline, each is bounded by it, and a cause whose proof it cut short is not named
@@ -47,12 +56,15 @@ export const EXPLAIN_BOUNDS: Omit<ExplainOptions, 'checkReach'> = {
   runMs: 60_000,
   maxSearches: 24,
   caps: { maxStates: 300, maxStatesPerInterval: 8, sectorPatterns: 1 },
+  maxCandidates: 3,
 };
 
 /** The reach's targeted listing: every journaled state of the cuts where a cause bites, within these (far above a gate's caps). */
 const REACH_CAPS: StateCaps = { maxStates: 4_000, maxStatesPerInterval: 512, sectorPatterns: 3 };
 /** Journaled states failing the same checks that are probed with the cause's unit made durable. */
 const REACH_PROBES = 4;
+/** The reach judges journaled states this many per recovery slot at a time, and stops at the first that shows the cause. */
+const REACH_CHUNK_PER_SLOT = 4;
 /** Other failing states a proof of another kind is repeated on, per candidate. */
 const MAX_REPEATS = 40;
 
@@ -90,12 +102,12 @@ function withoutRecoveryCuts(judging: JudgeContext): JudgeContext {
 }
 
 /** Probes of hypothetical images of one state (its hash seeds a recovery cut, if any: a probe recovers the same way). */
-function probeOf(ctx: JudgeContext, recorded: Recorded, state: CrashStateInfo): ProbeFn {
+function probeOf(ctx: JudgeContext, recorded: Recorded, state: CrashStateInfo, slot = 0): ProbeFn {
   return async (req) => {
     const s = { id: req.state, interval: state.interval, hash: state.hash };
     const persist = req.persistAll ? (await ctx.daemon.client.units(req.state, req.hypothesis)).map((u): ProbeUnit => ({ kind: u.kind, ino: u.ino })) : req.persist;
-    const prepared = await ctx.pool.prepare(0, s, ctx.caseOf(s), { ...(persist ? { probe: persist } : {}), ...(req.hypothesis ? { hypothesis: req.hypothesis } : {}) });
-    const recovery = await ctx.pool.recover(0, prepared);
+    const prepared = await ctx.pool.prepare(slot, s, ctx.caseOf(s), { ...(persist ? { probe: persist } : {}), ...(req.hypothesis ? { hypothesis: req.hypothesis } : {}) });
+    const recovery = await ctx.pool.recover(slot, prepared);
     return judge({ target: ctx.target.name, faultsInjected: false, runs: historyOf(recorded, req.linesAsOf ?? req.state.afterOp, recovery.runs) });
   };
 }
@@ -142,12 +154,33 @@ async function explainRunWithin(judging: JudgeContext, recorded: Recorded, faili
   const legalDisks = new LegalDiskVerdicts();
   const covered = () => new Set(coverStates(failing.length, candidates.map((c) => ({ kind: c.cause.kind, cures: c.cures }))).chosen.flatMap((c) => c.states));
 
+  /**
+   * Proves a cause whose fix is a step added to the recording (found on failing state `own`, or
+   * carried over, or read off the recording) and keeps it as a candidate when its proof holds.
+   * Returns why it names nothing for `own`, if so.
+   */
+  const proveStep = async (cause: Cause, own: number): Promise<string[] | undefined> => {
+    // One fix proven once: the same fix found again on a state its proof already judged is answered by that proof.
+    const key = fixKey(recorded, cause);
+    const earlier = key === undefined ? undefined : proofs.get(key);
+    const proven = earlier?.compared.has(own) ? { ...earlier, proof: { ...earlier.proof, curesOwnState: earlier.cures.has(own) } } : await proveFix(ctx, recorded, cause, own, failing, await baseVerdicts(), o, run, deadline, budgetEnd);
+    if (key !== undefined && proven && !proven.cutShort) proofs.set(key, proven);
+    if (!proven) return [`candidate "${cause.title}": its fix could not be applied to the recording`];
+    // Never an unproven cause: a proof the budget cut short names nothing.
+    if (proven.cutShort) return [BUDGET_RAN_OUT, `candidate "${cause.title}" (${cause.fix}): its proof was cut short by the budget after ${proven.proof.states} states`];
+    cause.proof = proven.proof;
+    if (!proofHolds(proven.proof)) return [`candidate "${cause.title}" (${cause.fix}) is not its cause: ${proofWordsShort(proven.proof)}`, ...cause.evidence];
+    addCandidate(cause, proven.cures, proven);
+    if (!proven.proof.curesOwnState) return [`candidate "${cause.title}" (${cause.fix}) cures ${proven.proof.cured} other failing states of the run, not this one`, ...cause.evidence];
+    return undefined;
+  };
+
   const tryState = async (i: number): Promise<void> => {
     searched.add(i);
     const f = failing[i];
     const probe = probeOf(ctx, recorded, f.state);
     const started = Date.now();
-    const cause = await searchState(ctx, judging, recorded, f, probe, boundNow());
+    const cause = { ...(await searchState(ctx, judging, recorded, f, probe, boundNow())), route: 'reduction' as const };
     spent.set(i, { probes: cause.search.probes, ms: Date.now() - started });
     if (cause.kind === 'not-isolated') {
       rejected.set(i, cause.search.boundReached && budgetSpent() ? [BUDGET_RAN_OUT, cause.fix, ...cause.evidence] : [cause.fix, ...cause.evidence]);
@@ -155,31 +188,16 @@ async function explainRunWithin(judging: JudgeContext, recorded: Recorded, faili
       return;
     }
     if (cause.step) {
-      // One fix proven once: the same fix found again on a state its proof already judged is answered by that proof.
-      const key = fixKey(recorded, cause);
-      const earlier = key === undefined ? undefined : proofs.get(key);
-      const proven = earlier?.compared.has(i) ? { ...earlier, proof: { ...earlier.proof, curesOwnState: earlier.cures.has(i) } } : await proveFix(ctx, recorded, cause, i, failing, await baseVerdicts(), o, run, deadline, budgetEnd);
-      if (key !== undefined && proven && !proven.cutShort) proofs.set(key, proven);
-      if (!proven) {
-        rejected.set(i, [`candidate "${cause.title}": its fix could not be applied to the recording`]);
-        return;
-      }
-      if (proven.cutShort) {
-        // Never an unproven cause: a proof the budget cut short names nothing.
-        rejected.set(i, [BUDGET_RAN_OUT, `candidate "${cause.title}" (${cause.fix}): its proof was cut short by the budget after ${proven.proof.states} states`]);
-        return;
-      }
-      cause.proof = proven.proof;
+      const why = await proveStep(cause, i);
       spent.set(i, { probes: cause.search.probes, ms: Date.now() - started });
-      if (!proofHolds(proven.proof)) {
-        rejected.set(i, [`candidate "${cause.title}" (${cause.fix}) is not its cause: ${proofWordsShort(proven.proof)}`, ...cause.evidence]);
-        return;
-      }
-      if (!proven.proof.curesOwnState) rejected.set(i, [`candidate "${cause.title}" (${cause.fix}) cures ${proven.proof.cured} other failing states of the run, not this one`, ...cause.evidence]);
-      addCandidate(cause, proven.cures, proven);
+      if (why) rejected.set(i, why);
       return;
     }
-    // A proof of another kind: the search's own probes on this state, repeated on each other failing state it may explain.
+    addCandidate(cause, await provenElsewhere(cause, i));
+  };
+
+  /** A cause proven otherwise than by a fix (its probes on state i): repeated on each other failing state it may explain. */
+  const provenElsewhere = async (cause: Cause, i: number): Promise<Set<number>> => {
     const cures = new Set([i]);
     const others = failing.map((_, j) => j).filter((j) => j !== i && !covered().has(j));
     const recoveriesBefore = legalDisks.recoveries;
@@ -192,6 +210,25 @@ async function explainRunWithin(judging: JudgeContext, recorded: Recorded, faili
       repeats = isLogicError(cause.kind) ? legalDisks.recoveries - recoveriesBefore : repeats + 1;
     }
     cause.proven = provenOnStates(cause, cures.size);
+    return cures;
+  };
+
+  /** A known cause on this run: its fix carried over and proven; a cause proven otherwise, its probes repeated on the states still unexplained. */
+  const tryKnown = async (known: KnownCause, left: readonly number[]): Promise<void> => {
+    if (known.cause.step) {
+      const carried = carryOver(known, view, left.map(cutOf));
+      if (carried) await proveStep(carried, left.find((i) => failing[i].state.id.policy === 'lose-unsynced') ?? left[0]);
+      return;
+    }
+    if (known.cause.kind !== 'torn-write' && !isLogicError(known.cause.kind)) return;
+    const cause: Cause = { ...known.cause, route: 'known', evidence: [`a cause proven earlier in this gate run, its probes repeated on this run's states`] };
+    const cures = new Set<number>();
+    for (const j of left.filter((x) => sameKindOfState(cause, failing[x])).slice(0, MAX_REPEATS)) {
+      if (!timeLeft()) break;
+      if (await explainsToo(ctx, recorded, cause, failing[j], legalDisks)) cures.add(j);
+    }
+    if (cures.size === 0) return;
+    cause.proven = `${provenOnState(cause)}; repeated on ${cures.size} failing state${cures.size === 1 ? '' : 's'} of this run`;
     addCandidate(cause, cures);
   };
 
@@ -221,7 +258,35 @@ async function explainRunWithin(judging: JudgeContext, recorded: Recorded, faili
     }
   };
 
-  // The first state of each signature first (a cheap, wide start), then whatever is still unexplained.
+  const view: RecordingView = { trace: recorded.trace, marks: recorded.marks, outcomes: recorded.run.record.outcomes };
+  const notYetExplained = () => {
+    const done = covered();
+    return [...failing.keys()].filter((i) => !done.has(i));
+  };
+  const cutOf = (i: number): FailingCut => ({ afterOp: failing[i].state.id.afterOp, ...(failing[i].state.id.nodes ? { nodes: failing[i].state.id.nodes } : {}) });
+
+  // Route 1: each cause proven earlier in the gate run, its fix carried over and proven on this run.
+  for (const known of o.known?.list() ?? []) {
+    const left = notYetExplained();
+    if (left.length === 0 || !timeLeft()) break;
+    await tryKnown(known, left);
+  }
+  // Route 2: candidates read off the recording, the likeliest first: each screened on the first
+  // state it should cure (one recovery), then proven like any cause.
+  const open = notYetExplained();
+  const ranked = open.length === 0 ? [] : rankCandidates(candidatesOf(view), open.map(cutOf), o.maxCandidates);
+  for (const { candidate, cuts } of ranked) {
+    if (!timeLeft()) break;
+    const still = cuts.map((k) => open[k]).filter((i) => !covered().has(i));
+    if (still.length === 0) continue;
+    // A lose-unsynced state has a counterpart in the fixed run: the cheapest to screen on.
+    const own = still.find((i) => failing[i].state.id.policy === 'lose-unsynced') ?? still[0];
+    const cause = { ...candidate.cause, evidence: [`read off the recording: it bites at ${cuts.length} of the ${open.length} failing states no proven cause explained`] };
+    if (!(await curesState(ctx, recorded, cause, failing[own]))) continue;
+    await proveStep(cause, own);
+  }
+
+  // Route 3, reduction: the first state of each signature first (a cheap, wide start), then whatever is still unexplained.
   const firstOfSignature = new Map<string, number>();
   failing.forEach((f, i) => {
     const s = run.signatureOf(f.state, f.violations);
@@ -267,6 +332,7 @@ async function explainRunWithin(judging: JudgeContext, recorded: Recorded, faili
     const cause: Cause = { ...candidate.cause, failingStates: { count: states.length, of: failing.length } };
     if (o.checkReach(cause) && timeLeft()) cause.reach = await reachOf(ctx, recorded, cause, states.map((i) => failing[i]), o, deadline);
     causes.push({ cause, states });
+    o.known?.add(cause, recorded.trace);
   }
   // The rest, by signature, with what the search showed about them.
   const bySignature = new Map<string, number[]>();
@@ -392,7 +458,10 @@ async function proveFix(ctx: JudgeContext, recorded: Recorded, cause: Cause, own
   if (!fix) return undefined;
   const started = Date.now();
   const until = Math.min(deadline, started + o.proofMs);
-  const answer = fix.hypothesis ? await ctx.daemon.client.states(ctx.o.policies, o.caps, fix.hypothesis) : run.answer;
+  // Under inserted fsyncs only lose-unsynced states have counterparts (a cut is a cut); a torn or
+  // journaled failing state is probed with what the fix made durable (passesWithFix), so the fixed
+  // run's own torn and journaled states would be recovered for nothing.
+  const answer = fix.hypothesis ? await ctx.daemon.client.states(['lose-unsynced'], o.caps, fix.hypothesis) : run.answer;
   const extras = fix.hypothesis ? { hypothesis: fix.hypothesis } : {};
   // A state the fix leaves as it was keeps the run's verdict: only the changed ones are recovered again.
   const idAt = (s: CrashStateInfo, runOp: number) => JSON.stringify([s.id.policy, runOp, s.id.dirPrefix ?? null, s.id.data ?? null]);
@@ -435,6 +504,9 @@ async function proveFix(ctx: JudgeContext, recorded: Recorded, cause: Cause, own
     if (key !== undefined) counterpart.set(key, v);
     else if (fix.isNew(v.state.id.afterOp) && failed(v.violations)) exposed.add(run.signatureOf(v.state, v.violations));
   }
+  // A failing state without a counterpart (torn, journaled) is probed with what the fix made durable, in every slot at once, its own state first.
+  const probed = await inSlots(ctx.pool.size, [own, ...failing.keys()].filter((i, k, all) => all.indexOf(i) === k && runKey(failing[i].state) === undefined),
+    (i, slot) => (Date.now() < (i === own ? budgetEnd : deadline) ? passesWithFix(ctx, recorded, fix, failing[i], slot) : Promise.resolve(undefined)));
   const cures = new Set<number>();
   const stillFailing = new Set<string>();
   const compared = new Set<number>();
@@ -442,9 +514,7 @@ async function proveFix(ctx: JudgeContext, recorded: Recorded, cause: Cause, own
     const f = failing[i];
     const key = runKey(f.state);
     const c = key !== undefined ? counterpart.get(key) : undefined;
-    let passes: boolean | undefined;
-    if (c) passes = !failed(c.violations);
-    else if (key === undefined && Date.now() < (i === own ? budgetEnd : deadline)) passes = await passesWithFix(ctx, recorded, fix, f);
+    const passes = c ? !failed(c.violations) : probed.get(i);
     if (passes === undefined) continue;
     compared.add(i);
     if (passes) cures.add(i);
@@ -478,13 +548,32 @@ async function proveFix(ctx: JudgeContext, recorded: Recorded, cause: Cause, own
 }
 
 /**
+ * A candidate's screen before its proof: whether its fix cures failing state `f` (one recovery, or
+ * none for a confirmation withheld). A lose-unsynced state is judged at its counterpart cut of the
+ * fixed run; a torn or journaled one with what the inserted fsyncs make durable by its cut.
+ */
+async function curesState(ctx: JudgeContext, recorded: Recorded, cause: Cause, f: JudgedState): Promise<boolean> {
+  const fix = fixedRun(recorded, cause);
+  if (!fix) return false;
+  if (!fix.hypothesis) {
+    if (!f.recoveryRuns) return true; // no recovery kept to judge again: the proof decides
+    return !failed(judge({ target: ctx.target.name, faultsInjected: false, runs: historyOf(fix.recorded, f.state.id.afterOp, f.recoveryRuns) }));
+  }
+  if (f.state.id.policy !== 'lose-unsynced') return passesWithFix(ctx, recorded, fix, f);
+  const afterOp = fix.fixedOpsOf(f.state.id.afterOp)[0];
+  const answer = { intervals: 0, intervalsComplete: 0, states: [{ id: { afterOp, policy: 'lose-unsynced' as const }, interval: f.state.interval, hash: `screen-${afterOp}` }], capped: { states: 0, caps: [] } };
+  const [v] = verdictsOf(await recoverAndJudge(ctx, answer, fix.recorded, { allFailures: true, deadlineMs: Infinity, hypothesis: fix.hypothesis }));
+  return v !== undefined && !failed(v.violations);
+}
+
+/**
  * Whether a torn or journaled state passes with what the fix's inserted fsyncs made durable before its cut
  * (an fsync inserted right after the cut's own request comes after the cut: the state without it is the run's).
  * An fsync inserted after a request is of the file it wrote, or of the directory whose entry it changed:
  * it makes that unit's changes up to that request durable. A fix that also leaves an fsync out changes
  * what the state kept, which a probe of the run's state cannot show: such a state is not shown cured.
  */
-async function passesWithFix(ctx: JudgeContext, recorded: Recorded, fix: FixedRun, f: JudgedState): Promise<boolean> {
+async function passesWithFix(ctx: JudgeContext, recorded: Recorded, fix: FixedRun, f: JudgedState, slot = 0): Promise<boolean> {
   if (!fix.hypothesis || fix.hypothesis.fsyncSkip?.length) return false;
   const syncs = fix.hypothesis.fsyncAfter.map((x) => x.afterOp).filter((op) => op < f.state.id.afterOp);
   const persist: ProbeUnit[] = [];
@@ -497,7 +586,7 @@ async function passesWithFix(ctx: JudgeContext, recorded: Recorded, fix: FixedRu
   }
   if (persist.length === 0) return false;
   // As strict as a counterpart found by its cut: cured only when it fails no check at all.
-  return !failed(await probeOf(ctx, recorded, f.state)({ state: f.state.id, persist }));
+  return !failed(await probeOf(ctx, recorded, f.state, slot)({ state: f.state.id, persist }));
 }
 
 /** Why a proof names no cause, briefly. */
@@ -525,6 +614,19 @@ function provenOnStates(cause: Cause, states: number): string {
 function sameKindOfState(cause: Cause, f: JudgedState): boolean {
   if (cause.kind === 'torn-write') return f.state.id.policy !== 'lose-unsynced';
   return cause.kind === 'recovery-fails-on-legal-disk';
+}
+
+/** `work` on each item, `slots` at a time (each call given its own slot of the recovery pool); the results by item. */
+async function inSlots<T, R>(slots: number, items: readonly T[], work: (item: T, slot: number) => Promise<R>): Promise<Map<T, R>> {
+  const out = new Map<T, R>();
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(slots, items.length)) }, async (_, slot) => {
+    while (next < items.length) {
+      const item = items[next++];
+      out.set(item, await work(item, slot));
+    }
+  }));
+  return out;
 }
 
 /**
@@ -575,24 +677,34 @@ async function reachOf(ctx: JudgeContext, recorded: Recorded, cause: Cause, expl
   const checks = new Set(explained.flatMap((f) => [...checksOf(f.violations)]));
   const intervals = [...new Set(explained.map((f) => f.state.interval))].sort((a, b) => a - b);
   const answer = await ctx.daemon.client.states(['journaled'], REACH_CAPS, undefined, intervals);
-  const judged = await recoverAndJudge(ctx, answer, recorded, { allFailures: true, deadlineMs: Math.min(deadline, Date.now() + o.proofMs) });
+  const until = Math.min(deadline, Date.now() + o.proofMs);
   let statesChecked = 0;
   let tried = 0;
-  for (const v of verdictsOf(judged)) {
-    statesChecked++;
-    if (!v.violations.some((x) => !x.hang && checks.has(x.check))) continue;
-    const u = cause.unit;
-    if (!u || u.kind === 'meta') return reach(true, true, `journaled state ${describeState(v.state.id)} fails the same checks`, statesChecked);
-    // A persistence cause: the journaled state must fail for want of the same unit (a few are probed).
-    if (tried >= REACH_PROBES) continue;
-    tried++;
-    const fixedThere = await probeOf(ctx, recorded, v.state)({ state: v.state.id, persist: [{ kind: u.kind, ino: u.ino }] });
-    if (!fixedThere.some((x) => !x.hang && checks.has(x.check))) return reach(true, true, `journaled state ${describeState(v.state.id)} fails the same checks and passes once ${u.path} is durable`, statesChecked);
+  let outOfTime = false;
+  // In chunks, so a journaled state that shows the cause ends the check early (a complete "not on ext4" still judges them all).
+  const chunk = REACH_CHUNK_PER_SLOT * ctx.pool.size;
+  for (let from = 0; from < answer.states.length && !outOfTime; from += chunk) {
+    const judged = await recoverAndJudge(ctx, { ...answer, states: answer.states.slice(from, from + chunk) }, recorded, { allFailures: true, deadlineMs: until });
+    outOfTime = judged.outOfTime;
+    for (const v of verdictsOf(judged)) {
+      statesChecked++;
+      if (!v.violations.some((x) => !x.hang && checks.has(x.check))) continue;
+      const u = cause.unit;
+      if (!u || u.kind === 'meta') return reach(true, true, `journaled state ${describeState(v.state.id)} fails the same checks`, statesChecked);
+      // A persistence cause: the journaled state must fail for want of the same unit (a few are probed).
+      if (tried >= REACH_PROBES) continue;
+      tried++;
+      // A candidate read off the recording names its unit by path, not by inode: the state's own unit of that pattern.
+      const ino = u.ino !== 0 ? u.ino : (await ctx.daemon.client.units(v.state.id)).find((x) => x.kind === u.kind && pathPattern(x.path) === pathPattern(u.path))?.ino;
+      if (ino === undefined) continue;
+      const fixedThere = await probeOf(ctx, recorded, v.state)({ state: v.state.id, persist: [{ kind: u.kind, ino }] });
+      if (!fixedThere.some((x) => !x.hang && checks.has(x.check))) return reach(true, true, `journaled state ${describeState(v.state.id)} fails the same checks and passes once ${u.path} is durable`, statesChecked);
+    }
   }
   const where = `the ${intervals.length} interval${intervals.length === 1 ? '' : 's'} where it bites`;
   const listed = answer.states.length + answer.capped.states;
   const notChecked = listed - statesChecked;
   if (notChecked === 0) return reach(false, true, `all ${statesChecked} journaled states of ${where} pass it`, statesChecked);
-  const bounds = [...(answer.capped.states > 0 ? [`${answer.capped.states} beyond the caps`] : []), ...(judged.outOfTime ? [`the ${o.proofMs / 1000} s bound`] : [])].join(', ');
+  const bounds = [...(answer.capped.states > 0 ? [`${answer.capped.states} beyond the caps`] : []), ...(outOfTime ? [`the ${o.proofMs / 1000} s bound`] : [])].join(', ');
   return reach(false, false, `not seen in ${statesChecked} of ${listed} journaled states of ${where} (${notChecked} not checked: ${bounds})`, statesChecked);
 }
