@@ -62,7 +62,7 @@ export function singleDiskSource(ctx: GateContext, ref: TargetRef): CaseSource {
     const key = keyOf(result);
     const signature = failureSignature(result);
     const states = result.cause?.failingStates?.count ?? 1;
-    if (distinct.countKnown(key, row, signature, states)) {
+    if (distinct.countKnown(key, row, signature, states, result.cause?.route)) {
       if (result.artifactDir) await rm(result.artifactDir, { recursive: true, force: true });
       return;
     }

@@ -1,6 +1,6 @@
 // The summary printed at the end of a gate run (pure): one line per scenario and suite, totals,
 // what was covered, then each failure with its violation, artifact and replay command.
-import { causeFacts } from '../harness/cause/cause.js';
+import { causeFacts, type CauseRoute } from '../harness/cause/cause.js';
 import { formatContracts, formatCoverage, formatFeatures } from '../harness/coverage.js';
 import { CASE_WORDS, capsNote, perMinute, replaySummary, replayWithMode, resultOf, rowResult, totals, type DistinctFailure, type GateRow, type GateTotals, type SummaryMode } from '../report/gate-results.js';
 import { formatFloor, type FloorCheck } from './floor.js';
@@ -54,6 +54,9 @@ export function formatFailures(rows: readonly GateRow[], failures: readonly Dist
       out.push(`${i + 1}. ${f.title}: ${f.count} failing case${f.count === 1 ? '' : 's'}${sigs}, found by ${f.foundBy.join(', ')}`);
       if (f.cause && f.key === f.cause.key) {
         for (const c of causeFacts(f.cause).slice(1)) out.push(`     ${`${c.label}:`.padEnd(8)} ${c.text}`);
+        if (f.provenAgain) out.push(`     ${'again:'.padEnd(8)} proven again on ${f.provenAgain} later failing run${f.provenAgain === 1 ? '' : 's'}, its fix carried over (one proof each, no search)`);
+        const twins = f.cause.kind === 'not-isolated' ? sharingSignature(f, failures) : [];
+        if (twins.length) out.push(`     ${'shares:'.padEnd(8)} ${twins.join('; ')}: the known causes were not proven on its states before the causes' share of the budget ran out; a run with more time (or a work budget) tries them first`);
         if (sigs) out.push(`     signatures: ${f.signatures.map((s) => `${s.signature} (${s.count})`).join('; ')}`);
       }
       out.push(...f.messages.map((m) => `     ${m}`));
@@ -76,6 +79,15 @@ export function formatFailures(rows: readonly GateRow[], failures: readonly Dist
     }
   }
   return out.join('\n');
+}
+
+/** The explained groups an unexplained one shares a signature with: "its signature liveness, torn, ... with group 1 (missing fsync ...)". */
+function sharingSignature(f: DistinctFailure, failures: readonly DistinctFailure[]): string[] {
+  return failures.flatMap((g, i) => {
+    if (!g.cause || g.cause.kind === 'not-isolated') return [];
+    const shared = f.signatures.filter((s) => g.signatures.some((t) => t.signature === s.signature));
+    return shared.length ? [`${shared.reduce((n, s) => n + s.count, 0)} of its cases share their signature with group ${i + 1} (${g.title})`] : [];
+  });
 }
 
 /**
@@ -118,12 +130,17 @@ export function formatGateText(rows: readonly GateRow[], failures: readonly Dist
 
 /** What explaining the distinct failures cost: the cause searches, the proofs and the reach checks of the kept cases. */
 export function formatCauseCosts(failures: readonly DistinctFailure[]): string {
-  const causes = failures.map((f) => f.cause).filter((c): c is NonNullable<typeof c> => c !== undefined && c.search.probes > 0);
-  if (causes.length === 0) return '';
-  const sum = (f: (c: (typeof causes)[number]) => number) => causes.reduce((n, c) => n + f(c), 0);
+  const all = failures.map((f) => f.cause).filter((c): c is NonNullable<typeof c> => c !== undefined);
+  const searched = all.filter((c) => c.search.probes > 0);
+  const proofs = all.filter((c) => c.proof);
+  if (searched.length === 0 && proofs.length === 0) return '';
+  const sum = (cs: typeof all, f: (c: (typeof all)[number]) => number) => cs.reduce((n, c) => n + f(c), 0);
   const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
-  const proofs = causes.filter((c) => c.proof);
-  const reaches = causes.filter((c) => c.reach);
-  return `explaining: ${causes.length} cause search${causes.length === 1 ? '' : 'es'}, ${sum((c) => c.search.probes)} probes in ${s(sum((c) => c.search.ms))}; ` +
-    `${proofs.length} proof${proofs.length === 1 ? '' : 's'} in ${s(sum((c) => c.proof?.ms ?? 0))}; ${reaches.length} reach check${reaches.length === 1 ? '' : 's'} in ${s(sum((c) => c.reach?.ms ?? 0))}`;
+  const reaches = all.filter((c) => c.reach);
+  const named = all.filter((c) => c.kind !== 'not-isolated');
+  const by = (r: CauseRoute) => named.filter((c) => (c.route ?? 'reduction') === r).length;
+  const again = failures.reduce((n, f) => n + (f.provenAgain ?? 0), 0);
+  return `explaining: ${searched.length} cause search${searched.length === 1 ? '' : 'es'}, ${sum(searched, (c) => c.search.probes)} probes in ${s(sum(searched, (c) => c.search.ms))}; ` +
+    `${proofs.length} proof${proofs.length === 1 ? '' : 's'} in ${s(sum(proofs, (c) => c.proof?.ms ?? 0))}; ${reaches.length} reach check${reaches.length === 1 ? '' : 's'} in ${s(sum(reaches, (c) => c.reach?.ms ?? 0))}\n` +
+    `causes found: ${by('candidate')} read off the recording, ${by('reduction')} by the probing search, ${by('known')} carried over; known causes proven again on ${again} later failing run${again === 1 ? '' : 's'}`;
 }

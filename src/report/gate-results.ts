@@ -51,6 +51,8 @@ export interface DistinctFailure {
   signatures: { signature: string; count: number }[];
   /** Why it failed: the cause of its kept (smallest) case, with its fix, proof and reach. */
   cause?: Cause;
+  /** Later failing runs whose states its cause's fix, carried over, was proven to cure (one proof each, no search). */
+  provenAgain?: number;
   /** The scenarios and suites that found it. */
   foundBy: string[];
   /** The checks its smallest case violated. */

@@ -209,9 +209,17 @@ export function proofHolds(p: CauseProof): boolean {
   return p.broken === 0 && p.cured > 0;
 }
 
-/** A cause as labelled lines, in the order a reader wants them: the fix, its proof, its reach, what the search took. */
+/** How a cause was found, in words (the summary's "found:" line). */
+export const ROUTE_WORDS: Readonly<Record<CauseRoute, string>> = {
+  known: 'a cause proven earlier in this run, its fix carried over to this run and proven again (no search)',
+  candidate: 'read off the recording (a step relied on before it was made durable), then proven (no search)',
+  reduction: 'by the probing search, reducing what the state lost, then proven',
+};
+
+/** A cause as labelled lines, in the order a reader wants them: the fix, its proof, how it was found, its reach, what the search took. */
 export function causeFacts(c: Cause): { label: string; text: string }[] {
   const out = [{ label: 'cause', text: c.title }, { label: 'fix', text: c.fix }];
+  if (c.route && c.kind !== 'not-isolated') out.push({ label: 'found', text: ROUTE_WORDS[c.route] });
   if (c.proof) out.push({ label: 'proof', text: proofInWords(c.proof) });
   else if (c.kind !== 'not-isolated') out.push({ label: 'proof', text: c.proven ?? 'not computed' });
   if (c.failingStates && c.kind !== 'not-isolated') out.push({ label: 'states', text: `it explains ${c.failingStates.count} of the ${c.failingStates.of} failing states of its run` });

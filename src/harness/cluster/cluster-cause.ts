@@ -17,7 +17,8 @@ import type { CrashStateId, CrashStateInfo, Hypothesis, LostUnit, ProbeUnit } fr
 import { coverStates } from '../cause/attribute.js';
 import { DEFAULT_SEARCH_BOUND, proofHolds, type Cause, type CauseProof, type SearchBound } from '../cause/cause.js';
 import { searchCause, type ProbeFn } from '../cause/search.js';
-import { candidatesOf, rankCandidates, type FailingCut, type RecordingView } from '../cause/candidates.js';
+import { bitesAt, candidatesOf, rankCandidates, type CandidateFix, type FailingCut, type RecordingView } from '../cause/candidates.js';
+import { ddmin } from '../cause/ddmin.js';
 import { carryOver, type KnownCauses } from '../cause/known-causes.js';
 import type { DaemonHandle } from '../daemon-process.js';
 import type { DriverTimeouts } from '../driver-process.js';
@@ -248,7 +249,51 @@ async function proveEveryNode(ctx: ClusterCauseContext, cause: Cause, own: Judge
   return { cause: { ...cause, fix: proven.fixWords, proof: proven.proof.proof }, cures: [...proven.proof.cured], extend: (j) => proven.proof.judge(j) };
 }
 
-/** Candidates read off a cluster's recording proven per recording at most, the likeliest first (each proof recovers clusters). */
+/** The candidates' fsyncs as one cause: the first's step, the others' as its alsoSteps (a missing fsync of a file's data heads it, then a directory's). */
+function together(set: readonly CandidateFix[], evidence: string[]): Cause {
+  const sorted = [...set].sort((a, b) => (a.cause.kind === 'missing-fsync' ? 0 : 1) - (b.cause.kind === 'missing-fsync' ? 0 : 1));
+  const [head, ...rest] = sorted;
+  return { ...head.cause, route: 'candidate', alsoSteps: rest.map((c) => c.cause.step!), evidence };
+}
+
+/**
+ * The fsyncs the recording shows missing before something relied on them (candidates.ts), as one fix
+ * on every node: tried all at once on failing state `own` (a recovery confirmed by a second, as the
+ * search's probes are), then reduced to a 1-minimal set (each left out of the others first, a round
+ * of recoveries at once), then proven on the judged states. Undefined when all of them together do
+ * not cure `own` (the search over what it lost goes on), or when the proof does not hold.
+ */
+async function candidateFsyncs(ctx: ClusterCauseContext, own: JudgedClusterState, fsyncs: readonly CandidateFix[], judged: readonly JudgedClusterState[], deadlineMs: number): Promise<Explained | undefined> {
+  if (fsyncs.length === 0) return undefined;
+  const slots = ctx.target.clusterStateSlots ?? CLUSTER_STATE_SLOTS;
+  const slotCtx = { ...ctx, timeouts: timeoutsForSlots(ctx.timeouts, slots) };
+  let probes = 0;
+  const cures = async (set: readonly CandidateFix[]): Promise<boolean> => {
+    if (Date.now() >= deadlineMs) return false;
+    const fix = clusterFixedRun(ctx.recorded, together(set, []), [], true);
+    if (!fix?.hypothesis) return false;
+    const id = counterpartUnder(fix, own.state.id);
+    const fixedCtx = { ...slotCtx, recorded: fix.recorded };
+    for (let k = 0; k < 2; k++) {
+      probes++;
+      if ((await recoverClusterState(fixedCtx, id, [], id.afterOp, fix.hypothesis)).violations.some((v) => !v.hang)) return false;
+    }
+    return true;
+  };
+  const started = Date.now();
+  if (!(await cures(fsyncs))) return undefined;
+  const minimal = await ddmin(fsyncs, cures, { parallel: slots, leaveOneOutFirst: true });
+  const evidence = [
+    `read off the recording: ${fsyncs.length} fsyncs missing before something relied on them at this cut; all of them together cure it`,
+    `reduced to ${minimal.length} (${probes} recoveries, ${((Date.now() - started) / 1000).toFixed(1)} s): ${minimal.map((c) => c.cause.title).join('; ')}`,
+  ];
+  const cause = { ...together(minimal, evidence), search: { probes, ms: Date.now() - started, bound: DEFAULT_SEARCH_BOUND, boundReached: false } };
+  const proven = await proveInserted(slotCtx, cause, [], own, judged, deadlineMs, slots, true);
+  if (!proven || !proofHolds(proven.proof.proof) || !proven.proof.proof.curesOwnState) return undefined;
+  return { cause: { ...cause, fix: proven.fixWords, proof: proven.proof.proof }, cures: [...proven.proof.cured], extend: (j) => proven.proof.judge(j) };
+}
+
+/** Withheld confirmations read off a cluster's recording proven per recording at most, the likeliest first. */
 const MAX_CLUSTER_CANDIDATES = 3;
 
 /**
@@ -281,9 +326,17 @@ export async function explainClusterRun(ctx: ClusterCauseContext, judged: readon
     const carried = carryOver(k, view, left.map(cutOf));
     if (carried) await prove(carried, left);
   }
+  // Candidates read off the recording: a withheld confirmation is proven on the drains already judged
+  // (no recovery); fsyncs are tried together on the first open state, then reduced (fsyncs.ts).
   const left = open();
-  for (const { candidate, cuts } of left.length ? rankCandidates(candidatesOf(view), left.map(cutOf), MAX_CLUSTER_CANDIDATES) : []) {
+  const readOff = left.length ? candidatesOf(view) : [];
+  for (const { candidate, cuts } of rankCandidates(readOff.filter((c) => c.cause.step?.kind === 'wait'), left.map(cutOf), MAX_CLUSTER_CANDIDATES)) {
     await prove({ ...candidate.cause, evidence: [`read off the recording: it bites at ${cuts.length} of the ${left.length} failing states no proven cause explained`] }, cuts.map((i) => left[i]).filter((j) => !explained(j)));
+  }
+  const first = open().find((j) => j.state.id.policy === 'lose-unsynced');
+  if (first && Date.now() < deadlineMs) {
+    const e = await candidateFsyncs(ctx, first, readOff.filter((c) => c.cause.step?.kind === 'fsync-after' && bitesAt(c, cutOf(first))), judged, deadlineMs);
+    if (e) found.push(e);
   }
   next: for (const f of failing) {
     if (explained(f)) continue;

@@ -159,7 +159,7 @@ async function explainRunWithin(judging: JudgeContext, recorded: Recorded, faili
    * carried over, or read off the recording) and keeps it as a candidate when its proof holds.
    * Returns why it names nothing for `own`, if so.
    */
-  const proveStep = async (cause: Cause, own: number): Promise<string[] | undefined> => {
+  const proveStep = async (cause: Cause, own: number, claims?: ReadonlySet<number>): Promise<string[] | undefined> => {
     // One fix proven once: the same fix found again on a state its proof already judged is answered by that proof.
     const key = fixKey(recorded, cause);
     const earlier = key === undefined ? undefined : proofs.get(key);
@@ -170,7 +170,7 @@ async function explainRunWithin(judging: JudgeContext, recorded: Recorded, faili
     if (proven.cutShort) return [BUDGET_RAN_OUT, `candidate "${cause.title}" (${cause.fix}): its proof was cut short by the budget after ${proven.proof.states} states`];
     cause.proof = proven.proof;
     if (!proofHolds(proven.proof)) return [`candidate "${cause.title}" (${cause.fix}) is not its cause: ${proofWordsShort(proven.proof)}`, ...cause.evidence];
-    addCandidate(cause, proven.cures, proven);
+    addCandidate(cause, claims ? new Set([...proven.cures].filter((i) => claims.has(i))) : proven.cures, proven);
     if (!proven.proof.curesOwnState) return [`candidate "${cause.title}" (${cause.fix}) cures ${proven.proof.cured} other failing states of the run, not this one`, ...cause.evidence];
     return undefined;
   };
@@ -217,7 +217,7 @@ async function explainRunWithin(judging: JudgeContext, recorded: Recorded, faili
   const tryKnown = async (known: KnownCause, left: readonly number[]): Promise<void> => {
     if (known.cause.step) {
       const carried = carryOver(known, view, left.map(cutOf));
-      if (carried) await proveStep(carried, left.find((i) => failing[i].state.id.policy === 'lose-unsynced') ?? left[0]);
+      if (carried) await proveStep(carried, left.find((i) => failing[i].state.id.policy === 'lose-unsynced') ?? left[0], firstCutFails);
       return;
     }
     if (known.cause.kind !== 'torn-write' && !isLogicError(known.cause.kind)) return;
@@ -259,9 +259,21 @@ async function explainRunWithin(judging: JudgeContext, recorded: Recorded, faili
   };
 
   const view: RecordingView = { trace: recorded.trace, marks: recorded.marks, outcomes: recorded.run.record.outcomes };
+  // With cuts during recovery, a fix carried over or read off the recording (proven without those
+  // cuts) may claim only the states whose failure shows without their second cut: each probed once.
+  const firstCutFails = judging.o.recoveryCuts ? new Set<number>() : undefined;
+  for (const i of firstCutFails ? failing.keys() : []) {
+    if (!timeLeft()) break;
+    if (await failsWithoutSecondCut(ctx, recorded, failing[i])) firstCutFails!.add(i);
+    else {
+      searched.add(i);
+      secondCut.add(i);
+      rejected.set(i, [SECOND_CUT_WHY]);
+    }
+  }
   const notYetExplained = () => {
     const done = covered();
-    return [...failing.keys()].filter((i) => !done.has(i));
+    return [...failing.keys()].filter((i) => !done.has(i) && (!firstCutFails || firstCutFails.has(i)));
   };
   const cutOf = (i: number): FailingCut => ({ afterOp: failing[i].state.id.afterOp, ...(failing[i].state.id.nodes ? { nodes: failing[i].state.id.nodes } : {}) });
 
@@ -283,7 +295,7 @@ async function explainRunWithin(judging: JudgeContext, recorded: Recorded, faili
     const own = still.find((i) => failing[i].state.id.policy === 'lose-unsynced') ?? still[0];
     const cause = { ...candidate.cause, evidence: [`read off the recording: it bites at ${cuts.length} of the ${open.length} failing states no proven cause explained`] };
     if (!(await curesState(ctx, recorded, cause, failing[own]))) continue;
-    await proveStep(cause, own);
+    await proveStep(cause, own, firstCutFails);
   }
 
   // Route 3, reduction: the first state of each signature first (a cheap, wide start), then whatever is still unexplained.
@@ -360,18 +372,22 @@ async function explainRunWithin(judging: JudgeContext, recorded: Recorded, faili
   return { causes, unexplained };
 }
 
+const SECOND_CUT_WHY = 'not isolated: recovered without its second cut (during recovery) the state passes, so the failure lies in what the recovery itself did before that cut; a run records and searches the recovery of one such state (its own group, when a cause is proven), not of each';
+
+/** Whether a state judged with a cut during its recovery fails the same checks recovered without it (`ctx` recovers without recovery cuts). */
+async function failsWithoutSecondCut(ctx: JudgeContext, recorded: Recorded, f: JudgedState, probe = probeOf(ctx, recorded, f.state)): Promise<boolean> {
+  const checks = checksOf(f.violations);
+  return (await probe({ state: f.state.id })).some((v) => !v.hang && checks.has(v.check));
+}
+
 /** The cause search on one state (a state whose failure needs its recovery cut gets no search: said so). */
 async function searchState(ctx: JudgeContext, judging: JudgeContext, recorded: Recorded, f: JudgedState, probe: ProbeFn, bound: SearchBound): Promise<Cause> {
-  if (judging.o.recoveryCuts) {
-    // Cut during its recovery: only a failure the state shows without that second cut has its cause in what the first one lost.
-    const checks = checksOf(f.violations);
-    if (!(await probe({ state: f.state.id })).some((v) => !v.hang && checks.has(v.check))) {
-      return {
-        kind: 'not-isolated', key: SECOND_CUT_KEY, title: 'cause not isolated: the failure needs the cut during recovery',
-        fix: 'not isolated: recovered without its second cut (during recovery) the state passes, so the failure lies in what the recovery itself did before that cut; a run records and searches the recovery of one such state (its own group, when a cause is proven), not of each',
-        evidence: ['without the cut during its recovery, the state recovers'], search: { probes: 1, ms: 0, bound, boundReached: false },
-      };
-    }
+  // Cut during its recovery: only a failure the state shows without that second cut has its cause in what the first one lost.
+  if (judging.o.recoveryCuts && !(await failsWithoutSecondCut(ctx, recorded, f, probe))) {
+    return {
+      kind: 'not-isolated', key: SECOND_CUT_KEY, title: 'cause not isolated: the failure needs the cut during recovery',
+      fix: SECOND_CUT_WHY, evidence: ['without the cut during its recovery, the state recovers'], search: { probes: 1, ms: 0, bound, boundReached: false },
+    };
   }
   const units = await ctx.daemon.client.units(f.state.id);
   return searchCause({ state: f.state, violations: f.violations, units, trace: recorded.trace, marks: recorded.marks, workload: recorded.run.record }, probe, bound);
@@ -548,13 +564,32 @@ async function proveFix(ctx: JudgeContext, recorded: Recorded, cause: Cause, own
 }
 
 /**
- * A candidate's screen before its proof: whether its fix cures failing state `f` (one recovery, or
- * none for a confirmation withheld). A lose-unsynced state is judged at its counterpart cut of the
- * fixed run; a torn or journaled one with what the inserted fsyncs make durable by its cut.
+ * A candidate's screen before its proof: whether `f` passes with just what the candidate names made
+ * durable (the directory entries of its kind and name pattern, or the data of its files), one probe
+ * of the state as the cause search's are; a directory fsync makes every entry durable, so this is
+ * what tells the entry that matters from one that rides along. A withheld confirmation: the state's
+ * recovery judged again without the line (no recovery); a moved fsync: its counterpart cut.
  */
 async function curesState(ctx: JudgeContext, recorded: Recorded, cause: Cause, f: JudgedState): Promise<boolean> {
   const fix = fixedRun(recorded, cause);
   if (!fix) return false;
+  const step = cause.step;
+  if (step?.kind === 'fsync-after' && cause.unit) {
+    const at = new Map(recorded.trace.map((e) => [e.op, e]));
+    const like = at.get(step.afterOp);
+    const same = (op: number) => {
+      const e = at.get(op);
+      return e !== undefined && like !== undefined && e.kind === like.kind && pathPattern(e.path) === pathPattern(like.path) && pathPattern(e.path2 ?? '') === pathPattern(like.path2 ?? '');
+    };
+    const persist: ProbeUnit[] = [];
+    for (const u of await ctx.daemon.client.units(f.state.id)) {
+      if (step.dir && u.kind === 'dir' && u.path === step.path) {
+        const seqs = u.changes.filter((c) => same(c.op)).map((c) => c.seq);
+        if (seqs.length) persist.push({ kind: 'dir', ino: u.ino, seqs });
+      } else if (!step.dir && u.kind === 'file' && u.changes.some((c) => same(c.op))) persist.push({ kind: 'file', ino: u.ino });
+    }
+    return persist.length > 0 && !failed(await probeOf(ctx, recorded, f.state)({ state: f.state.id, persist }));
+  }
   if (!fix.hypothesis) {
     if (!f.recoveryRuns) return true; // no recovery kept to judge again: the proof decides
     return !failed(judge({ target: ctx.target.name, faultsInjected: false, runs: historyOf(fix.recorded, f.state.id.afterOp, f.recoveryRuns) }));
