@@ -15,10 +15,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { CrashStateId, CrashStateInfo, Hypothesis, LostUnit, ProbeUnit } from '../../../fusefs/crash-states.js';
 import { coverStates } from '../cause/attribute.js';
-import { DEFAULT_SEARCH_BOUND, proofHolds, type Cause, type CauseProof, type SearchBound } from '../cause/cause.js';
+import { changedPath, DEFAULT_SEARCH_BOUND, proofHolds, type Cause, type CauseProof, type FixStep, type SearchBound } from '../cause/cause.js';
 import { searchCause, type ProbeFn } from '../cause/search.js';
 import { bitesAt, candidatesOf, rankCandidates, type CandidateFix, type FailingCut, type RecordingView } from '../cause/candidates.js';
-import { ddmin } from '../cause/ddmin.js';
+import { BudgetSpent, ddmin, ddminByGroup, type DdminOptions } from '../cause/ddmin.js';
+import { parentOf, pathPattern } from '../path-pattern.js';
 import { carryOver, type KnownCauses } from '../cause/known-causes.js';
 import type { DaemonHandle } from '../daemon-process.js';
 import type { DriverTimeouts } from '../driver-process.js';
@@ -256,38 +257,70 @@ function together(set: readonly CandidateFix[], evidence: string[]): Cause {
   return { ...head.cause, route: 'candidate', alsoSteps: rest.map((c) => c.cause.step!), evidence };
 }
 
+/** The directory a candidate's fsync is of (a directory's own path, or a file's folder). */
+const folderOf = (c: CandidateFix): string => {
+  const step = c.cause.step as Extract<FixStep, { kind: 'fsync-after' }>;
+  return step.dir ? step.path : parentOf(step.path);
+};
+const within = (dir: string, folder: string) => dir === folder || folder === '/' || dir.startsWith(`${folder}/`);
+/** Whether a directory candidate's entry names the next folder (or the file) on the way to `file`. */
+function onPathTo(d: CandidateFix, file: string): boolean {
+  const dir = folderOf(d);
+  if (!d.cause.unit || !d.cause.change || !within(parentOf(file), dir)) return false;
+  const next = file.slice(dir === '/' ? 1 : dir.length + 1).split('/')[0];
+  return pathPattern(changedPath(d.cause.unit, d.cause.change)) === pathPattern(`${dir === '/' ? '' : dir}/${next}`);
+}
+
 /**
  * The fsyncs the recording shows missing before something relied on them (candidates.ts), as one fix
- * on every node: tried all at once on failing state `own` (a recovery confirmed by a second, as the
- * search's probes are), then reduced to a 1-minimal set (each left out of the others first, a round
- * of recoveries at once), then proven on the judged states. Undefined when all of them together do
- * not cure `own` (the search over what it lost goes on), or when the proof does not hold.
+ * on every node, on failing state `own`: all of them at once first; then the files' data reduced with
+ * every directory fsync kept (a file whose name is lost is not there at all: narrowed by folder
+ * first, then file by file, each left out of the others in a round of recoveries at once); then the
+ * directories', of the folders holding or above the files kept first. One recovery a probe (a pass
+ * by chance is caught by the proof, which recovers the state again); bounded by `bound` and
+ * `deadlineMs`. Undefined when all of them together do not cure `own` (the search over what it lost
+ * goes on), when the bound ends it, or when the proof does not hold.
  */
-async function candidateFsyncs(ctx: ClusterCauseContext, own: JudgedClusterState, fsyncs: readonly CandidateFix[], judged: readonly JudgedClusterState[], deadlineMs: number): Promise<Explained | undefined> {
+async function candidateFsyncs(ctx: ClusterCauseContext, own: JudgedClusterState, fsyncs: readonly CandidateFix[], judged: readonly JudgedClusterState[], deadlineMs: number, bound: SearchBound): Promise<Explained | undefined> {
   if (fsyncs.length === 0) return undefined;
   const slots = ctx.target.clusterStateSlots ?? CLUSTER_STATE_SLOTS;
   const slotCtx = { ...ctx, timeouts: timeoutsForSlots(ctx.timeouts, slots) };
+  const started = Date.now();
   let probes = 0;
   const cures = async (set: readonly CandidateFix[]): Promise<boolean> => {
-    if (Date.now() >= deadlineMs) return false;
+    if (probes >= bound.maxProbes || Date.now() >= Math.min(deadlineMs, started + bound.maxMs)) throw new BudgetSpent(`${probes} recoveries`);
+    probes++;
     const fix = clusterFixedRun(ctx.recorded, together(set, []), [], true);
     if (!fix?.hypothesis) return false;
     const id = counterpartUnder(fix, own.state.id);
-    const fixedCtx = { ...slotCtx, recorded: fix.recorded };
-    for (let k = 0; k < 2; k++) {
-      probes++;
-      if ((await recoverClusterState(fixedCtx, id, [], id.afterOp, fix.hypothesis)).violations.some((v) => !v.hang)) return false;
-    }
-    return true;
+    return !(await recoverClusterState({ ...slotCtx, recorded: fix.recorded }, id, [], id.afterOp, fix.hypothesis)).violations.some((v) => !v.hang);
   };
-  const started = Date.now();
-  if (!(await cures(fsyncs))) return undefined;
-  const minimal = await ddmin(fsyncs, cures, { parallel: slots, leaveOneOutFirst: true });
+  const reduce: DdminOptions = { parallel: slots, leaveOneOutFirst: true };
+  const isDir = (c: CandidateFix) => c.cause.kind === 'missing-dir-fsync';
+  let minimal: CandidateFix[];
+  try {
+    if (!(await cures(fsyncs))) return undefined;
+    const dirs = fsyncs.filter(isDir);
+    const withDirs = (data: readonly CandidateFix[]) => cures([...data, ...dirs]);
+    const data = await ddmin(await ddminByGroup(fsyncs.filter((c) => !isDir(c)), folderOf, withDirs, reduce), withDirs, reduce);
+    // The entries that make the data kept reachable, one per folder on its path: 1-minimal by
+    // construction when they suffice; else the directories holding, or above, the data, reduced.
+    const path = dirs.filter((d) => data.some((x) => onPathTo(d, (x.cause.step as Extract<FixStep, { kind: 'fsync-after' }>).path)));
+    const near = dirs.filter((d) => data.length === 0 || data.some((x) => within(folderOf(x), folderOf(d))));
+    if (path.length > 0 && (await cures([...data, ...path]))) minimal = [...data, ...path];
+    else {
+      const dirsFrom = near.length < dirs.length && (await cures([...data, ...near])) ? near : dirs;
+      minimal = [...data, ...(dirsFrom.length ? await ddmin(dirsFrom, (ds) => cures([...data, ...ds]), reduce) : [])];
+    }
+  } catch (err) {
+    if (err instanceof BudgetSpent) return undefined;
+    throw err;
+  }
   const evidence = [
     `read off the recording: ${fsyncs.length} fsyncs missing before something relied on them at this cut; all of them together cure it`,
     `reduced to ${minimal.length} (${probes} recoveries, ${((Date.now() - started) / 1000).toFixed(1)} s): ${minimal.map((c) => c.cause.title).join('; ')}`,
   ];
-  const cause = { ...together(minimal, evidence), search: { probes, ms: Date.now() - started, bound: DEFAULT_SEARCH_BOUND, boundReached: false } };
+  const cause = { ...together(minimal, evidence), search: { probes, ms: Date.now() - started, bound, boundReached: false } };
   const proven = await proveInserted(slotCtx, cause, [], own, judged, deadlineMs, slots, true);
   if (!proven || !proofHolds(proven.proof.proof) || !proven.proof.proof.curesOwnState) return undefined;
   return { cause: { ...cause, fix: proven.fixWords, proof: proven.proof.proof }, cures: [...proven.proof.cured], extend: (j) => proven.proof.judge(j) };
@@ -335,7 +368,7 @@ export async function explainClusterRun(ctx: ClusterCauseContext, judged: readon
   }
   const first = open().find((j) => j.state.id.policy === 'lose-unsynced');
   if (first && Date.now() < deadlineMs) {
-    const e = await candidateFsyncs(ctx, first, readOff.filter((c) => c.cause.step?.kind === 'fsync-after' && bitesAt(c, cutOf(first))), judged, deadlineMs);
+    const e = await candidateFsyncs(ctx, first, readOff.filter((c) => c.cause.step?.kind === 'fsync-after' && bitesAt(c, cutOf(first))), judged, deadlineMs, bound);
     if (e) found.push(e);
   }
   next: for (const f of failing) {
