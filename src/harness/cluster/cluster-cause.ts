@@ -393,7 +393,7 @@ export async function explainClusterRun(ctx: ClusterCauseContext, judged: readon
     for (const i of states) given.set(i, candidate.cause);
     known?.add(candidate.cause, ctx.recorded.trace);
   }
-  const notSearched: Cause = { kind: 'not-isolated', key: 'unexplained not-searched', title: 'unexplained: not searched', fix: 'not searched: the time for causes ran out before this state\'s turn', evidence: [], search: { probes: 0, ms: 0, bound, boundReached: true } };
+  const notSearched: Cause = { kind: 'not-isolated', key: 'unexplained not-searched', title: 'unexplained: not searched', fix: 'not searched: the causes\' share of the budget ran out before this state\'s turn', evidence: [], search: { probes: 0, ms: 0, bound, boundReached: false } };
   // In the order of the failing states: a named cause, else what the state's own search said, else not searched.
   return new Map(failing.map((f, i) => [f, given.get(i) ?? found.find((e) => e.cures.includes(f))?.cause ?? notSearched]));
 }

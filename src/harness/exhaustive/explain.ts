@@ -342,7 +342,8 @@ async function explainRunWithin(judging: JudgeContext, recorded: Recorded, faili
   const causes: Attribution['causes'] = [];
   for (const { candidate, states } of cover.chosen) {
     const cause: Cause = { ...candidate.cause, failingStates: { count: states.length, of: failing.length } };
-    if (o.checkReach(cause) && timeLeft()) cause.reach = await reachOf(ctx, recorded, cause, states.map((i) => failing[i]), o, deadline);
+    // The reach informs, the causes group: it takes at most a quarter of what the caller's share has left.
+    if (o.checkReach(cause) && timeLeft()) cause.reach = await reachOf(ctx, recorded, cause, states.map((i) => failing[i]), o, Math.min(deadline, Date.now() + (budgetEnd - Date.now()) / 4));
     causes.push({ cause, states });
     o.known?.add(cause, recorded.trace);
   }
@@ -364,7 +365,8 @@ async function explainRunWithin(judging: JudgeContext, recorded: Recorded, faili
       kind: 'not-isolated', key: secondCutGroup ? SECOND_CUT_KEY : `unexplained ${signature}`,
       title: secondCutGroup ? 'cause not isolated: the failure needs the cut during recovery' : `unexplained: ${signature}`,
       fix: why.includes(BUDGET_RAN_OUT) || bounded[0] === BUDGET_RAN_OUT ? BUDGET_RAN_OUT : `no proven cause: ${why[0] ?? bounded[0] ?? 'no candidate was found'}`,
-      evidence: [...why, ...bounded], search: { ...cost, bound: o.bound, boundReached: notSearched > 0 },
+      // "Bound reached" only for the run's own bound: a share of the gate's budget that ran out says so in its fix.
+      evidence: [...why, ...bounded], search: { ...cost, bound: o.bound, boundReached: notSearched > 0 && bounded[0] !== BUDGET_RAN_OUT },
       failingStates: { count: states.length, of: failing.length },
     };
     return { cause, states };
@@ -740,6 +742,6 @@ async function reachOf(ctx: JudgeContext, recorded: Recorded, cause: Cause, expl
   const listed = answer.states.length + answer.capped.states;
   const notChecked = listed - statesChecked;
   if (notChecked === 0) return reach(false, true, `all ${statesChecked} journaled states of ${where} pass it`, statesChecked);
-  const bounds = [...(answer.capped.states > 0 ? [`${answer.capped.states} beyond the caps`] : []), ...(outOfTime ? [`the ${o.proofMs / 1000} s bound`] : [])].join(', ');
+  const bounds = [...(answer.capped.states > 0 ? [`${answer.capped.states} beyond the caps`] : []), ...(outOfTime ? [`the ${((until - started) / 1000).toFixed(1)} s it was given`] : [])].join(', ');
   return reach(false, false, `not seen in ${statesChecked} of ${listed} journaled states of ${where} (${notChecked} not checked: ${bounds})`, statesChecked);
 }
