@@ -175,6 +175,7 @@ function earlyConfirmations(v: RecordingView, byKey: Map<string, CandidateFix>):
         collect(byKey, key, { fromOp: m.afterOp, toOp: u.at, ...(sync.node !== undefined ? { node: sync.node } : {}) }, () => ({
           kind: 'early-confirmation', route: 'candidate', key, title: `confirmation ("${t}") before the ${u.dir ? 'directory fsync' : 'fsync'} of ${pathPattern(sync.path)} completed`,
           fix: `wait for ${syncWords} to complete before line ${m.n} ("${t}"): it makes what the line claims durable`,
+          unit: { kind: u.dir ? 'dir' : 'file', ino: 0, path: sync.path },
           before: `line ${m.n} ("${t}")`, step: { kind: 'wait', line: m.n, untilOp: u.at }, evidence: [], search: NO_SEARCH,
         }));
       }
@@ -227,7 +228,9 @@ export function rankCandidates(candidates: readonly CandidateFix[], cuts: readon
   return candidates
     .map((candidate) => ({ candidate, cuts: cuts.flatMap((cut, i) => (bitesAt(candidate, cut) ? [i] : [])) }))
     .filter((r) => r.cuts.length > 0)
-    .sort((a, b) => b.cuts.length - a.cuts.length || KIND_ORDER.indexOf(a.candidate.cause.kind) - KIND_ORDER.indexOf(b.candidate.cause.kind) || a.candidate.windows[0].fromOp - b.candidate.windows[0].fromOp)
+    // On a tie: the kind order, then a file's before a directory's (a line claims data a file's fsync makes durable), then the earliest.
+    .sort((a, b) => b.cuts.length - a.cuts.length || KIND_ORDER.indexOf(a.candidate.cause.kind) - KIND_ORDER.indexOf(b.candidate.cause.kind)
+      || Number(a.candidate.cause.unit?.kind === 'dir') - Number(b.candidate.cause.unit?.kind === 'dir') || a.candidate.windows[0].fromOp - b.candidate.windows[0].fromOp)
     .slice(0, max);
 }
 

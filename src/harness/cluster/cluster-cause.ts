@@ -302,7 +302,9 @@ async function candidateFsyncs(ctx: ClusterCauseContext, own: JudgedClusterState
     if (!(await cures(fsyncs))) return undefined;
     const dirs = fsyncs.filter(isDir);
     const withDirs = (data: readonly CandidateFix[]) => cures([...data, ...dirs]);
-    const data = await ddmin(await ddminByGroup(fsyncs.filter((c) => !isDir(c)), folderOf, withDirs, reduce), withDirs, reduce);
+    const files = fsyncs.filter((c) => !isDir(c));
+    // ddmin keeps one item at least: the directories alone are tried first (a new file's name lost, its data synced).
+    const data = files.length === 0 || (dirs.length > 0 && (await withDirs([]))) ? [] : await ddmin(await ddminByGroup(files, folderOf, withDirs, reduce), withDirs, reduce);
     // The entries that make the data kept reachable, one per folder on its path: 1-minimal by
     // construction when they suffice; else the directories holding, or above, the data, reduced.
     const path = dirs.filter((d) => data.some((x) => onPathTo(d, (x.cause.step as Extract<FixStep, { kind: 'fsync-after' }>).path)));
