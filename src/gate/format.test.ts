@@ -4,11 +4,11 @@ import { Budget, formatClock, formatDuration } from './budget.js';
 import { toJunitXml, xmlEscape } from './junit.js';
 import { formatProgress, ProgressReporter } from './progress.js';
 import { newRow, totals, type GateRow } from '../report/gate-results.js';
-import { explainedInWords, formatFailures, formatGateText, formatSummaryTable } from './summary.js';
+import { explainedInWords, formatCauseCosts, formatFailures, formatGateText, formatSummaryTable } from './summary.js';
 import { emptyClusterCoverage } from './cluster-coverage.js';
 import { checkFloor } from './floor.js';
 import { completeContract, contractKey } from '../harness/contract.js';
-import { requestsInWords, type Cause } from '../harness/cause/cause.js';
+import { requestsInWords, ROUTE_WORDS, type Cause } from '../harness/cause/cause.js';
 import type { DistinctFailure } from '../report/gate-results.js';
 import { roundSeed } from './suites.js';
 import { emptyCoverage, type Coverage } from '../harness/coverage.js';
@@ -194,6 +194,16 @@ describe('what the causes explain', () => {
       failure({ ...cause('not-isolated', 'unexplained liveness, torn, before fsync of /page.*', '/page.1') }, 2),
     ]);
     expect(text).toBe('12 failing states: 2 proven causes explain 10; 2 unexplained\nthe same step in 2 places (early-confirmation): /checkpoint.log, /checkpoint.head.tmp');
+  });
+
+  it('says how each cause was found, how often a known cause was proven again, and which explained group an unexplained one shares a signature with', () => {
+    const named = { ...failure({ ...cause('missing-dir-fsync', 'missing-dir-fsync / create /page.*', '/'), route: 'candidate' }, 9), signatures: [{ signature: 'liveness, torn, before fsync of /page.*', count: 2 }], provenAgain: 4 };
+    const left = { ...failure(cause('not-isolated', 'unexplained liveness, torn, before fsync of /page.*', '/page.1'), 3), signatures: [{ signature: 'liveness, torn, before fsync of /page.*', count: 1 }] };
+    const lines = formatFailures([], [named, left]).split('\n');
+    expect(lines).toContain(`     found:   ${ROUTE_WORDS.candidate}`);
+    expect(lines).toContain('     again:   proven again on 4 later failing runs, its fix carried over (one proof each, no search)');
+    expect(lines.find((l) => l.startsWith('     shares:'))).toMatch(/^ {5}shares: {2}1 of its cases share their signature with group 1 \(missing-dir-fsync \/ create \/page\.\*\)/);
+    expect(formatCauseCosts([named, left]).split('\n')[1]).toBe('causes found: 1 read off the recording, 0 by the probing search, 0 carried over; known causes proven again on 4 later failing runs');
   });
 
   it('collapses request numbers into ranges and a count', () => {

@@ -123,6 +123,8 @@ export function singleDiskSource(ctx: GateContext, ref: TargetRef): CaseSource {
     ...EXPLAIN_BOUNDS,
     known,
     share: phases.share(phase),
+    // A known cause proven again on a later run costs what judging that run cost: counted to judging (a shrink's, to shrinking).
+    knownShare: phases.share(phase === 'causes' ? 'record+judge' : phase),
     checkReach: (c) => always || (c.kind !== 'not-isolated' && !distinct.has(c.key) && !reaching.has(c.key) && Boolean(reaching.add(c.key))),
   });
   /** Serving drivers kept alive for the whole run: a driver process start costs tens of milliseconds. */

@@ -42,6 +42,12 @@ export interface ExplainOptions {
    */
   known?: KnownCauses;
   /**
+   * The share a known cause's proof on this run is counted to and bounded by (the gate's judging:
+   * judging the run's states again under a fix proven before costs what judging them cost). Absent:
+   * `share`.
+   */
+  knownShare?: TimeShare;
+  /**
    * The caller's share of its time budget (the gate's causes phase): no search, proof or check starts
    * past its deadline, each is bounded by it, and a cause whose proof it cut short is not named
    * (the failure is unexplained: the budget ran out). Its time is counted to it.
@@ -159,11 +165,11 @@ async function explainRunWithin(judging: JudgeContext, recorded: Recorded, faili
    * carried over, or read off the recording) and keeps it as a candidate when its proof holds.
    * Returns why it names nothing for `own`, if so.
    */
-  const proveStep = async (cause: Cause, own: number, claims?: ReadonlySet<number>): Promise<string[] | undefined> => {
+  const proveStep = async (cause: Cause, own: number, claims?: ReadonlySet<number>, limits = { deadline, budgetEnd }): Promise<string[] | undefined> => {
     // One fix proven once: the same fix found again on a state its proof already judged is answered by that proof.
     const key = fixKey(recorded, cause);
     const earlier = key === undefined ? undefined : proofs.get(key);
-    const proven = earlier?.compared.has(own) ? { ...earlier, proof: { ...earlier.proof, curesOwnState: earlier.cures.has(own) } } : await proveFix(ctx, recorded, cause, own, failing, await baseVerdicts(), o, run, deadline, budgetEnd);
+    const proven = earlier?.compared.has(own) ? { ...earlier, proof: { ...earlier.proof, curesOwnState: earlier.cures.has(own) } } : await proveFix(ctx, recorded, cause, own, failing, await baseVerdicts(), o, run, limits.deadline, limits.budgetEnd);
     if (key !== undefined && proven && !proven.cutShort) proofs.set(key, proven);
     if (!proven) return [`candidate "${cause.title}": its fix could not be applied to the recording`];
     // Never an unproven cause: a proof the budget cut short names nothing.
@@ -217,7 +223,9 @@ async function explainRunWithin(judging: JudgeContext, recorded: Recorded, faili
   const tryKnown = async (known: KnownCause, left: readonly number[]): Promise<void> => {
     if (known.cause.step) {
       const carried = carryOver(known, view, left.map(cutOf));
-      if (carried) await proveStep(carried, left.find((i) => failing[i].state.id.policy === 'lose-unsynced') ?? left[0], firstCutFails);
+      const knownEnd = o.knownShare?.deadlineMs() ?? budgetEnd;
+      const limits = { deadline: Math.min(Date.now() + o.runMs, knownEnd), budgetEnd: knownEnd };
+      if (carried) await within(o.knownShare, () => proveStep(carried, left.find((i) => failing[i].state.id.policy === 'lose-unsynced') ?? left[0], firstCutFails, limits));
       return;
     }
     if (known.cause.kind !== 'torn-write' && !isLogicError(known.cause.kind)) return;
@@ -280,7 +288,7 @@ async function explainRunWithin(judging: JudgeContext, recorded: Recorded, faili
   // Route 1: each cause proven earlier in the gate run, its fix carried over and proven on this run.
   for (const known of o.known?.list() ?? []) {
     const left = notYetExplained();
-    if (left.length === 0 || !timeLeft()) break;
+    if (left.length === 0 || Date.now() >= (o.knownShare?.deadlineMs() ?? deadline)) break;
     await tryKnown(known, left);
   }
   // Route 2: candidates read off the recording, the likeliest first: each screened on the first
