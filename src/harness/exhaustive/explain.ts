@@ -223,9 +223,11 @@ async function explainRunWithin(judging: JudgeContext, recorded: Recorded, faili
   const tryKnown = async (known: KnownCause, left: readonly number[]): Promise<void> => {
     if (known.cause.step) {
       const carried = carryOver(known, view, left.map(cutOf));
-      const knownEnd = o.knownShare?.deadlineMs() ?? budgetEnd;
-      const limits = { deadline: Math.min(Date.now() + o.runMs, knownEnd), budgetEnd: knownEnd };
-      if (carried) await within(o.knownShare, () => proveStep(carried, left.find((i) => failing[i].state.id.policy === 'lose-unsynced') ?? left[0], firstCutFails, limits));
+      // Judging's share while it lasts; past it (the run judged up to judging's deadline), the causes'.
+      const share = o.knownShare && o.knownShare.deadlineMs() > Date.now() ? o.knownShare : o.share;
+      const end = share?.deadlineMs() ?? Infinity;
+      const limits = { deadline: Math.min(Date.now() + o.runMs, end), budgetEnd: end };
+      if (carried) await within(share === o.share ? undefined : share, () => proveStep(carried, left.find((i) => failing[i].state.id.policy === 'lose-unsynced') ?? left[0], firstCutFails, limits));
       return;
     }
     if (known.cause.kind !== 'torn-write' && !isLogicError(known.cause.kind)) return;
@@ -288,7 +290,7 @@ async function explainRunWithin(judging: JudgeContext, recorded: Recorded, faili
   // Route 1: each cause proven earlier in the gate run, its fix carried over and proven on this run.
   for (const known of o.known?.list() ?? []) {
     const left = notYetExplained();
-    if (left.length === 0 || Date.now() >= (o.knownShare?.deadlineMs() ?? deadline)) break;
+    if (left.length === 0 || Date.now() >= Math.max(o.knownShare?.deadlineMs() ?? 0, deadline)) break;
     await tryKnown(known, left);
   }
   // Route 2: candidates read off the recording, the likeliest first: each screened on the first
