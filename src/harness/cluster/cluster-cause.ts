@@ -281,8 +281,8 @@ function onPathTo(d: CandidateFix, file: string): boolean {
  * `deadlineMs`. Undefined when all of them together do not cure `own` (the search over what it lost
  * goes on), when the bound ends it, or when the proof does not hold.
  */
-async function candidateFsyncs(ctx: ClusterCauseContext, own: JudgedClusterState, fsyncs: readonly CandidateFix[], judged: readonly JudgedClusterState[], deadlineMs: number, bound: SearchBound): Promise<Explained | undefined> {
-  if (fsyncs.length === 0) return undefined;
+async function candidateFsyncs(ctx: ClusterCauseContext, own: JudgedClusterState, fsyncs: readonly CandidateFix[], judged: readonly JudgedClusterState[], deadlineMs: number, bound: SearchBound): Promise<Explained | { why: string }> {
+  if (fsyncs.length === 0) return { why: 'the recording shows no fsync missing before something relied on it at this cut' };
   const slots = ctx.target.clusterStateSlots ?? CLUSTER_STATE_SLOTS;
   const slotCtx = { ...ctx, timeouts: timeoutsForSlots(ctx.timeouts, slots) };
   const started = Date.now();
@@ -299,7 +299,7 @@ async function candidateFsyncs(ctx: ClusterCauseContext, own: JudgedClusterState
   const isDir = (c: CandidateFix) => c.cause.kind === 'missing-dir-fsync';
   let minimal: CandidateFix[];
   try {
-    if (!(await cures(fsyncs))) return undefined;
+    if (!(await cures(fsyncs))) return { why: `the ${fsyncs.length} fsyncs the recording shows missing before something relied on them, all inserted together, do not cure it` };
     const dirs = fsyncs.filter(isDir);
     const withDirs = (data: readonly CandidateFix[]) => cures([...data, ...dirs]);
     const files = fsyncs.filter((c) => !isDir(c));
@@ -315,7 +315,7 @@ async function candidateFsyncs(ctx: ClusterCauseContext, own: JudgedClusterState
       minimal = [...data, ...(dirsFrom.length ? await ddmin(dirsFrom, (ds) => cures([...data, ...ds]), reduce) : [])];
     }
   } catch (err) {
-    if (err instanceof BudgetSpent) return undefined;
+    if (err instanceof BudgetSpent) return { why: `the ${fsyncs.length} fsyncs the recording shows missing cure it together, but the search's bound ended their reduction after ${probes} recoveries` };
     throw err;
   }
   const evidence = [
@@ -324,8 +324,10 @@ async function candidateFsyncs(ctx: ClusterCauseContext, own: JudgedClusterState
   ];
   const cause = { ...together(minimal, evidence), search: { probes, ms: Date.now() - started, bound, boundReached: false } };
   const proven = await proveInserted(slotCtx, cause, [], own, judged, deadlineMs, slots, true);
-  if (!proven || !proofHolds(proven.proof.proof) || !proven.proof.proof.curesOwnState) return undefined;
-  return { cause: { ...cause, fix: proven.fixWords, proof: proven.proof.proof }, cures: [...proven.proof.cured], extend: (j) => proven.proof.judge(j) };
+  if (!proven) return { why: `candidate "${cause.title}": its fix could not be applied to the recording` };
+  const p = proven.proof.proof;
+  if (!proofHolds(p) || !p.curesOwnState) return { why: `candidate "${cause.title}" (${minimal.length} fsyncs) failed its proof: ${p.cured} of ${p.failing} failing states cured${p.curesOwnState ? '' : ', not its own'}, ${p.broken} that passed broken` };
+  return { cause: { ...cause, fix: proven.fixWords, proof: p }, cures: [...proven.proof.cured], extend: (j) => proven.proof.judge(j) };
 }
 
 /** Withheld confirmations read off a cluster's recording proven per recording at most, the likeliest first. */
@@ -347,6 +349,8 @@ export async function explainClusterRun(ctx: ClusterCauseContext, judged: readon
   const cutOf = (j: JudgedClusterState): FailingCut => ({ afterOp: j.state.id.afterOp, ...(j.state.id.nodes ? { nodes: j.state.id.nodes } : {}) });
   const view: RecordingView = { trace: ctx.recorded.trace, marks: ctx.recorded.marks, outcomes: ctx.recorded.run.record.outcomes };
   const tried = new Set<string>();
+  /** Why each candidate and known cause tried named nothing: said by every state left unexplained. */
+  const failedCandidates: string[] = [];
   /** Proves a candidate or carried cause from the first open state it should cure (a lose-unsynced one when there is). */
   const prove = async (cause: Cause, at: readonly JudgedClusterState[]): Promise<void> => {
     const own = at.find((j) => j.state.id.policy === 'lose-unsynced') ?? at[0];
@@ -354,6 +358,7 @@ export async function explainClusterRun(ctx: ClusterCauseContext, judged: readon
     tried.add(cause.key);
     const e = await proveEveryNode(ctx, cause, own, judged, deadlineMs);
     if (e) found.push(e);
+    else failedCandidates.push(`${cause.route === 'known' ? 'known cause' : 'candidate'} "${cause.title}" failed its proof on this run`);
   };
   for (const k of known?.list() ?? []) {
     const left = open();
@@ -371,7 +376,8 @@ export async function explainClusterRun(ctx: ClusterCauseContext, judged: readon
   const first = open().find((j) => j.state.id.policy === 'lose-unsynced');
   if (first && Date.now() < deadlineMs) {
     const e = await candidateFsyncs(ctx, first, readOff.filter((c) => c.cause.step?.kind === 'fsync-after' && bitesAt(c, cutOf(first))), judged, deadlineMs, bound);
-    if (e) found.push(e);
+    if ('why' in e) failedCandidates.push(e.why);
+    else found.push(e);
   }
   next: for (const f of failing) {
     if (explained(f)) continue;
@@ -396,6 +402,7 @@ export async function explainClusterRun(ctx: ClusterCauseContext, judged: readon
     known?.add(candidate.cause, ctx.recorded.trace);
   }
   const notSearched: Cause = { kind: 'not-isolated', key: 'unexplained not-searched', title: 'unexplained: not searched', fix: 'not searched: the causes\' share of the budget ran out before this state\'s turn', evidence: [], search: { probes: 0, ms: 0, bound, boundReached: false } };
-  // In the order of the failing states: a named cause, else what the state's own search said, else not searched.
-  return new Map(failing.map((f, i) => [f, given.get(i) ?? found.find((e) => e.cures.includes(f))?.cause ?? notSearched]));
+  // In the order of the failing states: a named cause, else what the state's own search said, else not searched; an unexplained one says which candidates failed.
+  const saying = (c: Cause): Cause => (c.kind === 'not-isolated' && failedCandidates.length ? { ...c, evidence: [...c.evidence, ...failedCandidates] } : c);
+  return new Map(failing.map((f, i) => [f, given.get(i) ?? saying(found.find((e) => e.cures.includes(f))?.cause ?? notSearched)]));
 }
