@@ -47,6 +47,8 @@ const ok = (e: TraceEntry) => e.result === 0;
 const isSync = (e: TraceEntry) => ok(e) && (e.kind === 'fsync' || e.kind === 'fsyncdir');
 const sameNode = (a: TraceEntry, b: TraceEntry) => (a.node ?? 0) === (b.node ?? 0);
 const NO_SEARCH = { probes: 0, ms: 0, bound: { maxProbes: 0, maxMs: 0 }, boundReached: false };
+/** The persistence points after a line or a removal that a candidate may wait for or move after: the next few, one per kind of file. */
+const NEXT_POINTS = 3;
 
 /** The directories whose entries a directory operation changes: its parent, and a rename's or link's target's. */
 export function dirsChangedBy(e: TraceEntry): string[] {
@@ -154,31 +156,40 @@ function missingFsyncs(v: RecordingView, byKey: Map<string, CandidateFix>): void
   }
 }
 
-/** Confirmations printed while a change they may claim was unsynced: the line waits for the next fsync of it. */
+/**
+ * Confirmations printed before the fsync that makes what they claim durable: each line waits for the
+ * next fsync of a file or directory it had unsynced changes in, or for one of the next persistence
+ * points after it (what it claims may not be written yet: an ack confirmed before its checkpoint).
+ */
 function earlyConfirmations(v: RecordingView, byKey: Map<string, CandidateFix>): void {
+  const syncs = v.trace.filter(isSync);
   for (const m of v.marks) {
     const t = v.outcomes[m.n - 1]?.t;
     if (t === undefined || !CONFIRMATIONS.has(t)) continue;
-    // Each file or directory with a change before the mark that its next fsync, after the mark, makes durable.
-    const seen = new Set<string>();
+    const untils = new Set<number>();
     for (const e of v.trace) {
       if (e.op > m.afterOp) break;
       if (!ok(e)) continue;
-      const units = DATA_OPS.has(e.kind) ? [{ path: e.path, at: nextFileSync(v.trace, e), dir: false }] : dirsChangedBy(e).map((d) => ({ path: d, at: nextDirSync(v.trace, e, d), dir: true }));
-      for (const u of units) {
-        if (u.at === Infinity || u.at <= m.afterOp) continue;
-        const sync = v.trace.find((s) => s.op === u.at)!;
-        const key = `early-confirmation ${pathPattern(sync.path)} ${t}`;
-        if (seen.has(`${key} ${u.at}`)) continue;
-        seen.add(`${key} ${u.at}`);
-        const syncWords = `the ${u.dir ? 'directory fsync' : 'fsync'} of ${sync.path} at request ${sync.op}`;
-        collect(byKey, key, { fromOp: m.afterOp, toOp: u.at, ...(sync.node !== undefined ? { node: sync.node } : {}) }, () => ({
-          kind: 'early-confirmation', route: 'candidate', key, title: `confirmation ("${t}") before the ${u.dir ? 'directory fsync' : 'fsync'} of ${pathPattern(sync.path)} completed`,
-          fix: `wait for ${syncWords} to complete before line ${m.n} ("${t}"): it makes what the line claims durable`,
-          unit: { kind: u.dir ? 'dir' : 'file', ino: 0, path: sync.path },
-          before: `line ${m.n} ("${t}")`, step: { kind: 'wait', line: m.n, untilOp: u.at }, evidence: [], search: NO_SEARCH,
-        }));
-      }
+      const units = DATA_OPS.has(e.kind) ? [nextFileSync(v.trace, e)] : dirsChangedBy(e).map((d) => nextDirSync(v.trace, e, d));
+      for (const at of units) if (at !== Infinity && at > m.afterOp) untils.add(at);
+    }
+    const paths = new Set<string>();
+    for (const s of syncs) {
+      if (s.op <= m.afterOp || paths.size >= NEXT_POINTS) continue;
+      if (!paths.has(pathPattern(s.path))) untils.add(s.op);
+      paths.add(pathPattern(s.path));
+    }
+    for (const at of [...untils].sort((a, b) => a - b)) {
+      const sync = v.trace.find((x) => x.op === at)!;
+      const dir = sync.kind === 'fsyncdir';
+      const key = `early-confirmation ${pathPattern(sync.path)} ${t}`;
+      const syncWords = `the ${dir ? 'directory fsync' : 'fsync'} of ${sync.path} at request ${sync.op}`;
+      collect(byKey, key, { fromOp: m.afterOp, toOp: at, ...(sync.node !== undefined ? { node: sync.node } : {}) }, () => ({
+        kind: 'early-confirmation', route: 'candidate', key, title: `confirmation ("${t}") before the ${dir ? 'directory fsync' : 'fsync'} of ${pathPattern(sync.path)} completed`,
+        fix: `wait for ${syncWords} to complete before line ${m.n} ("${t}"): it makes what the line claims durable`,
+        unit: { kind: dir ? 'dir' : 'file', ino: 0, path: sync.path },
+        before: `line ${m.n} ("${t}")`, step: { kind: 'wait', line: m.n, untilOp: at }, evidence: [], search: NO_SEARCH,
+      }));
     }
   }
 }
@@ -189,21 +200,24 @@ function earlyPersistence(v: RecordingView, byKey: Map<string, CandidateFix>): v
   for (const p of syncs) {
     const made = madeDurableBy(v.trace, p);
     const removes = made.some((e) => e.kind === 'unlink' || e.kind === 'rmdir' || e.kind === 'truncate' || (e.kind === 'rename' && p.kind === 'fsyncdir' && parentOf(e.path) === p.path));
-    const next = syncs.find((s) => s.op > p.op && s.path !== p.path);
-    if (!removes || !next) continue;
+    if (!removes) continue;
     const kinds = [...new Set(made.map((e) => `${e.kind} ${pathPattern(e.path)}`))].join(', ');
     const key = `early-persistence ${kinds}`;
-    const step: FixStep = { kind: 'move', op: p.op, afterOp: next.op };
     const what = (e: TraceEntry) => `the ${e.kind === 'fsyncdir' ? 'directory fsync' : 'fsync'} of ${e.path} at request ${e.op}`;
-    collect(byKey, key, { fromOp: p.op, toOp: next.op, ...(p.node !== undefined ? { node: p.node } : {}) }, () => ({
-      kind: 'early-persistence', route: 'candidate', key, title: `${kinds} made durable too early`,
-      fix: `${what(p)} made ${made[0].kind} ${made[0].path} (request ${made[0].op})${made.length > 1 ? ` and ${made.length - 1} more` : ''} durable too early: make that durable only once what depends on its absence is (${what(next)})`,
-      before: what(next), step, evidence: [], search: NO_SEARCH,
-    }));
+    // What depends on the removal's absence is one of the next persistence points of other files (a checkpoint that stops naming the page): one candidate each.
+    const next = [...new Map(syncs.filter((s) => s.op > p.op && s.path !== p.path).map((s) => [pathPattern(s.path), s] as const)).values()].sort((a, b) => a.op - b.op).slice(0, NEXT_POINTS);
+    for (const n of next) {
+      const step: FixStep = { kind: 'move', op: p.op, afterOp: n.op };
+      collect(byKey, `${key} -> ${pathPattern(n.path)}`, { fromOp: p.op, toOp: n.op, ...(p.node !== undefined ? { node: p.node } : {}) }, () => ({
+        kind: 'early-persistence', route: 'candidate', key, title: `${kinds} made durable too early`,
+        fix: `${what(p)} made ${made[0].kind} ${made[0].path} (request ${made[0].op})${made.length > 1 ? ` and ${made.length - 1} more` : ''} durable too early: make that durable only once what depends on its absence is (${what(n)})`,
+        before: what(n), step, evidence: [], search: NO_SEARCH,
+      }));
+    }
   }
 }
 
-/** Every candidate of the recording, one per cause key (its first occurrence anchors the step; the fix covers every request like it). */
+/** Every candidate of the recording, one per cause key and step kind (its first occurrence anchors the step; the fix covers every request like it); a moved persistence point, one per place it may move to. */
 export function candidatesOf(v: RecordingView): CandidateFix[] {
   const byKey = new Map<string, CandidateFix>();
   missingFsyncs(v, byKey);

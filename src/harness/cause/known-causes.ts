@@ -13,7 +13,7 @@ import type { Cause, FixStep } from './cause.js';
 /** A proven cause with the requests its fsyncs follow, as the recording it was proven on has them (what another recording matches). */
 export interface KnownCause {
   cause: Cause;
-  /** By the afterOp of each fsync-after step (the step's and its alsoSteps'). */
+  /** By request: what each fsync-after step follows, and a moved step's fsync and the one it moves after. */
   follows: ReadonlyMap<number, TraceEntry>;
 }
 
@@ -27,9 +27,11 @@ export class KnownCauses {
     if (this.byKey.has(cause.key)) return;
     const follows = new Map<number, TraceEntry>();
     for (const s of [cause.step, ...(cause.alsoSteps ?? [])]) {
-      if (s?.kind !== 'fsync-after') continue;
-      const e = trace.find((x) => x.op === s.afterOp);
-      if (e) follows.set(s.afterOp, e);
+      const ops = s?.kind === 'fsync-after' ? [s.afterOp] : s?.kind === 'move' ? [s.op, s.afterOp] : [];
+      for (const op of ops) {
+        const e = trace.find((x) => x.op === op);
+        if (e) follows.set(op, e);
+      }
     }
     this.byKey.set(cause.key, { cause, follows });
   }
@@ -80,7 +82,9 @@ export function carryOver({ cause: known, follows }: KnownCause, to: RecordingVi
   }
   const sameKey = (c: CandidateFix) => c.cause.key === known.key;
   if (step.kind === 'move') {
-    const c = candidatesOf(to).find(sameKey);
+    // The same kind of fsync moved after the same kind of persistence point.
+    const like = (op: number, e: TraceEntry | undefined) => { const x = to.trace.find((t) => t.op === op); return x !== undefined && e !== undefined && samePattern(x, e); };
+    const c = candidatesOf(to).find((x) => sameKey(x) && x.cause.step?.kind === 'move' && like(x.cause.step.op, follows.get(step.op)) && like(x.cause.step.afterOp, follows.get(step.afterOp)));
     return c ? carried(c.cause.step!, [], { fix: c.cause.fix, before: c.cause.before }) : undefined;
   }
   const lineKind = known.key.split(' ').at(-1);

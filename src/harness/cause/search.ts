@@ -178,21 +178,22 @@ export async function searchCause(f: FailingState, probe: ProbeFn, bound: Search
     // No persistence point is to blame here: a process crash, which keeps every change, fails as well.
     // What recovery choked on: the first file of the run its error names.
     const failed = f.violations.find((v) => !v.hang)?.message ?? '';
-    const named = pathsNamedIn(failed, f.trace.flatMap((e) => (e.path2 !== undefined ? [e.path, e.path2] : [e.path])))[0];
     const checks = [...targets].sort();
     // The file it chokes on was removed just before (a page deleted while a checkpoint still names
     // it): the removal came before what stops depending on the file, which a process crash already shows.
-    const last = named ? [...f.trace].reverse().find((e) => e.op <= id.afterOp && e.result === 0 && (e.path === named || e.path2 === named) && e.kind !== 'fsync') : undefined;
-    if (last && named && (last.kind === 'unlink' || last.kind === 'rmdir' || last.kind === 'truncate' || (last.kind === 'rename' && last.path === named))) {
-      evidence.push(`${last.kind} ${named} (request ${last.op}) is the last request on the file recovery fails at, and a process crash right after it fails already`);
-      const kinds = `${last.kind} ${pathPattern(named)}`;
+    const removed = removalBlamed(f);
+    if (removed) {
+      const { named: file, last } = removed;
+      evidence.push(`${last.kind} ${file} (request ${last.op}) is the last request on the file recovery fails at, and a process crash right after it fails already`);
+      const kinds = `${last.kind} ${pathPattern(file)}`;
       return done({
         kind: 'early-persistence',
         key: `early-persistence ${kinds}`,
         title: `${kinds} made durable too early`,
-        fix: `${last.kind} ${named} (request ${last.op}) comes before what stops depending on it: a process crash right after it already leaves a disk recovery cannot open; do it only once nothing durable refers to ${named} (${failed.split(' [target')[0]})`,
+        fix: `${last.kind} ${file} (request ${last.op}) comes before what stops depending on it: a process crash right after it already leaves a disk recovery cannot open; do it only once nothing durable refers to ${file} (${failed.split(' [target')[0]})`,
       });
     }
+    const named = pathsNamedIn(failed, f.trace.flatMap((e) => (e.path2 !== undefined ? [e.path, e.path2] : [e.path])))[0];
     return done({
       kind: 'recovery-fails-on-legal-disk',
       key: `recovery-fails-on-legal-disk ${checks.join(',')}${named ? ` ${pathPattern(named)}` : ''}`,
@@ -204,6 +205,18 @@ export async function searchCause(f: FailingState, probe: ProbeFn, bound: Search
     evidence.push(err.message);
     return done({ kind: 'not-isolated', key: 'not-isolated', title: 'cause not isolated within the search bound', fix: `not isolated within the search bound (${err.what}); what the probes showed is listed` }, true);
   }
+}
+
+/**
+ * The file a failing state's recovery chokes on (the first its error names), when the last request
+ * on it by the cut removed it (unlink, rmdir, truncate, or a rename away): what a persistence point
+ * too early made durable, as a process crash already shows.
+ */
+export function removalBlamed(f: Pick<FailingState, 'violations' | 'trace' | 'state'>): { named: string; last: TraceEntry } | undefined {
+  const failed = f.violations.find((v) => !v.hang)?.message ?? '';
+  const named = pathsNamedIn(failed, f.trace.flatMap((e) => (e.path2 !== undefined ? [e.path, e.path2] : [e.path])))[0];
+  const last = named ? [...f.trace].reverse().find((e) => e.op <= f.state.id.afterOp && e.result === 0 && (e.path === named || e.path2 === named) && e.kind !== 'fsync') : undefined;
+  return last && named && (last.kind === 'unlink' || last.kind === 'rmdir' || last.kind === 'truncate' || (last.kind === 'rename' && last.path === named)) ? { named, last } : undefined;
 }
 
 /** The one change inside `unit` that the recovery needs (with the other units of the minimal set kept durable). */

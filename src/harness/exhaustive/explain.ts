@@ -11,7 +11,7 @@ import { describeState } from '../../../fusefs/model/policies/index.js';
 import { coverStates, isLogicError } from '../cause/attribute.js';
 import { DEFAULT_SEARCH_BOUND, proofHolds, reachWords, type Cause, type CauseProof, type CauseReach, type SearchBound } from '../cause/cause.js';
 import { BUDGET_RAN_OUT, SECOND_CUT_KEY } from '../cause/of-case.js';
-import { searchCause, type ProbeFn } from '../cause/search.js';
+import { removalBlamed, searchCause, type ProbeFn } from '../cause/search.js';
 import { candidatesOf, rankCandidates, type FailingCut, type RecordingView } from '../cause/candidates.js';
 import { carryOver, type KnownCause, type KnownCauses } from '../cause/known-causes.js';
 import { judge, type Violation } from '../oracle.js';
@@ -230,7 +230,7 @@ async function explainRunWithin(judging: JudgeContext, recorded: Recorded, faili
       if (carried) await within(share === o.share ? undefined : share, () => proveStep(carried, left.find((i) => failing[i].state.id.policy === 'lose-unsynced') ?? left[0], firstCutFails, limits));
       return;
     }
-    if (known.cause.kind !== 'torn-write' && !isLogicError(known.cause.kind)) return;
+    if (known.cause.kind !== 'torn-write' && !isLogicError(known.cause.kind) && !isRemovalTooEarly(known.cause)) return;
     const cause: Cause = { ...known.cause, route: 'known', evidence: [`a cause proven earlier in this gate run, its probes repeated on this run's states`] };
     const cures = new Set<number>();
     for (const j of left.filter((x) => sameKindOfState(cause, failing[x])).slice(0, MAX_REPEATS)) {
@@ -238,7 +238,7 @@ async function explainRunWithin(judging: JudgeContext, recorded: Recorded, faili
       if (await explainsToo(ctx, recorded, cause, failing[j], legalDisks)) cures.add(j);
     }
     if (cures.size === 0) return;
-    cause.proven = `${provenOnState(cause)}; repeated on ${cures.size} failing state${cures.size === 1 ? '' : 's'} of this run`;
+    cause.proven = `${known.cause.proven ?? provenOnState(known.cause)}; the same holds on ${cures.size} failing state${cures.size === 1 ? '' : 's'} of this run`;
     addCandidate(cause, cures);
   };
 
@@ -660,8 +660,11 @@ function provenOnStates(cause: Cause, states: number): string {
 /** Whether a failing state could be explained by a cause of another kind than a fix (it is tried by probes only then). */
 function sameKindOfState(cause: Cause, f: JudgedState): boolean {
   if (cause.kind === 'torn-write') return f.state.id.policy !== 'lose-unsynced';
-  return cause.kind === 'recovery-fails-on-legal-disk';
+  return cause.kind === 'recovery-fails-on-legal-disk' || isRemovalTooEarly(cause);
 }
+
+/** A removal made durable too early proven on its state (a process crash right after it fails), not by a moved fsync. */
+const isRemovalTooEarly = (c: Cause) => c.kind === 'early-persistence' && !c.step;
 
 /** `work` on each item, `slots` at a time (each call given its own slot of the recovery pool); the results by item. */
 async function inSlots<T, R>(slots: number, items: readonly T[], work: (item: T, slot: number) => Promise<R>): Promise<Map<T, R>> {
@@ -703,7 +706,13 @@ async function explainsToo(ctx: JudgeContext, recorded: Recorded, cause: Cause, 
   const checks = checksOf(f.violations);
   const failsWith = (vs: readonly Violation[]) => vs.some((v) => !v.hang && checks.has(v.check));
   const fails = async (req: Parameters<ProbeFn>[0]) => failsWith(await probe(req));
-  if (cause.kind === 'recovery-fails-on-legal-disk') return failsWith(await legalDisks.of(f.state.id.afterOp, () => probe({ state: f.state.id, persistAll: true })));
+  const legalDiskFails = () => legalDisks.of(f.state.id.afterOp, () => probe({ state: f.state.id, persistAll: true }));
+  if (cause.kind === 'recovery-fails-on-legal-disk') return failsWith(await legalDiskFails());
+  if (isRemovalTooEarly(cause)) {
+    // The same kind of removal last on the file recovery chokes on, and a process crash there fails too.
+    const removed = removalBlamed({ violations: f.violations, trace: recorded.trace, state: f.state });
+    return removed !== undefined && cause.key === `early-persistence ${removed.last.kind} ${pathPattern(removed.named)}` && failsWith(await legalDiskFails());
+  }
   const units = await ctx.daemon.client.units(f.state.id);
   const unit = units.find((u) => u.kind === 'file' && cause.unit && pathPattern(u.path) === pathPattern(cause.unit.path));
   if (!unit) return false;
