@@ -12,7 +12,7 @@ import { coverStates, isLogicError } from '../cause/attribute.js';
 import { DEFAULT_SEARCH_BOUND, proofHolds, reachWords, type Cause, type CauseProof, type CauseReach, type SearchBound } from '../cause/cause.js';
 import { BUDGET_RAN_OUT, SECOND_CUT_KEY } from '../cause/of-case.js';
 import { removalBlamed, searchCause, type ProbeFn } from '../cause/search.js';
-import { candidatesOf, rankCandidates, type FailingCut, type RecordingView } from '../cause/candidates.js';
+import { candidatesOf, madeDurableBy, rankCandidates, type FailingCut, type RecordingView } from '../cause/candidates.js';
 import { carryOver, type KnownCause, type KnownCauses } from '../cause/known-causes.js';
 import { judge, type Violation } from '../oracle.js';
 import { pathPattern } from '../path-pattern.js';
@@ -663,7 +663,11 @@ function sameKindOfState(cause: Cause, f: JudgedState): boolean {
   return cause.kind === 'recovery-fails-on-legal-disk' || isRemovalTooEarly(cause);
 }
 
-/** A removal made durable too early proven on its state (a process crash right after it fails), not by a moved fsync. */
+/**
+ * A removal made durable too early proven on its states (a process crash right after it fails, or
+ * the state passes without the persistence point that made it durable), not by a moved fsync: the
+ * program's fix is to remove later, which no fsync added to the recording expresses.
+ */
 const isRemovalTooEarly = (c: Cause) => c.kind === 'early-persistence' && !c.step;
 
 /** `work` on each item, `slots` at a time (each call given its own slot of the recovery pool); the results by item. */
@@ -709,9 +713,15 @@ async function explainsToo(ctx: JudgeContext, recorded: Recorded, cause: Cause, 
   const legalDiskFails = () => legalDisks.of(f.state.id.afterOp, () => probe({ state: f.state.id, persistAll: true }));
   if (cause.kind === 'recovery-fails-on-legal-disk') return failsWith(await legalDiskFails());
   if (isRemovalTooEarly(cause)) {
-    // The same kind of removal last on the file recovery chokes on, and a process crash there fails too.
+    // The same kind of removal last on the file recovery chokes on, and either a process crash there
+    // fails too, or the state passes with the persistence point that made that removal durable left out.
     const removed = removalBlamed({ violations: f.violations, trace: recorded.trace, state: f.state });
-    return removed !== undefined && cause.key === `early-persistence ${removed.last.kind} ${pathPattern(removed.named)}` && failsWith(await legalDiskFails());
+    if (removed === undefined || cause.key !== `early-persistence ${removed.last.kind} ${pathPattern(removed.named)}`) return false;
+    if (failsWith(await legalDiskFails())) return true;
+    const made = recorded.trace.filter((e) => e.op > removed.last.op && e.op <= f.state.id.afterOp && e.result === 0 && (e.kind === 'fsync' || e.kind === 'fsyncdir')
+      && madeDurableBy(recorded.trace, e).some((x) => x.op === removed.last.op)).at(-1);
+    // A torn state's choices shift when a persistence point is left out: only a lose-unsynced state is asked so.
+    return made !== undefined && f.state.id.policy === 'lose-unsynced' && !(await fails({ state: f.state.id, hypothesis: { fsyncAfter: [], fsyncSkip: [made.op] } }));
   }
   const units = await ctx.daemon.client.units(f.state.id);
   const unit = units.find((u) => u.kind === 'file' && cause.unit && pathPattern(u.path) === pathPattern(cause.unit.path));
