@@ -238,7 +238,7 @@ async function explainRunWithin(judging: JudgeContext, recorded: Recorded, faili
       if (await explainsToo(ctx, recorded, cause, failing[j], legalDisks)) cures.add(j);
     }
     if (cures.size === 0) return;
-    cause.proven = `${known.cause.proven ?? provenOnState(known.cause)}; the same holds on ${cures.size} failing state${cures.size === 1 ? '' : 's'} of this run`;
+    cause.proven = `${provenOnState(known.cause)}; carried over to this run, the same holds on ${cures.size} failing state${cures.size === 1 ? '' : 's'} of this run`;
     addCandidate(cause, cures);
   };
 
