@@ -10,7 +10,7 @@ import type { Mark } from '../../../fusefs/crash-states.js';
 import type { TraceEntry } from '../../../fusefs/protocol.js';
 import type { Outcome } from '../outcome.js';
 import { parentOf, pathPattern } from '../path-pattern.js';
-import { persistenceKey, persistenceTitle, requestsInWords, type Cause, type FixStep } from './cause.js';
+import { persistenceKey, persistenceTitle, type Cause, type FixStep } from './cause.js';
 
 /** What a candidate needs of a recording. */
 export interface RecordingView {
@@ -205,7 +205,8 @@ function earlyPersistence(v: RecordingView, byKey: Map<string, CandidateFix>): v
     const key = `early-persistence ${kinds}`;
     const what = (e: TraceEntry) => `the ${e.kind === 'fsyncdir' ? 'directory fsync' : 'fsync'} of ${e.path} at request ${e.op}`;
     // What depends on the removal's absence is one of the next persistence points of other files (a checkpoint that stops naming the page): one candidate each.
-    const next = [...new Map(syncs.filter((s) => s.op > p.op && s.path !== p.path).map((s) => [pathPattern(s.path), s] as const)).values()].sort((a, b) => a.op - b.op).slice(0, NEXT_POINTS);
+    const next: TraceEntry[] = [];
+    for (const s of syncs) if (s.op > p.op && s.path !== p.path && next.length < NEXT_POINTS && !next.some((x) => pathPattern(x.path) === pathPattern(s.path))) next.push(s);
     for (const n of next) {
       const step: FixStep = { kind: 'move', op: p.op, afterOp: n.op };
       collect(byKey, `${key} -> ${pathPattern(n.path)}`, { fromOp: p.op, toOp: n.op, ...(p.node !== undefined ? { node: p.node } : {}) }, () => ({
@@ -246,9 +247,4 @@ export function rankCandidates(candidates: readonly CandidateFix[], cuts: readon
     .sort((a, b) => b.cuts.length - a.cuts.length || KIND_ORDER.indexOf(a.candidate.cause.kind) - KIND_ORDER.indexOf(b.candidate.cause.kind)
       || Number(a.candidate.cause.unit?.kind === 'dir') - Number(b.candidate.cause.unit?.kind === 'dir') || a.candidate.windows[0].fromOp - b.candidate.windows[0].fromOp)
     .slice(0, max);
-}
-
-/** "every create of /page.* (requests 5, 17)": the requests a candidate's step is made after, for its evidence. */
-export function anchoredAt(c: CandidateFix): string {
-  return requestsInWords(c.windows.map((w) => w.fromOp));
 }
