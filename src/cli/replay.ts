@@ -232,9 +232,9 @@ export const run: Command = async (argv) => {
   const artifact = await readArtifactOrUsage(dir, help);
   if (parsed.values.driver !== undefined) {
     if (!artifact.case.driver) usageFail(`--driver: ${dir} is an artifact of target ${targetName(artifact.case)}, not of an external driver`, help);
-    // The command changes, the cluster it runs does not.
-    const { nodes } = artifact.case.driver;
-    artifact.case.driver = { command: parsed.values.driver, cwd: process.cwd(), ...(nodes !== undefined ? { nodes } : {}) };
+    // The command changes, the cluster it runs and its network do not.
+    const { nodes, network } = artifact.case.driver;
+    artifact.case.driver = { command: parsed.values.driver, cwd: process.cwd(), ...(nodes !== undefined ? { nodes } : {}), ...(network !== undefined ? { network } : {}) };
   }
   const target = artifactTarget(artifact, dir, help, 'allow');
   const mode = replayModeOf(artifact.case);

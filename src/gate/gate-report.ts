@@ -3,6 +3,7 @@
 import type { StateCaps, StatePolicy } from '../../fusefs/crash-states.js';
 import type { TempDaemon } from '../harness/daemon-process.js';
 import type { ExternalDriver } from '../harness/target.js';
+import type { DriverNetwork } from '../harness/driver-network.js';
 import type { DistinctFailure, GateRow } from '../report/gate-results.js';
 import type { ClusterCoverage } from './cluster-coverage.js';
 import type { NodesCutChoice } from './cluster-kinds.js';
@@ -73,6 +74,8 @@ export interface GateReport {
   cluster?: ClusterCoverage;
   /** Each phase's share of the budget and the time it used (phases.ts). */
   phases?: PhaseUse[];
+  /** The network the driver processes got: a namespace each, or shared and why (driver-network.ts). */
+  driverNetwork?: DriverNetwork;
 }
 
 export type GroupBy = 'cause' | 'signature';

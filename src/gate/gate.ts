@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { within } from '../harness/time-share.js';
+import { describeDriverNetwork, driverNetwork } from '../harness/driver-network.js';
 import type { Target, TargetRef } from '../harness/target.js';
 import { DEFAULT_TARGET, nodeCountOf, resolveTarget } from '../targets/index.js';
 import { artifactLinkOf, dropArtifactLink, totals, type GateRow } from '../report/gate-results.js';
@@ -81,9 +82,11 @@ export async function runCases(o: GateOptions, target: Target, sourceOf: (ctx: G
     });
   }
   const uses = phases.uses();
-  const text = `${formatGateText(rows, found, floor, source.mode, steered, durationMs, cluster)}\n${formatPhases(uses, o.timeBudgetMs)}`;
+  // (A test's stand-in target may have no driver.)
+  const network = driverNetwork(target.driver?.network);
+  const text = `${formatGateText(rows, found, floor, source.mode, steered, durationMs, cluster)}\n${formatPhases(uses, o.timeBudgetMs)}\ndriver network: ${describeDriverNetwork(network)}`;
   return {
-    rows, failures: found, steered, durationMs, passed: verdict === 'passed', violations: t.violations, harnessErrors: t.errors, floor, verdict, exitCode: exitCodeOf(verdict), text, phases: uses,
+    rows, failures: found, steered, durationMs, passed: verdict === 'passed', violations: t.violations, harnessErrors: t.errors, floor, verdict, exitCode: exitCodeOf(verdict), text, phases: uses, driverNetwork: network,
     ...(cluster ? { cluster } : {}),
   };
 }

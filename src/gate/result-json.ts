@@ -6,6 +6,7 @@ import type { Contract } from '../harness/contract.js';
 import { describeContract } from '../harness/contract.js';
 import type { Coverage } from '../harness/coverage.js';
 import type { ExternalDriver } from '../harness/target.js';
+import type { DriverNetwork } from '../harness/driver-network.js';
 import type { Cause } from '../harness/cause/cause.js';
 import { replayReruns, rowResult, totals, type DistinctFailure, type GateRow } from '../report/gate-results.js';
 import { allowedOverrunMs } from './budget.js';
@@ -57,6 +58,8 @@ export interface GateResultJson {
   steered: GateReport['steered'];
   /** A cluster target: per cut kind the states and live cuts judged, per node its requests and cuts. */
   cluster?: ClusterCoverage;
+  /** The network the driver processes got: a namespace each, or shared and why. */
+  driverNetwork?: DriverNetwork;
 }
 
 export function gateResultJson(report: GateReport, seed: number, options: GateResultOptions): GateResultJson {
@@ -96,5 +99,6 @@ export function gateResultJson(report: GateReport, seed: number, options: GateRe
     })),
     steered: report.steered,
     ...(report.cluster ? { cluster: report.cluster } : {}),
+    ...(report.driverNetwork ? { driverNetwork: report.driverNetwork } : {}),
   };
 }

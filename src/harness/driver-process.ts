@@ -11,6 +11,7 @@ import { createInterface } from 'node:readline';
 import type { DaemonHandle } from './daemon-process.js';
 import type { DriverSpec, RestartCommand } from './driver-spec.js';
 import { HarnessError } from './harness-error.js';
+import { inDriverNetwork, type DriverNetworkChoice } from './driver-network.js';
 import { describeGroup, groupAlive, killGroup, nativeBacktrace, OWN_PROCESS_GROUP, signalGroup, trackGroup } from './process-group.js';
 import { MAX_PAUSE_MS, NODE_EXIT_GRACE_MS, processState, RESTART_TIMEOUT_MS, signalGroupWith, STOP_SEEN_MS, stopPending, type ClusterControl, type FreezeHandled } from './cluster/node-control.js';
 import type { RunRecord } from './oracle.js';
@@ -23,6 +24,8 @@ export interface DriverCommand {
   cwd?: string;
   /** Changes to the inherited environment (undefined: left out). */
   env?: Readonly<Record<string, string | undefined>>;
+  /** Its network (driver-network.ts): absent or 'isolated', a namespace of its own where the machine allows one; 'host', the machine's. */
+  network?: DriverNetworkChoice;
 }
 
 export interface DriverTimeouts {
@@ -123,7 +126,8 @@ export function runDriverProcess(
   return withScratch(spec, async (withFolder) => {
     let proc;
     try {
-      proc = execa(command.file, command.args, {
+      const started = inDriverNetwork(command);
+      proc = execa(started.file, started.args, {
         ...DRIVER_PROCESS_OPTIONS, ...(command.cwd ? { cwd: command.cwd } : {}), ...(command.env ? { env: command.env } : {}),
         stdin: 'pipe', stdout: 'pipe', stderr: 'pipe', reject: false, buffer: false,
       });
@@ -363,7 +367,8 @@ export class DriverWorker {
 
   private start(): WorkerProcess {
     this.starts++;
-    const proc: WorkerProc = execa(this.command.file, this.command.args, {
+    const started = inDriverNetwork(this.command);
+    const proc: WorkerProc = execa(started.file, started.args, {
       ...DRIVER_PROCESS_OPTIONS,
       ...(this.command.cwd ? { cwd: this.command.cwd } : {}),
       ...(this.command.env ? { env: this.command.env } : {}),

@@ -16,6 +16,8 @@ export interface ExternalDriver {
   cwd: string;
   /** How many nodes the driver runs (gate --nodes): 2 or more makes it a cluster, one mount per node; absent: one disk. */
   nodes?: number;
+  /** 'host': its processes use the machine's network (--network host); absent: each its own namespace where the machine allows one (driver-network.ts). */
+  network?: 'host';
 }
 
 /**
