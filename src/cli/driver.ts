@@ -9,6 +9,7 @@ import { parseCommandArgs, parseSettingsOption, usageFail, type Command } from '
 import { startTempDaemon, type DaemonHandle } from '../harness/daemon-process.js';
 import { markDir } from '../harness/crash-run.js';
 import { withScratch, type DriverCommand } from '../harness/driver-process.js';
+import { describeStartingState, prepareStartingState, type StartingState } from '../harness/starting-state.js';
 import { describeDriverNetwork, DRIVER_NETWORK_CHOICES, driverNetwork, inDriverNetwork, type DriverNetworkChoice } from '../harness/driver-network.js';
 import { checkDriverRun, type ProtocolProblem } from '../harness/protocol-check.js';
 import { judge, type RunRecord } from '../harness/oracle.js';
@@ -26,7 +27,9 @@ import { MAX_DRIVER_NODES } from '../targets/external.js';
 
 export const help = `usage: powercut driver check [--settings JSON] [--nodes N] [--network host] [--out DIR] -- CMD ARGS...
 
-Runs a short sequence against the driver CMD ARGS on a fresh powercut mount (no power cut): a
+Runs a short sequence against the driver CMD ARGS on a fresh powercut mount (no power cut): its
+setup run first (a spec of mode setup: a driver whose engine needs a prepared directory makes its
+starting state there, and every run below starts from it; one without exits 2), a
 workload run and a drain run with confirmation markers, a malformed spec, and (if its hello line
 says it serves) two specs in one process. Reports every violation of the driver protocol
 (docs/driver-protocol.md) by run and line: unknown line kinds, missing or ill-typed fields, a first
@@ -356,9 +359,17 @@ export const run: Command = async (argv) => {
   const network = (values.network ?? 'isolated') as DriverNetworkChoice;
   if (!DRIVER_NETWORK_CHOICES.includes(network)) usageFail(`--network must be ${DRIVER_NETWORK_CHOICES.join(' or ')}, got '${values.network}'`, help);
   const fixture = await startTempDaemon('driver-check', nodes);
-  let results: Checked[];
+  let results: Checked[] | undefined;
+  let starting: StartingState | null | undefined;
   try {
-    results = nodes > 1 ? await checkClusterDriver(fixture.daemon, cmd, settings, RESTART_TIMEOUT_MS, network) : await checkDriver(fixture.daemon, cmd, settings, network);
+    // Its setup first (a spec of mode setup): every run below starts from the starting state it makes.
+    try {
+      starting = await prepareStartingState(fixture.daemon, commandOf(cmd, network), settings);
+    } catch (err) {
+      if (!(err instanceof HarnessError)) throw err;
+      results = [{ name: 'setup run', problems: [{ line: 0, message: err.message }] }];
+    }
+    results ??= nodes > 1 ? await checkClusterDriver(fixture.daemon, cmd, settings, RESTART_TIMEOUT_MS, network) : await checkDriver(fixture.daemon, cmd, settings, network);
   } finally {
     await fixture.stop();
   }
@@ -378,6 +389,7 @@ export const run: Command = async (argv) => {
   const contract = results.map((r) => (r.record ? contractOf(r.record.outcomes) : undefined)).find((c) => c !== undefined);
   if (contract) console.log(`checked against: ${describeContract(contract)} (the contract its hello line declared)`);
   console.log(`driver network: ${describeDriverNetwork(driverNetwork(network))}`);
+  if (starting !== undefined) console.log(`starting state: ${describeStartingState(starting)}`);
   console.log(`the output of each run is kept in ${outDir}`);
   const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
   if (protocol === 0 && oracle === 0) console.log(`ok: '${cmd.join(' ')}' follows the driver protocol (${results.map((r) => r.name).join(', ')})`);

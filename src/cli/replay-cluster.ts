@@ -12,6 +12,7 @@ import type { CrashStateId } from '../../fusefs/crash-states.js';
 import { copyStoredImage, storesDisksAfterCut, type ClusterArtifactCase, type StoredArtifact } from '../harness/artifacts.js';
 import { runClusterCase, type ClusterInput } from '../harness/cluster/cluster-run.js';
 import { startTempDaemon, type TempDaemon } from '../harness/daemon-process.js';
+import { useStoredStartingState } from '../harness/starting-state.js';
 import { mergeTimeouts } from '../harness/driver-process.js';
 import type { Violation } from '../harness/oracle.js';
 import type { Target } from '../harness/target.js';
@@ -126,6 +127,7 @@ export async function replayCluster(a: StoredArtifact & { case: ClusterArtifactC
   console.log(`\nre-running the whole case ${reruns} time${reruns === 1 ? '' : 's'} on a fresh ${c.nodes}-node cluster${c.state ? ' (recording the workload again each time)' : ''}...`);
   const cluster = await startTempDaemon('replay-cluster', c.nodes);
   try {
+    await useStoredStartingState(cluster.daemon, a.dir);
     for (let i = 0; i < reruns; i++) {
       console.log(`re-run ${i + 1} of ${reruns}:`);
       out.reruns.push(await rerun(cluster, target, c, (s) => console.log(s)));

@@ -18,6 +18,7 @@ import { EXPLAIN_BOUNDS, type ExplainOptions } from '../harness/exhaustive/expla
 import { mergeTimeouts } from '../harness/driver-process.js';
 import { recoverImageNatively } from '../harness/exhaustive/recovery-pool.js';
 import { startDaemon } from '../harness/daemon-process.js';
+import { useStoredStartingState } from '../harness/starting-state.js';
 import { diffImages } from '../harness/image-diff.js';
 import { violatedChecks, type Violation } from '../harness/oracle.js';
 import type { FailedCase } from '../harness/failure-signature.js';
@@ -154,9 +155,13 @@ export async function withReplayDaemon<T>(imageDir: string | undefined, f: (d: A
  * A failed case's cause: a fault's that fired, or damage's read at recovery, as the case records it;
  * else its crash state searched in a recording made again on a fresh mount.
  */
-export async function causeOfFailed(failed: FailedCase, target: Target, explain: ExplainOptions): Promise<Cause | undefined> {
+export async function causeOfFailed(failed: FailedCase & { dir?: string }, target: Target, explain: ExplainOptions): Promise<Cause | undefined> {
   if (failed.case.recoveryFaults?.length || failed.runs.some((r) => r.failedRequests.length > 0)) return causeOfCase(failed);
-  return withReplayDaemon(undefined, (d) => explainCase(d, target, failed, explain));
+  return withReplayDaemon(undefined, async (d) => {
+    // Recorded again from the starting state its case started from (its artifact's), as the gate did.
+    if (failed.dir) await useStoredStartingState(d, failed.dir);
+    return explainCase(d, target, failed, explain);
+  });
 }
 
 /** Whether the artifact's cause still holds: the recorded state explained again (a fault's cause read off the re-run). */
@@ -208,6 +213,7 @@ function rerunsOf(value: string | undefined): number {
 /** One full re-run of a single disk's case on daemon `d`: the case again, or a crash state's workload recorded again and every state checked. */
 async function rerunOnce(d: Awaited<ReturnType<typeof startDaemon>>, target: Target, artifact: StoredArtifact): Promise<Rerun> {
   const c = artifact.case;
+  await useStoredStartingState(d, artifact.dir);
   if (!c.state) return runCase(d, target, c, { writeArtifacts: false, captureImages: false });
   const r = await runExhaustive(d, target, c, {
     fsyncHolds: c.fsyncHolds ?? null, recoveryCuts: c.recoveryCut !== undefined, writeArtifacts: false, ...(c.stateCaps ? { caps: c.stateCaps } : {}) });

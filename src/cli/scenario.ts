@@ -3,6 +3,8 @@ import path from 'node:path';
 import { parseCommandArgs, usageFail, type Command } from './usage.js';
 import { ARTIFACTS_ENV, defaultArtifactRoot, DEFAULT_ARTIFACTS_DIR } from '../harness/artifacts.js';
 import { startTempDaemon } from '../harness/daemon-process.js';
+import { describeStartingState, prepareStartingState } from '../harness/starting-state.js';
+import { externalTarget } from '../targets/external.js';
 import { formatTrace } from '../harness/trace-format.js';
 import { findScenario, SCENARIOS } from '../../scenarios/index.js';
 import { describeCase } from '../../scenarios/scenario.js';
@@ -64,6 +66,16 @@ async function runOne(name: string, variant: string | undefined, artifactRoot: s
   console.log(`  case:   ${describeCase(scenario.case)}`);
   const fixture = await startTempDaemon('scenario');
   try {
+    if (driver) {
+      // The driver's setup first, as the gate runs it: the scenario's case starts from its starting state.
+      try {
+        const start = await prepareStartingState(fixture.daemon, externalTarget(driver).driver, scenario.case.settings);
+        if (start) console.log(`  starting state: ${describeStartingState(start)}`);
+      } catch (err) {
+        console.error(`powercut scenario: the tool itself failed (not a verdict on the queue): ${err instanceof Error ? err.message : String(err)}`);
+        return TOOL_FAILED_EXIT;
+      }
+    }
     const { result, row, error } = await runScenario(fixture.daemon, scenario, variant, artifactRoot, driver);
     if (error) {
       console.error(`powercut scenario: the tool itself failed (not a verdict on the queue): ${row.errors.join('\n')}`);

@@ -11,7 +11,6 @@
 // namespace hides is TCP/UDP ports and abstract Unix sockets.
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
-import type { DriverCommand } from './driver-process.js';
 
 /** What a user asks (--network): a namespace per driver process where the machine allows one, or the machine's network. */
 export type DriverNetworkChoice = 'isolated' | 'host';
@@ -77,8 +76,15 @@ export function driverNetwork(choice: DriverNetworkChoice = 'isolated'): DriverN
   return (probed ??= probe());
 }
 
+/** A command to start (driver-process.ts's DriverCommand), in the network it asks for. */
+interface Spawned {
+  file: string;
+  args: string[];
+  network?: DriverNetworkChoice;
+}
+
 /** The command that runs `command` in the network its driver gets: wrapped in unshare, or as it is. */
-export function inDriverNetwork(command: DriverCommand): DriverCommand {
+export function inDriverNetwork<C extends Spawned>(command: C): C {
   const n = driverNetwork(command.network);
   if (n.isolation === 'shared') return command;
   return { ...command, file: 'unshare', args: [...wrapperArgs(n.isolation), command.file, ...command.args] };

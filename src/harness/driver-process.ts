@@ -96,6 +96,8 @@ export interface DriverProcessOptions {
   onLine?: (o: Outcome, line: number) => void;
   /** How long a restart may take (default RESTART_TIMEOUT_MS). */
   restartMs?: number;
+  /** Exit codes besides 0 and 3 that end the run as the driver meant (a setup spec: 2, a driver with no setup). */
+  exitCodes?: readonly number[];
 }
 
 export interface DriverProcessRun extends DriverRun {
@@ -302,7 +304,8 @@ export function runDriverProcess(
     if (result.failed && result.exitCode === undefined && result.signal === undefined && !killed) {
       throw new HarnessError(`cannot start driver '${describeCommand(command)}': ${result.message}`);
     }
-    if (!killed && !hung && result.exitCode !== DRIVER_EXIT.ok && result.exitCode !== DRIVER_EXIT.queueError) throw unexpectedExit(command, proc.pid, result.exitCode, result.signal, stderr);
+    const expected = [DRIVER_EXIT.ok, DRIVER_EXIT.queueError, ...(options.exitCodes ?? [])] as readonly (number | undefined)[];
+    if (!killed && !hung && !expected.includes(result.exitCode)) throw unexpectedExit(command, proc.pid, result.exitCode, result.signal, stderr);
     const record = {
       role: spec.mode,
       outcomes: parseOutcomes(stdout, `driver pid ${proc.pid} (${spec.mode}) stdout`),

@@ -140,6 +140,11 @@ export interface Target {
    * More pays for a target whose recovery waits on timers (elections) rather than on the CPU.
    */
   clusterStateSlots?: number;
+  /**
+   * Its driver may have a setup (starting-state.ts: a spec of mode setup, sent once before any
+   * workload; a driver with none exits 2). An external driver's may; built-in targets have none.
+   */
+  asksSetup?: boolean;
   /** Counts of what a workload did, read off its request trace (rolls, purges...), for coverage. */
   workloadEvents(trace: readonly TraceEntry[]): Record<string, number>;
 }
