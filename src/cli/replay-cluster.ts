@@ -5,7 +5,7 @@
 // again and the same state judged, else the nearest states cutting the same nodes, to the first
 // that fails; a live cut run again). The caller weighs the exact verdict and the sample.
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { CrashStateId } from '../../fusefs/crash-states.js';
@@ -22,6 +22,7 @@ import { judgeClusterState, recordCluster } from '../gate/cluster-cases.js';
 import { recoverClusterImage } from '../harness/cluster/cluster-run.js';
 import { describeClusterCut } from '../gate/cluster-kinds.js';
 import { targetName } from '../targets/index.js';
+import { runFolder } from '../harness/run-folder.js';
 
 /** A crash state's re-run judges at most this many states cutting the same nodes (the same state first, then the nearest): each state's recovery takes about a second. */
 export const MAX_STATES_PER_RERUN = 12;
@@ -103,7 +104,7 @@ export async function replayCluster(a: StoredArtifact & { case: ClusterArtifactC
   // 1. Every node's stored disk after the cut, recovered by the current code: exact, whatever the interleaving was.
   const stored = path.join(a.dir, 'images', 'cut-0-after-crash');
   if (storesDisksAfterCut(a.dir, c)) {
-    const scratch = await mkdtemp(path.join(os.tmpdir(), 'powercut-replay-cluster-image-'));
+    const scratch = await runFolder(path.join(os.tmpdir(), 'powercut-replay-cluster-image-'));
     try {
       await copyStoredImage(a.dir, 'cut-0-after-crash', scratch);
       console.log(`\nrecovery alone, natively from the stored images ${stored} (node0..node${c.nodes - 1}):`);

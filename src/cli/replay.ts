@@ -1,6 +1,6 @@
 // `powercut replay DIR`: re-runs a failure artifact exactly and says whether it reproduces.
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { copyStoredImage, DEFAULT_REPLAY_RERUNS, isClusterCase, readArtifact, replayModeOf, type ClusterArtifactCase, type StoredArtifact } from '../harness/artifacts.js';
@@ -27,6 +27,7 @@ import type { Target } from '../harness/target.js';
 import { assertSingleDisk, checkVariant, nodeCountOf, resolveTarget, targetName } from '../targets/index.js';
 import { parseCommandArgs, usageFail, type Command } from './usage.js';
 import { compareRerun, describeImagesVerdict, describeRerun, formatSample, MAX_REPLAY_RERUNS, REPLAY_EXIT, sampleExit, tallySample, verdictOf, type RerunVerdict } from './replay-verdict.js';
+import { runFolder } from '../harness/run-folder.js';
 
 export { compareRerun, REPLAY_EXIT } from './replay-verdict.js';
 
@@ -138,7 +139,7 @@ export function artifactTarget(artifact: StoredArtifact, dir: string, help: stri
 
 /** A fresh daemon on a temporary mount (on a copy of `imageDir` if given), stopped and removed after `f`. */
 export async function withReplayDaemon<T>(imageDir: string | undefined, f: (d: Awaited<ReturnType<typeof startDaemon>>) => Promise<T>): Promise<T> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'powercut-replay-'));
+  const dir = await runFolder(path.join(os.tmpdir(), 'powercut-replay-'));
   try {
     const daemon = await startDaemon({ mountpoint: path.join(dir, 'mnt'), socketPath: path.join(dir, 'control.sock'), ...(imageDir ? { imageDir } : {}) });
     try {
@@ -282,7 +283,7 @@ export const run: Command = async (argv) => {
   // 1. The stored post-crash image, recovered by the current code: exact, whatever the interleaving was.
   let images: RerunVerdict | undefined;
   const last = artifact.cuts.length - 1;
-  const scratch = await mkdtemp(path.join(os.tmpdir(), 'powercut-replay-image-'));
+  const scratch = await runFolder(path.join(os.tmpdir(), 'powercut-replay-image-'));
   const image = path.join(scratch, 'image');
   try {
     const stored = last >= 0 && (await copyStoredImage(dir, `cut-${last}-after-crash`, image));
