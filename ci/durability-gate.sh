@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The durability gate for a Linux CI job: installs what the machine lacks (Debian's fuse and
-# libfuse2, the npm dependencies), builds, and runs `powercut gate` with the arguments given.
+# The durability gate for a Linux CI job: installs what the machine lacks (Debian's fuse,
+# libfuse2 and iproute2, the npm dependencies), builds, and runs `powercut gate` with the arguments given.
 # Used by .ci/run and by .github/workflows/durability-gate.yml, so both run the same thing.
 #
 #   ci/durability-gate.sh [gate options: --time-budget SECONDS --seed N --junit FILE --report DIR --artifacts DIR ...]

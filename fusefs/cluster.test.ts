@@ -210,3 +210,41 @@ describe('a cluster of three nodes in one daemon', () => {
     await expect(cluster.daemon.client.fault({ type: 'enospc', afterBytes: 0 }, 3)).rejects.toThrow(/fault: node 3 does not exist/);
   });
 });
+
+describe('a starting state on every node (a driver\'s setup)', () => {
+  it('is each node\'s own, durable and outside the recorded run: every reset and crash state starts from it; clear empties the disks again', async () => {
+    const c = cluster.daemon.client;
+    // Not fsynced: the starting state makes all of it durable.
+    for (const [k, m] of mnt.entries()) {
+      await execa('mkdir', [join(m, 'db')]);
+      writeFileSync(join(m, 'db', 'init'), `node ${k}`);
+    }
+    expect(await c.startingState()).toEqual(mnt.map(() => ({ files: 1, dirs: 1, bytes: 6 })));
+    expect((await c.status()).startingState).toEqual({ files: 3, dirs: 3, bytes: 18 });
+    await c.reset(true);
+    expect(await c.trace(), 'loading it is no request of the run').toEqual([]);
+    writeFsynced(join(mnt[1], 'log'), 'x', mnt[1]);
+    const answer = await c.states(['lose-unsynced'], DEFAULT_STATE_CAPS);
+    expect(answer.states.length).toBeGreaterThan(0);
+    for (const [i, s] of answer.states.entries()) {
+      const dir = join(out, `start-state-${i}`);
+      await c.stateImage(s.id, dir);
+      for (const k of mnt.keys()) expect(readFileSync(join(dir, nodeImageDir(k), 'db', 'init'), 'utf8'), `state ${i}, node ${k}`).toBe(`node ${k}`);
+    }
+    await c.image(join(out, 'start'), 'start');
+    expect(readdirSync(join(out, 'start')).sort()).toEqual(mnt.map((_, k) => nodeImageDir(k)));
+    // A power cut keeps it: it is durable.
+    await c.reset();
+    writeFileSync(join(mnt[0], 'unsynced'), 'lost');
+    await c.crash('lose-unsynced', 0);
+    expect(readdirSync(mnt[0]).sort()).toEqual(['db']);
+    // Loaded back from its image (as replay does from an artifact), then cleared.
+    await c.startingState({ clear: true });
+    expect(readdirSync(mnt[2])).toEqual([]);
+    expect(await c.startingState({ from: join(out, 'start') })).toEqual(mnt.map(() => ({ files: 1, dirs: 1, bytes: 6 })));
+    expect(readFileSync(join(mnt[2], 'db', 'init'), 'utf8')).toBe('node 2');
+    await c.startingState({ clear: true });
+    expect((await c.status()).startingState).toBeNull();
+    expect(readdirSync(mnt[1])).toEqual([]);
+  });
+});

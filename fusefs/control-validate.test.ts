@@ -26,3 +26,15 @@ describe('a hypothesis in a control request', () => {
     }
   });
 });
+
+describe('a starting state in a control request', () => {
+  it('is the live filesystem, an image folder, or none again; anything else is refused naming the field', () => {
+    expect(parseRequest('{"cmd":"starting-state"}')).toEqual({ cmd: 'starting-state' });
+    expect(parseRequest('{"cmd":"starting-state","from":"/tmp/img"}')).toEqual({ cmd: 'starting-state', from: '/tmp/img' });
+    expect(parseRequest('{"cmd":"starting-state","clear":true}')).toEqual({ cmd: 'starting-state', clear: true });
+    expect(() => parseRequest('{"cmd":"starting-state","clear":true,"from":"/x"}')).toThrow(/give 'from' \(an image folder\) or 'clear', not both/);
+    expect(() => parseRequest('{"cmd":"starting-state","clear":1}')).toThrow(/'clear' must be true or false/);
+    expect(() => parseRequest('{"cmd":"starting-state","keep":true}')).toThrow(/keep/);
+    expect(parseRequest('{"cmd":"image","out":"/tmp/x","state":"start"}')).toEqual({ cmd: 'image', out: '/tmp/x', state: 'start' });
+  });
+});

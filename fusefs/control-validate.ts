@@ -4,7 +4,7 @@ import { MUTATING_KINDS, POLICIES, type ControlRequest, type CrashPoint, type Fa
 import { STATE_POLICIES, type CrashStateId, type DataOutcome, type Hypothesis, type ProbeUnit } from './crash-states.js';
 import { MAX_FSYNC_HOLD_MS } from './fsync-holds.js';
 
-const CMDS = ['status', 'arm', 'disarm', 'release', 'wait-frozen', 'crash', 'trace', 'image', 'fault', 'clear-faults', 'reset', 'states', 'load-state', 'state-image', 'units', 'save-recording', 'load-recording', 'shutdown'] as const;
+const CMDS = ['status', 'arm', 'disarm', 'release', 'wait-frozen', 'crash', 'trace', 'image', 'fault', 'clear-faults', 'reset', 'starting-state', 'states', 'load-state', 'state-image', 'units', 'save-recording', 'load-recording', 'shutdown'] as const;
 const DATA_KINDS = ['all', 'none', 'only', 'except', 'sectors'] as const;
 const FAULT_TYPES = ['fsync-eio', 'enospc', 'read-eio', 'bitflip'] as const;
 const MAX_WAIT_MS = 10 * 60_000;
@@ -227,6 +227,12 @@ export function parseRequest(line: string): ControlRequest {
       }
       return r;
     }
+    case 'starting-state': {
+      allowOnly(o, cmd, ['from', 'clear']);
+      if (o.clear !== undefined && typeof o.clear !== 'boolean') fail(`starting-state: 'clear' must be true or false, got ${JSON.stringify(o.clear)}`);
+      if (o.clear === true && o.from !== undefined) fail("starting-state: give 'from' (an image folder) or 'clear', not both");
+      return { cmd, ...(o.from !== undefined ? { from: str(o, cmd, 'from') } : {}), ...(o.clear === true ? { clear: true } : {}) };
+    }
     case 'states': {
       allowOnly(o, cmd, ['policies', 'maxStates', 'maxStatesPerInterval', 'sectorPatterns', 'hypothesis', 'onlyIntervals']);
       if (!Array.isArray(o.policies) || o.policies.length === 0 || !o.policies.every((p) => (STATE_POLICIES as readonly unknown[]).includes(p))) {
@@ -283,7 +289,7 @@ export function parseRequest(line: string): ControlRequest {
     case 'image': {
       allowOnly(o, cmd, ['out', 'state', 'node']);
       const r: ControlRequest = { cmd, out: str(o, cmd, 'out') };
-      if (o.state !== undefined) r.state = oneOf(o, cmd, 'state', ['durable', 'live'] as const);
+      if (o.state !== undefined) r.state = oneOf(o, cmd, 'state', ['durable', 'live', 'start'] as const);
       if (o.node !== undefined) r.node = int(o, cmd, 'node', 0, MAX_NODE);
       return r;
     }

@@ -8,9 +8,9 @@ import type { CrashPolicy, Hypothesis } from './crash-states.js';
 import { DEFAULT_MAX_DATA_BYTES, Faults } from './faults.js';
 import { mountGeneration, ReplaceFailure, replaceGeneration, unmountGeneration, type Mounted } from './mount-generation.js';
 import type { FsState } from './fuse-adapter.js';
-import { nodeImageDir, type ControlAnswer, type ControlRequest, type NodeStatus, type StatusAnswer } from './protocol.js';
+import { nodeImageDir, type ControlAnswer, type ControlRequest, type NodeStatus, type StartingStateSize, type StatusAnswer } from './protocol.js';
 import { FsyncHolds, type FsyncHoldSchedule } from './fsync-holds.js';
-import { writeTree } from './image-files.js';
+import { readTree, writeTree } from './image-files.js';
 import type { FsTree } from './model/nodes.js';
 import { Recording, RecordingFsModel } from './model/recording.js';
 import { decodeRecordedRun, encodeRecordedRun, type RecordedRun } from './model/recording-file.js';
@@ -47,6 +47,8 @@ interface NodeDisk {
   crashes: number;
   /** The run being recorded since `reset` with record, until its states are asked for. */
   recording: Recording | null;
+  /** The starting state every reset starts from (a driver's setup), or null: an empty disk. */
+  start: FsTree | null;
 }
 
 export class PowercutDaemon {
@@ -82,7 +84,7 @@ export class PowercutDaemon {
     this.gate = new RequestGate(check, points.length > 1);
     const maxDataBytes = limits.maxDataBytes ?? DEFAULT_MAX_DATA_BYTES;
     this.nodes = points.map((mountpoint, index) => ({
-      index, mountpoint, mounted: null, stranded: [], crashes: 0, recording: null,
+      index, mountpoint, mounted: null, stranded: [], crashes: 0, recording: null, start: null,
       state: { model: given[index] ?? new FsModel(), gate: this.gate, node: index, faults: new Faults(maxDataBytes), fsyncHolds: null, handles: new Map(), nextFd: 1, generation: 0 },
     }));
   }
@@ -192,6 +194,7 @@ export class PowercutDaemon {
           faults: nodes.flatMap((n) => n.faults.map((f) => (this.isCluster ? { ...f, node: n.node } : f))),
           readFaultsHit: nodes.reduce((sum, n) => sum + n.readFaultsHit, 0),
           ...(this.isCluster ? { nodes } : {}),
+          startingState: this.nodes.some((n) => n.start) ? sumSizes(this.nodes.map((n) => treeSize(n.start))) : null,
         };
         return a as unknown as ControlAnswer;
       }
@@ -223,7 +226,8 @@ export class PowercutDaemon {
       case 'image': {
         const which = req.state ?? 'durable';
         const nodes = this.nodesOf('image', req.node === undefined ? undefined : [req.node]);
-        return { ok: true, out: await this.writeImages(req.out, nodes.map((n) => n.state.model.exportTree(which)), req.node !== undefined) };
+        if (which === 'start' && nodes.some((n) => !n.start)) throw new Error('image: there is no starting state (send starting-state first)');
+        return { ok: true, out: await this.writeImages(req.out, nodes.map((n) => (which === 'start' ? n.start! : n.state.model.exportTree(which))), req.node !== undefined) };
       }
       case 'fault': {
         const { cmd: _cmd, node, ...fault } = req;
@@ -235,6 +239,13 @@ export class PowercutDaemon {
         return { ok: true };
       case 'reset':
         return this.serial(() => this.reset(req.record ?? false, req.fsyncHolds));
+      case 'starting-state':
+        return this.serial(async () => {
+          const trees = req.clear ? this.nodes.map(() => null) : req.from !== undefined ? await this.imageTrees(req.from) : this.nodes.map((n) => n.state.model.exportTree('live'));
+          this.nodes.forEach((n, k) => (n.start = trees[k]));
+          await this.reset(false);
+          return { ok: true, nodes: trees.map(treeSize) };
+        });
       case 'states': {
         const { cmd: _cmd, policies, hypothesis, onlyIntervals, ...caps } = req;
         return { ok: true, ...this.space(hypothesis).enumerate(policies, caps, onlyIntervals) };
@@ -301,8 +312,10 @@ export class PowercutDaemon {
     this.recordedRun = null;
     this.endRecording(null);
     const models = this.nodes.map((n) => {
-      n.recording = record ? new Recording(processOwner(), this.maxRecordingBytes) : null;
-      return n.recording ? new RecordingFsModel(n.recording, () => this.gate.opCount) : new FsModel();
+      // The starting state, loaded before the run (a recording's base: none of it is the run's).
+      n.recording = record ? new Recording(processOwner(), this.maxRecordingBytes, n.start ?? undefined) : null;
+      if (n.recording) return new RecordingFsModel(n.recording, () => this.gate.opCount);
+      return n.start ? FsModel.fromTree(n.start) : new FsModel();
     });
     await this.swapModels(models);
     for (const n of this.nodes) n.state.fsyncHolds = holds ? new FsyncHolds(holds) : null;
@@ -385,6 +398,13 @@ export class PowercutDaemon {
     return abs;
   }
 
+  /** The trees of an image folder: one node's at `from`, a cluster's in its node<k> folders. */
+  private async imageTrees(from: string): Promise<FsTree[]> {
+    const abs = this.checkOut(from, false);
+    if (!this.isCluster) return [await readTree(abs)];
+    return Promise.all(this.nodes.map((n) => readTree(join(abs, nodeImageDir(n.index)))));
+  }
+
   /** `out` as an absolute path outside every node's mount (emptied first with `replace`). */
   private checkOut(out: string, replace: boolean): string {
     const abs = resolve(out);
@@ -405,4 +425,26 @@ export class PowercutDaemon {
     this.lifecycle = next.catch(() => undefined);
     return next;
   }
+}
+
+/** How many files and directories a tree holds (its root not counted), and its files' bytes. */
+function treeSize(t: FsTree | null): StartingStateSize {
+  const size: StartingStateSize = { files: 0, dirs: 0, bytes: 0 };
+  const visit = (n: FsTree) => {
+    if (n.type === 'dir') {
+      for (const c of n.entries.values()) {
+        if (c.type === 'dir') size.dirs++;
+        visit(c);
+      }
+    } else if (n.type === 'file') {
+      size.files++;
+      size.bytes += n.data.length;
+    }
+  };
+  if (t) visit(t);
+  return size;
+}
+
+function sumSizes(sizes: readonly StartingStateSize[]): StartingStateSize {
+  return sizes.reduce((a, b) => ({ files: a.files + b.files, dirs: a.dirs + b.dirs, bytes: a.bytes + b.bytes }), { files: 0, dirs: 0, bytes: 0 });
 }

@@ -73,8 +73,8 @@ export type ControlRequest =
   /** nodes: the cluster's nodes whose power goes (default: all); the others' held requests run on. */
   | { cmd: 'crash'; policy?: CrashPolicy; seed?: number; nodes?: number[] }
   | { cmd: 'trace' }
-  /** default durable; a cluster writes each node's image under out/node<k>, or only `node`'s at out. */
-  | { cmd: 'image'; out: string; state?: 'durable' | 'live'; node?: number }
+  /** default durable (start: the starting state); a cluster writes each node's image under out/node<k>, or only `node`'s at out. */
+  | { cmd: 'image'; out: string; state?: 'durable' | 'live' | 'start'; node?: number }
   /** node: the cluster node it targets (default: every node). */
   | ({ cmd: 'fault'; node?: number } & Fault)
   | { cmd: 'clear-faults' }
@@ -84,6 +84,13 @@ export type ControlRequest =
    * seeded schedule (fsync-holds.ts) until the next reset or crash.
    */
   | { cmd: 'reset'; record?: boolean; fsyncHolds?: FsyncHoldSchedule }
+  /**
+   * The starting state every later `reset` starts from (a driver's setup), all of it durable and
+   * outside every recorded run, so no crash state falls in it: each node's live filesystem as it is
+   * now, or the image folder `from` (a cluster's: one node<k> folder per node); `clear`: empty again.
+   * The mounts then show it (a reset). Answers each node's size (`nodes`, StartingStateSize[]).
+   */
+  | { cmd: 'starting-state'; from?: string; clear?: boolean }
   /** hypothesis (every request on recorded states may carry one): the same run with fsyncs inserted (Hypothesis). */
   /** onlyIntervals: list the states of these persistence intervals only (a targeted check, e.g. a cause's reach). */
   | ({ cmd: 'states'; policies: StatePolicy[]; hypothesis?: Hypothesis; onlyIntervals?: number[] } & StateCaps)
@@ -114,6 +121,16 @@ export interface StatusAnswer {
   readFaultsHit: number; // reads a read fault answered EIO or changed, since the faults were armed
   /** A cluster's nodes (absent for one node); the fields above then sum or list them all. */
   nodes?: NodeStatus[];
+  /** The starting state every reset starts from, summed over the nodes; null: none (empty disks). */
+  startingState: StartingStateSize | null;
+}
+
+/** How big a starting state is. */
+export interface StartingStateSize {
+  files: number;
+  dirs: number;
+  /** The files' bytes. */
+  bytes: number;
 }
 
 export interface NodeStatus {

@@ -1,4 +1,6 @@
-// Makes sure Debian's `fuse` (fusermount) and `libfuse2` (libfuse.so.2) are installed, and in
+// Makes sure Debian's `fuse` (fusermount) and `libfuse2` (libfuse.so.2) are installed, `iproute2`
+// (`ip`: each driver process gets a network namespace of its own with its loopback brought up by
+// `ip link set lo up`; without it drivers share the machine's network, and the gate says so), and in
 // powercut's own checkout also `chromium` (the browser the HTML report test renders in; /usr/bin/chromium)
 // and `nats-server` (the server the nats-jetstream target's driver starts; its test needs it), and
 // what `powercut kernel-check` runs (`qemu-system-x86`, `busybox-static`, `e2fsprogs`, `gcc`,
@@ -8,7 +10,7 @@
 //                              (`npm test` then fails with a clear message if one is still missing).
 //                              Only in powercut's own checkout: installed as a dependency of another
 //                              project it does nothing (the command that needs FUSE says so).
-//   --require (CI gate script): installs FUSE only (the gate never needs a browser or NATS), with sudo when
+//   --require (CI gate script): installs FUSE and iproute2 only (the gate never needs a browser or NATS), with sudo when
 //                              not root, and exits 1 if it cannot.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -49,13 +51,15 @@ function done(message, ok) {
 }
 
 if (process.platform !== 'linux') done(`FUSE tests need Linux; this is ${process.platform}.`, false);
-if (!existsSync('/usr/bin/dpkg-query')) done(`not a Debian/Ubuntu system: install FUSE 2 (fusermount and libfuse.so.2)${required ? '' : ', Chromium, nats-server, gdb, and for kernel-check QEMU, a static busybox, e2fsprogs and gcc'} with your package manager.`, false);
+if (!existsSync('/usr/bin/dpkg-query')) done(`not a Debian/Ubuntu system: install FUSE 2 (fusermount and libfuse.so.2), iproute2 (ip)${required ? '' : ', Chromium, nats-server, gdb, and for kernel-check QEMU, a static busybox, e2fsprogs and gcc'} with your package manager.`, false);
 
 // Ubuntu 24.04 renamed libfuse2 to libfuse2t64.
 const libNames = ['libfuse2', 'libfuse2t64'];
 const missing = [];
 if (!installed('fuse')) missing.push('fuse');
 if (!libNames.some(installed)) missing.push('libfuse2');
+// `unshare` is util-linux's (essential on Debian); `ip` brings a driver's namespace loopback up.
+if (!installed('iproute2')) missing.push('iproute2');
 if (!required && !installed('chromium')) missing.push('chromium');
 if (!required && !installed('nats-server')) missing.push('nats-server');
 // A driver that stops answering gets its native stacks in the error (process-group.ts, nativeBacktrace).

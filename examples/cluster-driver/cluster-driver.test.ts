@@ -37,9 +37,12 @@ describe('examples/cluster-driver: gate --driver CMD --nodes 3', () => {
     expect(budgetBroken(r.stdout)).toBeUndefined();
     expect(r.stdout).toContain(`target external (the driver '${DRIVER}' (in ${root}), a cluster of 3 nodes)`);
     expect(r.stdout).toMatch(/^cluster: 3 nodes, --nodes-cut all-kinds \(coordinated, one, majority\)/m);
+    // Which network its driver processes had, said at the start and in the summary (here root: a network namespace each).
+    expect(r.stdout.match(/^driver network: each driver process in a network namespace of its own \(unshare --net\): recovery slots never share a port$/gm)).toHaveLength(2);
     expect(existsSync(path.join(root, 'arts-pass'))).toBe(false);
     const result = JSON.parse(await readFile(path.join(root, 'out/pass.json'), 'utf8'));
     expect(result.options.driver).toEqual({ command: DRIVER, cwd: root, nodes: 3 });
+    expect(result.driverNetwork).toEqual({ isolation: 'namespace' });
     expect(result.rows.map((row: { name: string; cases: number }) => [row.name, row.cases > 0])).toEqual([
       ['cluster coordinated', true], ['cluster one-node', true], ['cluster majority', true],
     ]);
@@ -99,5 +102,11 @@ describe('examples/cluster-driver: gate --driver CMD --nodes 3', () => {
     const one = await powercut(['gate', '--driver', DRIVER, '--nodes', '1']);
     expect(one.exitCode).toBe(2);
     expect(one.stderr).toContain('--nodes must be an integer in 2..9');
+    const builtIn = await powercut(['gate', '--network', 'host']);
+    expect(builtIn.exitCode).toBe(2);
+    expect(builtIn.stderr).toContain('--network is for a driver (--driver');
+    const bogus = await powercut(['gate', '--driver', DRIVER, '--nodes', '3', '--network', 'none']);
+    expect(bogus.exitCode).toBe(2);
+    expect(bogus.stderr).toContain("--network must be isolated or host, got 'none'");
   });
 });

@@ -478,8 +478,31 @@ export class FsModel {
 
   /** A model whose live and durable state are both `tree` (hard links are not preserved). */
   static fromTree(tree: FsTree, now?: () => number, defaultOwner?: Owner): FsModel {
-    if (tree.type !== 'dir') throw new Error('FsModel.fromTree: the root of an image must be a directory');
     const m = new FsModel(now, defaultOwner);
+    m.loadTree(tree);
+    return m;
+  }
+
+  /**
+   * Fills this model, still empty, with `tree`, all of it durable (its live and durable state are
+   * both the tree; hard links are not preserved). `atMs`: every time it sets (a starting state,
+   * loaded the same way when a recorded run is replayed); else the model's clock.
+   */
+  loadTree(tree: FsTree, atMs?: number): void {
+    if (tree.type !== 'dir') throw new Error('FsModel.loadTree: the root of an image must be a directory');
+    const root = this.nodes.get(ROOT_INO);
+    if (this.nodes.size !== 1 || root?.kind !== 'dir' || root.live.size !== 0) throw new Error('invariant: a tree is loaded into an empty model only');
+    const clock = this.now;
+    if (atMs !== undefined) this.now = () => atMs;
+    try {
+      this.fillFrom(tree);
+    } finally {
+      this.now = clock;
+    }
+  }
+
+  private fillFrom(tree: Extract<FsTree, { type: 'dir' }>): void {
+    const m = this as FsModel;
     const setMeta = (ino: number, t: FsTree, defaultMode: number) => {
       // chown first: it clears setuid/setgid, which the image's mode may hold.
       m.chown(ino, t.uid ?? UNCHANGED_ID, t.gid ?? UNCHANGED_ID);
@@ -503,7 +526,6 @@ export class FsModel {
     fill('', tree);
     setMeta(ROOT_INO, tree, 0o755);
     m.crash('keep-all');
-    return m;
   }
 
   /** Count of inodes (for invariant checks in tests). */

@@ -1,6 +1,7 @@
 // A recorded run through its file: every state listed and built from the decoded recording equals
-// the original's (the file is what explain searches a stored cluster state on), and a file that is
-// not one gets an error naming the file and the field.
+// the original's (the file is what explain searches a stored cluster state on), a run from a
+// starting state keeps it (durable in every state, and through the file), and a file that is not
+// one gets an error naming the file and the field.
 import fc from 'fast-check';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
@@ -9,6 +10,7 @@ import { ClusterStateSpace } from './cluster-states.js';
 import { Recording, RecordingFsModel } from './recording.js';
 import { decodeRecordedRun, encodeRecordedRun } from './recording-file.js';
 import { hashTree, StateSpace } from './state-space.js';
+import type { FsTree } from './nodes.js';
 
 const owner = { uid: 0, gid: 0 };
 
@@ -19,9 +21,9 @@ const stepArb = (nodes: number): fc.Arbitrary<Step> => fc.record({
 });
 
 /** The steps on one recording model per node, one request number for all (as the cluster daemon runs them). */
-function record(nodes: number, steps: readonly Step[]): { recordings: Recording[]; lastOp: number } {
+function record(nodes: number, steps: readonly Step[], base?: FsTree): { recordings: Recording[]; lastOp: number } {
   let op = 0;
-  const recordings = Array.from({ length: nodes }, () => new Recording(owner, 1 << 24));
+  const recordings = Array.from({ length: nodes }, () => new Recording(owner, 1 << 24, base));
   const models = recordings.map((r) => new RecordingFsModel(r, () => op));
   for (const s of steps) {
     op++;
@@ -48,8 +50,8 @@ const statesOf = (recordings: readonly Recording[], lastOp: number) => {
 
 describe('a recorded run\'s file', () => {
   it('lists the same states, and builds the same images at every request, after a round trip', () => {
-    fc.assert(fc.property(fc.integer({ min: 1, max: 3 }).chain((n) => fc.tuple(fc.constant(n), fc.array(stepArb(n), { maxLength: 30 }))), ([nodes, steps]) => {
-      const run = record(nodes, steps);
+    fc.assert(fc.property(fc.integer({ min: 1, max: 3 }).chain((n) => fc.tuple(fc.constant(n), fc.array(stepArb(n), { maxLength: 30 }), fc.boolean())), ([nodes, steps, fromStart]) => {
+      const run = record(nodes, steps, fromStart ? START : undefined);
       const back = decodeRecordedRun(encodeRecordedRun(run), 'recording.json.gz');
       expect(back.lastOp).toBe(run.lastOp);
       const before = statesOf(run.recordings, run.lastOp);
@@ -58,6 +60,8 @@ describe('a recorded run\'s file', () => {
         for (const [k, s] of before.spaces.entries()) {
           expect(hashTree(after.spaces[k].treeAt(op, 'durable'))).toBe(hashTree(s.treeAt(op, 'durable')));
           expect(hashTree(after.spaces[k].treeAt(op, 'live'))).toBe(hashTree(s.treeAt(op, 'live')));
+          // The starting state is durable in every state, before the run's first request too.
+          if (fromStart) expect(fileAt(after.spaces[k].treeAt(op, 'durable'), 'setup', 'f')).toEqual(START_BYTES);
         }
       }
       const caps = { ...DEFAULT_STATE_CAPS, maxStates: 10_000 };
@@ -79,6 +83,21 @@ describe('a recorded run\'s file', () => {
     expect(() => decodeRecordedRun(bytes({ ...doc, nodes: [{ ...doc.nodes[0], calls: [{ ...call, args: [[1]] }] }, doc.nodes[1]] }), 'f')).toThrow(/nodes\[0\]\.calls\[0\]\.args\[0\] must be a string/);
   });
 });
+
+/** A starting state: what a driver's setup left, loaded before the run's first call. */
+const START_BYTES = Buffer.alloc(700, 9);
+const START: FsTree = {
+  type: 'dir', mode: 0o755, entries: new Map<string, FsTree>([
+    ['setup', { type: 'dir', mode: 0o700, entries: new Map<string, FsTree>([['f', { type: 'file', data: START_BYTES, mode: 0o600 }]]) }],
+    ['link', { type: 'symlink', target: 'setup/f' }],
+  ]),
+};
+
+function fileAt(t: FsTree, ...names: string[]): Buffer | undefined {
+  let at: FsTree | undefined = t;
+  for (const n of names) at = at?.type === 'dir' ? at.entries.get(n) : undefined;
+  return at?.type === 'file' ? at.data : undefined;
+}
 
 function exists(m: RecordingFsModel, path: string): boolean {
   try {

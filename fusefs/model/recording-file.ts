@@ -4,6 +4,7 @@
 // base64. Pure: bytes in, bytes out.
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { RECORDED_METHODS, Recording, type RecordedCall, type RecordedMethod } from './recording.js';
+import { SPECIAL_KINDS, type FsTree } from './nodes.js';
 
 const FORMAT = 'powercut-recording';
 const VERSION = 1;
@@ -34,6 +35,7 @@ export function encodeRecordedRun(run: RecordedRun): Buffer {
     if (r.overflow) throw new Error(`invariant: node ${node}'s recording overflowed and holds no calls: ${r.overflow}`);
     return {
       owner: r.owner, startTime: r.startTime, maxBytes: r.maxBytes,
+      ...(r.base ? { base: storeTree(r.base) } : {}),
       calls: r.calls.map((c) => ({ op: c.op, method: c.method, args: c.args.map((a, k) => storeArg(a, `node ${node}'s ${c.method} of request ${c.op} (argument ${k})`)), times: c.times })),
     };
   });
@@ -59,12 +61,12 @@ export function decodeRecordedRun(bytes: Buffer, where: string): RecordedRun {
   const recordings = (doc.nodes as unknown[]).map((n, node) => {
     const at = `nodes[${node}]`;
     if (typeof n !== 'object' || n === null) return bad(`${at} must be an object`);
-    const { owner, startTime, maxBytes, calls } = n as Record<string, unknown>;
+    const { owner, startTime, maxBytes, calls, base } = n as Record<string, unknown>;
     if (!isOwner(owner)) return bad(`${at}.owner must be {uid, gid}, got ${JSON.stringify(owner)}`);
     if (typeof startTime !== 'number' || !Number.isFinite(startTime)) return bad(`${at}.startTime must be a number, got ${JSON.stringify(startTime)}`);
     if (!Number.isInteger(maxBytes) || (maxBytes as number) < 1) return bad(`${at}.maxBytes must be an integer >= 1, got ${JSON.stringify(maxBytes)}`);
     if (!Array.isArray(calls)) return bad(`${at}.calls must be a list`);
-    const r = new Recording({ uid: owner.uid, gid: owner.gid }, maxBytes as number);
+    const r = new Recording({ uid: owner.uid, gid: owner.gid }, maxBytes as number, base === undefined ? undefined : readTree(base, `${at}.base`, bad));
     r.startTime = startTime;
     let lastCallOp = 0;
     for (const [k, c] of calls.entries()) r.add(readCall(c, `${at}.calls[${k}]`, lastOp as number, lastCallOp, bad, (op) => (lastCallOp = op)));
@@ -86,6 +88,38 @@ function readCall(c: unknown, at: string, lastOp: number, previousOp: number, ba
   if (!Array.isArray(args)) return bad(`${at}.args must be a list`);
   if (!Array.isArray(times) || !times.every((t) => typeof t === 'number' && Number.isFinite(t))) return bad(`${at}.times must be a list of numbers`);
   return { op: op as number, method: method as RecordedMethod, args: args.map((a, k) => readArg(a, `${at}.args[${k}]`, bad)), times: times as number[] };
+}
+
+/** A starting state as stored: the tree with each file's bytes as base64 and each directory's entries as an object. */
+type StoredTree = { type: string; mode?: number; uid?: number; gid?: number; entries?: Record<string, StoredTree>; bytes?: string; target?: string; rdev?: number };
+
+function storeTree(t: FsTree): StoredTree {
+  const meta = { mode: t.mode, uid: t.uid, gid: t.gid };
+  if (t.type === 'dir') return { type: 'dir', ...meta, entries: Object.fromEntries([...t.entries].map(([name, c]) => [name, storeTree(c)])) };
+  if (t.type === 'file') return { type: 'file', ...meta, bytes: t.data.toString('base64') };
+  if (t.type === 'symlink') return { type: 'symlink', ...meta, target: t.target };
+  return { type: t.type, ...meta, rdev: t.rdev };
+}
+
+function readTree(s: unknown, at: string, bad: (what: string) => never): FsTree {
+  if (typeof s !== 'object' || s === null) return bad(`${at} must be an object`);
+  const { type, mode, uid, gid, entries, bytes, target, rdev } = s as StoredTree;
+  for (const [k, v] of Object.entries({ mode, uid, gid })) if (v !== undefined && !Number.isInteger(v)) return bad(`${at}.${k} must be an integer, got ${JSON.stringify(v)}`);
+  const meta = { ...(mode !== undefined ? { mode } : {}), ...(uid !== undefined ? { uid } : {}), ...(gid !== undefined ? { gid } : {}) };
+  if (type === 'dir') {
+    if (typeof entries !== 'object' || entries === null) return bad(`${at}.entries must be an object`);
+    return { type: 'dir', ...meta, entries: new Map(Object.entries(entries).map(([name, c]) => [name, readTree(c, `${at}.entries[${JSON.stringify(name)}]`, bad)])) };
+  }
+  if (type === 'file') {
+    if (typeof bytes !== 'string') return bad(`${at}.bytes must be base64`);
+    return { type: 'file', ...meta, data: Buffer.from(bytes, 'base64') };
+  }
+  if (type === 'symlink') {
+    if (typeof target !== 'string') return bad(`${at}.target must be a string`);
+    return { type: 'symlink', ...meta, target };
+  }
+  if ((SPECIAL_KINDS as readonly unknown[]).includes(type) && Number.isInteger(rdev)) return { type: type as FsTree['type'] & (typeof SPECIAL_KINDS)[number], ...meta, rdev: rdev! };
+  return bad(`${at}.type must be dir, file, symlink or ${SPECIAL_KINDS.join(', ')} (with rdev), got ${JSON.stringify(type)}`);
 }
 
 function readArg(a: unknown, at: string, bad: (what: string) => never): unknown {

@@ -2,6 +2,7 @@
 // and the clock values it read, so the run can be replayed into a fresh model exactly, up to any
 // request, without running the program again. Pure: no I/O.
 import { FsModel, type Owner } from './fs-model.js';
+import type { FsTree } from './nodes.js';
 
 /** The model's changing methods; everything else only reads. */
 export const RECORDED_METHODS = [
@@ -37,7 +38,11 @@ export class Recording {
   closed = false;
   startTime = 0;
 
-  constructor(readonly owner: Owner, readonly maxBytes: number) {}
+  /**
+   * `base`: the starting state the run began from (a driver's setup, all of it durable), loaded
+   * before its first call; its changes are no calls of the run, so no crash state falls in them.
+   */
+  constructor(readonly owner: Owner, readonly maxBytes: number, readonly base?: FsTree) {}
 
   add(call: RecordedCall): void {
     if (this.overflow || this.closed) return;
@@ -73,6 +78,15 @@ export class RecordingFsModel extends FsModel {
     }, recording.owner);
     this.clockLog = clockLog;
     recording.startTime = this.stat(1).ctimeMs;
+    // The starting state is no change of the run: loaded unrecorded, at the run's start time, as replay loads it.
+    if (recording.base) {
+      this.depth++;
+      try {
+        this.loadTree(recording.base, recording.startTime);
+      } finally {
+        this.depth--;
+      }
+    }
   }
 
   /** Recorded calls running now: a recorded method called by another is part of the outer call, not a call of its own. */
@@ -121,7 +135,11 @@ export function replay(recording: Recording, afterOp: number, from?: { model: Fs
     if (t === undefined) throw new Error('invariant: a replayed call read the clock more often than when it was recorded');
     return t;
   };
-  const model = from?.model ?? new FsModel(clock, recording.owner);
+  let model = from?.model;
+  if (!model) {
+    model = new FsModel(clock, recording.owner);
+    if (recording.base) model.loadTree(recording.base, recording.startTime);
+  }
   model.setClock(clock);
   let next = from?.next ?? 0;
   const calls = recording.calls;

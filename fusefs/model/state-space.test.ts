@@ -82,8 +82,9 @@ describe('recorded runs', () => {
     const methods = Object.entries(Object.getOwnPropertyDescriptors(FsModel.prototype)).filter(([k, d]) => k !== 'constructor' && typeof d.value === 'function').map(([k]) => k);
     // A power cut (crash, crashInto, and settle, which the policies call) ends a recording; it is never part of one.
     // probe only marks what the next settle persists: a probe image is built off a copy, never recorded.
-    const readOnly = ['resolve', 'node', 'file', 'stat', 'readdir', 'readlink', 'read', 'matchesDurable', 'exportTree', 'imageHash', 'unsyncedCounts', 'unsynced', 'pathOf', 'assertInvariants', 'clone', 'setClock', 'crash', 'crashInto', 'settle', 'probe'];
-    const internal = (k: string) => ['sortedInos', 'persistJournalPrefix', 'goBackToDurable', 'newDir', 'newMeta', 'syncContent', 'dirAt', 'parent', 'parentForNew', 'entry', 'isAncestor', 'setEntries', 'collect', 'createFile', 'syncNode', 'changedInode', 'uncommittedChange', 'commitIfNeeded', 'persistProbe'].includes(k);
+    // loadTree fills an empty model with a starting state, which is no part of the run (the recording keeps it as its base).
+    const readOnly = ['resolve', 'node', 'file', 'stat', 'readdir', 'readlink', 'read', 'matchesDurable', 'exportTree', 'imageHash', 'unsyncedCounts', 'unsynced', 'pathOf', 'assertInvariants', 'clone', 'setClock', 'crash', 'crashInto', 'settle', 'probe', 'loadTree'];
+    const internal = (k: string) => ['fillFrom', 'sortedInos', 'persistJournalPrefix', 'goBackToDurable', 'newDir', 'newMeta', 'syncContent', 'dirAt', 'parent', 'parentForNew', 'entry', 'isAncestor', 'setEntries', 'collect', 'createFile', 'syncNode', 'changedInode', 'uncommittedChange', 'commitIfNeeded', 'persistProbe'].includes(k);
     expect(methods.filter((k) => !readOnly.includes(k) && !internal(k)).sort()).toEqual([...RECORDED_METHODS].sort());
   });
 

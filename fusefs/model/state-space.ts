@@ -254,7 +254,7 @@ export class StateSpace {
     }
     for (const x of inserts) if (!Number.isInteger(x.afterOp) || x.afterOp < 0 || x.afterOp > this.opCount) throw new Error(`hypothesis.fsyncAfter: afterOp ${x.afterOp} is not in 0..${this.opCount} (the requests of the recorded run)`);
     const pending = [...inserts];
-    const derived = new Recording(this.recording.owner, this.recording.maxBytes);
+    const derived = new Recording(this.recording.owner, this.recording.maxBytes, this.recording.base);
     derived.startTime = this.recording.startTime;
     let added = 0;
     // An fsync inserted after request N comes right after N's calls, before any later request's.

@@ -8,7 +8,9 @@ import { killGroup, OWN_PROCESS_GROUP, trackGroup } from '../harness/process-gro
 import { parseCommandArgs, parseSettingsOption, usageFail, type Command } from './usage.js';
 import { startTempDaemon, type DaemonHandle } from '../harness/daemon-process.js';
 import { markDir } from '../harness/crash-run.js';
-import { withScratch } from '../harness/driver-process.js';
+import { withScratch, type DriverCommand } from '../harness/driver-process.js';
+import { describeStartingState, prepareStartingState, type StartingState } from '../harness/starting-state.js';
+import { describeDriverNetwork, DRIVER_NETWORK_CHOICES, driverNetwork, inDriverNetwork, type DriverNetworkChoice } from '../harness/driver-network.js';
 import { checkDriverRun, type ProtocolProblem } from '../harness/protocol-check.js';
 import { judge, type RunRecord } from '../harness/oracle.js';
 import { contractOf, helloOf, parseOutcomes, type Outcome } from '../harness/outcome.js';
@@ -23,9 +25,11 @@ import type { DriverSpec } from '../harness/driver-spec.js';
 import type { Workload } from '../harness/workload.js';
 import { MAX_DRIVER_NODES } from '../targets/external.js';
 
-export const help = `usage: powercut driver check [--settings JSON] [--nodes N] [--out DIR] -- CMD ARGS...
+export const help = `usage: powercut driver check [--settings JSON] [--nodes N] [--network host] [--out DIR] -- CMD ARGS...
 
-Runs a short sequence against the driver CMD ARGS on a fresh powercut mount (no power cut): a
+Runs a short sequence against the driver CMD ARGS on a fresh powercut mount (no power cut): its
+setup run first (a spec of mode setup: a driver whose engine needs a prepared directory makes its
+starting state there, and every run below starts from it; one without exits 2), a
 workload run and a drain run with confirmation markers, a malformed spec, and (if its hello line
 says it serves) two specs in one process. Reports every violation of the driver protocol
 (docs/driver-protocol.md) by run and line: unknown line kinds, missing or ill-typed fields, a first
@@ -50,6 +54,9 @@ by one, each restart answered within ${RESTART_TIMEOUT_MS / 1000} s, and its own
 options:
   --settings JSON   the settings the specs carry (default {})
   --nodes N         check a cluster driver on N nodes (N >= 2; default 1, a single-disk driver)
+  --network N       isolated (default): each driver process in a network namespace of its own,
+                    with only a loopback, as the gate runs it; host: the machine's network (a
+                    driver that must reach a server outside its own processes)
   --out DIR         where each run's output is kept (default $${ARTIFACTS_ENV}, else
                     ./${DEFAULT_ARTIFACTS_DIR}, in a driver-check-<time> folder)
   -h, --help
@@ -95,6 +102,17 @@ const CLUSTER_ORACLE_RUN = 'oracle on the cut run and its drain';
 /** Lines of a run's stderr shown with its problems (all of it is in the output folder). */
 const STDERR_LINES_SHOWN = 20;
 
+/** The driver `argv` as a command, in the network it gets (a namespace of its own unless `network` is 'host'). */
+function commandOf(argv: string[], network: DriverNetworkChoice): DriverCommand {
+  return { file: argv[0], args: argv.slice(1), network };
+}
+
+/** Starts the driver `argv` with `input` on its stdin, in its network and a process group of its own. */
+function startDriver(argv: string[], network: DriverNetworkChoice, input: string) {
+  const c = inDriverNetwork(commandOf(argv, network));
+  return execa(c.file, c.args, { input, reject: false, stripFinalNewline: false, timeout: RUN_TIMEOUT_MS, ...OWN_PROCESS_GROUP });
+}
+
 /** A driver run in a process group of its own: whatever it started (a server) dies with it, as at a cut. */
 async function inItsGroup<T>(proc: Promise<T> & { pid?: number }): Promise<T> {
   trackGroup(proc.pid);
@@ -106,15 +124,15 @@ async function inItsGroup<T>(proc: Promise<T> & { pid?: number }): Promise<T> {
 }
 
 /** One run of the driver on `spec` (with a scratch folder, as the harness gives every run); `reset: false` keeps the files of the run before (a drain recovers them). */
-async function runOnce(daemon: DaemonHandle, argv: string[], spec: DriverSpec | string, name: string, reset = true): Promise<Checked> {
-  return typeof spec === 'string' ? runOnceWith(daemon, argv, spec, name, reset) : withScratch(spec, (s) => runOnceWith(daemon, argv, s, name, reset));
+async function runOnce(daemon: DaemonHandle, argv: string[], network: DriverNetworkChoice, spec: DriverSpec | string, name: string, reset = true): Promise<Checked> {
+  return typeof spec === 'string' ? runOnceWith(daemon, argv, network, spec, name, reset) : withScratch(spec, (s) => runOnceWith(daemon, argv, network, s, name, reset));
 }
 
-async function runOnceWith(daemon: DaemonHandle, argv: string[], spec: DriverSpec | string, name: string, reset: boolean): Promise<Checked> {
+async function runOnceWith(daemon: DaemonHandle, argv: string[], network: DriverNetworkChoice, spec: DriverSpec | string, name: string, reset: boolean): Promise<Checked> {
   if (reset) await daemon.client.reset();
   const marksBefore = reset ? 0 : (await daemon.client.traceWithMarks()).marks.length;
   const input = typeof spec === 'string' ? spec : JSON.stringify(spec) + '\n';
-  const r = await inItsGroup(execa(argv[0], argv.slice(1), { input, reject: false, stripFinalNewline: false, timeout: RUN_TIMEOUT_MS, ...OWN_PROCESS_GROUP }));
+  const r = await inItsGroup(startDriver(argv, network, input));
   const stdout = typeof r.stdout === 'string' ? r.stdout : '';
   const stderr = typeof r.stderr === 'string' ? r.stderr : '';
   const out = { name, stdout, stderr };
@@ -145,25 +163,25 @@ async function runOnceWith(daemon: DaemonHandle, argv: string[], spec: DriverSpe
 }
 
 /** Two specs on one stdin: a serving driver runs both and ends each with its done line. */
-async function checkServes(argv: string[], spec: DriverSpec): Promise<Checked> {
+async function checkServes(argv: string[], network: DriverNetworkChoice, spec: DriverSpec): Promise<Checked> {
   const input = `${JSON.stringify(spec)}\n${JSON.stringify({ ...spec, idBase: spec.idBase + 1000 })}\n`;
-  const r = await inItsGroup(execa(argv[0], argv.slice(1), { input, reject: false, timeout: RUN_TIMEOUT_MS, ...OWN_PROCESS_GROUP }));
+  const r = await inItsGroup(startDriver(argv, network, input));
   const ends = String(r.stdout).split('\n').filter((l) => /"t"\s*:\s*"(done|error)"/.test(l)).length;
   const problems = ends === 2 && r.exitCode === 0 ? [] : [{ line: 0, message: `its hello says "serves": true, but two specs on one stdin gave ${ends} done/error lines and exit ${r.exitCode} (expected 2 and exit 0)` }];
   return { name: 'serving two specs', problems, stdout: String(r.stdout), stderr: String(r.stderr) };
 }
 
 /** The driver check's sequence on a running daemon: each run's problems and output. */
-export async function checkDriver(daemon: DaemonHandle, cmd: string[], settings: Record<string, unknown>): Promise<Checked[]> {
+export async function checkDriver(daemon: DaemonHandle, cmd: string[], settings: Record<string, unknown>, network: DriverNetworkChoice = 'isolated'): Promise<Checked[]> {
   const results: Checked[] = [];
   const base = { dir: daemon.mountpoint, settings, mark: markDir(daemon) };
-  const workload = await runOnce(daemon, cmd, { ...base, mode: 'workload', workload: CHECK_WORKLOAD, idBase: 0 }, 'workload run');
+  const workload = await runOnce(daemon, cmd, network, { ...base, mode: 'workload', workload: CHECK_WORKLOAD, idBase: 0 }, 'workload run');
   results.push(workload);
   // The drain recovers what the workload left on the mount.
-  const drain = await runOnce(daemon, cmd, { ...base, mode: 'drain', idBase: 1_000_000 }, 'drain run', false);
+  const drain = await runOnce(daemon, cmd, network, { ...base, mode: 'drain', idBase: 1_000_000 }, 'drain run', false);
   results.push(drain);
-  results.push(await runOnce(daemon, cmd, '{"mode":"fly"}\n', 'malformed spec'));
-  if (workload.serves) results.push(await checkServes(cmd, { dir: daemon.mountpoint, settings, mode: 'drain', idBase: 2_000_000 }));
+  results.push(await runOnce(daemon, cmd, network, '{"mode":"fly"}\n', 'malformed spec'));
+  if (workload.serves) results.push(await checkServes(cmd, network, { dir: daemon.mountpoint, settings, mode: 'drain', idBase: 2_000_000 }));
   if (workload.record && drain.record) {
     const violations = judge({ target: 'external', faultsInjected: false, runs: [{ ...workload.record, killed: true }, drain.record] });
     results.push({ name: ORACLE_RUN, kind: 'oracle', problems: violations.map((v) => ({ line: 0, message: v.message })) });
@@ -206,14 +224,14 @@ interface CheckCut {
 }
 
 /** One run of a cluster driver, its protocol and node-line problems; `cut`: its nodes are cut, then the driver is asked to restart each in turn. */
-async function clusterRun(daemon: DaemonHandle, cmd: string[], spec: DriverSpec, name: string, cut: CheckCut | null, restartMs: number): Promise<Checked & { trace?: TraceEntry[]; openAfterOp?: number }> {
+async function clusterRun(daemon: DaemonHandle, cmd: DriverCommand, spec: DriverSpec, name: string, cut: CheckCut | null, restartMs: number): Promise<Checked & { trace?: TraceEntry[]; openAfterOp?: number }> {
   await daemon.client.reset();
   if (cut !== null) await daemon.client.arm({ atOp: cut.atOp, node: cut.nodes[0], timing: 'before' });
   const problems: ProtocolProblem[] = [];
   const lines: { line: number; o: Outcome }[] = [];
   let run: DriverProcessRun;
   try {
-    run = await runDriverProcess(daemon, { file: cmd[0], args: cmd.slice(1) }, spec, mergeTimeouts({ runMs: RUN_TIMEOUT_MS }), cut === null ? undefined : async (control) => {
+    run = await runDriverProcess(daemon, cmd, spec, mergeTimeouts({ runMs: RUN_TIMEOUT_MS }), cut === null ? undefined : async (control) => {
       control.killNodes(cut.nodes);
       await daemon.client.crash('lose-unsynced', 0, [...cut.nodes]);
       await control.reap(cut.nodes);
@@ -272,7 +290,8 @@ function majorityOf(nodeCount: number): number[] {
  * clean end, no node left running), and a drain judged with it by the oracle as one queue; then
  * (with 3 nodes or more) the same with a majority cut at once, restarted one by one.
  */
-export async function checkClusterDriver(daemon: DaemonHandle, cmd: string[], settings: Record<string, unknown>, restartMs = RESTART_TIMEOUT_MS): Promise<Checked[]> {
+export async function checkClusterDriver(daemon: DaemonHandle, argv: string[], settings: Record<string, unknown>, restartMs = RESTART_TIMEOUT_MS, network: DriverNetworkChoice = 'isolated'): Promise<Checked[]> {
+  const cmd = commandOf(argv, network);
   const dirs = daemon.mountpoints;
   const spec = (mode: DriverSpec['mode'], idBase: number): DriverSpec => ({ dir: dirs[0], nodes: dirs.map((dir, node) => ({ node, dir })), settings, mode, idBase, mark: markDir(daemon), ...(mode === 'workload' ? { workload: CLUSTER_WORKLOAD } : {}) });
   const results: (Checked & { trace?: TraceEntry[] })[] = [];
@@ -299,7 +318,7 @@ export async function checkClusterDriver(daemon: DaemonHandle, cmd: string[], se
     const drainProblems: ProtocolProblem[] = [];
     let drain: DriverProcessRun | null = null;
     try {
-      drain = await runDriverProcess(daemon, { file: cmd[0], args: cmd.slice(1) }, spec('drain', 1_000_000), mergeTimeouts({ runMs: RUN_TIMEOUT_MS }));
+      drain = await runDriverProcess(daemon, cmd, spec('drain', 1_000_000), mergeTimeouts({ runMs: RUN_TIMEOUT_MS }));
       drainProblems.push(...checkDriverRun({ stdout: drain.stdout, exitCode: drain.record.exitCode ?? undefined, sequential: false }));
     } catch (err) {
       if (!(err instanceof HarnessError)) throw err;
@@ -325,7 +344,7 @@ async function keepOutput(dir: string, results: readonly Checked[]): Promise<voi
 }
 
 export const run: Command = async (argv) => {
-  const { values, positionals } = parseCommandArgs({ args: argv, allowPositionals: true, options: { settings: { type: 'string' }, nodes: { type: 'string' }, out: { type: 'string' }, help: { type: 'boolean', short: 'h' } } }, help);
+  const { values, positionals } = parseCommandArgs({ args: argv, allowPositionals: true, options: { settings: { type: 'string' }, nodes: { type: 'string' }, network: { type: 'string' }, out: { type: 'string' }, help: { type: 'boolean', short: 'h' } } }, help);
   if (values.help) {
     console.log(help);
     return 0;
@@ -337,10 +356,20 @@ export const run: Command = async (argv) => {
   const outDir = path.resolve(values.out ?? path.join(defaultArtifactRoot(), `driver-check-${new Date().toISOString().replace(/[:.]/g, '-')}`));
   const nodes = values.nodes === undefined ? 1 : Number(values.nodes);
   if (!Number.isInteger(nodes) || nodes < 1 || nodes > MAX_CHECK_NODES) usageFail(`--nodes must be a whole number of nodes from 1 to ${MAX_CHECK_NODES}, got '${values.nodes}'`, help);
+  const network = (values.network ?? 'isolated') as DriverNetworkChoice;
+  if (!DRIVER_NETWORK_CHOICES.includes(network)) usageFail(`--network must be ${DRIVER_NETWORK_CHOICES.join(' or ')}, got '${values.network}'`, help);
   const fixture = await startTempDaemon('driver-check', nodes);
-  let results: Checked[];
+  let results: Checked[] | undefined;
+  let starting: StartingState | null | undefined;
   try {
-    results = nodes > 1 ? await checkClusterDriver(fixture.daemon, cmd, settings) : await checkDriver(fixture.daemon, cmd, settings);
+    // Its setup first (a spec of mode setup): every run below starts from the starting state it makes.
+    try {
+      starting = await prepareStartingState(fixture.daemon, commandOf(cmd, network), settings);
+    } catch (err) {
+      if (!(err instanceof HarnessError)) throw err;
+      results = [{ name: 'setup run', problems: [{ line: 0, message: err.message }] }];
+    }
+    results ??= nodes > 1 ? await checkClusterDriver(fixture.daemon, cmd, settings, RESTART_TIMEOUT_MS, network) : await checkDriver(fixture.daemon, cmd, settings, network);
   } finally {
     await fixture.stop();
   }
@@ -359,6 +388,8 @@ export const run: Command = async (argv) => {
   // What the oracle judged the runs by: the contract the driver's hello line declared (docs/driver-protocol.md, "The contract").
   const contract = results.map((r) => (r.record ? contractOf(r.record.outcomes) : undefined)).find((c) => c !== undefined);
   if (contract) console.log(`checked against: ${describeContract(contract)} (the contract its hello line declared)`);
+  console.log(`driver network: ${describeDriverNetwork(driverNetwork(network))}`);
+  if (starting !== undefined) console.log(`starting state: ${describeStartingState(starting)}`);
   console.log(`the output of each run is kept in ${outDir}`);
   const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
   if (protocol === 0 && oracle === 0) console.log(`ok: '${cmd.join(' ')}' follows the driver protocol (${results.map((r) => r.name).join(', ')})`);

@@ -151,7 +151,7 @@ async function explainClusterAgain(artifact: StoredArtifact, c: ClusterArtifactC
   console.log(`searching the cause: recording the case again on ${c.nodes} fresh mounts, a sample since its nodes interleave anew, and judging its states of the same cut kind (bound ${budgetMs / 1000} s)...`);
   let r: ExplainedAgain;
   try {
-    r = await explainClusterStateAgain(target, { input: c, nodes: c.nodes, state: c.state, violations: artifact.violations, maxStates: c.stateCaps?.maxStates ?? 1_000 }, mergeTimeouts(), Date.now() + budgetMs, bound);
+    r = await explainClusterStateAgain(target, { input: c, nodes: c.nodes, state: c.state, violations: artifact.violations, maxStates: c.stateCaps?.maxStates ?? 1_000, artifactDir: dir }, mergeTimeouts(), Date.now() + budgetMs, bound);
   } catch (err) {
     console.log(`TOOL FAILED while explaining (not a verdict on the queue): ${err instanceof Error ? err.message : String(err)}`);
     return EXPLAIN_EXIT.toolFailed;

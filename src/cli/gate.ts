@@ -15,6 +15,7 @@ import { DEFAULT_GATE_MODE, GATE_MODES, gateSuites, type GateMode } from '../gat
 import { checkVariant, DEFAULT_TARGET, resolveTarget, TARGET_NAMES } from '../targets/index.js';
 import { MAX_DRIVER_NODES } from '../targets/external.js';
 import { DEFAULT_LIVE_CUTS } from '../gate/cluster-source.js';
+import { describeDriverNetwork, DRIVER_NETWORK_CHOICES, driverNetwork } from '../harness/driver-network.js';
 import { DEFAULT_NODES_CUT, isNodesCutChoice, kindsAsked, NODES_CUT_CHOICES, type NodesCutChoice } from '../gate/cluster-kinds.js';
 
 export const DEFAULT_TIME_BUDGET_S = 180;
@@ -40,6 +41,11 @@ requests instead. Needs Linux with FUSE (/dev/fuse, Debian's fuse and libfuse2).
   --nodes N              with --driver: the driver runs a cluster of N nodes (2 to ${MAX_DRIVER_NODES}), one disk
                          each (docs/driver-protocol.md, "Clusters"); the gate then runs it as a
                          cluster target (--nodes-cut, --live-cuts), as replicated-queue
+  --network N            with --driver: isolated (default): each driver process (the recording, each
+                         recovery slot, each live cut) in a network namespace of its own with only a
+                         loopback, where the machine allows one (said at the start and in the summary);
+                         host: every driver process on the machine's network (a driver that must reach
+                         a server outside its own processes)
   --mode M               ${GATE_MODES.join(' or ')} (default ${DEFAULT_GATE_MODE})
   --variant V            run everything on a known-bad variant of the target, to see the gate catch it
   --settings JSON        target settings forced on every suite input, e.g. '{"checkpointAcks":1}'
@@ -110,6 +116,7 @@ export const run: Command = async (argv) => {
         target: { type: 'string' },
         driver: { type: 'string' },
         nodes: { type: 'string' },
+        network: { type: 'string' },
         mode: { type: 'string' },
         variant: { type: 'string' },
         settings: { type: 'string' },
@@ -141,8 +148,10 @@ export const run: Command = async (argv) => {
   if (values.driver !== undefined && values.variant !== undefined) usageFail('--variant names a known-bad variant of a built-in target; for your driver, put the bad behaviour in the command itself', help);
   if (values.nodes !== undefined && values.driver === undefined) usageFail(`--nodes is for a cluster driver (--driver 'CMD ARGS'); a built-in target's node count comes from its settings, e.g. nats-jetstream with --settings '{"replicas":3}'`, help);
   const driverNodes = values.nodes !== undefined ? integer(values.nodes, 'nodes', 2, MAX_DRIVER_NODES) : undefined;
+  if (values.network !== undefined && values.driver === undefined) usageFail('--network is for a driver (--driver \'CMD ARGS\'); a built-in target\'s drivers always get a network namespace of their own where the machine allows one', help);
+  if (values.network !== undefined && !(DRIVER_NETWORK_CHOICES as readonly string[]).includes(values.network)) usageFail(`--network must be ${DRIVER_NETWORK_CHOICES.join(' or ')}, got '${values.network}'`, help);
   const settings = parseSettingsOption(values.settings, help);
-  const driver = values.driver !== undefined ? { command: values.driver, cwd: process.cwd(), ...(driverNodes !== undefined ? { nodes: driverNodes } : {}) } : undefined;
+  const driver = values.driver !== undefined ? { command: values.driver, cwd: process.cwd(), ...(driverNodes !== undefined ? { nodes: driverNodes } : {}), ...(values.network === 'host' ? { network: 'host' as const } : {}) } : undefined;
   const target = orUsage(driver ? 'driver' : 'target', () => resolveTarget(driver ? { driver } : { target: values.target ?? DEFAULT_TARGET }, settings));
   if (values.variant !== undefined) orUsage('variant', () => checkVariant(target, values.variant!));
   if (settings) orUsage('settings', () => target.checkSettings({ ...(values.variant !== undefined ? target.knownBad[values.variant].settings : {}), ...settings }));
@@ -195,6 +204,7 @@ export const run: Command = async (argv) => {
     `powercut gate: target ${driver ? `${target.name} (${target.summary})` : target.name}, ${mode} mode; ${scenarios} scenarios, then suites (${suites}) for the rest of ${budgetS} s; ` +
       `seed ${seed} (repeat with --seed ${seed})${values.variant ? `; on known-bad variant ${values.variant}` : ''}; artifacts in ${artifactRoot}`,
   );
+  console.log(`driver network: ${describeDriverNetwork(driverNetwork(target.driver.network))}`);
   const options: GateResultOptions = {
     ...(driver ? { driver } : { target: target.name }),
     mode,

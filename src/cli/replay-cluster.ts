@@ -5,13 +5,14 @@
 // again and the same state judged, else the nearest states cutting the same nodes, to the first
 // that fails; a live cut run again). The caller weighs the exact verdict and the sample.
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { CrashStateId } from '../../fusefs/crash-states.js';
 import { copyStoredImage, storesDisksAfterCut, type ClusterArtifactCase, type StoredArtifact } from '../harness/artifacts.js';
 import { runClusterCase, type ClusterInput } from '../harness/cluster/cluster-run.js';
 import { startTempDaemon, type TempDaemon } from '../harness/daemon-process.js';
+import { useStoredStartingState } from '../harness/starting-state.js';
 import { mergeTimeouts } from '../harness/driver-process.js';
 import type { Violation } from '../harness/oracle.js';
 import type { Target } from '../harness/target.js';
@@ -21,6 +22,7 @@ import { judgeClusterState, recordCluster } from '../gate/cluster-cases.js';
 import { recoverClusterImage } from '../harness/cluster/cluster-run.js';
 import { describeClusterCut } from '../gate/cluster-kinds.js';
 import { targetName } from '../targets/index.js';
+import { runFolder } from '../harness/run-folder.js';
 
 /** A crash state's re-run judges at most this many states cutting the same nodes (the same state first, then the nearest): each state's recovery takes about a second. */
 export const MAX_STATES_PER_RERUN = 12;
@@ -102,7 +104,7 @@ export async function replayCluster(a: StoredArtifact & { case: ClusterArtifactC
   // 1. Every node's stored disk after the cut, recovered by the current code: exact, whatever the interleaving was.
   const stored = path.join(a.dir, 'images', 'cut-0-after-crash');
   if (storesDisksAfterCut(a.dir, c)) {
-    const scratch = await mkdtemp(path.join(os.tmpdir(), 'powercut-replay-cluster-image-'));
+    const scratch = await runFolder(path.join(os.tmpdir(), 'powercut-replay-cluster-image-'));
     try {
       await copyStoredImage(a.dir, 'cut-0-after-crash', scratch);
       console.log(`\nrecovery alone, natively from the stored images ${stored} (node0..node${c.nodes - 1}):`);
@@ -126,6 +128,7 @@ export async function replayCluster(a: StoredArtifact & { case: ClusterArtifactC
   console.log(`\nre-running the whole case ${reruns} time${reruns === 1 ? '' : 's'} on a fresh ${c.nodes}-node cluster${c.state ? ' (recording the workload again each time)' : ''}...`);
   const cluster = await startTempDaemon('replay-cluster', c.nodes);
   try {
+    await useStoredStartingState(cluster.daemon, a.dir);
     for (let i = 0; i < reruns; i++) {
       console.log(`re-run ${i + 1} of ${reruns}:`);
       out.reruns.push(await rerun(cluster, target, c, (s) => console.log(s)));

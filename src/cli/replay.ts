@@ -1,6 +1,6 @@
 // `powercut replay DIR`: re-runs a failure artifact exactly and says whether it reproduces.
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { copyStoredImage, DEFAULT_REPLAY_RERUNS, isClusterCase, readArtifact, replayModeOf, type ClusterArtifactCase, type StoredArtifact } from '../harness/artifacts.js';
@@ -18,6 +18,7 @@ import { EXPLAIN_BOUNDS, type ExplainOptions } from '../harness/exhaustive/expla
 import { mergeTimeouts } from '../harness/driver-process.js';
 import { recoverImageNatively } from '../harness/exhaustive/recovery-pool.js';
 import { startDaemon } from '../harness/daemon-process.js';
+import { useStoredStartingState } from '../harness/starting-state.js';
 import { diffImages } from '../harness/image-diff.js';
 import { violatedChecks, type Violation } from '../harness/oracle.js';
 import type { FailedCase } from '../harness/failure-signature.js';
@@ -26,6 +27,7 @@ import type { Target } from '../harness/target.js';
 import { assertSingleDisk, checkVariant, nodeCountOf, resolveTarget, targetName } from '../targets/index.js';
 import { parseCommandArgs, usageFail, type Command } from './usage.js';
 import { compareRerun, describeImagesVerdict, describeRerun, formatSample, MAX_REPLAY_RERUNS, REPLAY_EXIT, sampleExit, tallySample, verdictOf, type RerunVerdict } from './replay-verdict.js';
+import { runFolder } from '../harness/run-folder.js';
 
 export { compareRerun, REPLAY_EXIT } from './replay-verdict.js';
 
@@ -137,7 +139,7 @@ export function artifactTarget(artifact: StoredArtifact, dir: string, help: stri
 
 /** A fresh daemon on a temporary mount (on a copy of `imageDir` if given), stopped and removed after `f`. */
 export async function withReplayDaemon<T>(imageDir: string | undefined, f: (d: Awaited<ReturnType<typeof startDaemon>>) => Promise<T>): Promise<T> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'powercut-replay-'));
+  const dir = await runFolder(path.join(os.tmpdir(), 'powercut-replay-'));
   try {
     const daemon = await startDaemon({ mountpoint: path.join(dir, 'mnt'), socketPath: path.join(dir, 'control.sock'), ...(imageDir ? { imageDir } : {}) });
     try {
@@ -154,9 +156,13 @@ export async function withReplayDaemon<T>(imageDir: string | undefined, f: (d: A
  * A failed case's cause: a fault's that fired, or damage's read at recovery, as the case records it;
  * else its crash state searched in a recording made again on a fresh mount.
  */
-export async function causeOfFailed(failed: FailedCase, target: Target, explain: ExplainOptions): Promise<Cause | undefined> {
+export async function causeOfFailed(failed: FailedCase & { dir?: string }, target: Target, explain: ExplainOptions): Promise<Cause | undefined> {
   if (failed.case.recoveryFaults?.length || failed.runs.some((r) => r.failedRequests.length > 0)) return causeOfCase(failed);
-  return withReplayDaemon(undefined, (d) => explainCase(d, target, failed, explain));
+  return withReplayDaemon(undefined, async (d) => {
+    // Recorded again from the starting state its case started from (its artifact's), as the gate did.
+    if (failed.dir) await useStoredStartingState(d, failed.dir);
+    return explainCase(d, target, failed, explain);
+  });
 }
 
 /** Whether the artifact's cause still holds: the recorded state explained again (a fault's cause read off the re-run). */
@@ -208,6 +214,7 @@ function rerunsOf(value: string | undefined): number {
 /** One full re-run of a single disk's case on daemon `d`: the case again, or a crash state's workload recorded again and every state checked. */
 async function rerunOnce(d: Awaited<ReturnType<typeof startDaemon>>, target: Target, artifact: StoredArtifact): Promise<Rerun> {
   const c = artifact.case;
+  await useStoredStartingState(d, artifact.dir);
   if (!c.state) return runCase(d, target, c, { writeArtifacts: false, captureImages: false });
   const r = await runExhaustive(d, target, c, {
     fsyncHolds: c.fsyncHolds ?? null, recoveryCuts: c.recoveryCut !== undefined, writeArtifacts: false, ...(c.stateCaps ? { caps: c.stateCaps } : {}) });
@@ -232,9 +239,9 @@ export const run: Command = async (argv) => {
   const artifact = await readArtifactOrUsage(dir, help);
   if (parsed.values.driver !== undefined) {
     if (!artifact.case.driver) usageFail(`--driver: ${dir} is an artifact of target ${targetName(artifact.case)}, not of an external driver`, help);
-    // The command changes, the cluster it runs does not.
-    const { nodes } = artifact.case.driver;
-    artifact.case.driver = { command: parsed.values.driver, cwd: process.cwd(), ...(nodes !== undefined ? { nodes } : {}) };
+    // The command changes, the cluster it runs and its network do not.
+    const { nodes, network } = artifact.case.driver;
+    artifact.case.driver = { command: parsed.values.driver, cwd: process.cwd(), ...(nodes !== undefined ? { nodes } : {}), ...(network !== undefined ? { network } : {}) };
   }
   const target = artifactTarget(artifact, dir, help, 'allow');
   const mode = replayModeOf(artifact.case);
@@ -276,7 +283,7 @@ export const run: Command = async (argv) => {
   // 1. The stored post-crash image, recovered by the current code: exact, whatever the interleaving was.
   let images: RerunVerdict | undefined;
   const last = artifact.cuts.length - 1;
-  const scratch = await mkdtemp(path.join(os.tmpdir(), 'powercut-replay-image-'));
+  const scratch = await runFolder(path.join(os.tmpdir(), 'powercut-replay-image-'));
   const image = path.join(scratch, 'image');
   try {
     const stored = last >= 0 && (await copyStoredImage(dir, `cut-${last}-after-crash`, image));

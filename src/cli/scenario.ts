@@ -3,6 +3,8 @@ import path from 'node:path';
 import { parseCommandArgs, usageFail, type Command } from './usage.js';
 import { ARTIFACTS_ENV, defaultArtifactRoot, DEFAULT_ARTIFACTS_DIR } from '../harness/artifacts.js';
 import { startTempDaemon } from '../harness/daemon-process.js';
+import { describeStartingState, prepareStartingState } from '../harness/starting-state.js';
+import { externalTarget } from '../targets/external.js';
 import { formatTrace } from '../harness/trace-format.js';
 import { findScenario, SCENARIOS } from '../../scenarios/index.js';
 import { describeCase } from '../../scenarios/scenario.js';
@@ -11,7 +13,7 @@ import { checkVariant, findTarget } from '../targets/index.js';
 import type { ExternalDriver } from '../harness/target.js';
 
 export const help = `usage: powercut scenario list
-       powercut scenario run NAME [--variant V | --driver 'CMD ARGS'] [--artifacts DIR]
+       powercut scenario run NAME [--variant V | --driver 'CMD ARGS' [--network host]] [--artifacts DIR]
 
 Named, deterministic crash scenarios, each modelling a real durability bug (docs/scenarios.md).
 
@@ -24,6 +26,8 @@ Named, deterministic crash scenarios, each modelling a real durability bug (docs
     --driver 'CMD ARGS' run its case (workload, settings, crash point) against your own driver
                         (docs/driver-protocol.md); a crash point naming the built-in queue's
                         files may then never be reached, which the output says
+    --network host      with --driver: its processes on the machine's network, not in a network
+                        namespace of their own (docs/driver-protocol.md, "Ports and the network")
     --artifacts DIR     write the failure artifact under DIR (default $${ARTIFACTS_ENV}, else
                         ./${DEFAULT_ARTIFACTS_DIR}); replay it with 'powercut replay ARTIFACT_DIR'
 
@@ -62,6 +66,16 @@ async function runOne(name: string, variant: string | undefined, artifactRoot: s
   console.log(`  case:   ${describeCase(scenario.case)}`);
   const fixture = await startTempDaemon('scenario');
   try {
+    if (driver) {
+      // The driver's setup first, as the gate runs it: the scenario's case starts from its starting state.
+      try {
+        const start = await prepareStartingState(fixture.daemon, externalTarget(driver).driver, scenario.case.settings);
+        if (start) console.log(`  starting state: ${describeStartingState(start)}`);
+      } catch (err) {
+        console.error(`powercut scenario: the tool itself failed (not a verdict on the queue): ${err instanceof Error ? err.message : String(err)}`);
+        return TOOL_FAILED_EXIT;
+      }
+    }
     const { result, row, error } = await runScenario(fixture.daemon, scenario, variant, artifactRoot, driver);
     if (error) {
       console.error(`powercut scenario: the tool itself failed (not a verdict on the queue): ${row.errors.join('\n')}`);
@@ -91,7 +105,7 @@ async function runOne(name: string, variant: string | undefined, artifactRoot: s
 
 export const run: Command = async (argv) => {
   const { values, positionals } = parseCommandArgs(
-    { args: argv, allowPositionals: true, options: { variant: { type: 'string' }, driver: { type: 'string' }, artifacts: { type: 'string' }, help: { type: 'boolean', short: 'h' } } },
+    { args: argv, allowPositionals: true, options: { variant: { type: 'string' }, driver: { type: 'string' }, network: { type: 'string' }, artifacts: { type: 'string' }, help: { type: 'boolean', short: 'h' } } },
     help,
   );
   if (values.help) {
@@ -100,14 +114,15 @@ export const run: Command = async (argv) => {
   }
   const [sub, ...rest] = positionals;
   if (sub === 'list') {
-    if (rest.length || values.variant !== undefined || values.driver !== undefined || values.artifacts !== undefined) usageFail('scenario list takes no arguments or options', help);
+    if (rest.length || values.variant !== undefined || values.driver !== undefined || values.network !== undefined || values.artifacts !== undefined) usageFail('scenario list takes no arguments or options', help);
     return list();
   }
   if (sub === 'run') {
     if (rest.length !== 1) usageFail(`scenario run takes exactly one scenario NAME (got ${rest.length}); see 'powercut scenario list'`, help);
     if (values.driver !== undefined && values.variant !== undefined) usageFail('--variant belongs to a built-in target; with --driver, put the bad behaviour in the command itself', help);
+    if (values.network !== undefined && (values.driver === undefined || values.network !== 'host')) usageFail(`--network takes host, with --driver (got '${values.network}'${values.driver === undefined ? ' without --driver' : ''})`, help);
     const root = values.artifacts !== undefined ? path.resolve(values.artifacts) : defaultArtifactRoot();
-    return runOne(rest[0], values.variant, root, values.driver !== undefined ? { command: values.driver, cwd: process.cwd() } : undefined);
+    return runOne(rest[0], values.variant, root, values.driver !== undefined ? { command: values.driver, cwd: process.cwd(), ...(values.network === 'host' ? { network: 'host' as const } : {}) } : undefined);
   }
   usageFail(sub === undefined ? 'missing subcommand: list or run' : `unknown subcommand '${sub}': expected list or run`, help);
 };

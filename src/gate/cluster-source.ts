@@ -26,6 +26,7 @@ import { runClusterCase, type ClusterInput } from '../harness/cluster/cluster-ru
 import { drawLiveCase, type NodePause } from '../harness/cluster/live-draw.js';
 import { countContract, policyCoverage, runFeatures } from '../harness/coverage.js';
 import { startTempDaemon, type TempDaemon } from '../harness/daemon-process.js';
+import { keepStartingState } from '../harness/starting-state.js';
 import { mergeTimeouts, type DriverRun } from '../harness/driver-process.js';
 import { violatedChecks } from '../harness/oracle.js';
 import { contractOf } from '../harness/outcome.js';
@@ -161,6 +162,8 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
           imagesDir = await mkdtemp(path.join(os.tmpdir(), 'powercut-cluster-images-'));
           await images(path.join(imagesDir, 'cut-0-after-crash'));
         }
+        const kept = typeof images === 'string' ? images : imagesDir;
+        if (kept) await keepStartingState(daemons.current.daemon, kept);
         artifactDir = await writeClusterArtifact(o.artifactRoot, target.name, { ...judged, case: c }, typeof images === 'string' ? images : imagesDir);
         if (cause) await writeCause(artifactDir, cause);
         if (recording) await writeRecording(artifactDir, recording.saveCalls, recording.run);

@@ -3,6 +3,8 @@
 import type { StateCaps, StatePolicy } from '../../fusefs/crash-states.js';
 import type { TempDaemon } from '../harness/daemon-process.js';
 import type { ExternalDriver } from '../harness/target.js';
+import type { DriverNetwork } from '../harness/driver-network.js';
+import type { StartingState } from '../harness/starting-state.js';
 import type { DistinctFailure, GateRow } from '../report/gate-results.js';
 import type { ClusterCoverage } from './cluster-coverage.js';
 import type { NodesCutChoice } from './cluster-kinds.js';
@@ -73,6 +75,10 @@ export interface GateReport {
   cluster?: ClusterCoverage;
   /** Each phase's share of the budget and the time it used (phases.ts). */
   phases?: PhaseUse[];
+  /** The network the driver processes got: a namespace each, or shared and why (driver-network.ts). */
+  driverNetwork?: DriverNetwork;
+  /** A driver's starting state (its setup run), not tested: its size; null when the driver has none; absent for a built-in target. */
+  startingState?: StartingState | null;
 }
 
 export type GroupBy = 'cause' | 'signature';

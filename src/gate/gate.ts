@@ -8,6 +8,9 @@ import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { within } from '../harness/time-share.js';
+import { describeDriverNetwork, driverNetwork } from '../harness/driver-network.js';
+import { describeStartingState, prepareStartingState, type StartingState } from '../harness/starting-state.js';
+import type { TempDaemon } from '../harness/daemon-process.js';
 import type { Target, TargetRef } from '../harness/target.js';
 import { DEFAULT_TARGET, nodeCountOf, resolveTarget } from '../targets/index.js';
 import { artifactLinkOf, dropArtifactLink, totals, type GateRow } from '../report/gate-results.js';
@@ -46,8 +49,23 @@ export async function runCases(o: GateOptions, target: Target, sourceOf: (ctx: G
   const progress = new ProgressReporter(o.out, () => ({ phase: doing, cases: sum((r) => r.cases), unit: source.unit, violations: sum((r) => r.violations), leftMs: budget.leftMs() }));
   const log = (line: string) => progress.log(line);
   const failures = new FailureRegistry(log);
+  // The driver's starting state (its setup run), made on each daemon the run starts: every case starts from it.
+  let startingState: StartingState | null = null;
+  const startDaemon = async (): Promise<TempDaemon> => {
+    const d = await (o.startDaemon ?? (() => source.startDaemon()))();
+    try {
+      doing = 'running the driver\'s setup (its starting state)';
+      const first = startingState === null;
+      if (target.asksSetup) startingState = await prepareStartingState(d.daemon, target.driver, o.settings ?? {});
+      if (startingState && first) log(`starting state: ${describeStartingState(startingState)}`);
+    } catch (err) {
+      await d.stop();
+      throw err;
+    }
+    return d;
+  };
   // The source says how its daemon starts (a mount per node for a cluster), what stops before it, and how many failures of the tool end the run.
-  const daemons = new DaemonFixture(o.startDaemon ?? (() => source.startDaemon()), () => source.beforeDaemonStop(), log, () => source.maxToolFailures);
+  const daemons = new DaemonFixture(startDaemon, () => source.beforeDaemonStop(), log, () => source.maxToolFailures);
   const ctx: GateContext = { o, target, budget, phases, daemons, failures, log, doing: (words) => { doing = words; } };
   const source = sourceOf(ctx);
   try {
@@ -81,9 +99,13 @@ export async function runCases(o: GateOptions, target: Target, sourceOf: (ctx: G
     });
   }
   const uses = phases.uses();
-  const text = `${formatGateText(rows, found, floor, source.mode, steered, durationMs, cluster)}\n${formatPhases(uses, o.timeBudgetMs)}`;
+  // (A test's stand-in target may have no driver.)
+  const network = driverNetwork(target.driver?.network);
+  const text = `${formatGateText(rows, found, floor, source.mode, steered, durationMs, cluster)}\n${formatPhases(uses, o.timeBudgetMs)}\ndriver network: ${describeDriverNetwork(network)}` +
+    (target.asksSetup ? `\nstarting state: ${describeStartingState(startingState)}` : '');
   return {
-    rows, failures: found, steered, durationMs, passed: verdict === 'passed', violations: t.violations, harnessErrors: t.errors, floor, verdict, exitCode: exitCodeOf(verdict), text, phases: uses,
+    rows, failures: found, steered, durationMs, passed: verdict === 'passed', violations: t.violations, harnessErrors: t.errors, floor, verdict, exitCode: exitCodeOf(verdict), text, phases: uses, driverNetwork: network,
+    ...(target.asksSetup ? { startingState } : {}),
     ...(cluster ? { cluster } : {}),
   };
 }

@@ -6,6 +6,8 @@ import type { Contract } from '../harness/contract.js';
 import { describeContract } from '../harness/contract.js';
 import type { Coverage } from '../harness/coverage.js';
 import type { ExternalDriver } from '../harness/target.js';
+import type { DriverNetwork } from '../harness/driver-network.js';
+import type { StartingState } from '../harness/starting-state.js';
 import type { Cause } from '../harness/cause/cause.js';
 import { replayReruns, rowResult, totals, type DistinctFailure, type GateRow } from '../report/gate-results.js';
 import { allowedOverrunMs } from './budget.js';
@@ -57,6 +59,10 @@ export interface GateResultJson {
   steered: GateReport['steered'];
   /** A cluster target: per cut kind the states and live cuts judged, per node its requests and cuts. */
   cluster?: ClusterCoverage;
+  /** The network the driver processes got: a namespace each, or shared and why. */
+  driverNetwork?: DriverNetwork;
+  /** A driver's starting state (its setup run): its size; it is not tested (tested: false). Null: the driver has none. */
+  startingState?: (StartingState & { tested: false }) | null;
 }
 
 export function gateResultJson(report: GateReport, seed: number, options: GateResultOptions): GateResultJson {
@@ -96,5 +102,7 @@ export function gateResultJson(report: GateReport, seed: number, options: GateRe
     })),
     steered: report.steered,
     ...(report.cluster ? { cluster: report.cluster } : {}),
+    ...(report.driverNetwork ? { driverNetwork: report.driverNetwork } : {}),
+    ...(report.startingState !== undefined ? { startingState: report.startingState && { ...report.startingState, tested: false as const } } : {}),
   };
 }

@@ -2,7 +2,7 @@
 // request bounded by a timeout.
 import { connect, type Socket } from 'node:net';
 import type {
-  ControlAnswer, ControlRequest, CrashPoint, CrashPolicy, Fault, StatusAnswer, TraceEntry,
+  ControlAnswer, ControlRequest, CrashPoint, CrashPolicy, Fault, StartingStateSize, StatusAnswer, TraceEntry,
 } from '../../fusefs/protocol.js';
 import type { CrashStateId, Hypothesis, LostUnit, ProbeUnit, StatePolicy, Mark, StateCaps, StatesAnswer } from '../../fusefs/crash-states.js';
 import type { FsyncHoldSchedule } from '../../fusefs/fsync-holds.js';
@@ -113,8 +113,8 @@ export class ControlClient {
   async trace(): Promise<TraceEntry[]> {
     return (await this.ok({ cmd: 'trace' })).trace as TraceEntry[];
   }
-  /** Every node's image (a cluster's under out/node<k>), or only `node`'s at out. */
-  async image(out: string, state?: 'durable' | 'live', node?: number): Promise<void> {
+  /** Every node's image (a cluster's under out/node<k>), or only `node`'s at out; `start`: the starting state. */
+  async image(out: string, state?: 'durable' | 'live' | 'start', node?: number): Promise<void> {
     await this.ok({ cmd: 'image', out, ...(state ? { state } : {}), ...(node !== undefined ? { node } : {}) }, CRASH_TIMEOUT_MS);
   }
   /** A fault on every node, or on a cluster's `node` only. */
@@ -124,10 +124,16 @@ export class ControlClient {
   async clearFaults(): Promise<void> {
     await this.ok({ cmd: 'clear-faults' });
   }
-  /** Empties the filesystem; with `record`, the trace also keeps every write's data, so crash states can be rebuilt from it. */
-  /** An empty filesystem; `record` records the run that follows, `fsyncHolds` makes its fsyncs slow on that schedule. */
+  /** The starting state (empty, or the one starting-state set); `record` records the run that follows, `fsyncHolds` makes its fsyncs slow on that schedule. */
   async reset(record = false, fsyncHolds?: FsyncHoldSchedule): Promise<void> {
     await this.ok({ cmd: 'reset', ...(record ? { record } : {}), ...(fsyncHolds ? { fsyncHolds } : {}) }, CRASH_TIMEOUT_MS);
+  }
+  /**
+   * Every later reset starts from this starting state (all of it durable, outside every recorded
+   * run): the live filesystem now, or the image folder `from`; `clear`: empty again. Each node's size.
+   */
+  async startingState(how: { from?: string; clear?: boolean } = {}): Promise<StartingStateSize[]> {
+    return (await this.ok({ cmd: 'starting-state', ...how }, CRASH_TIMEOUT_MS)).nodes as StartingStateSize[];
   }
   /** The trace and the confirmation markers the driver left in it. */
   async traceWithMarks(): Promise<{ trace: TraceEntry[]; marks: Mark[] }> {

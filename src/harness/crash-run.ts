@@ -19,6 +19,7 @@ import type { DriverSpec } from './driver-spec.js';
 import { assertDaemonAlive, asHarnessError } from './harness-error.js';
 import { judge, type History, type RunRecord, type Violation } from './oracle.js';
 import { workloadKey } from './workload.js';
+import { keepStartingState } from './starting-state.js';
 
 export interface RunCaseOptions {
   /** Write an artifact folder here on a violation or a harness error (default: defaultArtifactRoot()). */
@@ -146,7 +147,10 @@ export async function runCase(daemon: DaemonHandle, target: Target, c: CrashCase
     const result: CaseResult = {
       case: c, runs, cuts, violations, verdict: violations.length ? 'fail' : 'pass', coverage: caseCoverage(target, c, cuts, runs, readFaultsHit), durationMs: 0, stderr,
     };
-    if (violations.length && writeArtifacts) result.artifactDir = await writeArtifact(artifactRoot, target.name, result, imagesDir);
+    if (violations.length && writeArtifacts) {
+      if (imagesDir) await keepStartingState(daemon, imagesDir);
+      result.artifactDir = await writeArtifact(artifactRoot, target.name, result, imagesDir);
+    }
     result.durationMs = Date.now() - started;
     return result;
   } catch (err) {

@@ -3,13 +3,14 @@
 // SIGINT and SIGTERM; a mount left by a killed daemon is cleaned.
 import { execa, execaSync, type ResultPromise } from 'execa';
 import { existsSync, statSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ControlClient } from './control-client.js';
 import { OWN_NODE_ENV } from './dist-path.js';
+import { runFolder } from './run-folder.js';
 
 export const DEFAULT_START_TIMEOUT_MS = 15_000;
 const STOP_TIMEOUT_MS = 5_000;
@@ -250,7 +251,7 @@ export interface TempDaemon {
  */
 export async function startTempDaemon(label: string, nodes = 1): Promise<TempDaemon> {
   await sweepDeadMounts(join(tmpdir(), `powercut-${label}-`));
-  const dir = await mkdtemp(join(tmpdir(), `powercut-${label}-`));
+  const dir = await runFolder(join(tmpdir(), `powercut-${label}-`));
   let daemon: DaemonHandle;
   try {
     const mountpoint = nodes === 1 ? join(dir, 'mnt') : Array.from({ length: nodes }, (_, k) => join(dir, `mnt${k}`));

@@ -11,6 +11,7 @@ import { createInterface } from 'node:readline';
 import type { DaemonHandle } from './daemon-process.js';
 import type { DriverSpec, RestartCommand } from './driver-spec.js';
 import { HarnessError } from './harness-error.js';
+import { inDriverNetwork, type DriverNetworkChoice } from './driver-network.js';
 import { describeGroup, groupAlive, killGroup, nativeBacktrace, OWN_PROCESS_GROUP, signalGroup, trackGroup } from './process-group.js';
 import { MAX_PAUSE_MS, NODE_EXIT_GRACE_MS, processState, RESTART_TIMEOUT_MS, signalGroupWith, STOP_SEEN_MS, stopPending, type ClusterControl, type FreezeHandled } from './cluster/node-control.js';
 import type { RunRecord } from './oracle.js';
@@ -23,6 +24,8 @@ export interface DriverCommand {
   cwd?: string;
   /** Changes to the inherited environment (undefined: left out). */
   env?: Readonly<Record<string, string | undefined>>;
+  /** Its network (driver-network.ts): absent or 'isolated', a namespace of its own where the machine allows one; 'host', the machine's. */
+  network?: DriverNetworkChoice;
 }
 
 export interface DriverTimeouts {
@@ -93,6 +96,8 @@ export interface DriverProcessOptions {
   onLine?: (o: Outcome, line: number) => void;
   /** How long a restart may take (default RESTART_TIMEOUT_MS). */
   restartMs?: number;
+  /** Exit codes besides 0 and 3 that end the run as the driver meant (a setup spec: 2, a driver with no setup). */
+  exitCodes?: readonly number[];
 }
 
 export interface DriverProcessRun extends DriverRun {
@@ -123,7 +128,8 @@ export function runDriverProcess(
   return withScratch(spec, async (withFolder) => {
     let proc;
     try {
-      proc = execa(command.file, command.args, {
+      const started = inDriverNetwork(command);
+      proc = execa(started.file, started.args, {
         ...DRIVER_PROCESS_OPTIONS, ...(command.cwd ? { cwd: command.cwd } : {}), ...(command.env ? { env: command.env } : {}),
         stdin: 'pipe', stdout: 'pipe', stderr: 'pipe', reject: false, buffer: false,
       });
@@ -298,7 +304,8 @@ export function runDriverProcess(
     if (result.failed && result.exitCode === undefined && result.signal === undefined && !killed) {
       throw new HarnessError(`cannot start driver '${describeCommand(command)}': ${result.message}`);
     }
-    if (!killed && !hung && result.exitCode !== DRIVER_EXIT.ok && result.exitCode !== DRIVER_EXIT.queueError) throw unexpectedExit(command, proc.pid, result.exitCode, result.signal, stderr);
+    const expected = [DRIVER_EXIT.ok, DRIVER_EXIT.queueError, ...(options.exitCodes ?? [])] as readonly (number | undefined)[];
+    if (!killed && !hung && !expected.includes(result.exitCode)) throw unexpectedExit(command, proc.pid, result.exitCode, result.signal, stderr);
     const record = {
       role: spec.mode,
       outcomes: parseOutcomes(stdout, `driver pid ${proc.pid} (${spec.mode}) stdout`),
@@ -363,7 +370,8 @@ export class DriverWorker {
 
   private start(): WorkerProcess {
     this.starts++;
-    const proc: WorkerProc = execa(this.command.file, this.command.args, {
+    const started = inDriverNetwork(this.command);
+    const proc: WorkerProc = execa(started.file, started.args, {
       ...DRIVER_PROCESS_OPTIONS,
       ...(this.command.cwd ? { cwd: this.command.cwd } : {}),
       ...(this.command.env ? { env: this.command.env } : {}),

@@ -3,8 +3,11 @@
 import { parseWorkload, type Workload } from './workload.js';
 
 export interface DriverSpec {
-  /** 'workload' runs the steps; 'drain' recovers, reads and acks everything, then checks liveness. */
-  mode: 'workload' | 'drain';
+  /**
+   * 'workload' runs the steps; 'drain' recovers, reads and acks everything, then checks liveness;
+   * 'setup' prepares the starting state its engine needs (starting-state.ts; a driver without one exits 2).
+   */
+  mode: 'workload' | 'drain' | 'setup';
   /** The queue directory (on the mount); a cluster's node 0's. */
   dir: string;
   /** A cluster: each node's data directory, on its own mount (node 0 first). */

@@ -11,7 +11,8 @@ export const CHECKS = ['at-least-once', 'bounded-replay', 'integrity', 'order', 
 export type CheckName = (typeof CHECKS)[number];
 
 export interface RunRecord {
-  role: 'workload' | 'drain';
+  /** 'setup': a driver's setup run (starting-state.ts), never judged. */
+  role: 'workload' | 'drain' | 'setup';
   outcomes: Outcome[];
   exitCode: number | null;
   /** SIGKILLed at a crash point (rather than exiting on its own). */

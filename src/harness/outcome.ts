@@ -13,7 +13,7 @@ export type ContractDeclaration = Pick<Contract, 'replayBound'> & Partial<Contra
 
 export type Outcome =
   /** First line of every run: protocol version, target name, the contract it promises (or, older form, only its replay bound). */
-  | { t: 'hello'; protocol: number; target: string; contract?: ContractDeclaration; replayBound?: ReplayBound; serves?: boolean }
+  | { t: 'hello'; protocol: number; target: string; contract?: ContractDeclaration; replayBound?: ReplayBound; serves?: boolean; setup?: boolean }
   /** The queue opened (after recovery), with the durability state it reports. */
   | { t: 'open'; durableSeq: number; durableFirstUnackedSeq: number }
   | { t: 'write-intent'; id: number; size: number }
@@ -66,7 +66,7 @@ const FIELDS: Record<OutcomeKind, Record<string, FieldType>> = {
   node: { node: 'nat', pgid: 'int' },
   error: { where: 'string', message: 'string' },
 };
-const OPTIONAL: Partial<Record<OutcomeKind, Record<string, FieldType>>> = { hello: { serves: 'bool' }, node: { restarted: 'bool' }, error: { code: 'string' } };
+const OPTIONAL: Partial<Record<OutcomeKind, Record<string, FieldType>>> = { hello: { serves: 'bool', setup: 'bool' }, node: { restarted: 'bool' }, error: { code: 'string' } };
 export const OUTCOME_KINDS = Object.keys(FIELDS) as OutcomeKind[];
 
 function fieldProblem(value: unknown, type: FieldType): string | null {

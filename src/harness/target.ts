@@ -16,6 +16,8 @@ export interface ExternalDriver {
   cwd: string;
   /** How many nodes the driver runs (gate --nodes): 2 or more makes it a cluster, one mount per node; absent: one disk. */
   nodes?: number;
+  /** 'host': its processes use the machine's network (--network host); absent: each its own namespace where the machine allows one (driver-network.ts). */
+  network?: 'host';
 }
 
 /**
@@ -138,6 +140,11 @@ export interface Target {
    * More pays for a target whose recovery waits on timers (elections) rather than on the CPU.
    */
   clusterStateSlots?: number;
+  /**
+   * Its driver may have a setup (starting-state.ts: a spec of mode setup, sent once before any
+   * workload; a driver with none exits 2). An external driver's may; built-in targets have none.
+   */
+  asksSetup?: boolean;
   /** Counts of what a workload did, read off its request trace (rolls, purges...), for coverage. */
   workloadEvents(trace: readonly TraceEntry[]): Record<string, number>;
 }

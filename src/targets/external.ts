@@ -19,7 +19,9 @@ export function externalTarget(driver: ExternalDriver, settings: TargetSettings 
     name: EXTERNAL_TARGET,
     summary: `the driver '${driver.command}' (in ${driver.cwd})${nodes !== undefined ? `, a cluster of ${nodes} nodes` : ''}`,
     ...(nodes !== undefined ? { nodeCount: () => nodes } : {}),
-    driver: { file: '/bin/sh', args: ['-c', `exec ${driver.command}`], cwd: path.resolve(driver.cwd) },
+    driver: { file: '/bin/sh', args: ['-c', `exec ${driver.command}`], cwd: path.resolve(driver.cwd), ...(driver.network ? { network: driver.network } : {}) },
+    // Only the driver knows whether its engine needs a prepared directory: it is asked (a setup spec).
+    asksSetup: true,
     // Only the driver knows its settings: it rejects bad ones with exit 2 (docs/driver-protocol.md).
     checkSettings: () => undefined,
     settingsArb: fc.constant(settings),

@@ -11,7 +11,7 @@
 // time left (a bound the proof states); a failing state the time left out is judged under a proven
 // fix before it is searched. A torn or journaled state has no counterpart by id (its choices count
 // unsynced changes, which the fix changes): it is not compared.
-import { mkdtemp, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { CrashStateId, CrashStateInfo, Hypothesis, LostUnit, ProbeUnit } from '../../../fusefs/crash-states.js';
 import { coverStates } from '../cause/attribute.js';
@@ -31,6 +31,7 @@ import type { Target } from '../target.js';
 import { clusterFixedRun, type ClusterFixedRun } from './cluster-fix.js';
 import { CLUSTER_STATE_SLOTS, timeoutsForSlots } from './cluster-pool.js';
 import { recoverClusterImage, type ClusterInput } from './cluster-run.js';
+import { runFolder } from '../run-folder.js';
 
 /** A judged crash state of the recording: its verdict and the drain that recovered it (what a proof judges again). */
 export interface JudgedClusterState {
@@ -55,7 +56,7 @@ export interface ClusterCauseContext {
  * numbering), and ctx.recorded must be that run's (fixed-run.ts: marks renumbered with it).
  */
 export async function recoverClusterState(ctx: ClusterCauseContext, id: CrashStateId, probe: readonly ProbeUnit[] = [], linesAsOf = id.afterOp, hypothesis?: Hypothesis): Promise<{ violations: Violation[]; runs: RunRecord[]; drain: RunRecord; drainStderr: string }> {
-  const slot = await mkdtemp(path.join(scratchRoot(), 'powercut-cluster-state-'));
+  const slot = await runFolder(path.join(scratchRoot(), 'powercut-cluster-state-'));
   try {
     await ctx.daemon.client.stateImage(id, slot, true, { ...(probe.length ? { probe: [...probe] } : {}), ...(hypothesis ? { hypothesis } : {}) });
     const r = await recoverClusterImage(ctx.target, ctx.input, slot, ctx.daemon.mountpoints.length, truncateAtCut(ctx.recorded, linesAsOf), ctx.timeouts);

@@ -15,7 +15,7 @@
 // minute): K=1: 1281  K=2: 1420  K=4: 1066  K=8: 801, within the noise up to 4: CLUSTER_STATE_SLOTS
 // = 4. A target whose recoveries wait on timers says how many it takes (Target.clusterStateSlots):
 // NATS R3 (three nats-servers and their elections a state, 8 s alone) takes 12.
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { DEFAULT_STATE_CAPS, type CrashStateInfo, type StateCaps, type StatePolicy } from '../../../fusefs/crash-states.js';
@@ -32,6 +32,7 @@ import { judge, type RunRecord, type Violation } from '../oracle.js';
 import type { Target } from '../target.js';
 import { clusterSpec, offlineDrainSpec, type ClusterInput } from './cluster-run.js';
 import { StateTurns } from './state-turns.js';
+import { runFolder } from '../run-folder.js';
 
 /**
  * Slots a cluster's states are recovered in at once, unless the target says (the measurements
@@ -150,7 +151,7 @@ export class ClusterStatePool {
    */
   async judge(daemon: DaemonHandle, rec: ClusterRecorded, next: (slot: number) => CrashStateInfo | undefined, onJudged: (v: ClusterStateVerdict) => Promise<void> | void, abandonAtMs = Infinity): Promise<{ abandoned: CrashStateInfo[] }> {
     if (daemon.mountpoints.length !== this.nodes) throw new Error(`invariant: the pool serves ${this.nodes} nodes, but the daemon ${daemon.mountpoints.length}`);
-    const scratch = await (this.scratch ??= mkdtemp(path.join(scratchRoot(), 'powercut-cluster-pool-')));
+    const scratch = await (this.scratch ??= runFolder(path.join(scratchRoot(), 'powercut-cluster-pool-')));
     // A driver that serves several specs (its hello said so) drains state after state in one
     // process per slot: a Node driver's start-up is a third of a state's CPU on the replicated queue.
     const serves = this.serving && rec.recorded.run.record.outcomes.some((o) => o.t === 'hello' && o.serves === true);

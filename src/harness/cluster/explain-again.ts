@@ -6,6 +6,7 @@
 import type { CrashStateId, CrashStateInfo } from '../../../fusefs/crash-states.js';
 import type { Cause, SearchBound } from '../cause/cause.js';
 import { startTempDaemon } from '../daemon-process.js';
+import { useStoredStartingState } from '../starting-state.js';
 import type { DriverTimeouts } from '../driver-process.js';
 import { violatedChecks, type Violation } from '../oracle.js';
 import type { Target } from '../target.js';
@@ -20,6 +21,8 @@ export interface ClusterStateAgain {
   state: CrashStateId;
   violations: readonly Violation[];
   maxStates: number;
+  /** The artifact's folder: its starting state (images/starting-state), if it kept one, is recorded from. */
+  artifactDir?: string;
 }
 
 export interface ExplainedAgain {
@@ -38,6 +41,7 @@ export async function explainClusterStateAgain(target: Target, a: ClusterStateAg
   const fixture = await startTempDaemon('explain-cluster', a.nodes);
   const pool = new ClusterStatePool(target, a.nodes, target.clusterStateSlots ?? CLUSTER_STATE_SLOTS, timeouts);
   try {
+    if (a.artifactDir) await useStoredStartingState(fixture.daemon, a.artifactDir);
     const rec = await recordCluster(fixture.daemon, target, a.input, a.maxStates, timeouts, [a.state.policy]);
     // The artifact's kind of cut (the same nodes, or every node), nearest its request first.
     const away = (s: CrashStateInfo) => Math.abs(s.id.afterOp - a.state.afterOp);

@@ -32,6 +32,7 @@ import type { Cause } from '../cause/cause.js';
 import { explainRun, type ExplainOptions, type RunVerdicts } from './explain.js';
 import { intervalHolding, recoverAndJudge, verdictsOf, type JudgeSettings, type Recorded, type StateTimings } from './judge-states.js';
 import { within, type TimeShare } from '../time-share.js';
+import { keepStartingState } from '../starting-state.js';
 
 
 export interface ExhaustiveOptions extends JudgeSettings {
@@ -421,6 +422,7 @@ async function writeFailure(daemon: DaemonHandle, targetName: string, o: Exhaust
   const imagesDir = await mkdtemp(path.join(os.tmpdir(), 'powercut-state-images-'));
   try {
     await daemon.client.stateImage(result.case.state!, path.join(imagesDir, 'cut-0-after-crash'));
+    await keepStartingState(daemon, imagesDir);
     return { ...result, artifactDir: await writeArtifact(o.artifactRoot, targetName, result, imagesDir) };
   } finally {
     await rm(imagesDir, { recursive: true, force: true });

@@ -6,7 +6,7 @@
 // recovered on the mount, one at a time. Both ways must give the same verdicts (recovery-pool.test.ts
 // and properties/native-equivalence.test.ts prove it).
 import { existsSync } from 'node:fs';
-import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { cp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { CrashStateInfo, Hypothesis, ProbeUnit } from '../../../fusefs/crash-states.js';
@@ -18,6 +18,7 @@ import { runDriver, type DriverRun, type DriverTimeouts, type DriverWorker } fro
 import type { DriverWorkers } from '../driver-workers.js';
 import { judge, type RunRecord, type Violation } from '../oracle.js';
 import type { Target } from '../target.js';
+import { runFolder } from '../run-folder.js';
 
 export type RecoverOn = 'native' | 'mount';
 
@@ -42,7 +43,7 @@ export function scratchRoot(): string {
  * of `imageDir` on tmpfs, the drain run of `c` on it, the judgement of `priorRuns` plus that drain.
  */
 export async function recoverImageNatively(target: Target, c: CrashCase, imageDir: string, priorRuns: RunRecord[], timeouts: DriverTimeouts): Promise<{ final: RunRecord; violations: Violation[] }> {
-  const scratch = await mkdtemp(path.join(scratchRoot(), 'powercut-replay-native-'));
+  const scratch = await runFolder(path.join(scratchRoot(), 'powercut-replay-native-'));
   try {
     const dir = path.join(scratch, 'queue');
     await cp(imageDir, dir, { recursive: true, preserveTimestamps: true, verbatimSymlinks: true });
@@ -176,7 +177,7 @@ export class RecoveryPool {
 
   private async slot(i: number): Promise<Slot> {
     if (i < 0 || i >= this.size) throw new Error(`invariant: recovery slot ${i} is not in 0..${this.size - 1}`);
-    this.scratch ??= mkdtemp(path.join(scratchRoot(), 'powercut-recover-'));
+    this.scratch ??= runFolder(path.join(scratchRoot(), 'powercut-recover-'));
     const scratch = await this.scratch;
     this.slots[i] ??= { worker: this.drivers.get(this.target.driver, `slot-${i}`), dir: path.join(scratch, `slot-${i}`), images: 0 };
     return this.slots[i];
