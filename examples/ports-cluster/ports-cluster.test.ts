@@ -33,7 +33,7 @@ const INPUT: ClusterInput = {
   settings: {},
 };
 /** Crash states judged of each kind (coordinated, one node), spread over the run: more than the slots, so slots recover states of one run at once. */
-const STATES_PER_KIND = 6;
+const STATES_PER_KIND = 4;
 const SLOTS = 4;
 const IN_USE = /address already in use/i;
 

@@ -55,15 +55,17 @@ function whyFailed(err: unknown): string {
 
 function probe(): DriverNetwork {
   const failed: string[] = [];
+  let noIp = false;
   for (const isolation of ['namespace', 'user-namespace'] as const) {
     try {
       execFileSync('unshare', [...wrapperArgs(isolation), 'true'], { stdio: ['ignore', 'ignore', 'pipe'], timeout: PROBE_TIMEOUT_MS });
       return { isolation };
     } catch (err) {
       failed.push(`${isolation === 'namespace' ? 'unshare --net' : 'unshare --user --net'}: ${whyFailed(err)}`);
+      // The shell's own words when there is no `ip` to run.
+      noIp ||= /\bip: (not found|No such file)/.test(String((err as { stderr?: unknown }).stderr ?? ''));
     }
   }
-  const noIp = failed.some((f) => /ip: not found|No such file|ip link set lo up/.test(f));
   return { isolation: 'shared', reason: `no network namespace could be made here (${failed.join('; ')})${noIp ? '; install iproute2 (the ip command)' : ''}` };
 }
 
@@ -94,5 +96,5 @@ export function inDriverNetwork<C extends Spawned>(command: C): C {
 export function describeDriverNetwork(n: DriverNetwork): string {
   if (n.isolation === 'namespace') return 'each driver process in a network namespace of its own (unshare --net): recovery slots never share a port';
   if (n.isolation === 'user-namespace') return 'each driver process in a user and network namespace of its own (unshare --user --net, not root): recovery slots never share a port';
-  return `shared by every driver process (${n.reason}): recovery slots share one loopback, so a driver whose servers keep their ports in their data directory must choose new ones in offline runs (docs/driver-protocol.md, "Clusters")`;
+  return `shared by every driver process (${n.reason}): recovery slots share one loopback, so a driver whose servers keep their ports in their data directory must choose new ones in offline runs (docs/driver-protocol.md, "Ports and the network")`;
 }
