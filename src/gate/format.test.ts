@@ -39,7 +39,7 @@ describe('budget', () => {
     expect([b.leftMs(), b.expired(), b.elapsedMs()]).toEqual([0, true, 13_000]);
   });
   it('rejects a budget that is not positive', () => {
-    expect(() => new Budget(0)).toThrow(/totalMs must be a positive number, got 0/);
+    expect(() => new Budget(0)).toThrow(/totalMs must be a positive number \(Infinity under a work budget\), got 0/);
   });
   it('formats clocks and durations', () => {
     expect([formatClock(125_999), formatClock(-5), formatDuration(612), formatDuration(61_000)]).toEqual(['2:05', '0:00', '0.6 s', '1:01']);

@@ -18,7 +18,16 @@ export interface GateSuite {
   recoveryCuts?: boolean;
   /** What the suite must reach for the gate to pass (floor.ts). */
   floor: FloorRequirement[];
+  /** Its share of judging's time under a time budget, as a weight (scheduler.ts TimeShares; default 1). */
+  weight?: number;
 }
+
+/**
+ * A suite that checks every crash state of its workloads (one part of the settings space) gets
+ * twice the time of one that cuts at random, cuts recoveries or injects faults: its inputs are the
+ * slow, thorough ones (docs/gate.md, "Turns").
+ */
+export const EXHAUSTIVE_PART_WEIGHT = 2;
 
 /**
  * The suites, or with a variant the same suites on it (its settings override, so its bug is reachable).
@@ -49,7 +58,7 @@ export function gateSuites(
   const readFaults: GateSuite[] = target.detectsDamage ? [{ name: 'read-faults', options: { ...t, kind: 'read-faults' }, floor: floors.faults }] : [];
   const base: GateSuite[] = mode === 'exhaustive'
     ? [
-      ...parts.map((p) => ({ name: p.name, options: { ...t, kind: 'exhaustive' as const, settings: p.settings }, floor: floors.states })),
+      ...parts.map((p) => ({ name: p.name, options: { ...t, kind: 'exhaustive' as const, settings: p.settings }, floor: floors.states, weight: EXHAUSTIVE_PART_WEIGHT })),
       { name: 'cut-during-recovery', options: { ...t, kind: 'exhaustive' as const }, recoveryCuts: true, floor: floors.recovery },
       { name: 'faults', options: { ...t, kind: 'faults' as const }, floor: floors.faults },
       ...readFaults,

@@ -127,3 +127,14 @@ export function formatCauseCosts(failures: readonly DistinctFailure[]): string {
   return `explaining: ${causes.length} cause search${causes.length === 1 ? '' : 'es'}, ${sum((c) => c.search.probes)} probes in ${s(sum((c) => c.search.ms))}; ` +
     `${proofs.length} proof${proofs.length === 1 ? '' : 's'} in ${s(sum((c) => c.proof?.ms ?? 0))}; ${reaches.length} reach check${reaches.length === 1 ? '' : 's'} in ${s(sum((c) => c.reach?.ms ?? 0))}`;
 }
+
+/**
+ * Each suite's share of the judging time and its inputs: "judging time per suite (of 2:10): atomic-file/sync 34 % (3 inputs), faults 12 % (40 inputs)".
+ * A time budget gives each suite its share whatever its inputs cost (docs/gate.md, "Turns").
+ */
+export function formatJudgingShares(shares: readonly { name: string; inputs: number; usedMs: number }[]): string {
+  const total = shares.reduce((n, x) => n + x.usedMs, 0);
+  if (shares.length === 0 || total <= 0) return '';
+  const parts = shares.map((x) => `${x.name} ${Math.round((100 * x.usedMs) / total)} % (${x.inputs} input${x.inputs === 1 ? '' : 's'})`);
+  return `judging time per suite (of ${formatDuration(total)}): ${parts.join(', ')}`;
+}

@@ -15,7 +15,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { CrashStateId, CrashStateInfo, Hypothesis, LostUnit, ProbeUnit } from '../../../fusefs/crash-states.js';
 import { coverStates } from '../cause/attribute.js';
-import { DEFAULT_SEARCH_BOUND, proofHolds, type Cause, type CauseProof, type SearchBound } from '../cause/cause.js';
+import { boundUntil, DEFAULT_SEARCH_BOUND, proofHolds, type Cause, type CauseProof, type SearchBound } from '../cause/cause.js';
 import { searchCause, type ProbeFn } from '../cause/search.js';
 import type { DaemonHandle } from '../daemon-process.js';
 import type { DriverTimeouts } from '../driver-process.js';
@@ -230,7 +230,7 @@ async function explainOne(ctx: ClusterCauseContext, failing: JudgedClusterState,
  * (attribute.ts). Returns each failing state's cause; a state left out by the deadline, or whose
  * search named nothing, gets an unexplained cause saying so.
  */
-export async function explainClusterRun(ctx: ClusterCauseContext, judged: readonly JudgedClusterState[], deadlineMs: number, bound: SearchBound = DEFAULT_SEARCH_BOUND): Promise<Map<JudgedClusterState, Cause>> {
+export async function explainClusterRun(ctx: ClusterCauseContext, judged: readonly JudgedClusterState[], deadlineMs: number, bound: SearchBound = DEFAULT_SEARCH_BOUND, maxSearches = Infinity): Promise<Map<JudgedClusterState, Cause>> {
   const failing = judged.filter((j) => j.violations.length > 0);
   const found: Explained[] = [];
   next: for (const f of failing) {
@@ -244,14 +244,14 @@ export async function explainClusterRun(ctx: ClusterCauseContext, judged: readon
         continue next;
       }
     }
-    if (Date.now() >= deadlineMs) break;
-    found.push(await explainOne(ctx, f, judged, { ...bound, maxMs: Math.min(bound.maxMs, Math.max(1, deadlineMs - Date.now())) }, deadlineMs));
+    if (Date.now() >= deadlineMs || found.length >= maxSearches) break;
+    found.push(await explainOne(ctx, f, judged, boundUntil(bound, deadlineMs, 1), deadlineMs));
   }
   const candidates = found.filter((e) => e.cause.kind !== 'not-isolated').map((e) => ({ ...e, kind: e.cause.kind, cures: new Set(e.cures.map((j) => failing.indexOf(j))) }));
   const cover = coverStates(failing.length, candidates);
   const given = new Map<number, Cause>();
   for (const { candidate, states } of cover.chosen) for (const i of states) given.set(i, candidate.cause);
-  const notSearched: Cause = { kind: 'not-isolated', key: 'unexplained not-searched', title: 'unexplained: not searched', fix: 'not searched: the time for causes ran out before this state\'s turn', evidence: [], search: { probes: 0, ms: 0, bound, boundReached: true } };
+  const notSearched: Cause = { kind: 'not-isolated', key: 'unexplained not-searched', title: 'unexplained: not searched', fix: `not searched: ${found.length >= maxSearches ? `the recording's bound of ${maxSearches} searches was reached` : 'the time for causes ran out'} before this state's turn`, evidence: [], search: { probes: 0, ms: 0, bound, boundReached: true } };
   // In the order of the failing states: a named cause, else what the state's own search said, else not searched.
   return new Map(failing.map((f, i) => [f, given.get(i) ?? found.find((e) => e.cures.includes(f))?.cause ?? notSearched]));
 }

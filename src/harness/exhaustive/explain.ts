@@ -9,7 +9,7 @@
 import type { CrashStateInfo, ProbeUnit, StateCaps, StatesAnswer } from '../../../fusefs/crash-states.js';
 import { describeState } from '../../../fusefs/model/policies/index.js';
 import { coverStates, isLogicError } from '../cause/attribute.js';
-import { DEFAULT_SEARCH_BOUND, proofHolds, reachWords, type Cause, type CauseProof, type CauseReach, type SearchBound } from '../cause/cause.js';
+import { boundUntil, DEFAULT_SEARCH_BOUND, proofHolds, reachWords, type Cause, type CauseProof, type CauseReach, type SearchBound } from '../cause/cause.js';
 import { BUDGET_RAN_OUT, SECOND_CUT_KEY } from '../cause/of-case.js';
 import { searchCause, type ProbeFn } from '../cause/search.js';
 import { judge, type Violation } from '../oracle.js';
@@ -41,13 +41,13 @@ export interface ExplainOptions {
 }
 
 /** The bounds the gate and `powercut explain` search, prove and reach within. */
-export const EXPLAIN_BOUNDS: Omit<ExplainOptions, 'checkReach'> = {
+export const EXPLAIN_BOUNDS = {
   bound: DEFAULT_SEARCH_BOUND,
   proofMs: 10_000,
   runMs: 60_000,
   maxSearches: 24,
   caps: { maxStates: 300, maxStatesPerInterval: 8, sectorPatterns: 1 },
-};
+} satisfies Omit<ExplainOptions, 'checkReach'>;
 
 /** The reach's targeted listing: every journaled state of the cuts where a cause bites, within these (far above a gate's caps). */
 const REACH_CAPS: StateCaps = { maxStates: 4_000, maxStatesPerInterval: 512, sectorPatterns: 3 };
@@ -117,7 +117,7 @@ async function explainRunWithin(judging: JudgeContext, recorded: Recorded, faili
   const timeLeft = () => Date.now() < deadline;
   const budgetSpent = () => Date.now() >= budgetEnd;
   /** A search bound that ends with the budget. */
-  const boundNow = (): SearchBound => ({ ...o.bound, maxMs: Math.max(0, Math.min(o.bound.maxMs, budgetEnd - Date.now())) });
+  const boundNow = (): SearchBound => boundUntil(o.bound, budgetEnd);
   const candidates: { cause: Cause; cures: Set<number>; proven?: ProvenFix }[] = [];
   /** Why each searched state got no cause of its own (its candidate's proof failed, or the search found none). */
   const rejected = new Map<number, string[]>();
@@ -279,7 +279,7 @@ async function explainRunWithin(judging: JudgeContext, recorded: Recorded, faili
     const notSearched = states.filter((i) => !searched.has(i)).length;
     const bounded = notSearched === 0 ? [] : budgetSpent()
       ? [BUDGET_RAN_OUT, `${notSearched} of these ${states.length} states were not searched`]
-      : [`${notSearched} of these ${states.length} states were not searched: the run's bound of ${o.maxSearches} searches or ${o.runMs / 1000} s was reached`];
+      : [`${notSearched} of these ${states.length} states were not searched: the run's bound of ${o.maxSearches} searches${o.runMs === Infinity ? '' : ` or ${o.runMs / 1000} s`} was reached`];
     const secondCutGroup = signature === SECOND_CUT_KEY;
     const cost = states.reduce((n, i) => ({ probes: n.probes + (spent.get(i)?.probes ?? 0), ms: n.ms + (spent.get(i)?.ms ?? 0) }), { probes: 0, ms: 0 });
     const cause: Cause = {
