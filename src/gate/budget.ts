@@ -1,6 +1,7 @@
 // The gate's budget (pure, clock injected): a time budget (how long is left, and whether new work
 // may start), or a work budget (how many suite inputs, or cluster workloads, run; no time bound at
 // all, so what the gate does is a function of the seed and the budget, on any machine).
+import type { StateCaps } from '../../fusefs/crash-states.js';
 import type { ExplainOptions } from '../harness/exhaustive/explain.js';
 
 export type Clock = () => number;
@@ -41,10 +42,16 @@ export class Budget {
   }
 }
 
-/** A cause search's bounds with no time in them (a work budget): each search bounded by its probes, a run by its searches. */
+/**
+ * The reach check's listing under a work budget: with no time bound it judges every journaled state
+ * it lists (under a time budget the proof's seconds end it), so it lists as many as a proof judges.
+ */
+export const UNTIMED_REACH_CAPS: StateCaps = { maxStates: 300, maxStatesPerInterval: 32, sectorPatterns: 1 };
+
+/** A cause search's bounds with no time in them (a work budget): each search bounded by its probes, a run by its searches, a reach by its listing. */
 export function untimedBounds(b: Omit<ExplainOptions, 'checkReach'>): Omit<ExplainOptions, 'checkReach'> {
   const { maxMs: _, ...bound } = b.bound;
-  return { ...b, bound, proofMs: Infinity, runMs: Infinity };
+  return { ...b, bound, proofMs: Infinity, runMs: Infinity, reachCaps: UNTIMED_REACH_CAPS };
 }
 
 /** How far past its budget a gate may end: 10 %, or 10 s, whichever is larger (a running input, a proof, the last artifact). */

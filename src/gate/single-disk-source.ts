@@ -30,7 +30,7 @@ import { SCENARIO_FLOOR, type FloorRequirement } from './floor.js';
 import { runScenario } from './scenario-run.js';
 import { MIN_SLICE_MS, TimeShares, WorkTurns } from './scheduler.js';
 import { Steering } from './steering.js';
-import { DEFAULT_GATE_MODE, gateSuites, roundSeed } from './suites.js';
+import { DEFAULT_GATE_MODE, gateSuites, roundSeed, type GateSuite } from './suites.js';
 import { MAX_SHRINK_INPUTS, MAX_SHRINK_MS, MIN_SHRINK_MS } from './phases.js';
 
 /** A suite whose tool keeps failing is given up after this many harness errors. */
@@ -157,11 +157,12 @@ export function singleDiskSource(ctx: GateContext, ref: TargetRef): CaseSource {
     if (unknown.length > 0) throw new Error(`--cases names ${unknown.map((n) => `'${n}'`).join(', ')}, not a suite of this gate (its suites: ${names.join(', ')})`);
   }
   for (const s of suites) floors.set(s.row, s.suite.floor);
-  const exhaustiveOptions = (deadlineMs: number, recoveryCuts: boolean, shrinking = false) => {
+  const exhaustiveOptions = (deadlineMs: number, suite: GateSuite, shrinking = false) => {
     // Explaining takes the causes phase's share (a shrink's explaining, the shrink phase's).
     const e = explain(shrinking, shrinking ? 'shrink' : 'causes');
     return {
-      recoveryCuts, deadlineMs, driverWorkers: drivers, artifacts: phases.share('artifacts'), ...(o.slots !== undefined ? { workers: o.slots } : {}), ...(o.policies ? { policies: o.policies } : {}), ...(o.caps ? { caps: { ...DEFAULT_STATE_CAPS, ...o.caps } } : {}),
+      recoveryCuts: suite.recoveryCuts ?? false, deadlineMs, driverWorkers: drivers, artifacts: phases.share('artifacts'), ...(o.slots !== undefined ? { workers: o.slots } : {}), ...(o.policies ? { policies: o.policies } : {}),
+      ...(o.caps ? { caps: { ...DEFAULT_STATE_CAPS, ...o.caps } } : {}), ...(suite.sampleStates !== undefined ? { sampleStates: suite.sampleStates } : {}),
       ...(e ? { explain: e } : {}),
     };
   };
@@ -188,7 +189,7 @@ export function singleDiskSource(ctx: GateContext, ref: TargetRef): CaseSource {
       endOnFailure: true,
       allFailures: !o.stopOnFirst,
       artifactRoot: o.artifactRoot,
-      exhaustive: exhaustiveOptions(phases.deadlineMs('record+judge'), s.suite.recoveryCuts ?? false),
+      exhaustive: exhaustiveOptions(phases.deadlineMs('record+judge'), s.suite),
     });
     for (const t of report.tried) {
       steering.observe(s.index, t.input, t.features);
@@ -252,7 +253,7 @@ export function singleDiskSource(ctx: GateContext, ref: TargetRef): CaseSource {
       // Exhaustive mode explains every case it keeps, so it can shrink by cause; a random cut by its signature.
       numRuns: 1, seed, ...(groupBy === 'cause' && mode === 'exhaustive' ? { causeKey: key } : { signature: failureSignature(failure) }), artifactRoot: o.artifactRoot,
       ...(budget.untimed ? { maxShrinkInputs: MAX_SHRINK_INPUTS } : { shrinkEndsMs }),
-      exhaustive: exhaustiveOptions(shrinkEndsMs, s.suite.recoveryCuts ?? false, true),
+      exhaustive: exhaustiveOptions(shrinkEndsMs, s.suite, true),
     }));
     s.row.durationMs += small.durationMs;
     for (const f of small.otherFailures) if (f.artifactDir) await rm(f.artifactDir, { recursive: true, force: true });

@@ -32,6 +32,8 @@ export interface ExplainOptions {
   maxSearches: number;
   /** Caps of the proofs' enumerations. */
   caps: StateCaps;
+  /** Caps of the reach's listing of journaled states (default REACH_CAPS; a gate's work budget, with no time bound, lists fewer). */
+  reachCaps?: StateCaps;
   /**
    * The caller's share of its time budget (the gate's causes phase): no search, proof or check starts
    * past its deadline, each is bounded by it, and a cause whose proof it cut short is not named
@@ -50,7 +52,7 @@ export const EXPLAIN_BOUNDS = {
 } satisfies Omit<ExplainOptions, 'checkReach'>;
 
 /** The reach's targeted listing: every journaled state of the cuts where a cause bites, within these (far above a gate's caps). */
-const REACH_CAPS: StateCaps = { maxStates: 4_000, maxStatesPerInterval: 512, sectorPatterns: 3 };
+export const REACH_CAPS: StateCaps = { maxStates: 4_000, maxStatesPerInterval: 512, sectorPatterns: 3 };
 /** Journaled states failing the same checks that are probed with the cause's unit made durable. */
 const REACH_PROBES = 4;
 /** Other failing states a proof of another kind is repeated on, per candidate. */
@@ -574,7 +576,7 @@ async function reachOf(ctx: JudgeContext, recorded: Recorded, cause: Cause, expl
   if (journaledOne) return reach(true, true, `a state it explains is a journaled one (${describeState(journaledOne.state.id)})`, 0);
   const checks = new Set(explained.flatMap((f) => [...checksOf(f.violations)]));
   const intervals = [...new Set(explained.map((f) => f.state.interval))].sort((a, b) => a - b);
-  const answer = await ctx.daemon.client.states(['journaled'], REACH_CAPS, undefined, intervals);
+  const answer = await ctx.daemon.client.states(['journaled'], o.reachCaps ?? REACH_CAPS, undefined, intervals);
   const judged = await recoverAndJudge(ctx, answer, recorded, { allFailures: true, deadlineMs: Math.min(deadline, Date.now() + o.proofMs) });
   let statesChecked = 0;
   let tried = 0;
