@@ -128,7 +128,9 @@ export function renderGateReport(report: GateReportInput, options: GateReportOpt
     ...(total.recoveryCutsRequested ? [['recovery cuts landed', `${num(total.recoveryCutsLanded)} of ${num(total.recoveryCutsRequested)}`] as [string, string]] : []),
     ...(total.faultCases ? [['faults fired', `${num(total.faultsFired)} of ${num(total.faultCases)} fault cases`] as [string, string]] : []),
     ...(total.policies.torn ? [['torn cuts', `${num(total.policies.torn.states + total.policies.torn.cuts)} (writes kept in part: ${num(total.tornPartialWrites)})`] as [string, string]] : []),
-    ...(total.intervals ? [['persistence intervals checked', `${num(total.intervalsChecked)} of ${num(total.intervals)} (${policiesInOrder(total).map(([p, x]) => `${p} ${num(x.intervalsChecked)}`).join(', ')})`] as [string, string]] : []),
+    ...(total.intervals ? [['persistence intervals checked in full', `${num(total.intervalsChecked)} of ${num(total.intervals)} (${policiesInOrder(total).map(([p, x]) => `${p} ${num(x.intervalsChecked)}`).join(', ')})`] as [string, string]] : []),
+    ...(total.intervals && policiesInOrder(total).some(([, x]) => x.intervalsReached !== undefined)
+      ? [['persistence intervals with a state judged', policiesInOrder(total).filter(([, x]) => x.intervalsReached !== undefined).map(([p, x]) => `${p} ${num(x.intervalsReached!)}`).join(', ')] as [string, string]] : []),
     ...(total.states ? [['crash states judged', `${num(total.states)}${total.statesCapped ? ` (${num(total.statesCapped)} left out by caps)` : ''}`] as [string, string]] : []),
     ...Object.entries(total.events).sort().map(([e, n]) => [e, num(n)] as [string, string]),
     [`${unit} per minute`, num(perMinute(t.cases, t.durationMs))],

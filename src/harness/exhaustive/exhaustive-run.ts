@@ -298,7 +298,10 @@ export async function runExhaustive(daemon: DaemonHandle, target: Target, input:
     }
     const checked = intervalsChecked(answer, judgedOf);
     coverage.intervalsChecked = checked.all;
-    for (const policy of o.policies) policyCoverage(coverage, policy).intervalsChecked = checked[policy];
+    for (const policy of o.policies) {
+      policyCoverage(coverage, policy).intervalsChecked = checked[policy];
+      policyCoverage(coverage, policy).intervalsReached = [...judgedOf.keys()].filter((k) => k.startsWith(`${policy} `)).length;
+    }
     timings.driverStarts = drivers.starts - startsBefore;
     return { coverage, ...(failures.length ? { failure: failures[0] } : {}), failures, statesBeforeFailure: statesBeforeFailure ?? judged, timings, capsHit };
   } catch (err) {
