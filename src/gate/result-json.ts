@@ -111,3 +111,17 @@ export function gateResultJson(report: ReportForJson, seed: number, options: Gat
     ...(report.repeat ? { repeat: { cases: report.repeat, option: `--seed ${seed} ${workBudgetOption(report.repeat)}`, inputs: report.inputs ?? 0, interleaved: report.interleaved ?? 0 } } : {}),
   };
 }
+
+/**
+ * What a seed and a work budget determine of a gate's result, on one disk where every input ran
+ * sequentially (repeat.interleaved 0): the exit code and each distinct failure's key, title, count
+ * and cause (its kind, key, title, fix and its proof's counts), none of the times; a test compares
+ * it across machines, loads and slot counts (docs/gate.md, "Work budgets").
+ */
+export function repeatableVerdict(r: Pick<GateResultJson, 'exitCode' | 'failures'>): string {
+  const proof = (p: Cause['proof']) => p && { step: p.step, failing: p.failing, cured: p.cured, curesOwnState: p.curesOwnState, broken: p.broken, states: p.states };
+  return JSON.stringify({
+    exitCode: r.exitCode,
+    failures: r.failures.map((f) => ({ key: f.key, title: f.title, count: f.count, cause: f.cause && { kind: f.cause.kind, key: f.cause.key, title: f.cause.title, fix: f.cause.fix, proof: proof(f.cause.proof) } })),
+  }, null, 1);
+}
