@@ -162,7 +162,8 @@ export function singleDiskSource(ctx: GateContext, ref: TargetRef): CaseSource {
     const e = explain(shrinking, shrinking ? 'shrink' : 'causes');
     return {
       recoveryCuts: suite.recoveryCuts ?? false, deadlineMs, driverWorkers: drivers, artifacts: phases.share('artifacts'), ...(o.slots !== undefined ? { workers: o.slots } : {}), ...(o.policies ? { policies: o.policies } : {}),
-      ...(o.caps ? { caps: { ...DEFAULT_STATE_CAPS, ...o.caps } } : {}), ...(suite.sampleStates !== undefined ? { sampleStates: suite.sampleStates } : {}),
+      // A suite's sample is within --max-states too.
+      ...(o.caps ? { caps: { ...DEFAULT_STATE_CAPS, ...o.caps } } : {}), ...(suite.sampleStates !== undefined ? { sampleStates: Math.min(suite.sampleStates, o.caps?.maxStates ?? Infinity) } : {}),
       ...(e ? { explain: e } : {}),
     };
   };

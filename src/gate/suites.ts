@@ -37,7 +37,7 @@ export const EXHAUSTIVE_PART_WEIGHT = 2;
  * so a whole input takes minutes (409 states in 4:22 seen; every interval's lose-unsynced state is
  * listed whatever the caps); more workloads, each a sample, find more for the same work.
  */
-export const RECOVERY_CUT_SAMPLE = 8;
+export const RECOVERY_CUT_SAMPLE = 4;
 
 /**
  * The suites, or with a variant the same suites on it (its settings override, so its bug is reachable).
