@@ -38,7 +38,6 @@ describe('powercut gate', () => {
     // suite whatever the budget); the suites, which never fail on this variant, would only add time.
     const r = await powercut(['gate', '--cases', 'faults=1', '--seed', '3', '--variant', 'fsync-error-ignored', '--stop-on-first', '--artifacts', 'arts', '--junit', 'out/junit.xml', '--report', 'out/report'], dir);
     expect(r.exitCode, r.stderr).toBe(1);
-    expect(budgetBroken(r.stdout)).toBeUndefined();
     expect(r.stdout).toMatch(/^fsync-eio-then-retry\s+1\s+\d+\s+0\s+[\d.]+ s\s+FAIL$/m);
     expect(r.stdout).toMatch(/^total\s+\d+\s+[1-9]\d*\s+0\s+.*FAIL$/m);
     expect(r.stdout).toMatch(/^coverage: \d+ cases, cuts landed \d+\/\d+/m);
@@ -66,7 +65,6 @@ describe('powercut gate', () => {
     // on any machine) whose acks purge a page; the scenarios find the early ack besides.
     const r = await powercut(['gate', '--cases', 'append-log/buffered=1', '--seed', '47', '--variant', 'purge-and-ack-early', '--policy', 'lose-unsynced', '--artifacts', 'arts', '--junit', 'out/junit.xml', '--report', 'out/report', '--json', 'out/shard-47.json'], dir);
     expect(r.exitCode, r.stderr).toBe(1);
-    expect(budgetBroken(r.stdout)).toBeUndefined();
     expect(r.stdout).toMatch(/^same verdict on any machine: --seed 47 --cases append-log\/buffered=1 \(this work budget\)$/m);
     await recordVerdict('gate-two-bugs', path.join(dir, 'out/shard-47.json'));
     const listed = [...r.stdout.matchAll(/^(\d+)\. (.+): (\d+) failing cases?(?: \(\d+ signatures?\))?, found by (.+)$/gm)];
@@ -157,7 +155,6 @@ describe('powercut gate', () => {
     // One input of each suite; two torn states an interval at most keep it short.
     const r = await powercut(['gate', '--cases', '6', '--seed', '4', '--max-states-per-interval', '2', '--artifacts', 'arts', '--json', 'out/result.json'], dir);
     expect(r.exitCode, r.stdout + r.stderr).toBe(0);
-    expect(budgetBroken(r.stdout)).toBeUndefined();
     expect(r.stdout).toMatch(/^total\s+\d+\s+0\s+0\s+.*pass$/m);
     expect(r.stdout).toMatch(/^coverage: \d+ cases, cuts landed \d+\/\d+/m);
     expect(r.stdout).toMatch(/^checked against: at-least-once; bounded replay \d+ to 1024 \(by settings\)/m);
