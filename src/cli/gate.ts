@@ -9,7 +9,7 @@ import { writeFile, mkdir } from 'node:fs/promises';
 import { clusterNodes, minimumBudgetMs, runGate, scenariosOf } from '../gate/gate.js';
 import { GATE_EXIT, GROUP_BYS, type GroupBy } from '../gate/gate-report.js';
 import { gateResultJson, type GateResultOptions } from '../gate/result-json.js';
-import { allowedOverrunMs, formatDuration, type WorkBudget } from '../gate/budget.js';
+import { allowedOverrunMs, formatDuration, workBudgetOption, type WorkBudget } from '../gate/budget.js';
 import { DEFAULT_RECOVERY_WORKERS } from '../harness/exhaustive/exhaustive-run.js';
 import { writeGateReport } from '../report/index.js';
 import { DEFAULT_GATE_MODE, GATE_MODES, gateSuites, type GateMode } from '../gate/suites.js';
@@ -291,6 +291,7 @@ export const run: Command = async (argv) => {
     try {
       const page = await writeGateReport(path.resolve(values.report), {
         rows: report.rows, failures: report.failures, durationMs: report.durationMs, mode, seed, target: target.name, ...(budgetS !== undefined ? { timeBudgetMs: budgetS * 1000 } : {}),
+        ...(cases ? { workBudget: workBudgetOption(cases) } : {}),
         ...(driver ? { driver } : {}),
         ...(values.variant !== undefined ? { variant: values.variant } : {}),
         ...(report.cluster ? { cluster: report.cluster } : {}),

@@ -34,6 +34,8 @@ export interface GateReportInput {
   variant?: string;
   /** The run's time budget, for the header. */
   timeBudgetMs?: number;
+  /** Or its work budget, as the option that asks it ("--cases 12"). */
+  workBudget?: string;
   /** A cluster target's gate: its coverage per cut kind and per node (its rows are the cut kinds). */
   cluster?: ClusterCoverageShown;
 }
@@ -166,6 +168,7 @@ ${parts}${note ? `<p class="note">${esc(note)}</p>` : ''}`;
     report.cluster ? clusterPhrase(report.cluster) : `${mode} mode`,
     report.seed !== undefined ? `seed ${report.seed} (repeat with --seed ${report.seed})` : '',
     report.timeBudgetMs !== undefined ? `time budget ${duration(report.timeBudgetMs)}` : '',
+    report.workBudget !== undefined ? `work budget ${report.workBudget}` : '',
   ].filter(Boolean).join(' · ');
   const html = `<header><h1>${badge(verdict)} powercut gate</h1><p class="sub">${esc(header)}; ran ${duration(report.durationMs)}</p></header>
 <h2>Summary</h2>${table}
