@@ -218,6 +218,8 @@ export interface SuiteOptions {
   shrinkTimeLimitMs?: number;
   /** Stop shrinking at this time (Date.now() ms; inputs then pass untried); the smallest failure so far is kept. */
   shrinkEndsMs?: number;
+  /** Stop shrinking after this many inputs tried past the first failure (inputs then pass untried): a work budget's bound, the same on any machine. */
+  maxShrinkInputs?: number;
 }
 
 export interface SuiteReport {
@@ -304,6 +306,8 @@ export async function runCrashSuite(daemon: DaemonHandle, arb: fc.Arbitrary<Cras
   let firstFailureMs: number | undefined;
   let casesToFirstFailure: number | undefined;
   let harnessError: HarnessError | undefined;
+  /** Inputs tried past the first failure (shrink candidates). */
+  let shrinkInputs = 0;
   const artifactRoot = o.artifactRoot ?? defaultArtifactRoot();
   // Serving drivers live as long as the suite (or the caller's, when it passes its own).
   const drivers = o.exhaustive?.driverWorkers ?? new DriverWorkers(mergeTimeouts(o.exhaustive?.timeouts));
@@ -317,6 +321,7 @@ export async function runCrashSuite(daemon: DaemonHandle, arb: fc.Arbitrary<Cras
     if (o.timeLimitMs !== undefined && last === undefined && Date.now() - started > o.timeLimitMs) return;
     if (o.shrinkTimeLimitMs !== undefined && firstFailureMs !== undefined && Date.now() - started - firstFailureMs > o.shrinkTimeLimitMs) return;
     if (o.shrinkEndsMs !== undefined && firstFailureMs !== undefined && Date.now() >= o.shrinkEndsMs) return;
+    if (o.maxShrinkInputs !== undefined && firstFailureMs !== undefined && shrinkInputs++ >= o.maxShrinkInputs) return;
     let verdict: InputVerdict;
     try {
       const allFailures = (o.allFailures ?? false) || o.signature !== undefined || o.causeKey !== undefined;

@@ -111,7 +111,7 @@ export const run: Command = async (argv) => {
 };
 
 /** A cluster's crash state searched on the recorded run its artifact keeps (recording/): exactly its own, each recovery a sample. */
-async function explainClusterStored(artifact: StoredArtifact, stored: StoredClusterState, dir: string, bound: SearchBound): Promise<number> {
+async function explainClusterStored(artifact: StoredArtifact, stored: StoredClusterState, dir: string, bound: Required<SearchBound>): Promise<number> {
   const target = artifactTarget(artifact, dir, help, 'allow');
   // Recovering the state once comes before the search.
   const budgetMs = CLUSTER_AGAIN_BOUNDS * bound.maxMs;
@@ -143,7 +143,7 @@ async function explainClusterStored(artifact: StoredArtifact, stored: StoredClus
  * same cut kind failing the same checks; cause.json is left as it is, since that cause's requests
  * are the new run's. A live cut has no cause search.
  */
-async function explainClusterAgain(artifact: StoredArtifact, c: ClusterArtifactCase, dir: string, bound: SearchBound): Promise<number> {
+async function explainClusterAgain(artifact: StoredArtifact, c: ClusterArtifactCase, dir: string, bound: Required<SearchBound>): Promise<number> {
   if (!c.state) usageFail(`${dir} is a live cut's artifact: live cuts have no cause search yet; powercut replay re-runs it`, help);
   const target = artifactTarget(artifact, dir, help, 'allow');
   // Recording and judging come before the search: the whole is bounded by three times its bound.

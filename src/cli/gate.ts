@@ -1,4 +1,4 @@
-// powercut gate: every scenario of the target, then its property suites for a time budget (options: the help text below).
+// powercut gate: every scenario of the target, then its property suites for a time or a work budget (options: the help text below).
 import path from 'node:path';
 import { randomInt } from 'node:crypto';
 import { parseCommandArgs, parseSettingsOption, usageFail, type Command } from './usage.js';
@@ -9,7 +9,8 @@ import { writeFile, mkdir } from 'node:fs/promises';
 import { clusterNodes, minimumBudgetMs, runGate, scenariosOf } from '../gate/gate.js';
 import { GATE_EXIT, GROUP_BYS, type GroupBy } from '../gate/gate-report.js';
 import { gateResultJson, type GateResultOptions } from '../gate/result-json.js';
-import { allowedOverrunMs, formatDuration } from '../gate/budget.js';
+import { allowedOverrunMs, formatDuration, workBudgetOption, type WorkBudget } from '../gate/budget.js';
+import { DEFAULT_RECOVERY_WORKERS } from '../harness/exhaustive/exhaustive-run.js';
 import { writeGateReport } from '../report/index.js';
 import { DEFAULT_GATE_MODE, GATE_MODES, gateSuites, type GateMode } from '../gate/suites.js';
 import { checkVariant, DEFAULT_TARGET, resolveTarget, TARGET_NAMES } from '../targets/index.js';
@@ -25,14 +26,27 @@ export const TOOL_FAILED_EXIT = GATE_EXIT.toolFailed;
 
 export const help = `usage: powercut gate [options]
 
-The durability gate: runs every crash scenario of the target, then its suites in turns until the
-time budget is spent. By default each suite records generated workloads once and checks every
-distinct crash state they can produce (exhaustive mode); --mode random cuts the power at random
-requests instead. Needs Linux with FUSE (/dev/fuse, Debian's fuse and libfuse2). See docs/gate.md.
+The durability gate: runs every crash scenario of the target, then its suites' inputs in turns
+until the budget is spent: a time budget, or a work budget (--cases). By default each suite
+records generated workloads once and checks every distinct crash state they can produce
+(exhaustive mode); --mode random cuts the power at random requests instead. Needs Linux with FUSE
+(/dev/fuse, Debian's fuse and libfuse2). See docs/gate.md.
 
   --time-budget SECONDS  total time (default ${DEFAULT_TIME_BUDGET_S}), held to 10 % (or 10 s) over; the
-                         scenarios always run in full, the suites use what is left; cause proofs,
-                         shrinking and artifacts each stop at their share (docs/gate.md)
+                         scenarios always run in full, the suites share what is left, each suite its
+                         share of the judging time whatever its inputs cost; cause proofs, shrinking
+                         and artifacts each stop at their share (docs/gate.md). The summary prints the
+                         work budget that runs the same inputs again on any machine
+  --cases N              a work budget instead: the scenarios, then exactly N suite inputs in the
+                         seeded order (a round gives each suite one), each judged in full within the
+                         state caps; causes bounded by probes, shrinking by candidates, never by
+                         time, so the same seed gives the same work on any machine, and on one disk
+                         the same verdict (a workload with concurrent steps interleaves anew: its
+                         states are a sample, and the summary says how many did). A cluster: N
+                         workloads. Also --cases SUITE=N,SUITE=N,... (each suite its own count, as a
+                         time-budgeted run's summary prints it; a suite left out runs none)
+  --slots N              crash states recovered at once (default ${DEFAULT_RECOVERY_WORKERS} on one disk; a cluster: the
+                         target's); the verdict under --cases does not depend on it
   --seed N               base seed of the suites (default: random, printed); CI shards give each
                          job its own seed
   --target T             the queue under test: ${TARGET_NAMES.join(', ')} (default ${DEFAULT_TARGET})
@@ -88,9 +102,52 @@ end, a summary table with the coverage counts and the floor: what every suite mu
 states listed, a fault fired) for a pass, and each phase's share of the budget and time used.
 
 exit codes: ${GATE_EXIT.passed} nothing was violated and the floor was met, ${GATE_EXIT.violation} a violation was found,
-            ${GATE_EXIT.usage} usage error (also a --time-budget too small for a case of every suite),
+            ${GATE_EXIT.usage} usage error (also a --time-budget or --cases too small for a case of every suite),
             ${GATE_EXIT.toolFailed} the tool itself failed (harness errors, no violation),
             ${GATE_EXIT.belowFloor} no violation, but the gate checked too little to pass (the floor names what and the option that raises it)`;
+
+/** The most states a gate recovers at once (--slots). */
+const MAX_SLOTS = 256;
+
+/** "time: 1:02 of a 1:30 budget (...)", or under a work budget (no time budget) how long it took. */
+function timeLine(durationMs: number, budgetMs: number | undefined): string {
+  if (budgetMs === undefined) return `time: ${formatDuration(durationMs)} (a work budget: no time bound)`;
+  const overrunMs = durationMs - budgetMs;
+  const allowed = allowedOverrunMs(budgetMs);
+  return `time: ${formatDuration(durationMs)} of a ${formatDuration(budgetMs)} budget${overrunMs > 0 ? ` (${formatDuration(overrunMs)} over; ${formatDuration(allowed)} allowed${overrunMs > allowed ? ': the budget did NOT hold' : ''})` : ''}`;
+}
+
+/** --cases N, or --cases SUITE=N,SUITE=N,... (a suite's name may hold '/', never ',' or '='). */
+function parseCases(value: string): WorkBudget {
+  if (/^\d+$/.test(value)) return { total: integer(value, 'cases', 1, 1_000_000) };
+  const perSuite: Record<string, number> = {};
+  for (const part of value.split(',')) {
+    const m = /^([^=]+)=(\d+)$/.exec(part.trim());
+    if (!m) usageFail(`--cases takes a number of inputs (--cases 12) or each suite's count (--cases atomic-file/sync=3,faults=5), got '${value}': '${part}' is neither`, help);
+    if (perSuite[m[1]] !== undefined) usageFail(`--cases names suite '${m[1]}' twice`, help);
+    perSuite[m[1]] = integer(m[2], 'cases', 0, 1_000_000);
+  }
+  return { perSuite };
+}
+
+/**
+ * A work budget of N inputs must give every suite one, as a time budget must hold a slice each; a
+ * per-suite budget names only suites of this gate (one it leaves out runs no input, and the floor says so).
+ */
+function checkCases(cases: WorkBudget, suites: readonly string[], value: string): void {
+  if ('total' in cases) {
+    if (cases.total < suites.length) usageFail(`--cases ${cases.total} is too small for the gate to judge a case of every suite: its ${suites.length} suites (${suites.join(', ')}) need at least one input each; give --cases ${suites.length} or more`, help);
+    return;
+  }
+  const unknown = Object.keys(cases.perSuite).filter((n) => !suites.includes(n));
+  if (unknown.length) usageFail(`--cases ${value}: ${unknown.map((n) => `'${n}'`).join(', ')} is not a suite of this gate; its suites: ${suites.join(', ')}`, help);
+}
+
+/** "12 inputs", "3 workloads", "atomic-file/sync=3, faults=5". */
+function workBudgetWords(w: WorkBudget, cluster: boolean): string {
+  if ('total' in w) return `${w.total} ${cluster ? 'workload' : 'input'}${w.total === 1 ? '' : 's'}`;
+  return Object.entries(w.perSuite).map(([n, k]) => `${n}=${k}`).join(', ');
+}
 
 function integer(value: string, flag: string, min: number, max: number): number {
   if (!/^-?\d+$/.test(value) || Number(value) < min || Number(value) > max) usageFail(`--${flag} must be an integer in ${min}..${max}, got '${value}'`, help);
@@ -112,6 +169,8 @@ export const run: Command = async (argv) => {
       args: argv,
       options: {
         'time-budget': { type: 'string' },
+        cases: { type: 'string' },
+        slots: { type: 'string' },
         seed: { type: 'string' },
         target: { type: 'string' },
         driver: { type: 'string' },
@@ -142,7 +201,10 @@ export const run: Command = async (argv) => {
     console.log(help);
     return 0;
   }
-  const budgetS = values['time-budget'] !== undefined ? integer(values['time-budget'], 'time-budget', 1, 7 * 24 * 3600) : DEFAULT_TIME_BUDGET_S;
+  if (values.cases !== undefined && values['time-budget'] !== undefined) usageFail('--cases and --time-budget are two budgets; give one (--cases: the same work on any machine; --time-budget: as much as the time allows)', help);
+  const cases = values.cases !== undefined ? parseCases(values.cases) : undefined;
+  const budgetS = cases ? undefined : values['time-budget'] !== undefined ? integer(values['time-budget'], 'time-budget', 1, 7 * 24 * 3600) : DEFAULT_TIME_BUDGET_S;
+  const slots = values.slots !== undefined ? integer(values.slots, 'slots', 1, MAX_SLOTS) : undefined;
   const seed = values.seed !== undefined ? integer(values.seed, 'seed', -0x8000_0000, 0x7fff_ffff) : randomInt(0x7fff_ffff);
   if (values.driver !== undefined && values.target !== undefined) usageFail('--driver and --target name the queue under test twice; give one', help);
   if (values.driver !== undefined && values.variant !== undefined) usageFail('--variant names a known-bad variant of a built-in target; for your driver, put the bad behaviour in the command itself', help);
@@ -178,6 +240,7 @@ export const run: Command = async (argv) => {
   if (nodes === 1 && (nodesCut !== undefined || liveCuts !== undefined)) {
     usageFail(`--${nodesCut !== undefined ? 'nodes-cut' : 'live-cuts'} is for a cluster target; ${driver ? 'the driver runs on one disk unless --nodes N says it runs a cluster of N nodes' : `${target.name} runs on one disk with these settings`}`, help);
   }
+  if (nodes > 1 && cases && !('total' in cases)) usageFail(`--cases ${values.cases}: a cluster target's work budget is a number of workloads (--cases N), not per suite`, help);
   if (nodes > 1) {
     // A cluster gate judges lose-unsynced crash states and live cuts; the single-disk options do not apply.
     const single = (['mode', 'max-states-per-interval', 'sector-patterns', 'group-by'] as const).find((f) => values[f] !== undefined);
@@ -189,19 +252,21 @@ export const run: Command = async (argv) => {
   const scenarios = scenariosOf(target.name).length;
   const suiteList = nodes > 1 ? [] : gateSuites(target, mode, undefined, {}, undefined, policies);
   const leastMs = minimumBudgetMs(suiteList.length);
-  if (nodes === 1 && budgetS * 1000 < leastMs) {
+  if (nodes === 1 && budgetS !== undefined && budgetS * 1000 < leastMs) {
     usageFail(`--time-budget ${budgetS} is too small for the gate to judge a case of every suite: its ${suiteList.length} suites need at least ` +
       `${leastMs / 1000} s (a slice each), besides the scenarios; give --time-budget ${Math.ceil(leastMs / 1000)} or more`, help);
   }
+  if (cases && nodes === 1) checkCases(cases, suiteList.map((s) => s.name), values.cases!);
+  const budgetWords = cases ? `a work budget of ${workBudgetWords(cases, nodes > 1)}` : `${budgetS} s`;
   const suites = suiteList.map((s) => s.name).join(', ');
   if (nodes > 1) {
     console.log(
       `powercut gate: target ${driver ? `${target.name} (${target.summary})` : `${target.name}, a cluster of ${nodes} nodes`}; cuts ${nodesCut ?? DEFAULT_NODES_CUT} (${kindsAsked(nodesCut ?? DEFAULT_NODES_CUT, nodes).join(', ')}): ` +
-        `offline crash states and ${liveCuts ?? DEFAULT_LIVE_CUTS} live cut(s) of each kind per workload, for ${budgetS} s; ` +
+        `offline crash states and ${liveCuts ?? DEFAULT_LIVE_CUTS} live cut(s) of each kind per workload, for ${budgetWords}; ` +
         `seed ${seed} (repeat with --seed ${seed})${values.variant ? `; on known-bad variant ${values.variant}` : ''}; artifacts in ${artifactRoot}`,
     );
   } else console.log(
-    `powercut gate: target ${driver ? `${target.name} (${target.summary})` : target.name}, ${mode} mode; ${scenarios} scenarios, then suites (${suites}) for the rest of ${budgetS} s; ` +
+    `powercut gate: target ${driver ? `${target.name} (${target.summary})` : target.name}, ${mode} mode; ${scenarios} scenarios, then suites (${suites}) ${cases ? `for ${budgetWords}` : `for the rest of ${budgetWords}`}; ` +
       `seed ${seed} (repeat with --seed ${seed})${values.variant ? `; on known-bad variant ${values.variant}` : ''}; artifacts in ${artifactRoot}`,
   );
   console.log(`driver network: ${describeDriverNetwork(driverNetwork(target.driver.network))}`);
@@ -212,7 +277,9 @@ export const run: Command = async (argv) => {
     ...(settings ? { settings } : {}),
     caps,
     ...(policies ? { policies } : {}),
-    timeBudgetMs: budgetS * 1000,
+    ...(budgetS !== undefined ? { timeBudgetMs: budgetS * 1000 } : {}),
+    ...(cases ? { cases } : {}),
+    ...(slots !== undefined ? { slots } : {}),
     stopOnFirst: values['stop-on-first'] === true,
     generation,
     groupBy,
@@ -227,14 +294,14 @@ export const run: Command = async (argv) => {
     out: process.stdout,
   });
   console.log(`\n${report.text}`);
-  const overrunMs = report.durationMs - options.timeBudgetMs;
-  console.log(`time: ${formatDuration(report.durationMs)} of a ${formatDuration(options.timeBudgetMs)} budget${overrunMs > 0 ? ` (${formatDuration(overrunMs)} over; ${formatDuration(allowedOverrunMs(options.timeBudgetMs))} allowed${overrunMs > allowedOverrunMs(options.timeBudgetMs) ? ': the budget did NOT hold' : ''})` : ''}`);
+  console.log(timeLine(report.durationMs, options.timeBudgetMs));
   if (values.junit !== undefined) console.log(`\nJUnit report: ${path.resolve(values.junit)}`);
   let reportError: string | undefined;
   if (values.report !== undefined) {
     try {
       const page = await writeGateReport(path.resolve(values.report), {
-        rows: report.rows, failures: report.failures, durationMs: report.durationMs, mode, seed, target: target.name, timeBudgetMs: budgetS * 1000,
+        rows: report.rows, failures: report.failures, durationMs: report.durationMs, mode, seed, target: target.name, ...(budgetS !== undefined ? { timeBudgetMs: budgetS * 1000 } : {}),
+        ...(cases ? { workBudget: workBudgetOption(cases) } : {}),
         ...(driver ? { driver } : {}),
         ...(values.variant !== undefined ? { variant: values.variant } : {}),
         ...(report.cluster ? { cluster: report.cluster } : {}),

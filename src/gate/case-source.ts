@@ -1,13 +1,13 @@
 // What the one gate loop (gate.ts) asks of the cases it runs: a case source is the suites of one
 // disk (single-disk-source.ts) or the cut kinds of a cluster (cluster-source.ts). The loop owns the
 // budget and its phases, the daemon, the distinct failures, and the report (floor, verdict, JUnit,
-// summary); a source owns its rows, decides its next unit of work within its turn (a scenario, a
-// suite's turn, a cluster workload) from the time left and what its floor still owes, and says
-// its figures for the report.
+// summary); a source owns its rows, decides its next unit of work (a scenario, a suite's input, a
+// cluster workload) from its budget (the time left, or the work left) and what its
+// floor still owes, and says its figures for the report.
 import type { TempDaemon } from '../harness/daemon-process.js';
 import type { Target } from '../harness/target.js';
 import type { GateRow } from '../report/gate-results.js';
-import type { Budget } from './budget.js';
+import type { Budget, WorkBudget } from './budget.js';
 import type { ClusterCoverage } from './cluster-coverage.js';
 import type { DaemonFixture } from './daemon-fixture.js';
 import type { FailureRegistry } from './failure-registry.js';
@@ -51,8 +51,9 @@ export interface CaseSource {
   /** What a row must reach for a pass (floor.ts). */
   floorOf(row: GateRow): readonly FloorRequirement[];
   /**
-   * Its next unit of work, or undefined when it has none for the time left: past judging's share it
-   * still gives what its floor owes (a suite, or a cut kind, with no case yet), then no more.
+   * Its next unit of work, or undefined when it has none for the budget left: under a time budget,
+   * past judging's share it still gives what its floor owes (a suite, or a cut kind, with no case
+   * yet), then no more; under a work budget, the inputs it asks, then no more.
    */
   next(): GateUnit | undefined;
   /** Stops what it started besides the daemon (every path out of the run, before the daemon stops). */
@@ -61,4 +62,12 @@ export interface CaseSource {
   steered(): { inputs: number; of: number };
   /** A cluster's coverage per cut kind and per node, for the summary and the report. */
   clusterCoverage(): ClusterCoverage | undefined;
+  /**
+   * Its work so far: inputs (a cluster: workloads) started; how many of them were recorded with
+   * concurrent steps (their interleaving is a sample); the work budget that runs the same inputs
+   * again on any machine; and, under a work budget, how many inputs it asks (for the progress line).
+   */
+  work(): { inputs: number; interleaved: number; repeat: WorkBudget; of?: number };
+  /** One disk: each suite's inputs and the judging time they used (its share, for the summary). */
+  judgingShares?(): { name: string; inputs: number; usedMs: number }[];
 }

@@ -10,22 +10,29 @@ export interface ShrunkSteps<T> {
   steps: T[];
   /** Candidates recorded and judged. */
   tried: number;
-  /** The time ran out before the search ended. */
+  /** The bound (its time, or its candidates) was reached before the search ended. */
   cutShort: boolean;
 }
 
+/** A shrink's bound: a time (Date.now() ms) under a time budget, a number of candidates under a work budget. */
+export interface ShrinkBound {
+  endsAtMs: number;
+  maxCandidates?: number;
+}
+
 /**
- * The smallest subsequence of `steps` (order kept) that `fails` says still fails, by ddmin, until
- * `endsAtMs`. `fails(steps)` is taken to hold (the caller saw it); an empty workload is not tried.
+ * The smallest subsequence of `steps` (order kept) that `fails` says still fails, by ddmin, within
+ * `bound`. `fails(steps)` is taken to hold (the caller saw it); an empty workload is not tried.
  */
-export async function shrinkSteps<T>(steps: readonly T[], fails: (subset: readonly T[]) => Promise<boolean>, endsAtMs: number, now: () => number = Date.now): Promise<ShrunkSteps<T>> {
+export async function shrinkSteps<T>(steps: readonly T[], fails: (subset: readonly T[]) => Promise<boolean>, bound: ShrinkBound, now: () => number = Date.now, triedBefore = 0): Promise<ShrunkSteps<T>> {
   let best = [...steps];
   let tried = 0;
   let cutShort = false;
   try {
     await ddmin(steps, async (subset) => {
       if (subset.length === 0) return false;
-      if (now() >= endsAtMs) throw new BudgetSpent('the shrink\'s time');
+      if (bound.endsAtMs !== Infinity && now() >= bound.endsAtMs) throw new BudgetSpent('the shrink\'s time');
+      if (triedBefore + tried >= (bound.maxCandidates ?? Infinity)) throw new BudgetSpent(`${bound.maxCandidates} candidates`);
       tried++;
       const failed = await fails(subset);
       if (failed && subset.length < best.length) best = [...subset];
@@ -46,15 +53,15 @@ export interface ShrunkLive<T, P> extends ShrunkSteps<T> {
 
 /**
  * A live cut's case shrunk: first without its pause (fewer live events), then its steps by ddmin
- * (shrinkSteps), each candidate run by `fails` with the pause kept or not, until `endsAtMs`.
+ * (shrinkSteps), each candidate run by `fails` with the pause kept or not, within `bound`.
  */
-export async function shrinkLiveCase<T, P>(steps: readonly T[], pause: P | undefined, fails: (steps: readonly T[], pause: P | undefined) => Promise<boolean>, endsAtMs: number, now: () => number = Date.now): Promise<ShrunkLive<T, P>> {
+export async function shrinkLiveCase<T, P>(steps: readonly T[], pause: P | undefined, fails: (steps: readonly T[], pause: P | undefined) => Promise<boolean>, bound: ShrinkBound, now: () => number = Date.now): Promise<ShrunkLive<T, P>> {
   let kept = pause;
   let tried = 0;
-  if (pause !== undefined && now() < endsAtMs) {
+  if (pause !== undefined && (bound.endsAtMs === Infinity || now() < bound.endsAtMs) && (bound.maxCandidates ?? Infinity) > 0) {
     tried++;
     if (await fails(steps, undefined)) kept = undefined;
   }
-  const small = steps.length < 2 ? { steps: [...steps], tried: 0, cutShort: false } : await shrinkSteps(steps, (s) => fails(s, kept), endsAtMs, now);
+  const small = steps.length < 2 ? { steps: [...steps], tried: 0, cutShort: false } : await shrinkSteps(steps, (s) => fails(s, kept), bound, now, tried);
   return { ...small, tried: tried + small.tried, pause: kept, pauseDropped: pause !== undefined && kept === undefined };
 }

@@ -2,8 +2,10 @@
 // (case-source.ts): seeded generated workloads, each a unit, recorded once on one daemon serving a
 // mount per node; per workload, its coordinated and mixed crash states of the kinds asked (spread
 // over the run, the kinds in turn, recovered in the parallel slots of the ClusterStatePool, within
-// the budget), then a live cut of each kind at a seeded request and seeded nodes, restarted while
-// the run goes on. One row per cut kind; the floor asks each kind for a judged case. A workload's
+// the budget; under a work budget every state within the caps), then a live cut of each kind at a
+// seeded request and seeded nodes, restarted while the run goes on. A work budget (--cases N) runs
+// N workloads, each in full, with no time bound anywhere: the same work on any machine; what it
+// finds is a sample, since each recording of several nodes interleaves anew. One row per cut kind; the floor asks each kind for a judged case. A workload's
 // failing states get their causes searched once all its states are judged (cluster-cause.ts, within
 // the causes' share; a cause is named only when its proof holds on them), and group by cause; the
 // rest, and live cuts, by check, cut kind and nodes. Each group gets an artifact: a state's with its
@@ -18,8 +20,9 @@ import type { CrashStateInfo, StatePolicy } from '../../fusefs/crash-states.js';
 import { nodeCountOf } from '../targets/index.js';
 import { crashInputArb, mutantInputArb } from '../../properties/crash-property.js';
 import { replayOf, writeCause, writeClusterArtifact, writeRecording, type ClusterArtifactCase } from '../harness/artifacts.js';
-import { DEFAULT_SEARCH_BOUND, type Cause } from '../harness/cause/cause.js';
+import { DEFAULT_SEARCH_BOUND, type Cause, type SearchBound } from '../harness/cause/cause.js';
 import { KnownCauses } from '../harness/cause/known-causes.js';
+import { EXPLAIN_BOUNDS } from '../harness/exhaustive/explain.js';
 import { explainClusterRun, type JudgedClusterState } from '../harness/cluster/cluster-cause.js';
 import { CLUSTER_STATE_SLOTS, ClusterStatePool, ClusterStateError, type ClusterStateVerdict } from '../harness/cluster/cluster-pool.js';
 import { runClusterCase, type ClusterInput } from '../harness/cluster/cluster-run.js';
@@ -40,9 +43,9 @@ import { StateTurns } from '../harness/cluster/state-turns.js';
 import { CLUSTER_LOSE_UNSYNCED_SHARE, countCut, countRequests, emptyClusterCoverage, kindFloor, kindShareFloor, type ClusterCoverage } from './cluster-coverage.js';
 import { cutSizes, DEFAULT_NODES_CUT, describeClusterCut, KIND_ROW, kindOfCut, kindsAsked, seededRandom, spreadOrder, type CutKind } from './cluster-kinds.js';
 import { statesUnder, type FloorRequirement } from './floor.js';
-import { shrinkLiveCase, shrinkSteps } from './cluster-shrink.js';
+import { shrinkLiveCase, shrinkSteps, type ShrinkBound } from './cluster-shrink.js';
 import { Steering } from './steering.js';
-import { MAX_SHRINK_MS, MIN_SHRINK_MS } from './phases.js';
+import { MAX_SHRINK_INPUTS, MAX_SHRINK_MS, MIN_SHRINK_MS } from './phases.js';
 import { spreadEvenly } from '../../fusefs/model/spread.js';
 import { nextWorkload } from './scheduler.js';
 import { roundSeed } from './suites.js';
@@ -141,6 +144,9 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
   const owedUnder = (k: CutKind, p: StatePolicy) => policies.length > 1 && (rows.get(k)!.coverage.policies[p]?.states ?? 0) === 0;
   const owesAny = (k: CutKind) => owed(k) || policies.some((p) => owedUnder(k, p));
   let stopped = false;
+  // Under a work budget a cause search is bounded by its probes, and a recording's by its searches, never by time.
+  const searchBound: SearchBound = budget.untimed ? { maxProbes: DEFAULT_SEARCH_BOUND.maxProbes } : DEFAULT_SEARCH_BOUND;
+  const maxSearches = budget.untimed ? EXPLAIN_BOUNDS.maxSearches : Infinity;
 
   /** A failure of the tool: the row says so, and a fresh daemon serves what follows (none, or the MAX_ERRORS-th failure: the run ends). */
   const toolFailed = async (row: GateRow, what: string, err: unknown): Promise<void> => {
@@ -263,16 +269,15 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
    */
   const shrinkState = async (key: string, kind: CutKind, input: ClusterInput): Promise<void> => {
     const group = distinct.get(key);
-    const shrinkMs = Math.min(MAX_SHRINK_MS, phases.leftMs('shrink'));
-    if (!group || shrinkMs < MIN_SHRINK_MS || input.workload.steps.length < 2) return;
+    const bound = shrinkBound(0);
+    if (!group || !bound || input.workload.steps.length < 2) return;
     const row = rows.get(kind)!;
     const daemon = daemons.current;
-    const endsAtMs = Date.now() + shrinkMs;
     const candidate = (steps: readonly Step[]) => withSteps(input, steps);
     const record = (c: ClusterInput) => recordCluster(daemon.daemon, target, c, o.caps?.maxStates ?? 1_000, timeouts, policies);
     ctx.doing(`shrinking ${group.title}`);
     await within(phases.share('shrink'), async () => {
-      const small = await shrinkSteps(input.workload.steps, async (steps) => (await sameFailureIn(await record(candidate(steps)), daemon, kind, group.checks)) !== undefined, endsAtMs);
+      const small = await shrinkSteps(input.workload.steps, async (steps) => (await sameFailureIn(await record(candidate(steps)), daemon, kind, group.checks)) !== undefined, bound);
       if (small.steps.length === input.workload.steps.length) return;
       const smaller = candidate(small.steps);
       const rec = await record(smaller);
@@ -282,15 +287,26 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
       let cause: Cause | undefined;
       if (group.cause && group.cause.kind !== 'not-isolated' && o.groupBy !== 'signature') {
         const judged: JudgedClusterState = { state: v.state, violations: v.violations, drain: v.runs[v.runs.length - 1] };
-        cause = (await explainClusterRun({ daemon: daemon.daemon, target, input: smaller, recorded: rec.recorded, timeouts }, [judged], phases.deadlineMs('shrink'), DEFAULT_SEARCH_BOUND, known)).get(judged);
+        cause = (await explainClusterRun({ daemon: daemon.daemon, target, input: smaller, recorded: rec.recorded, timeouts }, [judged], phases.deadlineMs('shrink'), searchBound, { known })).get(judged);
         if (cause?.key !== key) return;
       }
       const { c, judged } = stateArtifact(rec, v);
       // An unnamed group's search ran on the first case, not on this one: its artifact says no cause.
       if (await replaceArtifact(key, row, c, judged, (dir) => daemon.daemon.client.stateImage(v.state.id, dir), cause, recordingOf(rec, daemon))) {
-        ctx.log(`${row.name}: shrank "${group.title}" from ${input.workload.steps.length} steps to ${small.steps.length} (${small.tried} candidates${small.cutShort ? ', cut short by the shrink\'s time' : ''})`);
+        ctx.log(`${row.name}: shrank "${group.title}" from ${input.workload.steps.length} steps to ${small.steps.length} (${small.tried} candidates${small.cutShort ? `, cut short by the shrink's ${budget.untimed ? 'bound of candidates' : 'time'}` : ''})`);
       }
     });
+  };
+
+  /**
+   * A new failure's shrink bound: within the shrink phase's share (at most MAX_SHRINK_MS, a
+   * candidate as long as `candidateMs` must fit), or under a work budget MAX_SHRINK_INPUTS candidates;
+   * undefined when the share left holds none.
+   */
+  const shrinkBound = (candidateMs: number): ShrinkBound | undefined => {
+    if (budget.untimed) return { endsAtMs: Infinity, maxCandidates: MAX_SHRINK_INPUTS };
+    const shrinkMs = Math.min(MAX_SHRINK_MS, phases.leftMs('shrink'));
+    return shrinkMs < Math.max(MIN_SHRINK_MS, candidateMs) ? undefined : { endsAtMs: Date.now() + shrinkMs - candidateMs };
   };
 
   /** The case with only `steps` of its workload (fitted to its settings, as every workload is): a shrink candidate. */
@@ -318,11 +334,10 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
    */
   const shrinkLive = async (key: string, kind: CutKind, c: ClusterArtifactCase, input: ClusterInput, daemon: TempDaemon, runMs: number): Promise<void> => {
     const group = distinct.get(key);
-    const shrinkMs = Math.min(MAX_SHRINK_MS, phases.leftMs('shrink'));
     // A candidate starts only when a run as long as the first one still ends within the share.
-    if (!group || shrinkMs < Math.max(MIN_SHRINK_MS, runMs) || (input.workload.steps.length < 2 && !c.pause)) return;
+    const bound = shrinkBound(runMs);
+    if (!group || !bound || (input.workload.steps.length < 2 && !c.pause)) return;
     const row = rows.get(kind)!;
-    const endsAtMs = Date.now() + shrinkMs - runMs;
     let best: { c: ClusterArtifactCase; judged: ClusterJudged; atCut: string } | undefined;
     const fails = async (steps: readonly Step[], pause: NodePause | undefined): Promise<boolean> => {
       const smaller = withSteps(input, steps);
@@ -345,12 +360,12 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
     ctx.doing(`shrinking ${group.title}`);
     try {
       await within(phases.share('shrink'), async () => {
-        const small = await shrinkLiveCase(input.workload.steps, c.pause, fails, endsAtMs);
+        const small = await shrinkLiveCase(input.workload.steps, c.pause, fails, bound);
         const fewerSteps = small.steps.length < input.workload.steps.length;
         if (!best || (!fewerSteps && !small.pauseDropped)) return;
         const how = [...(small.pauseDropped ? ['without its pause'] : []), ...(fewerSteps ? [`from ${input.workload.steps.length} steps to ${small.steps.length}`] : [])].join(', then ');
         const images = existsSync(path.join(best.atCut, 'cut-0-after-crash')) ? best.atCut : undefined;
-        if (await replaceArtifact(key, row, best.c, best.judged, images, undefined)) ctx.log(`${row.name}: shrank "${group.title}" ${how} (${small.tried} candidates${small.cutShort ? ', cut short by the shrink\'s time' : ''}; each a live run, a sample)`);
+        if (await replaceArtifact(key, row, best.c, best.judged, images, undefined)) ctx.log(`${row.name}: shrank "${group.title}" ${how} (${small.tried} candidates${small.cutShort ? `, cut short by the shrink's ${budget.untimed ? 'bound of candidates' : 'time'}` : ''}; each a live run, a sample)`);
       });
     } finally {
       if (best) await rm(best.atCut, { recursive: true, force: true });
@@ -365,7 +380,7 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
     if (o.groupBy === 'signature' || !judged.some((j) => j.violations.length > 0)) return new Map();
     try {
       ctx.doing(`searching the causes of ${judged.filter((j) => j.violations.length > 0).length} failing crash states`);
-      return await within(phases.share('causes'), () => explainClusterRun({ daemon: daemon.daemon, target, input: rec.input, recorded: rec.recorded, timeouts }, judged, phases.deadlineMs('causes'), DEFAULT_SEARCH_BOUND, known));
+      return await within(phases.share('causes'), () => explainClusterRun({ daemon: daemon.daemon, target, input: rec.input, recorded: rec.recorded, timeouts }, judged, phases.deadlineMs('causes'), searchBound, { known, maxSearches }));
     } catch (err) {
       row.errors.push(`searching the causes of a workload's failing states failed (the failures stand, without their causes): ${err instanceof Error ? err.message : String(err)}`);
       return new Map();
@@ -449,7 +464,7 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
   let recordings = 0;
   /** The longest recording of a workload so far: what the next one is expected to take before its first state. */
   let longestRecordMs = 0;
-  const pool = new ClusterStatePool(target, nodes, target.clusterStateSlots ?? CLUSTER_STATE_SLOTS, timeouts);
+  const pool = new ClusterStatePool(target, nodes, o.slots ?? target.clusterStateSlots ?? CLUSTER_STATE_SLOTS, timeouts);
 
   /** Workload `input`: recorded, its crash states judged for its slice of the budget, their causes searched, then its live cuts. */
   const workload = async (input: number): Promise<void> => {
@@ -479,12 +494,36 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
     cov.statesCapped += rec.capped;
     countRequests(cov, rec.recorded.trace);
     if (rec.capped > 0) for (const r of rows.values()) if (!r.capsHit.includes('max-states')) r.capsHit.push('max-states');
+    const { longestRecoveryMs } = await judgeRecording(rec, clusterInput, input, recordMs);
+    // Live: each kind's cuts at seeded requests and nodes, each only when the budget still holds one
+    // (or its kind is still owed a case): the states' slice kept their time, but states owed to the
+    // floor and the causes may have spent it. A work budget cuts every one.
+    const liveCostMs = liveCutCostMs(recordMs, longestRecoveryMs);
+    for (let i = 0; i < liveCuts && !stopped; i++) {
+      for (const kind of asked.filter((k) => LIVE_KINDS.includes(k))) {
+        if (stopped) break;
+        if (budget.leftMs() < liveCostMs && !owed(kind)) {
+          ctx.log(`${rows.get(kind)!.name}: no live cut of workload ${input + 1}: ${(budget.leftMs() / 1000).toFixed(1)} s of the budget left, and one takes about ${(liveCostMs / 1000).toFixed(1)} s`);
+          continue;
+        }
+        await liveCut(clusterInput, kind, rec.recorded.trace.length, openedAfter(rec), roundSeed(o.seed, 1, input * 97 + i), daemons.current);
+      }
+    }
+  };
 
+  /**
+   * A recording's crash states judged in the pool's slots (the kinds in turn; under a time budget for
+   * its slice, under a work budget all of them), then counted, their causes searched and their
+   * failures kept, in the order they were handed out (never the order the slots finished in), then
+   * its new failures shrunk.
+   */
+  const judgeRecording = async (rec: ClusterRecording, clusterInput: ClusterInput, input: number, recordMs: number): Promise<{ longestRecoveryMs: number | undefined }> => {
     // Offline: the kinds in turn, each kind's states in spread order, for this workload's slice of
     // the budget (leaving room for its live cuts), so each kind gets its first state early.
     const liveKinds = liveCuts > 0 ? asked.filter((k) => LIVE_KINDS.includes(k)).length : 0;
     const slice = Math.min(MAX_STATES_SLICE_MS, budget.leftMs() - liveKinds * liveCuts * liveCutCostMs(recordMs, undefined) - 500);
-    const sliceEndsMs = Date.now() + Math.max(0, slice);
+    // A work budget judges every state within the caps: no slice.
+    const sliceEndsMs = budget.untimed ? Infinity : Date.now() + Math.max(0, slice);
     // Each kind's states: its policies in turn, each policy's states in spread order.
     const byKind = asked.map((k) => interleave(policies.map((p) => spreadOrder(rec.states.filter((s) => s.id.policy === p && kindOfCut(asked, s.id.nodes, nodes) === k), random))));
     // What each kind listed under lose-unsynced, for the summary's judged / listed per kind.
@@ -498,7 +537,10 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
     const inFlight = asked.map(() => 0);
     const inFlightUnder = asked.map(() => new Map<StatePolicy, number>());
     const kindOfState = new Map<CrashStateInfo, number>();
+    /** Each state handed out, by its place in the turns: the order its verdict is counted and kept in. */
+    const handedOut = new Map<CrashStateInfo, number>();
     let longestRecoveryMs: number | undefined;
+    const verdicts: ClusterStateVerdict[] = [];
     const judgedHere: (JudgedClusterState & { verdict: ClusterStateVerdict; kind: CutKind })[] = [];
     const pastSlice = () => Date.now() >= sliceEndsMs || budget.leftMs() < MIN_STATE_MS;
     // Owed and nothing in a slot that pays it: a kind's case, or its state under policy p (any policy when p is not given).
@@ -518,6 +560,7 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
       inFlight[t.kind]++;
       inFlightUnder[t.kind].set(t.state.id.policy, (inFlightUnder[t.kind].get(t.state.id.policy) ?? 0) + 1);
       kindOfState.set(t.state, t.kind);
+      handedOut.set(t.state, handedOut.size);
       ctx.doing(`${KIND_ROW[asked[t.kind]]}: crash state after request ${t.state.id.afterOp} of workload ${input + 1} (${pool.size} slots)`);
       return t.state;
     };
@@ -526,20 +569,24 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
     // bound, stretched for the slots, past the budget (seen: NATS R3, 16-19 s over a 60 s budget).
     const abandonAtMs = phases.deadlineMs('record+judge');
     try {
+      // A verdict stays "in flight" for the floor until it is counted below, in the order handed out.
       await pool.judge(recordedOn.daemon, rec, next, async (v) => {
-        const j = kindOfState.get(v.state);
-        if (j === undefined) throw new Error(`invariant: a judged state was handed out by the turns (state after request ${v.state.id.afterOp})`);
+        if (kindOfState.get(v.state) === undefined) throw new Error(`invariant: a judged state was handed out by the turns (state after request ${v.state.id.afterOp})`);
+        // --stop-on-first: no state is handed out after a failure; those in slots are judged, and
+        // only the first failure in the order handed out is counted below.
+        if (o.stopOnFirst && v.violations.length > 0) stopped = true;
+        if (!v.shared) longestRecoveryMs = Math.max(longestRecoveryMs ?? 0, v.recoverMs);
+        verdicts.push(v);
+      }, abandonAtMs);
+      verdicts.sort((a, b) => handedOut.get(a.state)! - handedOut.get(b.state)!);
+      const firstFailing = verdicts.findIndex((v) => v.violations.length > 0);
+      for (const v of o.stopOnFirst && firstFailing >= 0 ? verdicts.slice(0, firstFailing + 1) : verdicts) {
+        const j = kindOfState.get(v.state)!;
         inFlight[j]--;
         inFlightUnder[j].set(v.state.id.policy, inFlightUnder[j].get(v.state.id.policy)! - 1);
-        // --stop-on-first: the states other slots held when the first failure came are left
-        // uncounted, so the run reports that one failure and no later one.
-        if (stopped && o.stopOnFirst) return;
-        // Set here, before the awaits of its artifact, so a verdict coming meanwhile is left out too.
-        if (o.stopOnFirst && v.violations.length > 0) stopped = true;
         stateJudged(v, asked[j]);
-        if (!v.shared) longestRecoveryMs = Math.max(longestRecoveryMs ?? 0, v.recoverMs);
         judgedHere.push({ state: v.state, violations: v.violations, drain: v.runs[v.runs.length - 1], verdict: v, kind: asked[j] });
-      }, abandonAtMs);
+      }
       // The failing states with their causes, once every state of the recording judged here is in (a proof judges them all).
       const causes = await causesOf(rec, judgedHere, recordedOn, rows.get(asked[0])!);
       const newGroups: { key: string; kind: CutKind }[] = [];
@@ -564,20 +611,7 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
       const what = err instanceof ClusterStateError ? `recovering ${describeClusterCut('state', err.state.id.nodes)} after request ${err.state.id.afterOp}` : `judging workload ${input + 1}'s crash states`;
       await toolFailed(row, what, err instanceof ClusterStateError ? err.reason : err);
     }
-    // Live: each kind's cuts at seeded requests and nodes, each only when the budget still holds one
-    // (or its kind is still owed a case): the states' slice kept their time, but states owed to the
-    // floor and the causes may have spent it.
-    const liveCostMs = liveCutCostMs(recordMs, longestRecoveryMs);
-    for (let i = 0; i < liveCuts && !stopped; i++) {
-      for (const kind of asked.filter((k) => LIVE_KINDS.includes(k))) {
-        if (stopped) break;
-        if (budget.leftMs() < liveCostMs && !owed(kind)) {
-          ctx.log(`${rows.get(kind)!.name}: no live cut of workload ${input + 1}: ${(budget.leftMs() / 1000).toFixed(1)} s of the budget left, and one takes about ${(liveCostMs / 1000).toFixed(1)} s`);
-          continue;
-        }
-        await liveCut(clusterInput, kind, rec.recorded.trace.length, openedAfter(rec), roundSeed(o.seed, 1, input * 97 + i), daemons.current);
-      }
-    }
+    return { longestRecoveryMs };
   };
 
   let inputs = 0;
@@ -592,6 +626,13 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
     floorOf: (row) => floors.get(row) ?? [],
     next() {
       if (stopped) return undefined;
+      if (o.cases) {
+        // A work budget: its workloads, each in full, whatever the time.
+        if (!('total' in o.cases)) throw new Error('invariant: a cluster gate\'s work budget is a number of workloads');
+        if (inputs >= o.cases.total) return undefined;
+        const input = inputs++;
+        return () => workload(input);
+      }
       // Past the budget, one more workload runs only for kinds still owed a case (the floor); never a second.
       // A workload fits while judging's time (the budget less what the causes of its failures and
       // the artifacts keep back) holds its recording (the longest so far) and a state; its states and
@@ -605,6 +646,8 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
     },
     stop: () => pool.stop(),
     steered: () => ({ inputs: steering.steered, of: recordings }),
+    // Every recording of several nodes interleaves anew: all of them are a sample.
+    work: () => ({ inputs, interleaved: inputs, repeat: o.cases ?? { total: inputs }, ...(o.cases && 'total' in o.cases ? { of: o.cases.total } : {}) }),
     clusterCoverage() {
       // Each kind's listed states are counted on its row: the coverage (summary, --json, index.html) says them per kind too.
       for (const [kind, row] of rows) cov.perKind[kind]!.listed = row.coverage.policies['lose-unsynced']?.listed ?? 0;

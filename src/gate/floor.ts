@@ -89,11 +89,13 @@ export const SCENARIO_FLOOR: FloorRequirement[] = [
   { what: 'faults fired', figure: (r) => r.coverage.faultsFired, min: (r) => r.coverage.faultCases, raise: 'fix the scenario: its fault never fires' },
 ];
 
-export function checkFloor(rows: readonly { row: GateRow; floor: readonly FloorRequirement[] }[]): FloorCheck[] {
+/** Judges each row's floor; under a work budget (`work`) what raises a figure is --cases, not --time-budget. */
+export function checkFloor(rows: readonly { row: GateRow; floor: readonly FloorRequirement[] }[], work = false): FloorCheck[] {
   return rows.flatMap(({ row, floor }) => floor.map((q) => {
     const figure = q.figure(row);
     const min = q.min(row);
-    return { row: row.name, kind: row.kind, what: q.what, figure, min, met: figure >= min, raise: q.raise, ...(q.of ? { of: q.of.figure(row), share: q.of.share } : {}) };
+    const raise = work ? q.raise.replace('--time-budget', '--cases') : q.raise;
+    return { row: row.name, kind: row.kind, what: q.what, figure, min, met: figure >= min, raise, ...(q.of ? { of: q.of.figure(row), share: q.of.share } : {}) };
   }));
 }
 

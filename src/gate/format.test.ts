@@ -19,7 +19,7 @@ const fail: GateRow = {
   name: 'atomic-file/sync',
   kind: 'suite',
   cases: 42,
-  coverage: cov({ cases: 42, intervals: 50, intervalsChecked: 40, policies: { 'lose-unsynced': { states: 30, listed: 0, cuts: 0, landed: 0, intervalsChecked: 50 }, torn: { states: 12, listed: 0, cuts: 0, landed: 0, intervalsChecked: 40 } }, states: 42, events: { rolls: 3, purges: 1 } }),
+  coverage: cov({ cases: 42, intervals: 50, intervalsChecked: 40, policies: { 'lose-unsynced': { states: 30, listed: 0, cuts: 0, landed: 0, intervalsChecked: 50, intervalsReached: 50 }, torn: { states: 12, listed: 0, cuts: 0, landed: 0, intervalsChecked: 40, intervalsReached: 45 } }, states: 42, events: { rolls: 3, purges: 1 } }),
   violations: 1,
   durationMs: 61_000,
   failure: { messages: ['at-least-once: seq 3 <lost> & "gone"'], seed: 17, path: '0:1', artifactDir: '/a/b', replay: 'node cli.js replay /a/b' },
@@ -39,7 +39,7 @@ describe('budget', () => {
     expect([b.leftMs(), b.expired(), b.elapsedMs()]).toEqual([0, true, 13_000]);
   });
   it('rejects a budget that is not positive', () => {
-    expect(() => new Budget(0)).toThrow(/totalMs must be a positive number, got 0/);
+    expect(() => new Budget(0)).toThrow(/totalMs must be a positive number \(Infinity under a work budget\), got 0/);
   });
   it('formats clocks and durations', () => {
     expect([formatClock(125_999), formatClock(-5), formatDuration(612), formatDuration(61_000)]).toEqual(['2:05', '0:00', '0.6 s', '1:01']);
@@ -61,9 +61,10 @@ describe('summary table', () => {
     expect(end(lines[2], ' 1 ')).toBe(end(lines[3], '42 '));
   });
   it('prints the coverage counts: cuts that landed, torn writes kept in part, intervals and states, rolls and purges', () => {
-    expect(text).toContain('coverage: 43 cases, cuts landed 1/1, torn cuts 13 (partial writes kept 1), intervals checked 40/50 (lose-unsynced 50/50, torn 40/50), crash states 42, purges 1, rolls 3');
+    // Checked in full: every state listed judged; with a state judged: any (a torn interval offers more than the caps list).
+    expect(text).toContain('coverage: 43 cases, cuts landed 1/1, torn cuts 13 (partial writes kept 1), intervals checked in full 40/50 (lose-unsynced 50/50, torn 40/50), intervals with a state judged (lose-unsynced 50/50, torn 45/50), crash states 42, purges 1, rolls 3');
     expect(text).toMatch(/crash states per minute: \d+/);
-    expect(text).toContain('  atomic-file/sync: 42 cases, torn cuts 12 (partial writes kept 0), intervals checked 40/50 (lose-unsynced 50/50, torn 40/50)');
+    expect(text).toContain('  atomic-file/sync: 42 cases, torn cuts 12 (partial writes kept 0), intervals checked in full 40/50 (lose-unsynced 50/50, torn 40/50), intervals with a state judged (lose-unsynced 50/50, torn 45/50)');
     expect(text).toContain('; caps hit: maxStates 400');
     expect(text).toContain('caps left crash states out (raise them with --max-states');
   });

@@ -46,6 +46,7 @@ function fakeSource(events: Event[], units: ((ctx: GateContext, rows: GateRow[])
       stop: async () => { events.push('source stop'); },
       steered: () => ({ inputs: 0, of: 0 }),
       clusterCoverage: () => undefined,
+      work: () => ({ inputs: given, interleaved: 0, repeat: { total: given } }),
     };
   };
 }
@@ -80,6 +81,19 @@ describe('the gate loop (runCases)', () => {
     expect(report.phases?.map((p) => p.phase)).toEqual(['record+judge', 'causes', 'shrink', 'artifacts']);
     expect(report.cluster).toBeUndefined();
     expect(await readFile(o.junitFile!, 'utf8')).toMatch(/name="b"/);
+    // What runs the same inputs again on any machine.
+    expect(report.text).toMatch(/^same verdict on any machine: --seed 1 --cases 3 \(the 3 inputs this run started, each judged in full\)$/m);
+  });
+
+  it('under a work budget has no time shares and says so, and the floor names --cases as what raises it', async () => {
+    const events: Event[] = [];
+    const { timeBudgetMs: _, ...o } = await options(events);
+    const report = await runCases({ ...o, cases: { total: 1 } }, target, fakeSource(events, [judge(0)]));
+    expect(report.text).toMatch(/^phases: record\+judge \d+\.\d s, causes 0\.0 s, shrink 0\.0 s, artifacts \d+\.\d s \(a work budget: no time shares, each phase bounded by counts\)$/m);
+    expect(report.phases?.every((p) => p.shareMs === undefined)).toBe(true);
+    expect(report.floor.filter((c) => !c.met).map((c) => c.raise)).toEqual(['raise --cases']);
+    expect(report.text).toMatch(/^same verdict on any machine: --seed 1 --cases 1 \(this work budget\)$/m);
+    await expect(runCases({ ...o, cases: { total: 1 }, timeBudgetMs: 1_000 }, target, fakeSource([], []))).rejects.toThrow(/invariant: a gate has a time budget or a work budget, not both/);
   });
 
   it('is below the floor (exit 4) when a row judged nothing, naming it', async () => {

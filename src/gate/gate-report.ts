@@ -9,14 +9,20 @@ import type { DistinctFailure, GateRow } from '../report/gate-results.js';
 import type { ClusterCoverage } from './cluster-coverage.js';
 import type { NodesCutChoice } from './cluster-kinds.js';
 import type { FloorCheck } from './floor.js';
+import type { WorkBudget } from './budget.js';
 import type { PhaseUse } from './phases.js';
 import type { ProgressOutput } from './progress.js';
 import type { Steering } from './steering.js';
 import type { GateMode } from './suites.js';
 
 export interface GateOptions {
-  timeBudgetMs: number;
+  /** The time budget; without one, `cases` is the gate's budget (one of the two is given). */
+  timeBudgetMs?: number;
+  /** A work budget instead of a time budget (budget.ts): the same work, and on one disk the same verdict, on any machine. */
+  cases?: WorkBudget;
   seed: number;
+  /** States recovered at once (one disk: native recovery slots; a cluster: cluster state slots); default the target's. */
+  slots?: number;
   /** Target name (default: the built-in queue). */
   target?: string;
   /** An external driver instead of a registered target. */
@@ -79,6 +85,21 @@ export interface GateReport {
   driverNetwork?: DriverNetwork;
   /** A driver's starting state (its setup run), not tested: its size; null when the driver has none; absent for a built-in target. */
   startingState?: StartingState | null;
+  /**
+   * The work budget that runs this run's inputs again, each judged in full, on any machine: under a
+   * work budget, the one asked; under a time budget, each suite's inputs (a cluster: its workloads).
+   */
+  repeat: WorkBudget;
+  /** Inputs recorded with concurrent steps (their interleaving is a sample: docs/gate.md, "Work budgets"); a cluster: every workload. */
+  interleaved: number;
+  /** Suite inputs (a cluster: workloads) run. */
+  inputs: number;
+}
+
+/** The time budget of these options, Infinity under a work budget (budget.ts Budget); an invariant names a run given both or neither. */
+export function timeBudgetOf(o: Pick<GateOptions, 'timeBudgetMs' | 'cases'>): number {
+  if ((o.timeBudgetMs === undefined) === (o.cases === undefined)) throw new Error(`invariant: a gate has a time budget or a work budget, not ${o.cases ? 'both' : 'neither'}`);
+  return o.timeBudgetMs ?? Infinity;
 }
 
 export type GroupBy = 'cause' | 'signature';

@@ -3,11 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { Budget } from './budget.js';
 import { formatPhases, Phases } from './phases.js';
 
-function clocked(totalMs: number) {
+function clocked(totalMs: number, failureFound = () => true) {
   let t = 1_000;
   const now = () => t;
   const budget = new Budget(totalMs, now);
-  return { phases: new Phases(budget, now), tick: (ms: number) => { t += ms; }, now };
+  return { phases: new Phases(budget, now, failureFound), tick: (ms: number) => { t += ms; }, now };
 }
 
 describe('the gate phases', () => {
@@ -20,6 +20,24 @@ describe('the gate phases', () => {
     expect(phases.leftMs('record+judge')).toBe(85_000);
     expect(phases.leftMs('causes')).toBe(20_000);
     expect(phases.leftMs('artifacts')).toBe(100_000);
+  });
+
+  it('gives judging the causes\' room back while no failure is found: a share no failure needs is judging\'s', () => {
+    let found = false;
+    const { phases } = clocked(100_000, () => found);
+    expect(phases.leftMs('record+judge')).toBe(95_000);
+    found = true;
+    expect(phases.leftMs('record+judge')).toBe(85_000);
+  });
+
+  it('under a work budget bounds no phase by time: every share is unbounded, and only the time used is counted', () => {
+    const { phases, tick } = clocked(Infinity);
+    for (const p of ['record+judge', 'causes', 'shrink', 'artifacts'] as const) expect([phases.leftMs(p), phases.deadlineMs(p)]).toEqual([Infinity, Infinity]);
+    const leave = phases.enter('causes');
+    tick(2_000);
+    leave();
+    expect(phases.uses().map((u) => [u.phase, u.shareMs, u.usedMs])).toEqual([['record+judge', undefined, 0], ['causes', undefined, 2_000], ['shrink', undefined, 0], ['artifacts', undefined, 0]]);
+    expect(formatPhases(phases.uses(), Infinity)).toBe('phases: record+judge 0.0 s, causes 2.0 s, shrink 0.0 s, artifacts 0.0 s (a work budget: no time shares, each phase bounded by counts)');
   });
 
   it('counts time to the innermost phase entered, and a phase past its share has no time left', () => {

@@ -3,7 +3,9 @@
 // artifacts. Phases nest (a run explains its failures while it is judged; a shrink explains its
 // inputs): time is counted to the innermost phase entered. Each phase but record+judge may use its
 // share at most; record+judge uses what is left, less the room kept for the causes of what it finds
-// last and for the artifacts, so every phase stops with what it has and the gate ends on time.
+// last (once it has found a failure: a share no failure needs goes back to judging) and for the
+// artifacts, so every phase stops with what it has and the gate ends on time. Under a work budget
+// no phase has a share: each is bounded by counts (budget.ts), and its time is only counted.
 import type { TimeShare } from '../harness/time-share.js';
 import { formatDuration, type Budget, type Clock } from './budget.js';
 
@@ -19,16 +21,22 @@ export type Phase = (typeof PHASES)[number];
 export const MAX_SHRINK_MS = 8_000;
 /** Below this much of the shrink phase's share no shrinking starts (a shrink step records and judges an input). */
 export const MIN_SHRINK_MS = 1_000;
+/**
+ * Under a work budget, shrinking one new distinct failure tries at most this many smaller inputs (a
+ * cluster: candidate workloads): each is recorded, judged and explained in full, a few seconds each
+ * (32 of the built-in queue's took 3:23), where a time budget's shrink stops at MAX_SHRINK_MS.
+ */
+export const MAX_SHRINK_INPUTS = 4;
 
 export const PHASE_SHARES: Readonly<Record<Exclude<Phase, 'record+judge'>, number>> = { causes: 0.2, shrink: 0.15, artifacts: 0.05 };
-/** Judging keeps at most this part of the budget free for the causes of the failures it finds last. */
+/** Once it has found a failure, judging keeps at most this part of the budget free for the causes of the failures it finds last. */
 export const CAUSES_RESERVE = 0.1;
 
 /** One phase's share and its time used, for the summary and the JSON result. */
 export interface PhaseUse {
   phase: Phase;
-  /** Its share of the budget (record+judge: what the others leave). */
-  shareMs: number;
+  /** Its share of the budget (record+judge: what the others leave); none under a work budget. */
+  shareMs?: number;
   usedMs: number;
 }
 
@@ -40,6 +48,8 @@ export class Phases {
   constructor(
     private readonly budget: Budget,
     private readonly now: Clock = Date.now,
+    /** Whether the run has found a failure yet: until then judging keeps no room for causes (a share no failure needs is judging's). */
+    private readonly failureFound: () => boolean = () => true,
   ) {
     this.sinceMs = now();
   }
@@ -55,13 +65,16 @@ export class Phases {
     return this.usedMs[phase] + (this.stack[this.stack.length - 1] === phase ? this.now() - this.sinceMs : 0);
   }
 
-  /** How long a phase may still run from now. */
+  /** How long a phase may still run from now (Infinity under a work budget: counts bound it). */
   leftMs(phase: Phase): number {
+    if (this.budget.untimed) return Infinity;
     const artifactsLeft = Math.max(0, this.shareMs('artifacts') - this.used('artifacts'));
     const budgetLeft = this.budget.leftMs();
     if (phase === 'artifacts') return budgetLeft;
-    // The others leave the artifacts' share unspent; judging also leaves room for the causes of what it finds last.
-    const causesRoom = Math.min(Math.max(0, this.shareMs('causes') - this.used('causes')), CAUSES_RESERVE * this.budget.totalMs);
+    // The others leave the artifacts' share unspent; judging also leaves room for the causes of what
+    // it finds last, once it has found something (a failure found in the last stretch of a passing
+    // run may then stay unexplained: the work budget the summary prints repeats the run in full).
+    const causesRoom = this.failureFound() ? Math.min(Math.max(0, this.shareMs('causes') - this.used('causes')), CAUSES_RESERVE * this.budget.totalMs) : 0;
     const free = Math.max(0, budgetLeft - artifactsLeft);
     if (phase === 'record+judge') return Math.max(0, free - causesRoom);
     return Math.max(0, Math.min(free, this.shareMs(phase) - this.used(phase)));
@@ -90,9 +103,9 @@ export class Phases {
     return { deadlineMs: () => this.deadlineMs(phase), enter: () => this.enter(phase) };
   }
 
-  /** Each phase's share and time used, in the order of PHASES. */
+  /** Each phase's share (none under a work budget) and time used, in the order of PHASES. */
   uses(): PhaseUse[] {
-    return PHASES.map((phase) => ({ phase, shareMs: this.shareMs(phase), usedMs: this.used(phase) }));
+    return PHASES.map((phase) => ({ phase, ...(this.budget.untimed ? {} : { shareMs: this.shareMs(phase) }), usedMs: this.used(phase) }));
   }
 
   private charge(): void {
@@ -102,8 +115,11 @@ export class Phases {
   }
 }
 
-/** "phases: record+judge 31.2 s, causes 6.1 s of 9.0 s, shrink 3.0 s of 4.5 s, artifacts 0.8 s of 2.3 s (budget 45.0 s)". */
+/**
+ * "phases: record+judge 31.2 s, causes 6.1 s of 9.0 s, shrink 3.0 s of 4.5 s, artifacts 0.8 s of 2.3 s (budget 45.0 s)";
+ * under a work budget (`budgetMs` Infinity) the time each used, without shares.
+ */
 export function formatPhases(uses: readonly PhaseUse[], budgetMs: number): string {
-  const parts = uses.map((u) => `${u.phase} ${formatDuration(u.usedMs)}${u.phase === 'record+judge' ? '' : ` of ${formatDuration(u.shareMs)}`}`);
-  return `phases: ${parts.join(', ')} (budget ${formatDuration(budgetMs)})`;
+  const parts = uses.map((u) => `${u.phase} ${formatDuration(u.usedMs)}${u.phase === 'record+judge' || u.shareMs === undefined ? '' : ` of ${formatDuration(u.shareMs)}`}`);
+  return `phases: ${parts.join(', ')} (${budgetMs === Infinity ? 'a work budget: no time shares, each phase bounded by counts' : `budget ${formatDuration(budgetMs)}`})`;
 }

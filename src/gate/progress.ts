@@ -9,11 +9,15 @@ export interface ProgressState {
   cases: number;
   unit: string;
   violations: number;
+  /** Time left under a time budget (Infinity under a work budget: `work` says how far it got). */
   leftMs: number;
+  /** Under a work budget: inputs (a cluster: workloads) started, of how many. */
+  work?: { started: number; of: number; unit: string };
 }
 
 export function formatProgress(s: ProgressState): string {
-  return `powercut gate: ${s.cases} ${s.unit} checked, ${s.violations} violation${s.violations === 1 ? '' : 's'}, ${formatClock(s.leftMs)} left  [${s.phase}]`;
+  const left = s.work ? `${s.work.unit} ${s.work.started} of ${s.work.of}` : `${formatClock(s.leftMs)} left`;
+  return `powercut gate: ${s.cases} ${s.unit} checked, ${s.violations} violation${s.violations === 1 ? '' : 's'}, ${left}  [${s.phase}]`;
 }
 
 export interface ProgressOutput {

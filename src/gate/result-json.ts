@@ -10,7 +10,7 @@ import type { DriverNetwork } from '../harness/driver-network.js';
 import type { StartingState } from '../harness/starting-state.js';
 import type { Cause } from '../harness/cause/cause.js';
 import { replayReruns, rowResult, totals, type DistinctFailure, type GateRow } from '../report/gate-results.js';
-import { allowedOverrunMs } from './budget.js';
+import { allowedOverrunMs, workBudgetOption, type WorkBudget } from './budget.js';
 import type { FloorCheck } from './floor.js';
 import type { ClusterCoverage } from './cluster-coverage.js';
 import type { NodesCutChoice } from './cluster-kinds.js';
@@ -28,7 +28,11 @@ export interface GateResultOptions {
   settings?: Record<string, unknown>;
   caps?: Partial<StateCaps>;
   policies?: StatePolicy[];
-  timeBudgetMs: number;
+  /** The time budget, or (`cases`) the work budget: one of the two. */
+  timeBudgetMs?: number;
+  cases?: WorkBudget;
+  /** States recovered at once, when --slots set it. */
+  slots?: number;
   stopOnFirst: boolean;
   generation: 'steered' | 'plain';
   groupBy: 'cause' | 'signature';
@@ -44,7 +48,7 @@ export interface GateResultJson {
   verdict: GateReport['verdict'];
   exitCode: number;
   durationMs: number;
-  /** How long past its time budget the gate ended (0: within it), and how long it may (budget.ts). */
+  /** How long past its time budget the gate ended (0: within it), and how long it may (budget.ts); absent under a work budget. */
   overrunMs?: number;
   allowedOverrunMs?: number;
   /** Each phase's share of the budget and the time it used (phases.ts). */
@@ -63,9 +67,18 @@ export interface GateResultJson {
   driverNetwork?: DriverNetwork;
   /** A driver's starting state (its setup run): its size; it is not tested (tested: false). Null: the driver has none. */
   startingState?: (StartingState & { tested: false }) | null;
+  /**
+   * What runs this run's inputs again on any machine (`option`, with --seed), each judged in full:
+   * its inputs (a cluster: workloads), and how many were recorded with concurrent steps (a sample;
+   * none: the verdict repeats exactly). Absent in a merge of shards.
+   */
+  repeat?: { cases: WorkBudget; option: string; inputs: number; interleaved: number };
 }
 
-export function gateResultJson(report: GateReport, seed: number, options: GateResultOptions): GateResultJson {
+/** What the JSON reads of a gate's report (a merge of shards has no `repeat`). */
+export type ReportForJson = Omit<GateReport, 'repeat' | 'interleaved' | 'inputs'> & Partial<Pick<GateReport, 'repeat' | 'interleaved' | 'inputs'>>;
+
+export function gateResultJson(report: ReportForJson, seed: number, options: GateResultOptions): GateResultJson {
   const t = totals(report.rows, report.durationMs);
   return {
     schema: GATE_RESULT_SCHEMA,
@@ -75,9 +88,8 @@ export function gateResultJson(report: GateReport, seed: number, options: GateRe
     exitCode: report.exitCode,
     durationMs: report.durationMs,
     // What the budget promised, checked: a test asserts overrunMs <= allowedOverrunMs.
-    overrunMs: Math.max(0, report.durationMs - options.timeBudgetMs),
-    allowedOverrunMs: allowedOverrunMs(options.timeBudgetMs),
-    ...(report.phases ? { phases: report.phases.map((p) => ({ ...p, shareMs: Math.round(p.shareMs), usedMs: Math.round(p.usedMs) })) } : {}),
+    ...(options.timeBudgetMs !== undefined ? { overrunMs: Math.max(0, report.durationMs - options.timeBudgetMs), allowedOverrunMs: allowedOverrunMs(options.timeBudgetMs) } : {}),
+    ...(report.phases ? { phases: report.phases.map((p) => ({ ...p, ...(p.shareMs !== undefined ? { shareMs: Math.round(p.shareMs) } : {}), usedMs: Math.round(p.usedMs) })) } : {}),
     checkedAgainst: Object.entries(t.coverage.contracts).map(([key, cases]) => {
       const contract = JSON.parse(key) as Contract;
       return { contract, description: describeContract(contract), cases };
@@ -104,5 +116,20 @@ export function gateResultJson(report: GateReport, seed: number, options: GateRe
     ...(report.cluster ? { cluster: report.cluster } : {}),
     ...(report.driverNetwork ? { driverNetwork: report.driverNetwork } : {}),
     ...(report.startingState !== undefined ? { startingState: report.startingState && { ...report.startingState, tested: false as const } } : {}),
+    ...(report.repeat ? { repeat: { cases: report.repeat, option: `--seed ${seed} ${workBudgetOption(report.repeat)}`, inputs: report.inputs ?? 0, interleaved: report.interleaved ?? 0 } } : {}),
   };
+}
+
+/**
+ * What a seed and a work budget determine of a gate's result, on one disk where every input ran
+ * sequentially (repeat.interleaved 0): the exit code and each distinct failure's key, title, count
+ * and cause (its kind, key, title, fix and its proof's counts), none of the times; a test compares
+ * it across machines, loads and slot counts (docs/gate.md, "Work budgets").
+ */
+export function repeatableVerdict(r: Pick<GateResultJson, 'exitCode' | 'failures'>): string {
+  const proof = (p: Cause['proof']) => p && { step: p.step, failing: p.failing, cured: p.cured, curesOwnState: p.curesOwnState, broken: p.broken, states: p.states };
+  return JSON.stringify({
+    exitCode: r.exitCode,
+    failures: r.failures.map((f) => ({ key: f.key, title: f.title, count: f.count, cause: f.cause && { kind: f.cause.kind, key: f.cause.key, title: f.cause.title, fix: f.cause.fix, proof: proof(f.cause.proof) } })),
+  }, null, 1);
 }

@@ -1,14 +1,13 @@
-// When the gate's suites get turns, and when a cluster's next workload starts (pure, no clock of its
-// own: every time is passed in). Rounds give each suite left a turn, starting at another suite each
-// round and seed, and end when judging's time is spent and the floor owes no suite a case; a turn is
-// an equal share of judging's time left, at least one input's worth, and leaves a slice to each other
-// suite the floor still owes a case; an input starts in a turn only if the suite's longest input so
-// far still fits. A cluster's workloads start while the budget holds one, then once more for a kind
-// the floor still owes.
+// Which suite's input the gate runs next, and when a cluster's next workload starts (pure, no clock
+// of its own: every time is passed in). A turn is one input of one suite, run to its end.
+// Under a work budget (WorkTurns) the turns go in rounds, one input per suite a round, each round
+// (and each seed) starting at another suite, until the budget's inputs are given: the order is a
+// function of the seed alone. Under a time budget (TimeShares) the suite that has used the least
+// judging time for its weight goes next, so each suite gets its share of the time whatever its
+// inputs cost: a suite whose inputs take 25 s gets as much time as one whose inputs take 1 s (it
+// runs fewer of them), and a cheap suite never runs input after input while a slow one waits.
 
-/** A round gives each remaining suite this long at most, so all of them get turns within the budget. */
-export const MAX_ROUND_SLICE_MS = 30_000;
-/** Below this much budget no new round starts (an input takes up to a few seconds). */
+/** Below this much of judging's time no new input starts, except for a suite the floor still owes a case. */
 export const MIN_SLICE_MS = 3_000;
 
 /** The active suites of round `round` in turn order: each round (and each seed, i.e. each CI shard) starts at another one. */
@@ -18,75 +17,109 @@ export function turnOrder<T>(active: readonly T[], seed: number, round: number):
   return [...active.slice(first), ...active.slice(0, first)];
 }
 
-/**
- * How long a suite's turn lasts: an equal share of judging's time left among the active suites
- * (MIN_SLICE_MS..MAX_ROUND_SLICE_MS), less a slice kept for each of `othersOwed` suites that judged
- * no case yet, so one slow input never starves the floor of the others; when the time left cannot
- * hold a slice each, they share it.
- */
-export function turnMs(judgeLeftMs: number, activeSuites: number, othersOwed: number): number {
-  if (activeSuites < 1) throw new Error(`invariant: a turn is for one of the active suites, but ${activeSuites} are active`);
-  const sliceMs = Math.max(MIN_SLICE_MS, Math.min(MAX_ROUND_SLICE_MS, judgeLeftMs / activeSuites));
-  return Math.max(Math.min(sliceMs, judgeLeftMs - MIN_SLICE_MS * othersOwed), Math.min(MIN_SLICE_MS, judgeLeftMs / (othersOwed + 1)));
-}
-
-/** Whether another input of a suite starts in its turn: one as long as its longest so far must end within the turn and judging's time left. */
-export function inputFits(nowMs: number, longestInputMs: number, turnEndsMs: number, judgeLeftMs: number): boolean {
-  return nowMs + longestInputMs < turnEndsMs && judgeLeftMs >= Math.max(MIN_SLICE_MS, longestInputMs);
-}
-
-/** A suite's turn: the round it is in, and the suites active when that round began (its turn's length counts them). */
-export interface Turn<T> {
-  suite: T;
-  round: number;
-  active: readonly T[];
-}
+/** What a work budget asks (budget.ts WorkBudget), with the per-suite counts looked up by suite. */
+export type WorkAsk<T> = { total: number } | { inputsOf: (suite: T) => number };
 
 /**
- * The rounds of turns: each round queues every suite not done, in turnOrder, when it begins. Below
- * one slice of judging's time left a suite gets its turn only if the floor still owes it a case, and
- * no new round begins unless one is owed. Done for good once a round finds nothing to give.
+ * A work budget's turns: rounds of one input per suite still running (not done, and under a
+ * per-suite budget, with inputs left), in turnOrder, until the budget's inputs are all given. A
+ * suite done (given up, or ended at its first failure) is left out from then on; under a total,
+ * its inputs go to the others.
  */
-export class Rounds<T> {
-  private round = -1;
-  private active: T[] = [];
+export class WorkTurns<T> {
+  private round = 0;
   private queued: T[] = [];
+  private given = 0;
+  private readonly taken = new Map<T, number>();
+
+  constructor(
+    private readonly suites: readonly T[],
+    private readonly seed: number,
+    private readonly ask: WorkAsk<T>,
+    private readonly done: (suite: T) => boolean,
+  ) {
+    if ('total' in ask && !(Number.isInteger(ask.total) && ask.total >= 0)) throw new Error(`invariant: a work budget is a whole number of inputs, got ${ask.total}`);
+  }
+
+  /** Inputs handed to `suite` so far. */
+  inputsOf(suite: T): number {
+    return this.taken.get(suite) ?? 0;
+  }
+
+  /** The suite whose input is next, or undefined when the budget is spent (or no suite is left). */
+  next(): T | undefined {
+    for (;;) {
+      if ('total' in this.ask && this.given >= this.ask.total) return undefined;
+      const suite = this.queued.shift();
+      if (suite === undefined) {
+        const active = this.suites.filter((s) => this.wants(s));
+        if (active.length === 0) return undefined;
+        this.queued = turnOrder(active, this.seed, this.round++);
+        continue;
+      }
+      if (!this.wants(suite)) continue;
+      this.given++;
+      this.taken.set(suite, this.inputsOf(suite) + 1);
+      return suite;
+    }
+  }
+
+  private wants(s: T): boolean {
+    return !this.done(s) && ('total' in this.ask || this.inputsOf(s) < this.ask.inputsOf(s));
+  }
+}
+
+/** What TimeShares reads of the run, now. */
+export interface ShareJudge<T> {
+  /** Judging's time left now. */
+  leftMs: () => number;
+  /** The suite is given up, or ended at its first failure. */
+  done: (suite: T) => boolean;
+  /** The floor still owes the suite a case (it judged none, and may still start one). */
+  owed: (suite: T) => boolean;
+  /** Judging time the suite's inputs have used so far. */
+  usedMs: (suite: T) => number;
+  /** The suite's weight: its share of judging's time is its weight over the sum of the weights of the suites running. */
+  weight: (suite: T) => number;
+}
+
+/**
+ * A time budget's turns: the running suite that has used the least judging time for its weight goes
+ * next (ties in the seed's turn order). Below MIN_SLICE_MS of judging's time left only a suite the
+ * floor still owes a case gets a turn; once none is owed, the turns are over for good.
+ */
+export class TimeShares<T> {
   private over = false;
 
   constructor(
     private readonly suites: readonly T[],
     private readonly seed: number,
-    private readonly judge: {
-      /** Judging's time left now. */
-      leftMs: () => number;
-      /** The suite is given up, or ended at its first failure. */
-      done: (suite: T) => boolean;
-      /** The floor still owes the suite a case (it judged none, and may still start one). */
-      owed: (suite: T) => boolean;
-    },
+    private readonly judge: ShareJudge<T>,
   ) {}
 
-  /** The next turn, or undefined when the rounds are over. */
-  next(): Turn<T> | undefined {
-    while (!this.over) {
-      const suite = this.queued.shift();
-      if (suite !== undefined) {
-        if (this.judge.leftMs() < MIN_SLICE_MS && !this.judge.owed(suite)) continue;
-        return { suite, round: this.round, active: this.active };
-      }
-      this.round++;
-      this.active = this.suites.filter((s) => !this.judge.done(s));
-      if (this.active.length === 0 || (this.judge.leftMs() < MIN_SLICE_MS && !this.active.some(this.judge.owed))) this.over = true;
-      else this.queued = turnOrder(this.active, this.seed, this.round);
+  next(): T | undefined {
+    if (this.over) return undefined;
+    const active = turnOrder(this.suites.filter((s) => !this.judge.done(s)), this.seed, 0);
+    const owed = active.find((s) => this.judge.owed(s));
+    if (active.length === 0 || (this.judge.leftMs() < MIN_SLICE_MS && owed === undefined)) {
+      this.over = true;
+      return undefined;
     }
-    return undefined;
+    if (this.judge.leftMs() < MIN_SLICE_MS) return owed;
+    const share = (s: T) => {
+      const w = this.judge.weight(s);
+      if (!(w > 0)) throw new Error(`invariant: a suite's weight is positive, got ${w}`);
+      return this.judge.usedMs(s) / w;
+    };
+    return active.reduce((best, s) => (share(s) < share(best) ? s : best));
   }
 }
 
 /**
- * Whether a cluster gate starts another workload: while the budget left holds one (`minMs`: its
- * recording and a state); past that, one more only if the floor still owes a cut kind a case, and only once
- * (`overtimeUsed`: it ran already), so a kind with no case yet is given one workload, never two.
+ * Whether a cluster gate starts another workload under a time budget: while the budget left holds
+ * one (`minMs`: its recording and a state); past that, one more only if the floor still owes a cut
+ * kind a case, and only once (`overtimeUsed`: it ran already), so a kind with no case yet is given
+ * one workload, never two.
  */
 export function nextWorkload(leftMs: number, minMs: number, overtimeUsed: boolean, floorOwes: boolean): 'start' | 'overtime' | 'none' {
   if (leftMs >= minMs) return 'start';

@@ -5,7 +5,9 @@
 // reached it; while some feature is rare, three inputs in four are small mutations of an input that
 // reached one (the feature drawn the likelier the rarer), the rest fresh. A feature stops being rare
 // once steering has raised its share, so steering stops by itself where there is nothing rare left.
-// Seeded: a gate run repeats.
+// Seeded, each suite with its own draws: a suite's k-th input depends on the seed and its own first
+// k-1 inputs only, whatever the other suites ran in between, so a gate run repeats (a work budget
+// that gives each suite the inputs a time-budgeted run gave it runs the same inputs).
 import { Prng } from '../../fusefs/model/prng.js';
 import type { CrashInput } from '../../properties/crash-property.js';
 
@@ -22,6 +24,8 @@ interface SuiteState {
   /** Per feature: the inputs that reached it. */
   runs: Map<string, number>;
   kept: Map<string, CrashInput[]>;
+  /** The suite's own draws. */
+  prng: Prng;
   /** The feature the last pick aimed at, until its input is observed. */
   aimed?: string;
 }
@@ -33,19 +37,17 @@ interface SuiteState {
  */
 export class Steering {
   private readonly suites = new Map<number, SuiteState>();
-  private readonly prng: Prng;
   /** Inputs handed out as mutations so far. */
   steered = 0;
   /** Mutants observed, and of them those whose run reached the feature they were aimed at. */
   readonly aims = { mutants: 0, hit: 0 };
 
-  constructor(seed: number) {
-    this.prng = new Prng(seed);
-  }
+  constructor(private readonly seed: number) {}
 
   private state(suite: number): SuiteState {
     let st = this.suites.get(suite);
-    if (!st) this.suites.set(suite, (st = { inputs: 0, runs: new Map(), kept: new Map() }));
+    // Each suite its own draws, seeded by the gate's seed and the suite.
+    if (!st) this.suites.set(suite, (st = { inputs: 0, runs: new Map(), kept: new Map(), prng: new Prng((Math.imul(this.seed, 0x85eb_ca6b) + Math.imul(suite + 1, 0xc2b2_ae35)) | 0) }));
     return st;
   }
 
@@ -86,14 +88,14 @@ export class Steering {
     const st = this.state(suite);
     st.aimed = undefined;
     const rare = this.rare(suite);
-    if (rare.length === 0 || this.prng.next() >= MUTATE_SHARE) return undefined;
+    if (rare.length === 0 || st.prng.next() >= MUTATE_SHARE) return undefined;
     const weights = rare.map((r) => 1 / r.share ** 2);
-    let x = this.prng.next() * weights.reduce((a, b) => a + b, 0);
+    let x = st.prng.next() * weights.reduce((a, b) => a + b, 0);
     let i = 0;
     while (i < rare.length - 1 && x >= weights[i]) x -= weights[i++];
     const kept = st.kept.get(rare[i].feature)!;
     st.aimed = rare[i].feature;
     this.steered++;
-    return kept[this.prng.int(kept.length)];
+    return kept[st.prng.int(kept.length)];
   }
 }

@@ -16,9 +16,28 @@ export interface GateSuite {
   options: CrashInputOptions;
   /** Exhaustive suites whose every state's recovery is cut once more. */
   recoveryCuts?: boolean;
+  /** Crash states judged per input at most: a sample spread over each input's listing (ExhaustiveOptions.sampleStates). */
+  sampleStates?: number;
   /** What the suite must reach for the gate to pass (floor.ts). */
   floor: FloorRequirement[];
+  /** Its share of judging's time under a time budget, as a weight (scheduler.ts TimeShares; default 1). */
+  weight?: number;
 }
+
+/**
+ * A suite that checks every crash state of its workloads (one part of the settings space) gets
+ * twice the time of one that cuts at random, cuts recoveries or injects faults: its inputs are the
+ * slow, thorough ones (docs/gate.md, "Turns").
+ */
+export const EXHAUSTIVE_PART_WEIGHT = 2;
+
+/**
+ * The cut-during-recovery suite judges a sample of at most this many states of each input, spread
+ * over its run: each is recovered twice on the mount (a cut, then again), one to two seconds a state,
+ * so a whole input takes minutes (409 states in 4:22 seen; every interval's lose-unsynced state is
+ * listed whatever the caps); more workloads, each a sample, find more for the same work.
+ */
+export const RECOVERY_CUT_SAMPLE = 4;
 
 /**
  * The suites, or with a variant the same suites on it (its settings override, so its bug is reachable).
@@ -49,8 +68,8 @@ export function gateSuites(
   const readFaults: GateSuite[] = target.detectsDamage ? [{ name: 'read-faults', options: { ...t, kind: 'read-faults' }, floor: floors.faults }] : [];
   const base: GateSuite[] = mode === 'exhaustive'
     ? [
-      ...parts.map((p) => ({ name: p.name, options: { ...t, kind: 'exhaustive' as const, settings: p.settings }, floor: floors.states })),
-      { name: 'cut-during-recovery', options: { ...t, kind: 'exhaustive' as const }, recoveryCuts: true, floor: floors.recovery },
+      ...parts.map((p) => ({ name: p.name, options: { ...t, kind: 'exhaustive' as const, settings: p.settings }, floor: floors.states, weight: EXHAUSTIVE_PART_WEIGHT })),
+      { name: 'cut-during-recovery', options: { ...t, kind: 'exhaustive' as const }, recoveryCuts: true, sampleStates: RECOVERY_CUT_SAMPLE, floor: floors.recovery },
       { name: 'faults', options: { ...t, kind: 'faults' as const }, floor: floors.faults },
       ...readFaults,
     ]

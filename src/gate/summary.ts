@@ -144,3 +144,14 @@ export function formatCauseCosts(failures: readonly DistinctFailure[]): string {
     `${proofs.length} proof${proofs.length === 1 ? '' : 's'} in ${s(sum(proofs, (c) => c.proof?.ms ?? 0))}; ${reaches.length} reach check${reaches.length === 1 ? '' : 's'} in ${s(sum(reaches, (c) => c.reach?.ms ?? 0))}\n` +
     `causes found: ${by('candidate')} read off the recording, ${by('reduction')} by the probing search, ${by('known')} carried over; known causes proven again on ${again} later failing run${again === 1 ? '' : 's'}`;
 }
+
+/**
+ * Each suite's share of the judging time and its inputs: "judging time per suite (of 2:10): atomic-file/sync 34 % (3 inputs), faults 12 % (40 inputs)".
+ * A time budget gives each suite its share whatever its inputs cost (docs/gate.md, "Turns").
+ */
+export function formatJudgingShares(shares: readonly { name: string; inputs: number; usedMs: number }[]): string {
+  const total = shares.reduce((n, x) => n + x.usedMs, 0);
+  if (shares.length === 0 || total <= 0) return '';
+  const parts = shares.map((x) => `${x.name} ${Math.round((100 * x.usedMs) / total)} % (${x.inputs} input${x.inputs === 1 ? '' : 's'})`);
+  return `judging time per suite (of ${formatDuration(total)}): ${parts.join(', ')}`;
+}

@@ -15,13 +15,15 @@
 //                             every node's filesystem calls with their data) and the workload run whole
 //                             (run.json), so explain searches the state itself, exactly, not a re-run
 //   replay.sh                 the one command that replays it, from any checkout
+//   written-at.txt            when it was written (the folder's name holds no time: the same case
+//                             gets the same name on any machine, so runs and people can compare them)
 // A cluster's artifact (writeClusterArtifact) has the same layout: case.json adds `nodes` and, for a
 // live cut, `nodesCut`; the trace's entries carry `node`; images/cut-0-after-crash/nodeK is node k's
 // disk in a crash state, or, for a live cut, the durable disk of each node the cut took, as it was
 // at the cut (before the node restarted on it).
 import { cp, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { Cause } from './cause/cause.js';
 import type { CaseResult, CrashCase, CutRecord } from './crash-case.js';
@@ -167,18 +169,41 @@ echo "replay.sh: powercut not found: put it on the PATH, or set POWERCUT_HOME to
 exit 2
 `;
 
-function folderName(targetName: string, c: CrashCase, what: string): string {
-  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+/**
+ * An artifact's folder name: the target, the variant, what failed and a digest of the case (its
+ * driver's folder left out), so the same case gets the same name on any machine and in any run;
+ * no clock in it (written-at.txt keeps the time).
+ */
+export function folderName(targetName: string, c: CrashCase, what: string): string {
   // An external driver's known-bad behaviour lives in its command, not in a variant name.
   const queue = c.variant ?? (c.driver ? 'driver' : 'correct');
-  return `${stamp}-${targetName}-${queue}-${what}-${randomBytes(3).toString('hex')}`;
+  const { cwd: _, ...driver } = c.driver ?? { cwd: '' };
+  const digest = createHash('sha256').update(JSON.stringify({ ...c, driver: c.driver ? driver : null })).digest('hex').slice(0, 12);
+  return `${targetName}-${queue}-${what}-${digest}`;
 }
+
+/** More artifacts of one case under one root than any run writes: a name past this is a bug. */
+const MAX_SAME_NAME = 1_000;
 
 const json = (x: unknown) => JSON.stringify(x, null, 2) + '\n';
 
 async function startArtifact(root: string, targetName: string, c: CrashCase, what: string): Promise<string> {
-  const dir = path.resolve(root, folderName(targetName, c, what));
-  await mkdir(path.join(dir, 'outcomes'), { recursive: true });
+  const name = path.resolve(root, folderName(targetName, c, what));
+  await mkdir(path.dirname(name), { recursive: true });
+  // The same case written again under this root (another run, a shrink's candidate) gets -2, -3...: a folder is never shared.
+  let dir = name;
+  for (let k = 2; ; k++) {
+    try {
+      await mkdir(dir);
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      if (k > MAX_SAME_NAME) throw new Error(`invariant: more than ${MAX_SAME_NAME} artifacts named ${path.basename(name)} under ${root}`);
+      dir = `${name}-${k}`;
+    }
+  }
+  await mkdir(path.join(dir, 'outcomes'));
+  await writeFile(path.join(dir, 'written-at.txt'), `${new Date().toISOString()}\n`);
   await writeFile(path.join(dir, 'case.json'), json(c));
   await writeFile(path.join(dir, 'replay.sh'), REPLAY_SH, { mode: 0o755 });
   return dir;

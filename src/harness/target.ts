@@ -6,7 +6,7 @@ import type { Cause, CauseKind } from './cause/cause.js';
 import type { Contract } from './contract.js';
 import type { CheckName } from './oracle.js';
 import type { DriverCommand } from './driver-process.js';
-import type { Workload } from './workload.js';
+import { hasConcurrentSteps, writesAtOnce, type Workload } from './workload.js';
 
 export type TargetSettings = Record<string, unknown>;
 
@@ -147,4 +147,16 @@ export interface Target {
   asksSetup?: boolean;
   /** Counts of what a workload did, read off its request trace (rolls, purges...), for coverage. */
   workloadEvents(trace: readonly TraceEntry[]): Record<string, number>;
+  /**
+   * Whether a recording of this workload may interleave its requests differently each time (the
+   * program's concurrent steps, its threads, a server's own): its crash states are then a sample of
+   * its interleavings, and a gate says so. Absent: when it has a `concurrently` step, or a write of
+   * several events at once (a driver may issue those from threads: docs/driver-protocol.md).
+   */
+  interleaves?(workload: Workload): boolean;
+}
+
+/** Whether a recording of `workload` by `target` may interleave anew (Target.interleaves, or its default). */
+export function interleaves(target: Pick<Target, 'interleaves'>, workload: Workload): boolean {
+  return target.interleaves ? target.interleaves(workload) : hasConcurrentSteps(workload) || writesAtOnce(workload);
 }

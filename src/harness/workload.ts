@@ -60,6 +60,17 @@ export function selectAcks(unackedSeqs: readonly number[], count: number, order:
   return picked;
 }
 
+/** Whether the workload has a `concurrently` step (branches running at the same time). */
+export function hasConcurrentSteps(workload: Workload): boolean {
+  return workload.steps.some((s) => s.op === 'concurrently');
+}
+
+/** Whether the workload writes several events at once in one step (one writer per event, in any branch). */
+export function writesAtOnce(workload: Workload): boolean {
+  const any = (steps: Step[]): boolean => steps.some((s) => (s.op === 'write' ? s.sizesBytes.length > 1 : s.op === 'concurrently' && s.branches.some(any)));
+  return any(workload.steps);
+}
+
 /** A stable key for caching per-workload facts (e.g. the request count of an uncut run). */
 export function workloadKey(workload: Workload): string {
   return JSON.stringify(workload.steps);

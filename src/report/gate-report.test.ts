@@ -30,7 +30,7 @@ describe('gate report', () => {
     expect(html).toContain('<tr><td>suite atomic-file/sync</td><td class="num">120</td><td class="num">0</td><td class="num">0</td><td class="num">1 min 0 s</td><td class="num">120</td><td><span class="verdict pass">pass</span></td><td></td></tr>');
     expect(html).toContain('crash states / min');
     expect(html).toMatch(/<td>crash states per minute<\/td><td class="num">61<\/td>/); // 121 cases in 2 minutes
-    expect(html).toContain('<td>persistence intervals checked</td><td class="num">28 of 30 (lose-unsynced 30, torn 28)</td>');
+    expect(html).toContain('<td>persistence intervals checked in full</td><td class="num">28 of 30 (lose-unsynced 30, torn 28)</td>');
     expect(html).toContain('<td>rolls</td><td class="num">3</td>');
     expect(html).toContain('seed 42 (repeat with --seed 42)');
   });

@@ -34,6 +34,8 @@ export interface GateReportInput {
   variant?: string;
   /** The run's time budget, for the header. */
   timeBudgetMs?: number;
+  /** Or its work budget, as the option that asks it ("--cases 12"). */
+  workBudget?: string;
   /** A cluster target's gate: its coverage per cut kind and per node (its rows are the cut kinds). */
   cluster?: ClusterCoverageShown;
 }
@@ -128,7 +130,9 @@ export function renderGateReport(report: GateReportInput, options: GateReportOpt
     ...(total.recoveryCutsRequested ? [['recovery cuts landed', `${num(total.recoveryCutsLanded)} of ${num(total.recoveryCutsRequested)}`] as [string, string]] : []),
     ...(total.faultCases ? [['faults fired', `${num(total.faultsFired)} of ${num(total.faultCases)} fault cases`] as [string, string]] : []),
     ...(total.policies.torn ? [['torn cuts', `${num(total.policies.torn.states + total.policies.torn.cuts)} (writes kept in part: ${num(total.tornPartialWrites)})`] as [string, string]] : []),
-    ...(total.intervals ? [['persistence intervals checked', `${num(total.intervalsChecked)} of ${num(total.intervals)} (${policiesInOrder(total).map(([p, x]) => `${p} ${num(x.intervalsChecked)}`).join(', ')})`] as [string, string]] : []),
+    ...(total.intervals ? [['persistence intervals checked in full', `${num(total.intervalsChecked)} of ${num(total.intervals)} (${policiesInOrder(total).map(([p, x]) => `${p} ${num(x.intervalsChecked)}`).join(', ')})`] as [string, string]] : []),
+    ...(total.intervals && policiesInOrder(total).some(([, x]) => x.intervalsReached !== undefined)
+      ? [['persistence intervals with a state judged', policiesInOrder(total).filter(([, x]) => x.intervalsReached !== undefined).map(([p, x]) => `${p} ${num(x.intervalsReached!)}`).join(', ')] as [string, string]] : []),
     ...(total.states ? [['crash states judged', `${num(total.states)}${total.statesCapped ? ` (${num(total.statesCapped)} left out by caps)` : ''}`] as [string, string]] : []),
     ...Object.entries(total.events).sort().map(([e, n]) => [e, num(n)] as [string, string]),
     [`${unit} per minute`, num(perMinute(t.cases, t.durationMs))],
@@ -164,6 +168,7 @@ ${parts}${note ? `<p class="note">${esc(note)}</p>` : ''}`;
     report.cluster ? clusterPhrase(report.cluster) : `${mode} mode`,
     report.seed !== undefined ? `seed ${report.seed} (repeat with --seed ${report.seed})` : '',
     report.timeBudgetMs !== undefined ? `time budget ${duration(report.timeBudgetMs)}` : '',
+    report.workBudget !== undefined ? `work budget ${report.workBudget}` : '',
   ].filter(Boolean).join(' · ');
   const html = `<header><h1>${badge(verdict)} powercut gate</h1><p class="sub">${esc(header)}; ran ${duration(report.durationMs)}</p></header>
 <h2>Summary</h2>${table}

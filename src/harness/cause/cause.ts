@@ -33,9 +33,16 @@ export type CauseKind = (typeof CAUSE_KINDS)[number];
 /** The bound a search runs within, stated with every cause it finds. */
 export interface SearchBound {
   maxProbes: number;
-  maxMs: number;
+  /** Absent under a gate's work budget: the probes alone bound the search, so what it finds does not depend on the machine's speed. */
+  maxMs?: number;
 }
-export const DEFAULT_SEARCH_BOUND: SearchBound = { maxProbes: 100, maxMs: 20_000 };
+export const DEFAULT_SEARCH_BOUND: Required<SearchBound> = { maxProbes: 100, maxMs: 20_000 };
+
+/** `bound`, also ending at `endMs` (a Date.now() time); with no time bound and no end (a work budget), its probes alone. */
+export function boundUntil(bound: SearchBound, endMs: number, minMs = 0): SearchBound {
+  if (bound.maxMs === undefined && endMs === Infinity) return bound;
+  return { ...bound, maxMs: Math.min(bound.maxMs ?? Infinity, Math.max(minMs, endMs - Date.now())) };
+}
 
 /**
  * The proof of a fix over the whole recording: the run's states listed again with the step added,
@@ -225,7 +232,7 @@ export function causeFacts(c: Cause): { label: string; text: string }[] {
   if (c.failingStates && c.kind !== 'not-isolated') out.push({ label: 'states', text: `it explains ${c.failingStates.count} of the ${c.failingStates.of} failing states of its run` });
   if (c.reach) out.push({ label: 'reach', text: `${c.reach.words}: ${c.reach.why}` });
   if (c.search.probes > 0 || c.search.boundReached) {
-    out.push({ label: 'search', text: `${c.search.probes} probes, ${(c.search.ms / 1000).toFixed(1)} s (bound ${c.search.bound.maxProbes} probes, ${c.search.bound.maxMs / 1000} s${c.search.boundReached ? ': reached' : ''})` });
+    out.push({ label: 'search', text: `${c.search.probes} probes, ${(c.search.ms / 1000).toFixed(1)} s (bound ${c.search.bound.maxProbes} probes${c.search.bound.maxMs !== undefined ? `, ${c.search.bound.maxMs / 1000} s` : ''}${c.search.boundReached ? ': reached' : ''})` });
   }
   return out;
 }

@@ -104,7 +104,7 @@ export async function searchCause(f: FailingState, probe: ProbeFn, bound: Search
   const passes = async (req: ProbeRequest): Promise<boolean> => {
     if (probes >= bound.maxProbes) throw new BudgetSpent(`${bound.maxProbes} probes`);
     const elapsedMs = Date.now() - started;
-    if (elapsedMs + longestProbeMs > bound.maxMs) throw new BudgetSpent(`${bound.maxMs / 1000} s${elapsedMs <= bound.maxMs ? ` (${(elapsedMs / 1000).toFixed(1)} s spent, and a probe takes up to ${(longestProbeMs / 1000).toFixed(1)} s)` : ''}`);
+    if (bound.maxMs !== undefined && elapsedMs + longestProbeMs > bound.maxMs) throw new BudgetSpent(`${bound.maxMs / 1000} s${elapsedMs <= bound.maxMs ? ` (${(elapsedMs / 1000).toFixed(1)} s spent, and a probe takes up to ${(longestProbeMs / 1000).toFixed(1)} s)` : ''}`);
     probes++;
     const t0 = Date.now();
     const r = !(await probe(req)).some((v) => !v.hang && targets.has(v.check));

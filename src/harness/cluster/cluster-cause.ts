@@ -15,7 +15,7 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { CrashStateId, CrashStateInfo, Hypothesis, LostUnit, ProbeUnit } from '../../../fusefs/crash-states.js';
 import { coverStates } from '../cause/attribute.js';
-import { changedPath, DEFAULT_SEARCH_BOUND, proofHolds, type Cause, type CauseProof, type FixStep, type SearchBound } from '../cause/cause.js';
+import { boundUntil, changedPath, DEFAULT_SEARCH_BOUND, proofHolds, type Cause, type CauseProof, type FixStep, type SearchBound } from '../cause/cause.js';
 import { searchCause, type ProbeFn } from '../cause/search.js';
 import { bitesAt, candidatesOf, rankCandidates, type CandidateFix, type FailingCut, type RecordingView } from '../cause/candidates.js';
 import { BudgetSpent, ddmin, ddminByGroup, type DdminOptions } from '../cause/ddmin.js';
@@ -290,7 +290,7 @@ async function candidateFsyncs(ctx: ClusterCauseContext, own: JudgedClusterState
   const started = Date.now();
   let probes = 0;
   const cures = async (set: readonly CandidateFix[]): Promise<boolean> => {
-    if (probes >= bound.maxProbes || Date.now() >= Math.min(deadlineMs, started + bound.maxMs)) throw new BudgetSpent(`${probes} recoveries`);
+    if (probes >= bound.maxProbes || Date.now() >= Math.min(deadlineMs, started + (bound.maxMs ?? Infinity))) throw new BudgetSpent(`${probes} recoveries`);
     probes++;
     const fix = clusterFixedRun(ctx.recorded, together(set, []), [], true);
     if (!fix?.hypothesis) return false;
@@ -341,9 +341,11 @@ const MAX_CLUSTER_CANDIDATES = 3;
  * on every node that makes such requests), then each state no proven cause explains yet is searched
  * (until `deadlineMs`); the fewest proven causes that explain the most states are chosen
  * (attribute.ts) and added to `known`. Returns each failing state's cause; a state left out by the
- * deadline, or whose search named nothing, gets an unexplained cause saying so.
+ * deadline or the bound of `maxSearches` searches, or whose search named nothing, gets an unexplained
+ * cause saying so.
  */
-export async function explainClusterRun(ctx: ClusterCauseContext, judged: readonly JudgedClusterState[], deadlineMs: number, bound: SearchBound = DEFAULT_SEARCH_BOUND, known?: KnownCauses): Promise<Map<JudgedClusterState, Cause>> {
+export async function explainClusterRun(ctx: ClusterCauseContext, judged: readonly JudgedClusterState[], deadlineMs: number, bound: SearchBound = DEFAULT_SEARCH_BOUND, o: { known?: KnownCauses; maxSearches?: number } = {}): Promise<Map<JudgedClusterState, Cause>> {
+  const { known, maxSearches = Infinity } = o;
   const failing = judged.filter((j) => j.violations.length > 0);
   const found: Explained[] = [];
   const explained = (f: JudgedClusterState) => found.some((e) => e.cause.kind !== 'not-isolated' && e.cures.includes(f));
@@ -392,8 +394,8 @@ export async function explainClusterRun(ctx: ClusterCauseContext, judged: readon
         continue next;
       }
     }
-    if (Date.now() >= deadlineMs) break;
-    const e = await explainOne(ctx, f, judged, { ...bound, maxMs: Math.min(bound.maxMs, Math.max(1, deadlineMs - Date.now())) }, deadlineMs);
+    if (Date.now() >= deadlineMs || found.length >= maxSearches) break;
+    const e = await explainOne(ctx, f, judged, boundUntil(bound, deadlineMs, 1), deadlineMs);
     found.push({ ...e, cause: { ...e.cause, ...(e.cause.kind !== 'not-isolated' ? { route: 'reduction' as const } : {}) } });
   }
   const candidates = found.filter((e) => e.cause.kind !== 'not-isolated').map((e) => ({ ...e, kind: e.cause.kind, cures: new Set(e.cures.map((j) => failing.indexOf(j))) }));
@@ -403,7 +405,11 @@ export async function explainClusterRun(ctx: ClusterCauseContext, judged: readon
     for (const i of states) given.set(i, candidate.cause);
     known?.add(candidate.cause, ctx.recorded.trace);
   }
-  const notSearched: Cause = { kind: 'not-isolated', key: 'unexplained not-searched', title: 'unexplained: not searched', fix: 'not searched: the causes\' share of the budget ran out before this state\'s turn', evidence: [], search: { probes: 0, ms: 0, bound, boundReached: false } };
+  const searchesBound = found.length >= maxSearches;
+  const notSearched: Cause = {
+    kind: 'not-isolated', key: 'unexplained not-searched', title: 'unexplained: not searched', evidence: [], search: { probes: 0, ms: 0, bound, boundReached: searchesBound },
+    fix: `not searched: ${searchesBound ? `the recording's bound of ${maxSearches} searches was reached` : 'the causes\' share of the budget ran out'} before this state's turn`,
+  };
   // In the order of the failing states: a named cause, else what the state's own search said, else not searched; an unexplained one says which candidates failed.
   const saying = (c: Cause): Cause => (c.kind === 'not-isolated' && failedCandidates.length ? { ...c, evidence: [...c.evidence, ...failedCandidates] } : c);
   return new Map(failing.map((f, i) => [f, given.get(i) ?? saying(found.find((e) => e.cures.includes(f))?.cause ?? notSearched)]));

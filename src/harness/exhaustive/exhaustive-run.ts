@@ -11,6 +11,7 @@ import { describeState } from '../../../fusefs/model/policies/index.js';
 import { DEFAULT_STATE_CAPS, DEFAULT_STATE_POLICIES, type StatePolicy, type CrashStateInfo, type CrashStateId, type StateCaps, type StatesAnswer } from '../../../fusefs/crash-states.js';
 import type { TraceEntry } from '../../../fusefs/protocol.js';
 import { Prng } from '../../../fusefs/model/prng.js';
+import { fairShares, spreadEvenly } from '../../../fusefs/model/spread.js';
 import type { FsyncHoldSchedule } from '../../../fusefs/fsync-holds.js';
 import { createHash } from 'node:crypto';
 import type { Target } from '../target.js';
@@ -71,6 +72,11 @@ export interface ExhaustiveOptions extends JudgeSettings {
   fsyncHolds?: FsyncHoldSchedule | null;
   /** Writing a failing state's artifact is counted to this share of the caller's budget (the gate's artifacts phase). */
   artifacts?: TimeShare;
+  /**
+   * Judge at most this many of the states listed: a sample spread over the run, the policies in fair
+   * shares (a suite whose every state is recovered twice on the mount); the rest are left out, as by a cap.
+   */
+  sampleStates?: number;
 }
 
 /** Half the fsyncs of a recorded run are held this many ms unless told otherwise: longer than a FUSE fsync takes, short enough to cost little. */
@@ -197,7 +203,8 @@ export async function runExhaustive(daemon: DaemonHandle, target: Target, input:
     // Enumerated first: it ends the recording, so a drain below does not become part of the recorded run.
     t = performance.now();
     const enumerated = await daemon.client.states(o.policies, o.caps);
-    const answer = o.onlyCut ? stateAtCut(enumerated, recorded.trace, o.onlyCut.point, o.onlyCut.policy) : o.onlyState ? onlyStateOf(enumerated, o.onlyState) : enumerated;
+    const answer = o.onlyCut ? stateAtCut(enumerated, recorded.trace, o.onlyCut.point, o.onlyCut.policy) : o.onlyState ? onlyStateOf(enumerated, o.onlyState)
+      : o.sampleStates !== undefined ? sampleOf(enumerated, o.sampleStates) : enumerated;
     timings.enumerateMs = performance.now() - t;
     if (recorded.run.record.hung || recorded.run.record.exitCode !== 0) {
       // The uncut workload hung or failed by itself: no power cut needed to judge that; recover what the mount holds.
@@ -292,7 +299,10 @@ export async function runExhaustive(daemon: DaemonHandle, target: Target, input:
     }
     const checked = intervalsChecked(answer, judgedOf);
     coverage.intervalsChecked = checked.all;
-    for (const policy of o.policies) policyCoverage(coverage, policy).intervalsChecked = checked[policy];
+    for (const policy of o.policies) {
+      policyCoverage(coverage, policy).intervalsChecked = checked[policy];
+      policyCoverage(coverage, policy).intervalsReached = [...judgedOf.keys()].filter((k) => k.startsWith(`${policy} `)).length;
+    }
     timings.driverStarts = drivers.starts - startsBefore;
     return { coverage, ...(failures.length ? { failure: failures[0] } : {}), failures, statesBeforeFailure: statesBeforeFailure ?? judged, timings, capsHit };
   } catch (err) {
@@ -339,6 +349,22 @@ function onlyStateOf(answer: StatesAnswer, id: CrashStateId): StatesAnswer {
     : id.policy === 'lose-unsynced' ? [{ id, interval, hash: `asked-${id.afterOp}` }]
       : answer.states.filter((s) => s.id.policy === id.policy && s.interval === interval);
   return { ...answer, states, capped: { states: 0, caps: [] } };
+}
+
+/**
+ * At most `n` of a listing's states: each policy a fair share (fairShares), spread evenly over its
+ * states in listing order; the rest counted as left out by a cap ("sample N"), their intervals incomplete.
+ */
+export function sampleOf(answer: StatesAnswer, n: number): StatesAnswer {
+  if (answer.states.length <= n) return answer;
+  const policies = [...new Set(answer.states.map((s) => s.id.policy))];
+  const byPolicy = policies.map((p) => answer.states.filter((s) => s.id.policy === p));
+  const shares = fairShares(byPolicy.map((l) => l.length), n);
+  const kept = new Set(byPolicy.flatMap((l, i) => spreadEvenly(l, shares[i])));
+  const left = answer.states.filter((s) => !kept.has(s));
+  const incomplete: Partial<Record<StatePolicy, number[]>> = { ...answer.incomplete };
+  for (const s of left) incomplete[s.id.policy] = [...new Set([...(incomplete[s.id.policy] ?? []), s.interval])].sort((a, b) => a - b);
+  return { ...answer, states: answer.states.filter((s) => kept.has(s)), capped: { states: answer.capped.states + left.length, caps: [...answer.capped.caps, `sample ${n}`] }, incomplete };
 }
 
 const stateIdKey = (id: CrashStateId) => [id.afterOp, id.policy, id.dirPrefix ?? null, id.data ?? null];

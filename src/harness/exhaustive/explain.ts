@@ -9,7 +9,7 @@
 import type { CrashStateInfo, ProbeUnit, StateCaps, StatesAnswer } from '../../../fusefs/crash-states.js';
 import { describeState } from '../../../fusefs/model/policies/index.js';
 import { coverStates, isLogicError } from '../cause/attribute.js';
-import { DEFAULT_SEARCH_BOUND, proofHolds, reachWords, type Cause, type CauseProof, type CauseReach, type SearchBound } from '../cause/cause.js';
+import { boundUntil, DEFAULT_SEARCH_BOUND, proofHolds, reachWords, type Cause, type CauseProof, type CauseReach, type SearchBound } from '../cause/cause.js';
 import { BUDGET_RAN_OUT, SECOND_CUT_KEY } from '../cause/of-case.js';
 import { removalBlamed, searchCause, type ProbeFn } from '../cause/search.js';
 import { candidatesOf, madeDurableBy, rankCandidates, type FailingCut, type RecordingView } from '../cause/candidates.js';
@@ -47,6 +47,8 @@ export interface ExplainOptions {
    * `share`.
    */
   knownShare?: TimeShare;
+  /** Caps of the reach's listing of journaled states (default REACH_CAPS; a gate's work budget, with no time bound, lists fewer). */
+  reachCaps?: StateCaps;
   /**
    * The caller's share of its time budget (the gate's causes phase): no search, proof or check starts
    * past its deadline, each is bounded by it, and a cause whose proof it cut short is not named
@@ -56,17 +58,17 @@ export interface ExplainOptions {
 }
 
 /** The bounds the gate and `powercut explain` search, prove and reach within. */
-export const EXPLAIN_BOUNDS: Omit<ExplainOptions, 'checkReach'> = {
+export const EXPLAIN_BOUNDS = {
   bound: DEFAULT_SEARCH_BOUND,
   proofMs: 10_000,
   runMs: 60_000,
   maxSearches: 24,
   caps: { maxStates: 300, maxStatesPerInterval: 8, sectorPatterns: 1 },
   maxCandidates: 3,
-};
+} satisfies Omit<ExplainOptions, 'checkReach'>;
 
 /** The reach's targeted listing: every journaled state of the cuts where a cause bites, within these (far above a gate's caps). */
-const REACH_CAPS: StateCaps = { maxStates: 4_000, maxStatesPerInterval: 512, sectorPatterns: 3 };
+export const REACH_CAPS: StateCaps = { maxStates: 4_000, maxStatesPerInterval: 512, sectorPatterns: 3 };
 /** Journaled states failing the same checks that are probed with the cause's unit made durable. */
 const REACH_PROBES = 4;
 /** The reach judges journaled states this many per recovery slot at a time, and stops at the first that shows the cause. */
@@ -135,7 +137,7 @@ async function explainRunWithin(judging: JudgeContext, recorded: Recorded, faili
   const timeLeft = () => Date.now() < deadline;
   const budgetSpent = () => Date.now() >= budgetEnd;
   /** A search bound that ends with the budget. */
-  const boundNow = (): SearchBound => ({ ...o.bound, maxMs: Math.max(0, Math.min(o.bound.maxMs, budgetEnd - Date.now())) });
+  const boundNow = (): SearchBound => boundUntil(o.bound, budgetEnd);
   const candidates: { cause: Cause; cures: Set<number>; proven?: ProvenFix }[] = [];
   /** Why each searched state got no cause of its own (its candidate's proof failed, or the search found none). */
   const rejected = new Map<number, string[]>();
@@ -368,7 +370,7 @@ async function explainRunWithin(judging: JudgeContext, recorded: Recorded, faili
     const notSearched = states.filter((i) => !searched.has(i)).length;
     const bounded = notSearched === 0 ? [] : budgetSpent()
       ? [BUDGET_RAN_OUT, `${notSearched} of these ${states.length} states were not searched`]
-      : [`${notSearched} of these ${states.length} states were not searched: the run's bound of ${o.maxSearches} searches or ${o.runMs / 1000} s was reached`];
+      : [`${notSearched} of these ${states.length} states were not searched: the run's bound of ${o.maxSearches} searches${o.runMs === Infinity ? '' : ` or ${o.runMs / 1000} s`} was reached`];
     const secondCutGroup = signature === SECOND_CUT_KEY;
     const cost = states.reduce((n, i) => ({ probes: n.probes + (spent.get(i)?.probes ?? 0), ms: n.ms + (spent.get(i)?.ms ?? 0) }), { probes: 0, ms: 0 });
     const cause: Cause = {
@@ -742,7 +744,7 @@ async function reachOf(ctx: JudgeContext, recorded: Recorded, cause: Cause, expl
   if (journaledOne) return reach(true, true, `a state it explains is a journaled one (${describeState(journaledOne.state.id)})`, 0);
   const checks = new Set(explained.flatMap((f) => [...checksOf(f.violations)]));
   const intervals = [...new Set(explained.map((f) => f.state.interval))].sort((a, b) => a - b);
-  const answer = await ctx.daemon.client.states(['journaled'], REACH_CAPS, undefined, intervals);
+  const answer = await ctx.daemon.client.states(['journaled'], o.reachCaps ?? REACH_CAPS, undefined, intervals);
   const until = Math.min(deadline, Date.now() + o.proofMs);
   let statesChecked = 0;
   let tried = 0;

@@ -84,4 +84,6 @@ export const leveldb: Target = {
   faultPaths: ['/*.log', '/MANIFEST-*', '/*.ldb', '/**'],
   knownBad: KNOWN_BAD,
   workloadEvents: levelWorkloadEvents,
+  // LevelDB flushes and compacts in a thread of its own: every recording may interleave anew.
+  interleaves: () => true,
 };

@@ -136,4 +136,6 @@ export const natsJetstream: Target = {
   // of the states failed at each K (elections decide: finding 3), so the load does not make them.
   clusterStateSlots: 48,
   workloadEvents: natsWorkloadEvents,
+  // The server runs its own goroutines (flushes, Raft): every recording may interleave anew.
+  interleaves: () => true,
 };
