@@ -13,6 +13,8 @@ import { externalTarget } from '../../src/targets/external.js';
 import { mergeTimeouts, runDriverProcess } from '../../src/harness/driver-process.js';
 import { prepareStartingState } from '../../src/harness/starting-state.js';
 import { runExhaustive } from '../../src/harness/exhaustive/exhaustive-run.js';
+import { EXPLAIN_BOUNDS } from '../../src/harness/exhaustive/explain.js';
+import { untimedBounds } from '../../src/gate/budget.js';
 import { markDir, specFor } from '../../src/harness/crash-run.js';
 import type { Workload } from '../../src/harness/workload.js';
 import { requireRoot } from '../../fusefs/testing.js';
@@ -75,10 +77,18 @@ describe('examples/initdb-store: a database that needs an initialised directory'
 
   it('catches the known-bad setting (commits confirmed before their WAL flush) from the starting state', async () => {
     const daemon = fixture.daemon;
+    // Every failing state explained, bounded by probes and searches alone (no time bound: the same
+    // verdict under any load): one bug, one proven cause for all of them, read off the recording.
     const r = await runExhaustive(daemon, target(), { driver: { command: `python3 ${DRIVER}`, cwd: REPO_ROOT }, workload: WORKLOAD, settings: { synchronousCommit: false } }, {
-      policies: ['lose-unsynced'], writeArtifacts: false, allFailures: false, fsyncHolds: null,
+      policies: ['lose-unsynced'], writeArtifacts: false, allFailures: true, fsyncHolds: null,
+      explain: { ...untimedBounds(EXPLAIN_BOUNDS), checkReach: () => false },
     });
     expect(r.failure?.violations.map((v) => v.check), JSON.stringify(r.coverage)).toContain('at-least-once');
+    const causes = r.failures.map((f) => f.cause!);
+    expect(causes.map((c) => `${c.key} (${c.route}): ${c.failingStates?.count} of ${c.failingStates?.of}`)).toEqual([
+      // The WAL's write not fsynced before the commit's confirmation (or, where the flush comes later, the line not waiting for it).
+      expect.stringMatching(/^(missing-fsync \/pg_wal\/\* write \/pg_wal\/\*|early-confirmation \/pg_wal\/\* durable) \(candidate\): (\d+) of \2$/),
+    ]);
     // The correct setting passes every state of the same run.
     const ok = await runExhaustive(daemon, target(), { driver: { command: `python3 ${DRIVER}`, cwd: REPO_ROOT }, workload: WORKLOAD, settings: {} }, {
       policies: ['lose-unsynced'], writeArtifacts: false, allFailures: false, fsyncHolds: null,

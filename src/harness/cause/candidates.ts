@@ -11,6 +11,7 @@ import type { TraceEntry } from '../../../fusefs/protocol.js';
 import type { Outcome } from '../outcome.js';
 import { parentOf, pathPattern } from '../path-pattern.js';
 import { persistenceKey, persistenceTitle, type Cause, type FixStep } from './cause.js';
+import { lineInWords, syncInWords } from './search.js';
 
 /** What a candidate needs of a recording. */
 export interface RecordingView {
@@ -69,12 +70,15 @@ export function madeDurableBy(trace: readonly TraceEntry[], p: TraceEntry): Trac
     : DATA_OPS.has(e.kind) && e.path === p.path));
 }
 
-/** The first request after `from` (on the same node) that relies on what came before: a confirmation's mark, or a persistence point of something else. */
-function firstReliance(v: RecordingView, from: TraceEntry, until: number, own: string): number | undefined {
+/**
+ * The first thing after `from` (on the same node) that relies on what came before: a confirmation's
+ * mark, or a persistence point of something else; with where it is, and in words.
+ */
+function firstReliance(v: RecordingView, from: TraceEntry, until: number, own: string): { at: number; words: string } | undefined {
   const mark = v.marks.find((m) => m.afterOp >= from.op && m.afterOp < until && CONFIRMATIONS.has(v.outcomes[m.n - 1]?.t ?? ''));
   const sync = v.trace.find((e) => e.op > from.op && e.op < until && isSync(e) && e.path !== own);
-  const at = [mark?.afterOp, sync?.op].filter((x): x is number => x !== undefined);
-  return at.length ? Math.min(...at) : undefined;
+  if (mark && (!sync || mark.afterOp < sync.op)) return { at: mark.afterOp, words: lineInWords(v, 0, mark.n) };
+  return sync ? { at: sync.op, words: syncInWords(sync) } : undefined;
 }
 
 /**
@@ -136,7 +140,7 @@ function missingFsyncs(v: RecordingView, byKey: Map<string, CandidateFix>): void
         const key = persistenceKey('missing-dir-fsync', unit, change);
         collect(byKey, key, { fromOp: e.op, toOp: Math.min(syncedAt, end), ...(e.node !== undefined ? { node: e.node } : {}) }, () => ({
           kind: 'missing-dir-fsync', route: 'candidate', key, title: persistenceTitle('missing-dir-fsync', unit, change),
-          fix: `fsync the directory ${dir} after ${e.kind} ${toDest ? e.path2 : e.path} (request ${e.op}), before what relies on it (request ${relied})`,
+          fix: `fsync the directory ${dir} after ${e.kind} ${toDest ? e.path2 : e.path} (request ${e.op}), before ${relied.words}`,
           unit, change, step: { kind: 'fsync-after', afterOp: e.op, ino: 0, path: dir, dir: true }, evidence: [], search: NO_SEARCH,
         }));
       }
@@ -149,7 +153,7 @@ function missingFsyncs(v: RecordingView, byKey: Map<string, CandidateFix>): void
       const key = persistenceKey('missing-fsync', unit, change);
       collect(byKey, key, { fromOp: e.op, toOp: Math.min(syncedAt, end), ...(e.node !== undefined ? { node: e.node } : {}) }, () => ({
         kind: 'missing-fsync', route: 'candidate', key, title: persistenceTitle('missing-fsync', unit, change),
-        fix: `fsync ${e.path} after its ${e.kind} at request ${e.op}, before what relies on it (request ${relied})`,
+        fix: `fsync ${e.path} after its ${e.kind} at request ${e.op}, before ${relied.words}`,
         unit, change, step: { kind: 'fsync-after', afterOp: e.op, ino: 0, path: e.path, dir: false }, evidence: [], search: NO_SEARCH,
       }));
     }
@@ -183,12 +187,12 @@ function earlyConfirmations(v: RecordingView, byKey: Map<string, CandidateFix>):
       const sync = v.trace.find((x) => x.op === at)!;
       const dir = sync.kind === 'fsyncdir';
       const key = `early-confirmation ${pathPattern(sync.path)} ${t}`;
-      const syncWords = `the ${dir ? 'directory fsync' : 'fsync'} of ${sync.path} at request ${sync.op}`;
+
       collect(byKey, key, { fromOp: m.afterOp, toOp: at, ...(sync.node !== undefined ? { node: sync.node } : {}) }, () => ({
         kind: 'early-confirmation', route: 'candidate', key, title: `confirmation ("${t}") before the ${dir ? 'directory fsync' : 'fsync'} of ${pathPattern(sync.path)} completed`,
-        fix: `wait for ${syncWords} to complete before line ${m.n} ("${t}"): it makes what the line claims durable`,
+        fix: `wait for ${syncInWords(sync)} to complete before ${lineInWords(v, 0, m.n)}: it makes what the line claims durable`,
         unit: { kind: dir ? 'dir' : 'file', ino: 0, path: sync.path },
-        before: `line ${m.n} ("${t}")`, step: { kind: 'wait', line: m.n, untilOp: at }, evidence: [], search: NO_SEARCH,
+        before: lineInWords(v, 0, m.n), step: { kind: 'wait', line: m.n, untilOp: at }, evidence: [], search: NO_SEARCH,
       }));
     }
   }
@@ -203,7 +207,6 @@ function earlyPersistence(v: RecordingView, byKey: Map<string, CandidateFix>): v
     if (!removes) continue;
     const kinds = [...new Set(made.map((e) => `${e.kind} ${pathPattern(e.path)}`))].join(', ');
     const key = `early-persistence ${kinds}`;
-    const what = (e: TraceEntry) => `the ${e.kind === 'fsyncdir' ? 'directory fsync' : 'fsync'} of ${e.path} at request ${e.op}`;
     // What depends on the removal's absence is one of the next persistence points of other files (a checkpoint that stops naming the page): one candidate each.
     const next: TraceEntry[] = [];
     for (const s of syncs) if (s.op > p.op && s.path !== p.path && next.length < NEXT_POINTS && !next.some((x) => pathPattern(x.path) === pathPattern(s.path))) next.push(s);
@@ -211,8 +214,8 @@ function earlyPersistence(v: RecordingView, byKey: Map<string, CandidateFix>): v
       const step: FixStep = { kind: 'move', op: p.op, afterOp: n.op };
       collect(byKey, `${key} -> ${pathPattern(n.path)}`, { fromOp: p.op, toOp: n.op, ...(p.node !== undefined ? { node: p.node } : {}) }, () => ({
         kind: 'early-persistence', route: 'candidate', key, title: `${kinds} made durable too early`,
-        fix: `${what(p)} made ${made[0].kind} ${made[0].path} (request ${made[0].op})${made.length > 1 ? ` and ${made.length - 1} more` : ''} durable too early: make that durable only once what depends on its absence is (${what(n)})`,
-        before: what(n), step, evidence: [], search: NO_SEARCH,
+        fix: `${syncInWords(p)} made ${made[0].kind} ${made[0].path} (request ${made[0].op})${made.length > 1 ? ` and ${made.length - 1} more` : ''} durable too early: make that durable only once what depends on its absence is (${syncInWords(n)})`,
+        before: syncInWords(n), step, evidence: [], search: NO_SEARCH,
       }));
     }
   }
@@ -235,13 +238,21 @@ export function bitesAt(c: CandidateFix, cut: FailingCut): boolean {
 /** Kinds in the order a tie is broken: a directory's missing fsync first (a new file needs its name before its bytes matter). */
 const KIND_ORDER = ['missing-dir-fsync', 'missing-fsync', 'early-confirmation', 'early-persistence'];
 
+/** Where a candidate's window holding `cut` ends (the fsync it waits for), or Infinity when none holds it. */
+const endAt = (c: CandidateFix, cut: FailingCut): number =>
+  Math.min(...c.windows.filter((w) => cut.afterOp >= w.fromOp && cut.afterOp < w.toOp && (w.node === undefined || cut.nodes === undefined || cut.nodes.includes(w.node))).map((w) => w.toOp));
+
 /**
- * The candidates that bite at some of the cuts, most cuts first, with the cuts (indexes) each bites at;
- * at most `max` of them.
+ * The candidates that bite at some of the cuts, most cuts first, with the cuts (indexes) each bites
+ * at; at most `max` of them. A cut a line is withheld at counts for the shortest wait that holds it
+ * (the first fsync that makes the claim true), not for every later one.
  */
 export function rankCandidates(candidates: readonly CandidateFix[], cuts: readonly FailingCut[], max: number): { candidate: CandidateFix; cuts: number[] }[] {
+  const isWait = (c: CandidateFix) => c.cause.step?.kind === 'wait';
+  const waits = candidates.filter(isWait);
+  const counts = (c: CandidateFix, cut: FailingCut) => bitesAt(c, cut) && (!isWait(c) || waits.every((w) => endAt(w, cut) >= endAt(c, cut)));
   return candidates
-    .map((candidate) => ({ candidate, cuts: cuts.flatMap((cut, i) => (bitesAt(candidate, cut) ? [i] : [])) }))
+    .map((candidate) => ({ candidate, cuts: cuts.flatMap((cut, i) => (counts(candidate, cut) ? [i] : [])) }))
     .filter((r) => r.cuts.length > 0)
     // On a tie: the kind order, then a file's before a directory's (a line claims data a file's fsync makes durable), then the earliest.
     .sort((a, b) => b.cuts.length - a.cuts.length || KIND_ORDER.indexOf(a.candidate.cause.kind) - KIND_ORDER.indexOf(b.candidate.cause.kind)

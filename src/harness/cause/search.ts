@@ -42,7 +42,7 @@ export interface FailingState {
 }
 
 /** A line the program printed, in words: `line 12 of run 0 ("waited" seq 5)`. */
-export function lineInWords(workload: RunRecord, run: number, line: number): string {
+export function lineInWords(workload: { readonly outcomes: readonly Outcome[] }, run: number, line: number): string {
   const o: Outcome | undefined = run === 0 ? workload.outcomes[line - 1] : undefined;
   if (!o) return `line ${line} of run ${run}`;
   const what = o.t === 'waited' ? ` seq ${o.seq}` : o.t === 'durable' || o.t === 'open' ? ` durableSeq ${o.durableSeq}, first unacked ${o.durableFirstUnackedSeq}` : o.t === 'acked' ? ` seqs ${o.seqs.join(', ')}` : '';
@@ -183,15 +183,8 @@ export async function searchCause(f: FailingState, probe: ProbeFn, bound: Search
     // it): the removal came before what stops depending on the file, which a process crash already shows.
     const removed = removalBlamed(f);
     if (removed) {
-      const { named: file, last } = removed;
-      evidence.push(`${last.kind} ${file} (request ${last.op}) is the last request on the file recovery fails at, and a process crash right after it fails already`);
-      const kinds = `${last.kind} ${pathPattern(file)}`;
-      return done({
-        kind: 'early-persistence',
-        key: `early-persistence ${kinds}`,
-        title: `${kinds} made durable too early`,
-        fix: `${last.kind} ${file} (request ${last.op}) comes before what stops depending on it: a process crash right after it already leaves a disk recovery cannot open; do it only once nothing durable refers to ${file} (${failed.split(' [target')[0]})`,
-      });
+      evidence.push(`${removed.last.kind} ${removed.named} (request ${removed.last.op}) is the last request on the file recovery fails at, and a process crash right after it fails already`);
+      return done(removalTooEarly(removed, 'a process crash right after it already leaves a disk recovery cannot open', failed));
     }
     const named = pathsNamedIn(failed, f.trace.flatMap((e) => (e.path2 !== undefined ? [e.path, e.path2] : [e.path])))[0];
     return done({
@@ -217,6 +210,17 @@ export function removalBlamed(f: Pick<FailingState, 'violations' | 'trace' | 'st
   const named = pathsNamedIn(failed, f.trace.flatMap((e) => (e.path2 !== undefined ? [e.path, e.path2] : [e.path])))[0];
   const last = named ? [...f.trace].reverse().find((e) => e.op <= f.state.id.afterOp && e.result === 0 && (e.path === named || e.path2 === named) && e.kind !== 'fsync') : undefined;
   return last && named && (last.kind === 'unlink' || last.kind === 'rmdir' || last.kind === 'truncate' || (last.kind === 'rename' && last.path === named)) ? { named, last } : undefined;
+}
+
+/** A removal made durable too early, as a cause without a step (the program's fix is to remove later): `why` says what shows it. */
+export function removalTooEarly({ named, last }: { named: string; last: TraceEntry }, why: string, failed: string): Omit<Cause, 'search' | 'evidence'> {
+  const kinds = `${last.kind} ${pathPattern(named)}`;
+  return {
+    kind: 'early-persistence',
+    key: `early-persistence ${kinds}`,
+    title: `${kinds} made durable too early`,
+    fix: `${last.kind} ${named} (request ${last.op}) comes before what stops depending on it: ${why}; do it only once nothing durable refers to ${named} (${failed.split(' [target')[0]})`,
+  };
 }
 
 /** The one change inside `unit` that the recovery needs (with the other units of the minimal set kept durable). */
@@ -246,7 +250,7 @@ function persistencePoints(trace: readonly TraceEntry[]): TraceEntry[] {
   return trace.filter((e) => (e.kind === 'fsync' || e.kind === 'fsyncdir') && e.result === 0);
 }
 
-const syncInWords = (e: TraceEntry) => `the ${e.kind === 'fsyncdir' ? 'directory fsync' : e.datasync ? 'fdatasync' : 'fsync'} of ${e.path}${onNode(e)} at request ${e.op}`;
+export const syncInWords = (e: TraceEntry) => `the ${e.kind === 'fsyncdir' ? 'directory fsync' : e.datasync ? 'fdatasync' : 'fsync'} of ${e.path}${onNode(e)} at request ${e.op}`;
 
 /** The confirmation the failure broke, if a line of the recorded run made the promise. */
 function brokenPromise(f: FailingState): { line: number; words: string; markedAfter: number } | undefined {

@@ -11,7 +11,7 @@ import { describeState } from '../../../fusefs/model/policies/index.js';
 import { coverStates, isLogicError } from '../cause/attribute.js';
 import { boundUntil, DEFAULT_SEARCH_BOUND, proofHolds, reachWords, type Cause, type CauseProof, type CauseReach, type SearchBound } from '../cause/cause.js';
 import { BUDGET_RAN_OUT, SECOND_CUT_KEY } from '../cause/of-case.js';
-import { removalBlamed, searchCause, type ProbeFn } from '../cause/search.js';
+import { removalBlamed, removalTooEarly, searchCause, type ProbeFn } from '../cause/search.js';
 import { candidatesOf, madeDurableBy, rankCandidates, type FailingCut, type RecordingView } from '../cause/candidates.js';
 import { carryOver, type KnownCause, type KnownCauses } from '../cause/known-causes.js';
 import { judge, type Violation } from '../oracle.js';
@@ -199,6 +199,17 @@ async function explainRunWithin(judging: JudgeContext, recorded: Recorded, faili
       const why = await proveStep(cause, i);
       spent.set(i, { probes: cause.search.probes, ms: Date.now() - started });
       if (why) rejected.set(i, why);
+      // A moved fsync that fails its proof (another persistence point syncs the removal anyway): the removal itself came too early, when its state shows it.
+      const removed = why && cause.step.kind === 'move' ? removalBlamed({ violations: f.violations, trace: recorded.trace, state: f.state }) : undefined;
+      if (!removed) return;
+      const tooEarly: Cause = {
+        ...removalTooEarly(removed, 'the state passes with the persistence point that made it durable left out, and no fsync moved within the run cures it', f.violations.find((v) => !v.hang)?.message ?? ''),
+        route: 'reduction', evidence: cause.evidence, search: cause.search,
+      };
+      if (await explainsToo(ctx, recorded, tooEarly, f, legalDisks)) {
+        rejected.delete(i);
+        addCandidate(tooEarly, await provenElsewhere(tooEarly, i));
+      }
       return;
     }
     addCandidate(cause, await provenElsewhere(cause, i));
