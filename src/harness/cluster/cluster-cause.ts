@@ -136,7 +136,7 @@ class InsertedProof {
  * one), then failing and passed states in turn until `deadlineMs`, so a proof the time cuts short
  * has sampled both what it cures and what it could break (it says how many it judged: capped).
  */
-export async function proveInserted(ctx: ClusterCauseContext, cause: Cause, lost: readonly LostUnit[], own: JudgedClusterState, judged: readonly JudgedClusterState[], deadlineMs: number): Promise<{ proof: InsertedProof; fixWords: string } | undefined> {
+export async function proveInserted(ctx: ClusterCauseContext, cause: Cause, lost: readonly LostUnit[], own: JudgedClusterState, judged: readonly JudgedClusterState[], deadlineMs: number, maxStates = Infinity): Promise<{ proof: InsertedProof; fixWords: string } | undefined> {
   const fix = clusterFixedRun(ctx.recorded, cause, lost);
   if (!fix?.hypothesis) return undefined;
   const p = new InsertedProof(ctx, fix, own);
@@ -146,7 +146,7 @@ export async function proveInserted(ctx: ClusterCauseContext, cause: Cause, lost
   const order: JudgedClusterState[] = [own, ...passed.slice(0, 1)];
   for (let i = 0; i < Math.max(failing.length, passed.length); i++) order.push(...failing.slice(i, i + 1), ...passed.slice(i + 1, i + 2));
   for (const [k, j] of order.entries()) {
-    if (k >= 1 + Math.min(1, passed.length) && Date.now() >= deadlineMs) {
+    if (k >= 1 + Math.min(1, passed.length) && (Date.now() >= deadlineMs || k >= maxStates)) {
       p.proof.capped = true;
       break;
     }
@@ -190,7 +190,7 @@ interface Explained {
   extend?: (j: JudgedClusterState) => Promise<boolean>;
 }
 
-async function explainOne(ctx: ClusterCauseContext, failing: JudgedClusterState, judged: readonly JudgedClusterState[], bound: SearchBound, deadlineMs: number): Promise<Explained> {
+async function explainOne(ctx: ClusterCauseContext, failing: JudgedClusterState, judged: readonly JudgedClusterState[], bound: SearchBound, deadlineMs: number, limits: ExplainLimits): Promise<Explained> {
   const units = await ctx.daemon.client.units(failing.state.id);
   const { recorded } = ctx;
   // Probes recover as many clusters at once as the target's pool does (each mostly waits on elections).
@@ -216,7 +216,7 @@ async function explainOne(ctx: ClusterCauseContext, failing: JudgedClusterState,
     return { cause: { ...candidate, proof: proven.proof }, cures: proven.cured };
   }
   if (failing.state.id.policy !== 'lose-unsynced') return unnamed(`its fix inserts an fsync, and a ${failing.state.id.policy} state of a cluster has no counterpart in the fixed run to judge (its outcomes count the unsynced changes the fix changes)`);
-  const proven = await proveInserted(ctx, candidate, units, failing, judged, deadlineMs);
+  const proven = await proveInserted(ctx, candidate, units, failing, judged, deadlineMs, limits.maxProofStates);
   if (!proven) return unnamed('its fix could not be applied to the recording');
   const { proof } = proven.proof;
   if (!proofHolds(proof) || !proof.curesOwnState) return unnamed(`its fix does not cure this state or breaks one that passed (with ${proof.step}: ${proof.cured} of ${proof.failing} failing states cured, ${proof.broken} broken${proof.stillFailing.length ? `; still failing: ${proof.stillFailing.join('; ')}` : ''})`);
@@ -230,7 +230,14 @@ async function explainOne(ctx: ClusterCauseContext, failing: JudgedClusterState,
  * (attribute.ts). Returns each failing state's cause; a state left out by the deadline, or whose
  * search named nothing, gets an unexplained cause saying so.
  */
-export async function explainClusterRun(ctx: ClusterCauseContext, judged: readonly JudgedClusterState[], deadlineMs: number, bound: SearchBound = DEFAULT_SEARCH_BOUND, maxSearches = Infinity): Promise<Map<JudgedClusterState, Cause>> {
+/** Count bounds of a recording's explaining (a gate's work budget, which has no time bound): searches, and states a proof judges. */
+export interface ExplainLimits {
+  maxSearches?: number;
+  maxProofStates?: number;
+}
+
+export async function explainClusterRun(ctx: ClusterCauseContext, judged: readonly JudgedClusterState[], deadlineMs: number, bound: SearchBound = DEFAULT_SEARCH_BOUND, limits: ExplainLimits = {}): Promise<Map<JudgedClusterState, Cause>> {
+  const maxSearches = limits.maxSearches ?? Infinity;
   const failing = judged.filter((j) => j.violations.length > 0);
   const found: Explained[] = [];
   next: for (const f of failing) {
@@ -245,7 +252,7 @@ export async function explainClusterRun(ctx: ClusterCauseContext, judged: readon
       }
     }
     if (Date.now() >= deadlineMs || found.length >= maxSearches) break;
-    found.push(await explainOne(ctx, f, judged, boundUntil(bound, deadlineMs, 1), deadlineMs));
+    found.push(await explainOne(ctx, f, judged, boundUntil(bound, deadlineMs, 1), deadlineMs, limits));
   }
   const candidates = found.filter((e) => e.cause.kind !== 'not-isolated').map((e) => ({ ...e, kind: e.cause.kind, cures: new Set(e.cures.map((j) => failing.indexOf(j))) }));
   const cover = coverStates(failing.length, candidates);
