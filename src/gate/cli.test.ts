@@ -189,15 +189,19 @@ describe('powercut gate', () => {
     // whatever the load. (A work budget's floor says raise --cases: gate-loop.test.ts.)
     const r = await powercut(['gate', '--time-budget', '18', '--seed', '4', '--max-states', '1', '--artifacts', 'arts', '--json', 'result.json', '--junit', 'junit.xml'], dir);
     expect(r.exitCode, r.stdout + r.stderr).toBe(4);
-    expect(budgetBroken(r.stdout)).toBeUndefined();
     expect(r.stdout).toMatch(/^floor NOT met: \d+ of \d+ requirements, so the gate checked too little to pass:$/m);
     expect(r.stdout).toMatch(/^ {2}NOT met: suite [a-z/-]+: [a-z -]+ 0, needs at least 1; raise --time-budget/m);
     expect(r.stdout).toContain('gate FAILED: no violation found, but the gate checked too little to pass');
     const result = JSON.parse(await readFile(path.join(dir, 'result.json'), 'utf8'));
     expect([result.verdict, result.exitCode, result.floor.met]).toEqual(['below-floor', 4, false]);
-    expect(result.overrunMs, `the gate ended ${result.overrunMs} ms past its 18 s budget`).toBeLessThanOrEqual(result.allowedOverrunMs);
+    // The budget holds to its allowed overrun past its end, or past the scenarios' end when they ran
+    // longer (they always run in full: on a busy machine they alone take longer than 18 s).
+    const scenariosMs = result.rows.filter((row: { kind: string }) => row.kind === 'scenario').reduce((n: number, row: { durationMs: number }) => n + row.durationMs, 0);
+    const overrunMs = result.durationMs - Math.max(result.options.timeBudgetMs, scenariosMs);
+    expect(overrunMs, `the gate ended ${overrunMs} ms past its 18 s budget or its ${scenariosMs} ms of scenarios`).toBeLessThanOrEqual(result.allowedOverrunMs);
+    if (scenariosMs < result.options.timeBudgetMs) expect(budgetBroken(r.stdout)).toBeUndefined();
     expect(await readFile(path.join(dir, 'junit.xml'), 'utf8')).toMatch(/<failure message="below the gate&apos;s floor: [^"]*needs at least 1; raise --time-budget[^"]*" type="below-floor">/);
-    expect(r.stdout).toMatch(/^phases: record\+judge \d+\.\d s, causes \d+\.\d s of 3\.6 s, shrink \d+\.\d s of 2\.7 s, artifacts \d+\.\d s of 0\.9 s \(budget 18\.0 s\)$/m);
+    expect(r.stdout).toMatch(/^phases: record\+judge (\d+\.\d s|\d+:\d\d), causes \d+\.\d s of 3\.6 s, shrink \d+\.\d s of 2\.7 s, artifacts \d+\.\d s of 0\.9 s \(budget 18\.0 s\)$/m);
     // Each suite's inputs, as a work budget: --seed 4 with it runs the same inputs, each in full, anywhere.
     const suites = ['atomic-file/sync', 'atomic-file/buffered', 'append-log/sync', 'append-log/buffered', 'cut-during-recovery', 'faults'];
     expect(Object.keys(result.repeat.cases.perSuite)).toEqual(suites);
