@@ -23,7 +23,7 @@ import { replayOf, writeCause, writeClusterArtifact, writeRecording, type Cluste
 import { DEFAULT_SEARCH_BOUND, type Cause, type SearchBound } from '../harness/cause/cause.js';
 import { KnownCauses } from '../harness/cause/known-causes.js';
 import { EXPLAIN_BOUNDS } from '../harness/exhaustive/explain.js';
-import { explainClusterRun, type JudgedClusterState } from '../harness/cluster/cluster-cause.js';
+import { explainClusterRun, type ExplainLimits, type JudgedClusterState } from '../harness/cluster/cluster-cause.js';
 import { CLUSTER_STATE_SLOTS, ClusterStatePool, ClusterStateError, type ClusterStateVerdict } from '../harness/cluster/cluster-pool.js';
 import { runClusterCase, type ClusterInput } from '../harness/cluster/cluster-run.js';
 import { drawLiveCase, type NodePause } from '../harness/cluster/live-draw.js';
@@ -91,6 +91,11 @@ const MIN_PAUSE_MS = 100;
 const MAX_GATE_PAUSE_MS = 1_000;
 /** A shrink candidate fails the same way when one of at most this many of its states of the cut kind (spread over its run) does. */
 const SHRINK_STATES = 24;
+/**
+ * Under a work budget a fix's proof judges at most this many states' counterparts (the state it was
+ * found on, one that passed, then failing and passed ones in turn): each is a cluster's recovery.
+ */
+const MAX_PROOF_STATES = 24;
 /** The tool failing this often ends the run: it is broken, not the queue. */
 const MAX_ERRORS = 3;
 
@@ -144,9 +149,10 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
   const owedUnder = (k: CutKind, p: StatePolicy) => policies.length > 1 && (rows.get(k)!.coverage.policies[p]?.states ?? 0) === 0;
   const owesAny = (k: CutKind) => owed(k) || policies.some((p) => owedUnder(k, p));
   let stopped = false;
-  // Under a work budget a cause search is bounded by its probes, and a recording's by its searches, never by time.
+  // Under a work budget a cause search is bounded by its probes, a recording's by its searches, a
+  // proof by the states it judges, never by time.
   const searchBound: SearchBound = budget.untimed ? { maxProbes: DEFAULT_SEARCH_BOUND.maxProbes } : DEFAULT_SEARCH_BOUND;
-  const maxSearches = budget.untimed ? EXPLAIN_BOUNDS.maxSearches : Infinity;
+  const limits: ExplainLimits = budget.untimed ? { maxSearches: EXPLAIN_BOUNDS.maxSearches, maxProofStates: MAX_PROOF_STATES } : {};
 
   /** A failure of the tool: the row says so, and a fresh daemon serves what follows (none, or the MAX_ERRORS-th failure: the run ends). */
   const toolFailed = async (row: GateRow, what: string, err: unknown): Promise<void> => {
@@ -287,7 +293,7 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
       let cause: Cause | undefined;
       if (group.cause && group.cause.kind !== 'not-isolated' && o.groupBy !== 'signature') {
         const judged: JudgedClusterState = { state: v.state, violations: v.violations, drain: v.runs[v.runs.length - 1] };
-        cause = (await explainClusterRun({ daemon: daemon.daemon, target, input: smaller, recorded: rec.recorded, timeouts }, [judged], phases.deadlineMs('shrink'), searchBound, { known })).get(judged);
+        cause = (await explainClusterRun({ daemon: daemon.daemon, target, input: smaller, recorded: rec.recorded, timeouts }, [judged], phases.deadlineMs('shrink'), searchBound, { ...limits, known })).get(judged);
         if (cause?.key !== key) return;
       }
       const { c, judged } = stateArtifact(rec, v);
@@ -380,7 +386,7 @@ export function clusterSource(ctx: GateContext, nodes: number): CaseSource {
     if (o.groupBy === 'signature' || !judged.some((j) => j.violations.length > 0)) return new Map();
     try {
       ctx.doing(`searching the causes of ${judged.filter((j) => j.violations.length > 0).length} failing crash states`);
-      return await within(phases.share('causes'), () => explainClusterRun({ daemon: daemon.daemon, target, input: rec.input, recorded: rec.recorded, timeouts }, judged, phases.deadlineMs('causes'), searchBound, { known, maxSearches }));
+      return await within(phases.share('causes'), () => explainClusterRun({ daemon: daemon.daemon, target, input: rec.input, recorded: rec.recorded, timeouts }, judged, phases.deadlineMs('causes'), searchBound, { ...limits, known }));
     } catch (err) {
       row.errors.push(`searching the causes of a workload's failing states failed (the failures stand, without their causes): ${err instanceof Error ? err.message : String(err)}`);
       return new Map();

@@ -184,11 +184,12 @@ export function singleDiskSource(ctx: GateContext, ref: TargetRef): CaseSource {
   const inputUnit = async (s: Suite): Promise<void> => {
     ctx.doing(`suite ${s.suite.name}, input ${s.chunks + 1}`);
     const judgedBefore = phases.used('record+judge');
-    // fast-check's own time limit would abandon a running property, whose crash case would then race the next one on the shared daemon.
     const seed = roundSeed(o.seed, s.index, s.chunks++);
     const base = o.generation === 'plain' ? undefined : steering.pick(s.index);
     const arb = base ? mutantInputArb(base, s.suite.options) : s.arb;
     inputs++;
+    // One input per fast-check run, run to its end: fast-check's own time limit would abandon a
+    // running property, whose crash case would then race the next one on the shared daemon.
     const report = await runCrashSuite(daemons.current.daemon, arb, {
       numRuns: 1,
       seed,

@@ -144,7 +144,8 @@ class InsertedProof {
  * what it cures and what it could break (it says how many it judged: capped). `everyNode`: the fix
  * is made on every node that makes such requests (clusterFixedRun).
  */
-export async function proveInserted(ctx: ClusterCauseContext, cause: Cause, lost: readonly LostUnit[], own: JudgedClusterState, judged: readonly JudgedClusterState[], deadlineMs: number, slots = 1, everyNode = false): Promise<{ proof: InsertedProof; fixWords: string } | undefined> {
+export async function proveInserted(ctx: ClusterCauseContext, cause: Cause, lost: readonly LostUnit[], own: JudgedClusterState, judged: readonly JudgedClusterState[], deadlineMs: number, o: { slots?: number; everyNode?: boolean; maxStates?: number } = {}): Promise<{ proof: InsertedProof; fixWords: string } | undefined> {
+  const { slots = 1, everyNode = false, maxStates = Infinity } = o;
   const fix = clusterFixedRun(ctx.recorded, cause, lost, everyNode);
   if (!fix?.hypothesis) return undefined;
   const p = new InsertedProof(ctx, fix, own);
@@ -157,11 +158,11 @@ export async function proveInserted(ctx: ClusterCauseContext, cause: Cause, lost
   const order: JudgedClusterState[] = [];
   for (let i = 0; i < Math.max(failing.length, passed.length); i++) order.push(...failing.slice(i, i + 1), ...passed.slice(i + 1, i + 2));
   for (let from = 0; from < order.length; from += slots) {
-    if (Date.now() >= deadlineMs) {
+    if (Date.now() >= deadlineMs || p.proof.states >= maxStates) {
       p.proof.capped = true;
       break;
     }
-    await Promise.all(order.slice(from, from + slots).map((j) => p.judge(j)));
+    await Promise.all(order.slice(from, from + Math.min(slots, maxStates - p.proof.states)).map((j) => p.judge(j)));
   }
   return done;
 }
@@ -201,7 +202,7 @@ interface Explained {
   extend?: (j: JudgedClusterState) => Promise<boolean>;
 }
 
-async function explainOne(ctx: ClusterCauseContext, failing: JudgedClusterState, judged: readonly JudgedClusterState[], bound: SearchBound, deadlineMs: number): Promise<Explained> {
+async function explainOne(ctx: ClusterCauseContext, failing: JudgedClusterState, judged: readonly JudgedClusterState[], bound: SearchBound, deadlineMs: number, limits: ExplainLimits): Promise<Explained> {
   const units = await ctx.daemon.client.units(failing.state.id);
   const { recorded } = ctx;
   // Probes recover as many clusters at once as the target's pool does (each mostly waits on elections).
@@ -227,7 +228,7 @@ async function explainOne(ctx: ClusterCauseContext, failing: JudgedClusterState,
     return { cause: { ...candidate, proof: proven.proof }, cures: proven.cured };
   }
   if (failing.state.id.policy !== 'lose-unsynced') return unnamed(`its fix inserts an fsync, and a ${failing.state.id.policy} state of a cluster has no counterpart in the fixed run to judge (its outcomes count the unsynced changes the fix changes)`);
-  const proven = await proveInserted(ctx, candidate, units, failing, judged, deadlineMs, slots);
+  const proven = await proveInserted(ctx, candidate, units, failing, judged, deadlineMs, { slots, maxStates: limits.maxProofStates });
   if (!proven) return unnamed('its fix could not be applied to the recording');
   const { proof } = proven.proof;
   if (!proofHolds(proof) || !proof.curesOwnState) return unnamed(`its fix does not cure this state or breaks one that passed (with ${proof.step}: ${proof.cured} of ${proof.failing} failing states cured, ${proof.broken} broken${proof.stillFailing.length ? `; still failing: ${proof.stillFailing.join('; ')}` : ''})`);
@@ -240,14 +241,14 @@ async function explainOne(ctx: ClusterCauseContext, failing: JudgedClusterState,
  * the recording, or a cause carried over from an earlier run), proven on the judged states from
  * failing state `own`; undefined when its proof does not hold for `own`.
  */
-async function proveEveryNode(ctx: ClusterCauseContext, cause: Cause, own: JudgedClusterState, judged: readonly JudgedClusterState[], deadlineMs: number): Promise<Explained | undefined> {
+async function proveEveryNode(ctx: ClusterCauseContext, cause: Cause, own: JudgedClusterState, judged: readonly JudgedClusterState[], deadlineMs: number, maxStates = Infinity): Promise<Explained | undefined> {
   const slots = ctx.target.clusterStateSlots ?? CLUSTER_STATE_SLOTS;
   if (cause.step?.kind === 'wait') {
     const proven = proveOnJudged(ctx.recorded, cause, own, judged, ctx.target.name);
     return proven && proofHolds(proven.proof) && proven.proof.curesOwnState ? { cause: { ...cause, proof: proven.proof }, cures: proven.cured } : undefined;
   }
   if (own.state.id.policy !== 'lose-unsynced') return undefined;
-  const proven = await proveInserted({ ...ctx, timeouts: timeoutsForSlots(ctx.timeouts, slots) }, cause, [], own, judged, deadlineMs, slots, true);
+  const proven = await proveInserted({ ...ctx, timeouts: timeoutsForSlots(ctx.timeouts, slots) }, cause, [], own, judged, deadlineMs, { slots, everyNode: true, maxStates });
   if (!proven || !proofHolds(proven.proof.proof) || !proven.proof.proof.curesOwnState) return undefined;
   return { cause: { ...cause, fix: proven.fixWords, proof: proven.proof.proof }, cures: [...proven.proof.cured], extend: (j) => proven.proof.judge(j) };
 }
@@ -283,7 +284,7 @@ function onPathTo(d: CandidateFix, file: string): boolean {
  * `deadlineMs`. Undefined when all of them together do not cure `own` (the search over what it lost
  * goes on), when the bound ends it, or when the proof does not hold.
  */
-async function candidateFsyncs(ctx: ClusterCauseContext, own: JudgedClusterState, fsyncs: readonly CandidateFix[], judged: readonly JudgedClusterState[], deadlineMs: number, bound: SearchBound): Promise<Explained | { why: string }> {
+async function candidateFsyncs(ctx: ClusterCauseContext, own: JudgedClusterState, fsyncs: readonly CandidateFix[], judged: readonly JudgedClusterState[], deadlineMs: number, bound: SearchBound, maxStates = Infinity): Promise<Explained | { why: string }> {
   if (fsyncs.length === 0) return { why: 'the recording shows no fsync missing before something relied on it at this cut' };
   const slots = ctx.target.clusterStateSlots ?? CLUSTER_STATE_SLOTS;
   const slotCtx = { ...ctx, timeouts: timeoutsForSlots(ctx.timeouts, slots) };
@@ -325,7 +326,7 @@ async function candidateFsyncs(ctx: ClusterCauseContext, own: JudgedClusterState
     `reduced to ${minimal.length} (${probes} recoveries, ${((Date.now() - started) / 1000).toFixed(1)} s): ${minimal.map((c) => c.cause.title).join('; ')}`,
   ];
   const cause = { ...together(minimal, evidence), search: { probes, ms: Date.now() - started, bound, boundReached: false } };
-  const proven = await proveInserted(slotCtx, cause, [], own, judged, deadlineMs, slots, true);
+  const proven = await proveInserted(slotCtx, cause, [], own, judged, deadlineMs, { slots, everyNode: true, maxStates });
   if (!proven) return { why: `candidate "${cause.title}": its fix could not be applied to the recording` };
   const p = proven.proof.proof;
   if (!proofHolds(p) || !p.curesOwnState) return { why: `candidate "${cause.title}" (${minimal.length} fsyncs) failed its proof: ${p.cured} of ${p.failing} failing states cured${p.curesOwnState ? '' : ', not its own'}, ${p.broken} that passed broken` };
@@ -344,8 +345,14 @@ const MAX_CLUSTER_CANDIDATES = 3;
  * deadline or the bound of `maxSearches` searches, or whose search named nothing, gets an unexplained
  * cause saying so.
  */
-export async function explainClusterRun(ctx: ClusterCauseContext, judged: readonly JudgedClusterState[], deadlineMs: number, bound: SearchBound = DEFAULT_SEARCH_BOUND, o: { known?: KnownCauses; maxSearches?: number } = {}): Promise<Map<JudgedClusterState, Cause>> {
-  const { known, maxSearches = Infinity } = o;
+/** Count bounds of a recording's explaining (a gate's work budget, which has no time bound): searches, and states a proof judges. */
+export interface ExplainLimits {
+  maxSearches?: number;
+  maxProofStates?: number;
+}
+
+export async function explainClusterRun(ctx: ClusterCauseContext, judged: readonly JudgedClusterState[], deadlineMs: number, bound: SearchBound = DEFAULT_SEARCH_BOUND, limits: ExplainLimits & { known?: KnownCauses } = {}): Promise<Map<JudgedClusterState, Cause>> {
+  const { known, maxSearches = Infinity } = limits;
   const failing = judged.filter((j) => j.violations.length > 0);
   const found: Explained[] = [];
   const explained = (f: JudgedClusterState) => found.some((e) => e.cause.kind !== 'not-isolated' && e.cures.includes(f));
@@ -360,7 +367,7 @@ export async function explainClusterRun(ctx: ClusterCauseContext, judged: readon
     const own = at.find((j) => j.state.id.policy === 'lose-unsynced') ?? at[0];
     if (!own || tried.has(cause.key) || Date.now() >= deadlineMs) return;
     tried.add(cause.key);
-    const e = await proveEveryNode(ctx, cause, own, judged, deadlineMs);
+    const e = await proveEveryNode(ctx, cause, own, judged, deadlineMs, limits.maxProofStates);
     if (e) found.push(e);
     else failedCandidates.push(`${cause.route === 'known' ? 'known cause' : 'candidate'} "${cause.title}" failed its proof on this run`);
   };
@@ -379,7 +386,7 @@ export async function explainClusterRun(ctx: ClusterCauseContext, judged: readon
   }
   const first = open().find((j) => j.state.id.policy === 'lose-unsynced');
   if (first && Date.now() < deadlineMs) {
-    const e = await candidateFsyncs(ctx, first, readOff.filter((c) => c.cause.step?.kind === 'fsync-after' && bitesAt(c, cutOf(first))), judged, deadlineMs, bound);
+    const e = await candidateFsyncs(ctx, first, readOff.filter((c) => c.cause.step?.kind === 'fsync-after' && bitesAt(c, cutOf(first))), judged, deadlineMs, bound, limits.maxProofStates);
     if ('why' in e) failedCandidates.push(e.why);
     else found.push(e);
   }
@@ -395,7 +402,7 @@ export async function explainClusterRun(ctx: ClusterCauseContext, judged: readon
       }
     }
     if (Date.now() >= deadlineMs || found.length >= maxSearches) break;
-    const e = await explainOne(ctx, f, judged, boundUntil(bound, deadlineMs, 1), deadlineMs);
+    const e = await explainOne(ctx, f, judged, boundUntil(bound, deadlineMs, 1), deadlineMs, limits);
     found.push({ ...e, cause: { ...e.cause, ...(e.cause.kind !== 'not-isolated' ? { route: 'reduction' as const } : {}) } });
   }
   const candidates = found.filter((e) => e.cause.kind !== 'not-isolated').map((e) => ({ ...e, kind: e.cause.kind, cures: new Set(e.cures.map((j) => failing.indexOf(j))) }));
