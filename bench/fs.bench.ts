@@ -9,10 +9,12 @@
 // built on fuse-native; as root the bench also runs a FUSE server in plain JS on /dev/fuse without
 // fuse-native's per-request thread hop, to show what would lift such a target (docs/fs.md, "Speed").
 //
-//   npm run bench:fs [-- --rounds N] [--baseline DIR ...]
+//   npm run bench:fs [-- --rounds N] [--baseline DIR ...] [--lazyfs PATH] [--throughput-only]
 //   npm run bench:fs -- --profile      # V8 CPU profile of the powercut daemon per workload
 // --baseline DIR adds a column for the powercut daemon of another built checkout (DIR/dist), e.g.
-// the commit before a change: before and after in the same run.
+// the commit before a change: before and after in the same run. --lazyfs PATH adds LazyFS (the
+// binary at PATH, built by the user: docs/fs.md) as a column and a section comparing powercut with
+// it and with native. --throughput-only runs the three workloads alone (no ceilings, small requests or crash).
 import { closeSync, fsyncSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, writeSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
@@ -29,12 +31,14 @@ import {
   type Target, type Workload,
 } from './fs-bench-lib.js';
 import { summarizeCpuProfile } from './cpu-profile.js';
+import { startLazyFs } from './fs-lazyfs.js';
 
 const CRASH_CYCLES = 30;
 const NATIVE = 'native';
 const POWERCUT = 'powercut';
 const BARE = 'bare fuse-native';
 const RAWJS = 'JS /dev/fuse';
+const LAZYFS = 'LazyFS';
 
 const line = (s = '') => console.log(s);
 const pad = (s: string, w: number) => s.padStart(w);
@@ -52,13 +56,18 @@ interface Goal {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { rounds: { type: 'string' }, profile: { type: 'boolean' }, baseline: { type: 'string', multiple: true } } });
+  const { values } = parseArgs({
+    options: {
+      rounds: { type: 'string' }, profile: { type: 'boolean' }, baseline: { type: 'string', multiple: true },
+      lazyfs: { type: 'string' }, 'throughput-only': { type: 'boolean' },
+    },
+  });
   const rounds = Number(values.rounds ?? 3);
   if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`--rounds must be a positive integer, got ${values.rounds}`);
   const work = mkdtempSync(join(tmpdir(), 'powercut-bench-'));
   try {
     if (values.profile) await profile(work);
-    else await bench(work, rounds, values.baseline ?? []);
+    else await bench(work, rounds, values.baseline ?? [], values.lazyfs ?? null, values['throughput-only'] ?? false);
   } finally {
     await cleanupAll();
     const left = readFileSync('/proc/mounts', 'utf8').split('\n').filter((l) => l.includes(work));
@@ -66,7 +75,7 @@ async function main(): Promise<void> {
   }
 }
 
-async function bench(work: string, rounds: number, baselines: string[]): Promise<void> {
+async function bench(work: string, rounds: number, baselines: string[], lazyfs: string | null, throughputOnly: boolean): Promise<void> {
   const root = process.geteuid?.() === 0;
   const { patched } = loadFuseNative();
   const native = join(work, 'native');
@@ -85,17 +94,23 @@ async function bench(work: string, rounds: number, baselines: string[]): Promise
       const b = await other.startDaemon({ mountpoint: join(work, `base${i}`), socketPath: join(work, `base${i}.sock`) });
       targets.push({ name: `${POWERCUT} @${dir.split('/').filter(Boolean).pop()}`, dir: b.mountpoint, between: () => b.client.reset(), stop: () => b.stop() });
     }
-    bare = await BareFs.start(join(work, 'bare'));
-    targets.push(bare.target(BARE));
-    if (root) targets.push(await startRawJs(join(work, 'rawjs'), RAWJS));
+    if (lazyfs) targets.push(await startLazyFs(lazyfs, work, LAZYFS));
+    if (!throughputOnly) {
+      bare = await BareFs.start(join(work, 'bare'));
+      targets.push(bare.target(BARE));
+      if (root) targets.push(await startRawJs(join(work, 'rawjs'), RAWJS));
+    }
 
     const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
     line(`powercut fs benchmark — node ${process.version}, load ${load}, ${rounds} interleaved rounds: median (min-max)`);
     line(`  native: ${native}`);
     line(`  ${POWERCUT}: the daemon, ${patched ? 'patched' : 'STOCK'} fuse-native binding; ${root && patched ? 'crash: next mount made by mount(2) in libfuse, moved beneath the old one, old one detached by umount2 (no fork, no gap)' : 'unmount and mount through fusermount (fork)'}`);
-    line(`  ${BARE}: the same mount (binding, options, request paths) over a filesystem that keeps nothing: the ceiling`);
-    if (root) line(`  ${RAWJS}: plain JS reading /dev/fuse on its main thread, no binding, no thread hop (a ceiling for a server on the event loop; not a design)`);
-    else line(`  (${RAWJS} needs root: not run)`);
+    if (lazyfs) line(`  ${LAZYFS}: ${lazyfs}, its cache ${'2 GB'} without eviction (every write kept in memory, as powercut keeps it)`);
+    if (!throughputOnly) {
+      line(`  ${BARE}: the same mount (binding, options, request paths) over a filesystem that keeps nothing: the ceiling`);
+      if (root) line(`  ${RAWJS}: plain JS reading /dev/fuse on its main thread, no binding, no thread hop (a ceiling for a server on the event loop; not a design)`);
+      else line(`  (${RAWJS} needs root: not run)`);
+    }
     line();
 
     // ── throughput
@@ -130,9 +145,13 @@ async function bench(work: string, rounds: number, baselines: string[]): Promise
       line(`${'  ratio to native'.padEnd(30)}${names.map((n) => pad((mb(w, n) / mb(w, NATIVE)).toFixed(3), col)).join('')}`);
       line(`${'  writes/s'.padEnd(30)}${names.map((n) => pad(spread(res.get(`${w.name}|${n}`)!.opsPerS, 0), col)).join('')}`);
     }
-    line(`FUSE requests per write() on the ${BARE} filesystem (last round):`);
-    for (const w of WORKLOADS) line(`  ${w.name.padEnd(28)}${reqLines.get(w.name) ?? '-'}`);
+    if (bare) {
+      line(`FUSE requests per write() on the ${BARE} filesystem (last round):`);
+      for (const w of WORKLOADS) line(`  ${w.name.padEnd(28)}${reqLines.get(w.name) ?? '-'}`);
+    }
     line();
+    if (lazyfs) peerSection(WORKLOADS.map((w) => ({ w, mbps: (n: string) => mb(w, n), ops: (n: string) => ops(w, n) })));
+    if (throughputOnly || !bare) return;
 
     // ── small requests
     const small = new Map<string, number[]>();
@@ -232,6 +251,28 @@ async function bench(work: string, rounds: number, baselines: string[]): Promise
       }
     }
   }
+}
+
+/**
+ * The same-run comparison with LazyFS: per workload native, LazyFS and powercut (medians), and the
+ * ratios the mount is held to: at least LazyFS's speed on every workload, and half of native's on 128 KiB writes.
+ */
+function peerSection(rows: { w: Workload; mbps: (target: string) => number; ops: (target: string) => number }[]): void {
+  const col = 14;
+  line(`== Against ${LAZYFS}: medians of the rounds above; 140 B appends in writes/s, the others in MB/s`);
+  line(`${'workload'.padEnd(30)}${[NATIVE, LAZYFS, POWERCUT, `${POWERCUT}/${LAZYFS}`, `${POWERCUT}/${NATIVE}`].map((n) => pad(n, col + 4)).join('')}`);
+  const verdicts: string[] = [];
+  for (const { w, mbps, ops } of rows) {
+    const byOps = w.fsyncEvery > 0;
+    const v = (n: string) => (byOps ? ops(n) : mbps(n));
+    const vsPeer = v(POWERCUT) / v(LAZYFS);
+    const vsNative = v(POWERCUT) / v(NATIVE);
+    line(`${w.name.padEnd(30)}${[num(v(NATIVE), 1), num(v(LAZYFS), 1), num(v(POWERCUT), 1), vsPeer.toFixed(2), vsNative.toFixed(2)].map((x) => pad(x, col + 4)).join('')}`);
+    verdicts.push(`${w.name}: ${vsPeer >= 1 ? 'at or above' : 'BELOW'} ${LAZYFS}`);
+    if (w.recordBytes === 128 * 1024) verdicts.push(`${w.name}: ${vsNative >= 0.5 ? 'at or above' : 'BELOW'} half of native`);
+  }
+  for (const v of verdicts) line(`  ${v}`);
+  line();
 }
 
 /** One daemon per workload under --cpu-prof; self time per part of the daemon, in the workload windows only. */
