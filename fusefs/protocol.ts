@@ -112,6 +112,8 @@ export interface StatusAnswer {
   faults: Fault[];
   crashes: number; // power cuts since the daemon started
   readFaultsHit: number; // reads a read fault answered EIO or changed, since the faults were armed
+  /** Writes the FUSE thread answered itself (write-behind) since the daemon started; absent with the stock binding. */
+  writesBehind?: number;
   /** A cluster's nodes (absent for one node); the fields above then sum or list them all. */
   nodes?: NodeStatus[];
 }
