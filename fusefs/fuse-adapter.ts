@@ -138,8 +138,14 @@ export function makeFuseOps(state: FsState, generation: number, ctx: RequestCont
   const mutate = (cb: (result: number) => void, entry: TraceEntry, apply: () => number) => {
     if (dead()) return cb(EIO);
     const wb = state.writeBehind;
-    if (wb) wb.paused(() => state.gate.mutate(entry, apply, cb, state.node));
-    else state.gate.mutate(entry, apply, cb, state.node);
+    if (!wb) return state.gate.mutate(entry, apply, cb, state.node);
+    // Answered only once write-behind is granted again: a program answered earlier would send its next
+    // write while the binding still holds back, and that write would come here too, and so on.
+    let answer: number | null = null;
+    let inside = true;
+    wb.paused(() => state.gate.mutate(entry, apply, (r) => (inside ? (answer = r) : cb(r)), state.node));
+    inside = false;
+    if (answer !== null) cb(answer);
   };
 
   /**
