@@ -150,7 +150,7 @@ async function bench(work: string, rounds: number, baselines: string[], lazyfs: 
       for (const w of WORKLOADS) line(`  ${w.name.padEnd(28)}${reqLines.get(w.name) ?? '-'}`);
     }
     line();
-    if (lazyfs) peerSection(WORKLOADS.map((w) => ({ w, mbps: (n: string) => mb(w, n), ops: (n: string) => ops(w, n) })));
+    if (lazyfs) peerSection(WORKLOADS.map((w) => ({ w, rounds: (n: string) => res.get(`${w.name}|${n}`)! })));
     if (throughputOnly || !bare) return;
 
     // ── small requests
@@ -257,17 +257,21 @@ async function bench(work: string, rounds: number, baselines: string[], lazyfs: 
  * The same-run comparison with LazyFS: per workload native, LazyFS and powercut (medians), and the
  * ratios the mount is held to: at least LazyFS's speed on every workload, and half of native's on 128 KiB writes.
  */
-function peerSection(rows: { w: Workload; mbps: (target: string) => number; ops: (target: string) => number }[]): void {
-  const col = 14;
-  line(`== Against ${LAZYFS}: medians of the rounds above; 140 B appends in writes/s, the others in MB/s`);
-  line(`${'workload'.padEnd(30)}${[NATIVE, LAZYFS, POWERCUT, `${POWERCUT}/${LAZYFS}`, `${POWERCUT}/${NATIVE}`].map((n) => pad(n, col + 4)).join('')}`);
+function peerSection(rows: { w: Workload; rounds: (target: string) => { mbps: number[]; opsPerS: number[] } }[]): void {
+  const col = 18;
+  line(`== Against ${LAZYFS}: medians of the rounds above (140 B appends in writes/s, the others in MB/s); ratios`);
+  line(`   of the medians, and in brackets the median of each round's own ratio (the targets ran one after the other in it)`);
+  line(`${'workload'.padEnd(30)}${[NATIVE, LAZYFS, POWERCUT, `${POWERCUT}/${LAZYFS}`, `${POWERCUT}/${NATIVE}`].map((n) => pad(n, col)).join('')}`);
   const verdicts: string[] = [];
-  for (const { w, mbps, ops } of rows) {
+  for (const { w, rounds } of rows) {
     const byOps = w.fsyncEvery > 0;
-    const v = (n: string) => (byOps ? ops(n) : mbps(n));
+    const each = (n: string) => (byOps ? rounds(n).opsPerS : rounds(n).mbps);
+    const v = (n: string) => median(each(n));
+    const paired = (a: string, b: string) => median(each(a).map((x, r) => x / each(b)[r])).toFixed(2);
     const vsPeer = v(POWERCUT) / v(LAZYFS);
     const vsNative = v(POWERCUT) / v(NATIVE);
-    line(`${w.name.padEnd(30)}${[num(v(NATIVE), 1), num(v(LAZYFS), 1), num(v(POWERCUT), 1), vsPeer.toFixed(2), vsNative.toFixed(2)].map((x) => pad(x, col + 4)).join('')}`);
+    const cells = [num(v(NATIVE), 1), num(v(LAZYFS), 1), num(v(POWERCUT), 1), `${vsPeer.toFixed(2)} (${paired(POWERCUT, LAZYFS)})`, `${vsNative.toFixed(2)} (${paired(POWERCUT, NATIVE)})`];
+    line(`${w.name.padEnd(30)}${cells.map((x) => pad(x, col)).join('')}`);
     verdicts.push(`${w.name}: ${vsPeer >= 1 ? 'at or above' : 'BELOW'} ${LAZYFS}`);
     if (w.recordBytes === 128 * 1024) verdicts.push(`${w.name}: ${vsNative >= 0.5 ? 'at or above' : 'BELOW'} half of native`);
   }

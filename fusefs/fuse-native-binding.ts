@@ -294,7 +294,7 @@ export interface FuseBinding {
   /** Patched binding only: move_mount(2) from `from` to `to`, beneath the mount there if `beneath` is 1; 0 or -errno. */
   powercut_move_mount?: (from: string, to: string, beneath: number) => number;
   /** Patched binding only: write-behind (write-behind-c.ts says what each does). */
-  powercut_wb_init?: (onWake: () => void) => void;
+  powercut_wb_init?: (onWake: () => void, queued: Buffer) => void;
   powercut_wb_attach?: (thread: Buffer, id: number) => void;
   powercut_wb_take?: (out: Buffer, paths: Buffer, slabs: unknown[], totals: Buffer, pause: number) => number;
   powercut_wb_grant?: (limits: Buffer) => void;

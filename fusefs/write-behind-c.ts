@@ -71,6 +71,8 @@ static struct {
   int ready;
   napi_env env;
   napi_ref on_wake;
+  napi_ref queued_ref; // the Buffer JavaScript reads queued[0] from: writes queued now (so it asks only when there are some)
+  volatile int32_t *queued;
   uv_async_t wake;
   pc_wb_mount_t mounts[PC_WB_MOUNTS];
   double op_total;
@@ -174,6 +176,7 @@ static int pc_wb_try (fuse_thread_t *ft, const char *path, const char *buf, size
   pc_wb.op_total += 1;
   m->cost_total += cost;
   m->fault_total += (double) len;
+  *pc_wb.queued = (int32_t) pc_wb.nrecs;
   int wake = pc_wb.nrecs == PC_WB_WAKE_RECORDS || (pc_wb.queued_bytes < PC_WB_WAKE_BYTES && pc_wb.queued_bytes + len >= PC_WB_WAKE_BYTES);
   pc_wb.queued_bytes += len;
   // The copy runs outside the lock (JavaScript's take waits for it): a 128 KiB copy would stall a take or a grant.
@@ -213,12 +216,17 @@ static void pc_wb_on_wake (uv_async_t *handle) {
   napi_close_handle_scope(env, scope);
 }
 
-// powercut_wb_init(onWake): onWake runs on the event loop once writes were queued.
+// powercut_wb_init(onWake, queued): onWake runs on the event loop once writes were queued;
+// queued (a Buffer of at least 4 bytes, kept) holds in its first int32 how many are queued now.
 NAPI_METHOD(powercut_wb_init) {
-  NAPI_ARGV(1)
+  NAPI_ARGV(2)
+  NAPI_ARGV_BUFFER_CAST(int32_t *, queued, 1)
   if (pc_wb.env != NULL) return NULL;
   pc_wb.env = env;
   napi_create_reference(env, argv[0], 1, &pc_wb.on_wake);
+  napi_create_reference(env, argv[1], 1, &pc_wb.queued_ref);
+  pc_wb.queued = queued;
+  *queued = 0;
   uv_async_init(uv_default_loop(), &pc_wb.wake, pc_wb_on_wake);
   uv_unref((uv_handle_t *) &pc_wb.wake);
   pthread_mutex_lock(&pc_wb.lock);
@@ -266,6 +274,7 @@ NAPI_METHOD(powercut_wb_take) {
   }
   memcpy(paths, pc_wb.paths, pc_wb.paths_used);
   pc_wb.nrecs = 0;
+  *pc_wb.queued = 0;
   pc_wb.paths_used = 0;
   pc_wb.queued_bytes = 0;
   totals[0] = pc_wb.op_total;

@@ -55,6 +55,9 @@ export class WriteBehind {
   private readonly totals = new Float64Array(this.totalsBuf.buffer, this.totalsBuf.byteOffset, 1 + 2 * WB.mounts);
   private readonly limitsBuf = Buffer.alloc((2 + WB.grantDoubles * WB.mounts) * 8);
   private readonly limits = new Float64Array(this.limitsBuf.buffer, this.limitsBuf.byteOffset, 2 + WB.grantDoubles * WB.mounts);
+  /** Writes queued now: the binding keeps queued[0] up to date, so a request with none queued asks nothing of it. */
+  private readonly queuedBuf = Buffer.alloc(4);
+  private readonly queued = new Int32Array(this.queuedBuf.buffer, this.queuedBuf.byteOffset, 1);
   /** Writes applied since start (what the queue handed over). */
   applied = 0;
   /** A write answered by the binding that the model would not have answered so: the daemon must stop (a bug). */
@@ -69,7 +72,7 @@ export class WriteBehind {
   }
 
   private constructor(private readonly binding: Required<FuseBinding>, private readonly gate: RequestGate, private readonly clock: RequestClock, private readonly apply: ApplyAnswered) {
-    binding.powercut_wb_init(() => this.catchUp());
+    binding.powercut_wb_init(() => this.catchUp(), this.queuedBuf);
   }
 
   /** A new mount generation serving `state`: its writes may be answered in its FUSE thread from the next grant on. */
@@ -94,7 +97,9 @@ export class WriteBehind {
 
   /** Applies every write answered so far. Call before reading or changing anything a write touches. */
   catchUp(): void {
-    if (this.depth > 0) return; // paused: the binding answers nothing, and the pause took the queue
+    // Paused, the binding answers nothing and the pause took the queue. A write answered before this
+    // request came was counted before its answer went out, so a count of 0 means none is waiting.
+    if (this.depth > 0 || this.queued[0] === 0) return;
     this.take(false);
     this.grant();
   }
@@ -106,10 +111,8 @@ export class WriteBehind {
 
   resume(): void {
     if (this.depth === 0) throw new Error('invariant: write-behind resumed more often than paused');
-    if (--this.depth === 0) {
-      this.take(false);
-      this.grant();
-    }
+    // Nothing was queued while paused, so the totals the pause's take read are still the binding's.
+    if (--this.depth === 0) this.grant();
   }
 
   /** Runs `fn` paused (a request or command that may change what a write would be answered). */
@@ -180,8 +183,12 @@ export class WriteBehind {
     l.fill(0, 2);
     for (const [slot, m] of this.mounts) {
       const at = 2 + slot * WB.grantDoubles;
+      if (!this.live(m)) {
+        // Its slot stays empty (id 0): the binding answers none of its writes, and none is queued (the pause before its end took them).
+        this.mounts.delete(slot);
+        continue;
+      }
       l[at] = m.id;
-      if (!this.live(m)) continue;
       const room = m.state.faults.writeRoom(m.state.model.liveDataBytes);
       l[at + 1] = 1;
       l[at + 2] = m.state.fdFloor ?? 1;
