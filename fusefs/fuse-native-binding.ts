@@ -300,6 +300,8 @@ export interface FuseBinding {
   powercut_wb_grant?: (limits: Buffer) => void;
   /** Patched binding only: a Buffer of 64 KiB of populated memory (a model chunk), or undefined if memory ran out. */
   powercut_chunk?: () => Buffer | undefined;
+  /** Patched binding only: [slabs mapped, slabs handed out, chunks mapped, chunks handed out] since start. */
+  powercut_wb_stats?: () => number[];
   /** Answers a request: (its thread buffer, result, op-specific values); posts the FUSE thread's semaphore. */
   [signal: `fuse_native_signal_${string}`]: (...args: unknown[]) => void;
   /** Opcodes: the index of each op's handler in the handler array. */

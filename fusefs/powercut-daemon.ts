@@ -20,6 +20,15 @@ import { decodeRecordedRun, encodeRecordedRun, type RecordedRun } from './model/
 import { StateSpace } from './model/state-space.js';
 import { ClusterStateSpace, SingleNodeStates, type RunStates } from './model/cluster-states.js';
 
+/** The patched binding's memory counters (StatusAnswer.memoryReuse). */
+function memoryReuse(): StatusAnswer['memoryReuse'] {
+  const [slabsMapped, slabs, chunksMapped, chunks] = loadFuseNative().binding.powercut_wb_stats?.() ?? [0, 0, 0, 0];
+  return { slabsMapped, slabs, chunksMapped, chunks };
+}
+
+/** Write data since the last collection past which dropping a model collects the heap (WriteBehind.collectIfWorthIt). */
+const COLLECT_AFTER_BYTES = 32 * 1024 * 1024;
+
 /** Memory a recording may take: its calls and their write data (the whole recorded run is in memory; exhaustive mode needs it). */
 export const DEFAULT_MAX_RECORDING_BYTES = 256 * 1024 * 1024;
 
@@ -221,6 +230,13 @@ export class PowercutDaemon {
   }
 
   private async command(req: ControlRequest): Promise<ControlAnswer> {
+    const answer = await this.commandAnswer(req);
+    // A model was dropped: what it held is worth reusing before the next run writes.
+    if (req.cmd === 'reset' || req.cmd === 'crash' || req.cmd === 'load-state') this.writeBehind?.collectIfWorthIt(COLLECT_AFTER_BYTES);
+    return answer;
+  }
+
+  private async commandAnswer(req: ControlRequest): Promise<ControlAnswer> {
     const gate = this.gate;
     switch (req.cmd) {
       case 'status': {
@@ -232,7 +248,7 @@ export class PowercutDaemon {
           frozen: gate.frozenAt !== null, frozenAt: gate.frozenAt, crashes: this.crashes,
           faults: nodes.flatMap((n) => n.faults.map((f) => (this.isCluster ? { ...f, node: n.node } : f))),
           readFaultsHit: nodes.reduce((sum, n) => sum + n.readFaultsHit, 0),
-          ...(this.writeBehind ? { writesBehind: this.writeBehind.applied } : {}),
+          ...(this.writeBehind ? { writesBehind: this.writeBehind.applied, memoryReuse: memoryReuse() } : {}),
           ...(this.isCluster ? { nodes } : {}),
         };
         return a as unknown as ControlAnswer;

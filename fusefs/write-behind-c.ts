@@ -87,6 +87,8 @@ static struct {
   pc_slab_t *free;
   uint32_t nfree;
   uint32_t next_slab_id;
+  double slabs_mapped; // slabs mapped fresh (their pages not touched before), and slabs handed out in all
+  double slabs_handed;
 } pc_wb = { .lock = PTHREAD_MUTEX_INITIALIZER, .copied = PTHREAD_COND_INITIALIZER };
 
 // A slab no write goes to any more and no JavaScript view holds: kept for reuse, or unmapped.
@@ -115,6 +117,7 @@ static pc_slab_t *pc_wb_room (size_t len) {
     pc_wb.free = n->next;
     pc_wb.nfree--;
   } else {
+    pc_wb.slabs_mapped++;
     n = calloc(1, sizeof(pc_slab_t));
     if (n == NULL) return NULL;
     n->base = mmap(NULL, PC_WB_SLAB_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
@@ -123,6 +126,7 @@ static pc_slab_t *pc_wb_room (size_t len) {
       return NULL;
     }
   }
+  pc_wb.slabs_handed++;
   n->id = ++pc_wb.next_slab_id;
   n->used = 0;
   n->sealed = 0;
@@ -326,7 +330,7 @@ NAPI_METHOD(powercut_wb_grant) {
 
 // powercut: the model's file chunks in populated memory (mapped PC_CHUNKS_PER_MAP at a time), kept
 // for reuse once JavaScript dropped them. JavaScript thread only (finalizers run there too); locked anyway.
-static struct { pthread_mutex_t lock; void *free[PC_POOL_CHUNKS]; uint32_t nfree; } pc_chunks = { .lock = PTHREAD_MUTEX_INITIALIZER };
+static struct { pthread_mutex_t lock; void *free[PC_POOL_CHUNKS]; uint32_t nfree; double mapped; double handed; } pc_chunks = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static void pc_chunk_finalize (napi_env env, void *data, void *hint) {
   pthread_mutex_lock(&pc_chunks.lock);
@@ -341,15 +345,39 @@ NAPI_METHOD(powercut_chunk) {
   if (pc_chunks.nfree == 0) {
     char *run = mmap(NULL, (size_t) PC_CHUNK_BYTES * PC_CHUNKS_PER_MAP, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
     if (run != MAP_FAILED) {
+      pc_chunks.mapped += PC_CHUNKS_PER_MAP;
       for (int i = PC_CHUNKS_PER_MAP - 1; i >= 0; i--) pc_chunks.free[pc_chunks.nfree++] = run + (size_t) i * PC_CHUNK_BYTES;
     }
   }
   void *p = pc_chunks.nfree > 0 ? pc_chunks.free[--pc_chunks.nfree] : NULL;
+  if (p != NULL) pc_chunks.handed++;
   pthread_mutex_unlock(&pc_chunks.lock);
   if (p == NULL) return NULL;
   napi_value buf;
   napi_create_external_buffer(env, PC_CHUNK_BYTES, p, pc_chunk_finalize, NULL, &buf);
   return buf;
+}
+
+// powercut_wb_stats() -> [slabs mapped, slabs handed out, chunks mapped, chunks handed out] since start:
+// what was not reused from a pool is memory touched for the first time.
+NAPI_METHOD(powercut_wb_stats) {
+  double v[4];
+  pthread_mutex_lock(&pc_wb.lock);
+  v[0] = pc_wb.slabs_mapped;
+  v[1] = pc_wb.slabs_handed;
+  pthread_mutex_unlock(&pc_wb.lock);
+  pthread_mutex_lock(&pc_chunks.lock);
+  v[2] = pc_chunks.mapped;
+  v[3] = pc_chunks.handed;
+  pthread_mutex_unlock(&pc_chunks.lock);
+  napi_value arr;
+  napi_create_array_with_length(env, 4, &arr);
+  for (uint32_t i = 0; i < 4; i++) {
+    napi_value x;
+    napi_create_double(env, v[i], &x);
+    napi_set_element(env, arr, i, x);
+  }
+  return arr;
 }
 
 `;
@@ -360,5 +388,5 @@ export const WRITE_BEHIND_REPLACEMENTS: [string, string][] = [
   ['  uv_async_t async;\n  uv_mutex_t mut;\n  uv_sem_t sem;\n} fuse_thread_t;', '  uv_async_t async;\n  uv_mutex_t mut;\n  uv_sem_t sem;\n  uint32_t pc_wb_mount; // powercut: write-behind mount id (0: none)\n} fuse_thread_t;'],
   ['// Top-level dispatcher\n', `${WRITE_BEHIND_C}// Top-level dispatcher\n`],
   ['  if (implemented[op_write]) ops.write = fuse_native_write;\n', '  if (implemented[op_write]) ops.write = pc_wb_write;\n'],
-  ['  NAPI_EXPORT_FUNCTION(fuse_native_mount)\n', '  NAPI_EXPORT_FUNCTION(fuse_native_mount)\n  NAPI_EXPORT_FUNCTION(powercut_wb_init)\n  NAPI_EXPORT_FUNCTION(powercut_wb_attach)\n  NAPI_EXPORT_FUNCTION(powercut_wb_take)\n  NAPI_EXPORT_FUNCTION(powercut_wb_grant)\n  NAPI_EXPORT_FUNCTION(powercut_chunk)\n'],
+  ['  NAPI_EXPORT_FUNCTION(fuse_native_mount)\n', '  NAPI_EXPORT_FUNCTION(fuse_native_mount)\n  NAPI_EXPORT_FUNCTION(powercut_wb_init)\n  NAPI_EXPORT_FUNCTION(powercut_wb_attach)\n  NAPI_EXPORT_FUNCTION(powercut_wb_take)\n  NAPI_EXPORT_FUNCTION(powercut_wb_grant)\n  NAPI_EXPORT_FUNCTION(powercut_chunk)\n  NAPI_EXPORT_FUNCTION(powercut_wb_stats)\n'],
 ];

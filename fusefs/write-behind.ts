@@ -21,6 +21,7 @@
 // from the take at its start until the grant at its end.
 import { MAX_FILE_BYTES } from './model/fs-model.js';
 import { WB } from './write-behind-c.js';
+import { collectGarbage } from './collect-garbage.js';
 import type { FuseBinding } from './fuse-native-binding.js';
 import type { RequestGate } from './request-gate.js';
 import type { FsState } from './fuse-adapter.js';
@@ -60,6 +61,8 @@ export class WriteBehind {
   private readonly queued = new Int32Array(this.queuedBuf.buffer, this.queuedBuf.byteOffset, 1);
   /** Writes applied since start (what the queue handed over). */
   applied = 0;
+  /** Bytes of those writes since the last collection (collectIfWorthIt). */
+  private bytesSinceCollect = 0;
   /** A write answered by the binding that the model would not have answered so: the daemon must stop (a bug). */
   onBroken: (message: string) => void = (message) => {
     throw new Error(message);
@@ -166,10 +169,22 @@ export class WriteBehind {
         this.clock.pinnedMs = null;
       }
       this.applied++;
+      this.bytesSinceCollect += lengthBytes;
     }
     // Slabs before the last one written to are full: the binding writes no more into them, and the
     // model's views keep what it needs alive. The last one stays until a later write lands past it.
     if (lastSlab >= 0) for (const id of this.slabs.keys()) if (id < lastSlab) this.slabs.delete(id);
+  }
+
+  /**
+   * After the daemon dropped a model (reset, power cut, a state loaded): a full collection if at
+   * least `minBytes` were written behind since the last, so the memory the old model held goes back
+   * to the binding's pools for the writes to come (collect-garbage.ts says why).
+   */
+  collectIfWorthIt(minBytes: number): void {
+    if (this.bytesSinceCollect < minBytes) return;
+    this.bytesSinceCollect = 0;
+    collectGarbage();
   }
 
   /** What the binding may answer until the next grant, from the gate, the faults and the models now (after the last take). */
