@@ -10,7 +10,6 @@ import type { RequestGate } from './request-gate.js';
 import type { Faults } from './faults.js';
 import type { FsyncHolds } from './fsync-holds.js';
 import { MARK_DIR_NAME, type TraceEntry } from './protocol.js';
-import type { WriteBehind } from './write-behind.js';
 
 type Cb = (...args: any[]) => void;
 const S_IFMT = 0o170000;
@@ -65,7 +64,17 @@ export interface FsState {
   fdFloor?: number;
   generation: number;
   /** Writes answered in the FUSE thread (write-behind.ts), shared by every node; absent or null: every write comes here. */
-  writeBehind?: WriteBehind | null;
+  writeBehind?: WritesBehind | null;
+}
+
+/** What the request handlers need of write-behind (write-behind.ts implements it). */
+export interface WritesBehind {
+  /** Applies every write the binding answered so far. */
+  catchUp(): void;
+  /** Runs `fn` with the binding answering no write by itself (a request that may change what a write would be answered). */
+  paused<T>(fn: () => T): T;
+  /** A new mount generation serving `state`, its FUSE thread's buffer `thread`: its writes may be answered there from the next grant on. */
+  attach(thread: Buffer, state: FsState, generation: number): void;
 }
 
 /** After a power cut or a new model: no handle is open any more (those programs still hold answer EBADF). */

@@ -66,18 +66,22 @@ typedef struct { uint64_t nodeid; uint64_t fh; uint64_t unique; int state; } pc_
 typedef struct {
   pc_open_t open[PC_MAX_OPEN];
   int used; // entries [0, used) may be in use
+  int awaiting; // entries in state 1: only then does a reply need a look
   pthread_mutex_t lock;
 } pc_table_t;
 
 static void pc_seen_request (pc_table_t *t, char *buf, size_t len) {
   struct fuse_in_header *in = (struct fuse_in_header *) buf;
   if (len < sizeof(*in)) return;
+  // Most requests (writes, reads, lookups) concern none of this: no lock for them.
+  if (in->opcode != FUSE_OPEN && in->opcode != FUSE_CREATE && in->opcode != FUSE_RELEASE && in->opcode != FUSE_GETATTR) return;
   pc_open_t *pc_open = t->open;
   pthread_mutex_lock(&t->lock);
   if (in->opcode == FUSE_OPEN || in->opcode == FUSE_CREATE) {
     for (int i = 0; i < PC_MAX_OPEN; i++) {
       if (pc_open[i].state != 0) continue;
       pc_open[i].state = 1;
+      __atomic_add_fetch(&t->awaiting, 1, __ATOMIC_RELEASE);
       pc_open[i].unique = in->unique;
       pc_open[i].nodeid = in->opcode == FUSE_OPEN ? in->nodeid : 0; // CREATE: the reply names the node
       if (i >= t->used) t->used = i + 1;
@@ -105,6 +109,8 @@ static void pc_seen_request (pc_table_t *t, char *buf, size_t len) {
 }
 
 static void pc_seen_reply (pc_table_t *t, const struct iovec iov[], size_t count) {
+  // No OPEN or CREATE awaits its reply (read without the lock: one that starts now is a request this reply does not answer).
+  if (__atomic_load_n(&t->awaiting, __ATOMIC_ACQUIRE) == 0) return;
   // The header and, for an OPEN or CREATE, what follows it: at most an entry and an open reply.
   char head[sizeof(struct fuse_out_header) + sizeof(struct fuse_entry_out) + sizeof(struct fuse_open_out)];
   size_t have = 0;
@@ -120,6 +126,7 @@ static void pc_seen_reply (pc_table_t *t, const struct iovec iov[], size_t count
   pthread_mutex_lock(&t->lock);
   for (int i = 0; i < t->used; i++) {
     if (pc_open[i].state != 1 || pc_open[i].unique != out->unique) continue;
+    __atomic_sub_fetch(&t->awaiting, 1, __ATOMIC_RELEASE);
     size_t body = have - sizeof(*out);
     if (out->error != 0) pc_open[i].state = 0;
     else if (pc_open[i].nodeid != 0 && body >= sizeof(struct fuse_open_out)) {

@@ -24,7 +24,7 @@ import { WB } from './write-behind-c.js';
 import { collectGarbage } from './collect-garbage.js';
 import type { FuseBinding } from './fuse-native-binding.js';
 import type { RequestGate } from './request-gate.js';
-import type { FsState } from './fuse-adapter.js';
+import type { FsState, WritesBehind } from './fuse-adapter.js';
 
 /** Writes shorter than this are copied out of their slab (as the daemon copied every write before), so a slab is not kept alive by a few bytes of an unsynced write. */
 const COPY_BELOW_BYTES = 1024;
@@ -44,7 +44,7 @@ interface Mount {
   generation: number;
 }
 
-export class WriteBehind {
+export class WriteBehind implements WritesBehind {
   private readonly mounts = new Map<number, Mount>(); // by slot
   private nextId = 1;
   private depth = 0;
