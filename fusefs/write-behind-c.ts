@@ -62,12 +62,12 @@ export const WRITE_BEHIND_C = String.raw`
 
 typedef struct pc_slab { char *base; uint32_t id; uint32_t used; int sealed; int wrapped; int finalized; struct pc_slab *next; } pc_slab_t;
 typedef struct { uint32_t id; int enabled; double fh_floor; double cost_total; double cost_limit; double fault_total; double fault_limit; } pc_wb_mount_t;
-typedef struct { uint32_t mount; uint32_t len; uint64_t fh; uint64_t offset; pc_slab_t *slab; uint32_t slab_off; uint32_t path_off; uint32_t path_len; double time_ms; } pc_wb_rec_t;
+typedef struct { uint32_t mount; uint32_t len; uint64_t fh; uint64_t offset; pc_slab_t *slab; uint32_t slab_off; uint32_t path_off; uint32_t path_len; double time_ms; int copied; } pc_wb_rec_t;
 
 static struct {
   pthread_mutex_t lock;
   pthread_cond_t copied; // signalled when the last copy in flight is done
-  uint32_t copying;      // writes whose data is being copied outside the lock
+  uint32_t copying;      // writes whose data is being copied outside the lock (not answered yet)
   int ready;
   napi_env env;
   napi_ref on_wake;
@@ -79,6 +79,7 @@ static struct {
   double op_limit;
   double max_file_bytes;
   pc_wb_rec_t recs[PC_WB_MAX_QUEUED];
+  uint32_t head;  // records [head, nrecs) are queued; [0, head) were taken (the array starts over once all are)
   uint32_t nrecs;
   size_t queued_bytes;
   char paths[PC_WB_PATH_BYTES];
@@ -146,7 +147,7 @@ static int pc_wb_try (fuse_thread_t *ft, const char *path, const char *buf, size
   pthread_mutex_lock(&pc_wb.lock);
   uint32_t id = ft->pc_wb_mount;
   pc_wb_mount_t *m = &pc_wb.mounts[id % PC_WB_MOUNTS];
-  pc_wb_rec_t *prev = pc_wb.nrecs > 0 ? &pc_wb.recs[pc_wb.nrecs - 1] : NULL;
+  pc_wb_rec_t *prev = pc_wb.nrecs > pc_wb.head ? &pc_wb.recs[pc_wb.nrecs - 1] : NULL;
   int same_path = prev != NULL && prev->path_len == plen && (plen == 0 || memcmp(pc_wb.paths + prev->path_off, path, plen) == 0);
   double cost = (double) len + PC_WB_SLACK;
   int ok = pc_wb.ready && id != 0 && m->id == id && m->enabled && (double) info->fh >= m->fh_floor
@@ -177,17 +178,22 @@ static int pc_wb_try (fuse_thread_t *ft, const char *path, const char *buf, size
   }
   r->path_len = (uint32_t) plen;
   r->time_ms = (double) ts.tv_sec * 1000.0 + (double) (ts.tv_nsec / 1000000);
+  r->copied = 0;
   pc_wb.op_total += 1;
   m->cost_total += cost;
   m->fault_total += (double) len;
-  *pc_wb.queued = (int32_t) pc_wb.nrecs;
-  int wake = pc_wb.nrecs == PC_WB_WAKE_RECORDS || (pc_wb.queued_bytes < PC_WB_WAKE_BYTES && pc_wb.queued_bytes + len >= PC_WB_WAKE_BYTES);
+  uint32_t queued = pc_wb.nrecs - pc_wb.head;
+  *pc_wb.queued = (int32_t) queued;
+  int wake = queued == PC_WB_WAKE_RECORDS || (pc_wb.queued_bytes < PC_WB_WAKE_BYTES && pc_wb.queued_bytes + len >= PC_WB_WAKE_BYTES);
   pc_wb.queued_bytes += len;
-  // The copy runs outside the lock (JavaScript's take waits for it): a 128 KiB copy would stall a take or a grant.
+  // The copy runs outside the lock: a 128 KiB copy would stall a take or a grant. A take leaves the
+  // record queued until it is copied (it is not answered before); a pausing take waits for it. The
+  // record stays where it is until then (the array starts over only once every record was taken).
   pc_wb.copying++;
   pthread_mutex_unlock(&pc_wb.lock);
   memcpy(to, buf, len);
   pthread_mutex_lock(&pc_wb.lock);
+  r->copied = 1;
   if (--pc_wb.copying == 0) pthread_cond_broadcast(&pc_wb.copied);
   pthread_mutex_unlock(&pc_wb.lock);
   if (wake) uv_async_send(&pc_wb.wake);
@@ -250,10 +256,12 @@ NAPI_METHOD(powercut_wb_attach) {
   return NULL;
 }
 
-// powercut_wb_take(out, paths, slabs, totals, pause) -> count: moves the queued records into out
-// (PC_WB_REC doubles each) and their paths into paths; pushes [id, Buffer] onto slabs for each slab
-// JavaScript has not seen; writes the running totals (writes answered; per slot cost and bytes
-// charged) into totals; with pause, nothing more is answered here until the next grant.
+// powercut_wb_take(out, paths, slabs, totals, pause) -> count: moves the queued records whose data
+// is copied, in order up to the first that is not, into out (PC_WB_REC doubles each; path offsets
+// into paths, which gets the whole path area); pushes [id, Buffer] onto slabs for each slab
+// JavaScript has not seen; writes the running totals (writes admitted; per slot cost and bytes
+// charged) into totals. With pause it first waits for every copy (so it takes every write admitted)
+// and nothing more is answered here until the next grant.
 NAPI_METHOD(powercut_wb_take) {
   NAPI_ARGV(5)
   NAPI_ARGV_BUFFER_CAST(double *, out, 0)
@@ -264,10 +272,12 @@ NAPI_METHOD(powercut_wb_take) {
   pc_slab_t *unwrapped[PC_WB_MAX_QUEUED];
   uint32_t nunwrapped = 0;
   pthread_mutex_lock(&pc_wb.lock);
-  while (pc_wb.copying > 0) pthread_cond_wait(&pc_wb.copied, &pc_wb.lock);
-  uint32_t n = pc_wb.nrecs;
+  if (pause) while (pc_wb.copying > 0) pthread_cond_wait(&pc_wb.copied, &pc_wb.lock);
+  uint32_t n = 0;
+  while (pc_wb.head + n < pc_wb.nrecs && pc_wb.recs[pc_wb.head + n].copied) n++;
   for (uint32_t i = 0; i < n; i++) {
-    pc_wb_rec_t *r = &pc_wb.recs[i];
+    pc_wb_rec_t *r = &pc_wb.recs[pc_wb.head + i];
+    pc_wb.queued_bytes -= r->len;
     double *o = out + (size_t) i * PC_WB_REC;
     o[0] = r->mount; o[1] = (double) r->fh; o[2] = (double) r->offset; o[3] = r->len;
     o[4] = r->slab->id; o[5] = r->slab_off; o[6] = r->time_ms; o[7] = r->path_off; o[8] = r->path_len;
@@ -277,10 +287,9 @@ NAPI_METHOD(powercut_wb_take) {
     }
   }
   memcpy(paths, pc_wb.paths, pc_wb.paths_used);
-  pc_wb.nrecs = 0;
-  *pc_wb.queued = 0;
-  pc_wb.paths_used = 0;
-  pc_wb.queued_bytes = 0;
+  pc_wb.head += n;
+  if (pc_wb.head == pc_wb.nrecs) pc_wb.head = pc_wb.nrecs = pc_wb.paths_used = 0;
+  *pc_wb.queued = (int32_t) (pc_wb.nrecs - pc_wb.head);
   totals[0] = pc_wb.op_total;
   for (int k = 0; k < PC_WB_MOUNTS; k++) {
     totals[1 + 2 * k] = pc_wb.mounts[k].cost_total;
