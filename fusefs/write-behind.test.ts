@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { startDaemon, type DaemonHandle } from '../src/harness/daemon-process.js';
-import { requirePatchedBinding } from './testing.js';
+import { fsyncPath, requirePatchedBinding } from './testing.js';
 
 let work: string;
 let d: DaemonHandle;
@@ -38,15 +38,6 @@ async function behind(): Promise<number> {
 }
 
 const record = (i: number, bytes: number) => Buffer.alloc(bytes, 0x41 + (i % 26));
-
-function fsyncPath(p: string): void {
-  const fd = openSync(p, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
 
 describe('write-behind', () => {
   it('numbers the writes answered in the FUSE thread in program order, among the other requests, and a cut keeps exactly the fsynced ones', async () => {
