@@ -35,7 +35,7 @@ export class RequestClock {
   readonly now = (): number => this.pinnedMs ?? Date.now();
 }
 
-/** Applies one write the binding answered: as the daemon's write handler would (trace, gate, faults, model); returns what the model answered. */
+/** Applies one write the binding answered with `expected` bytes, as the daemon's write handler would (trace, gate, faults, model); throws if the model answers otherwise. */
 export type ApplyAnswered = (state: FsState, path: string, fd: number, offsetBytes: number, data: Buffer, expected: number) => void;
 
 interface Mount {
