@@ -35,14 +35,19 @@
 //    (seed 7, every cut kind): the crash states it judged, per kind.
 //    --cluster-slots 1,2,4,6,8 times the replicated queue's states with each slot count in turn
 //    (how CLUSTER_STATE_SLOTS was chosen); without it, the pool's default.
-//   node dist/bench/crash.bench.js [--workloads N] [--seed N] [--gate-seconds N] [--gate-seeds N] [--gate-max-states N] [--cluster-slots LIST] [--only SECTIONS]
+// 6. the mount against another checkout's (--baseline DIR, a built checkout, e.g. the commit before a
+//    change): the built-in queue's workloads of section 1, exhaustive mode recovering every state on
+//    the mount and random cuts, with this checkout's daemon and with DIR's (the harness is this
+//    checkout's either way), rounds alternating; crash states per minute of each and their ratio.
+//   node dist/bench/crash.bench.js [--workloads N] [--seed N] [--gate-seconds N] [--gate-seeds N] [--gate-max-states N] [--cluster-slots LIST] [--only SECTIONS] [--baseline DIR]
 //   --only takes a comma-separated list of sections: queue (1), targets (2, needs queue), prealloc (2b), catch (3),
-//   explain (3b), steering (4), cluster (5); e.g. `npm run bench:crash -- --only steering` runs the
-//   comparison alone, `--only cluster` the cluster rows alone.
+//   explain (3b), steering (4), cluster (5), mount (6, needs --baseline); e.g. `npm run bench:crash -- --only steering` runs the
+//   comparison alone, `--only cluster` the cluster rows alone, `--only mount --baseline ../main` the mount's.
 import fc from 'fast-check';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DEFAULT_STATE_CAPS } from '../fusefs/crash-states.js';
 import { CLUSTER_STATE_SLOTS, ClusterStatePool, judgeSpreadStates, recordCluster, type ClusterRecording, type SpreadStatesResult } from '../src/harness/cluster/cluster-pool.js';
@@ -86,7 +91,7 @@ const PREALLOC_WORKLOADS = Number(process.env.PREALLOC_WORKLOADS ?? 4);
 const PREALLOC_TARGET_RATIO = 2;
 const PREALLOC_TARGET_STATES_MS = 1000;
 
-const SECTIONS = ['queue', 'targets', 'prealloc', 'catch', 'explain', 'steering', 'cluster'] as const;
+const SECTIONS = ['queue', 'targets', 'prealloc', 'catch', 'explain', 'steering', 'cluster', 'mount'] as const;
 type Section = (typeof SECTIONS)[number];
 
 interface Options {
@@ -99,11 +104,13 @@ interface Options {
   /** Section 5: slot counts to time the cluster's states with, in turn (empty: the pool's default alone). */
   clusterSlots: number[];
   only: Set<Section>;
+  /** Section 6: another built checkout whose daemon runs beside this one's (absent: section 6 is skipped). */
+  baseline?: string;
 }
 
 function options(): Options {
   const { values } = parseArgs({
-    options: { workloads: { type: 'string' }, seed: { type: 'string' }, 'gate-seconds': { type: 'string' }, 'gate-seeds': { type: 'string' }, 'gate-max-states': { type: 'string' }, 'cluster-slots': { type: 'string' }, only: { type: 'string' } },
+    options: { workloads: { type: 'string' }, seed: { type: 'string' }, 'gate-seconds': { type: 'string' }, 'gate-seeds': { type: 'string' }, 'gate-max-states': { type: 'string' }, 'cluster-slots': { type: 'string' }, only: { type: 'string' }, baseline: { type: 'string' } },
   });
   const int = (v: string | undefined, name: string, dflt: number) => {
     if (v === undefined) return dflt;
@@ -116,11 +123,13 @@ function options(): Options {
     only.add(name as Section);
   }
   if (only.has('targets') && !only.has('queue')) throw new Error('--only targets needs queue too (its first row is the queue\'s rate)');
+  if (values.only?.split(',').includes('mount') && values.baseline === undefined) throw new Error('--only mount needs --baseline DIR (a built checkout to compare the mount with)');
   return {
     workloads: int(values.workloads, 'workloads', 6), seed: int(values.seed, 'seed', 20261201),
     gateSeconds: int(values['gate-seconds'], 'gate-seconds', 30), gateSeeds: int(values['gate-seeds'], 'gate-seeds', 5),
     ...(values['gate-max-states'] !== undefined ? { gateMaxStates: int(values['gate-max-states'], 'gate-max-states', 0) } : {}), only,
     clusterSlots: values['cluster-slots'] === undefined ? [] : values['cluster-slots'].split(',').map((v) => int(v, 'cluster-slots', 1)),
+    ...(values.baseline !== undefined ? { baseline: path.resolve(values.baseline) } : {}),
   };
 }
 
@@ -161,7 +170,57 @@ async function main(): Promise<void> {
     }
   }
   if (o.only.has('cluster')) await clusterRows(o);
+  if (o.only.has('mount') && o.baseline !== undefined) await mountAgainstBaseline(o, o.baseline);
   if (o.only.has('steering')) await steering(o);
+}
+
+/** Random cuts of the inputs on daemon `d`: power cuts checked. */
+async function randomCuts(d: DaemonHandle, inputs: readonly { random: CrashInput }[]): Promise<number> {
+  let cases = 0;
+  for (const input of inputs) {
+    for (const c of await casesOf(d, input.random)) {
+      const r = await runCase(d, resolveTarget(c), c, { writeArtifacts: false, captureImages: false });
+      if (r.verdict === 'fail') throw new Error(`the correct queue failed a random cut: ${r.violations[0].message}`);
+      cases++;
+    }
+  }
+  return cases;
+}
+
+/**
+ * Section 6: the mount's speed at crash checking, this checkout's daemon against `dir`'s, in one run:
+ * section 1's workloads, recovered on the mount (every state's recovery runs there) and as random
+ * cuts, rounds alternating which daemon goes first, after a warm-up round of each.
+ */
+async function mountAgainstBaseline(o: Options, dir: string): Promise<void> {
+  const inputs = fc.sample(bothModesArb({}, { min: RANDOM_CUTS_PER_WORKLOAD, max: RANDOM_CUTS_PER_WORKLOAD }), { numRuns: o.workloads, seed: o.seed });
+  const other = (await import(pathToFileURL(path.join(dir, 'dist', 'src', 'harness', 'daemon-process.js')).href)) as { startTempDaemon: typeof startTempDaemon };
+  const sides = [
+    { name: 'this checkout', fixture: await startTempDaemon('bench-crash-mount') },
+    { name: `baseline ${dir}`, fixture: await other.startTempDaemon('bench-crash-base') },
+  ].map((s) => ({ ...s, mount: { cases: 0, ms: 0 }, random: { cases: 0, ms: 0 } }));
+  try {
+    console.log(`\nthe mount against ${dir}: ${o.workloads} workloads of the built-in queue (seed ${o.seed}), ${ROUNDS} rounds alternating, after a warm-up round`);
+    for (const s of sides) await exhaustiveRate(s.fixture.daemon, inputs.map((i) => i.exhaustive), { recoverOn: 'mount', caps: SECTION1_CAPS });
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const s of round % 2 === 0 ? sides : [...sides].reverse()) {
+        const r = await exhaustiveRate(s.fixture.daemon, inputs.map((i) => i.exhaustive), { recoverOn: 'mount', caps: SECTION1_CAPS });
+        s.mount.cases += r.states;
+        s.mount.ms += r.ms;
+        const started = performance.now();
+        s.random.cases += await randomCuts(s.fixture.daemon, inputs);
+        s.random.ms += performance.now() - started;
+      }
+    }
+    const [mine, base] = sides;
+    console.log(`${'daemon'.padEnd(44)}${pad('states/min, on the mount', 26)}${pad('power cuts/min', 16)}`);
+    for (const s of sides) console.log(`${s.name.padEnd(44)}${pad(perMin(s.mount.cases, s.mount.ms).toFixed(0), 26)}${pad(perMin(s.random.cases, s.random.ms).toFixed(0), 16)}`);
+    const ratio = (k: 'mount' | 'random') => (perMin(mine[k].cases, mine[k].ms) / perMin(base[k].cases, base[k].ms)).toFixed(2);
+    console.log(`${'this / baseline'.padEnd(44)}${pad(ratio('mount'), 26)}${pad(ratio('random'), 16)}`);
+  } finally {
+    await drivers.stop();
+    for (const s of sides) await s.fixture.stop();
+  }
 }
 
 /** Section 1: the built-in queue three ways, on the same workloads. */
@@ -177,13 +236,7 @@ async function builtInQueue(d: DaemonHandle, o: Options): Promise<number> {
     for (const way of round % 2 === 0 ? ways : [...ways].reverse()) {
       if (way === 'random') {
         const started = performance.now();
-        for (const input of inputs) {
-          for (const c of await casesOf(d, input.random)) {
-            const r = await runCase(d, resolveTarget(c), c, { writeArtifacts: false, captureImages: false });
-            if (r.verdict === 'fail') throw new Error(`the correct queue failed a random cut: ${r.violations[0].message}`);
-            total.random.cases++;
-          }
-        }
+        total.random.cases += await randomCuts(d, inputs);
         total.random.ms += performance.now() - started;
       } else {
         const r = await exhaustiveRate(d, inputs.map((i) => i.exhaustive), { recoverOn: way, caps: SECTION1_CAPS }, way === 'native' ? t : undefined);

@@ -376,7 +376,8 @@ function installHooks(): void {
   for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => void cleanupAll().finally(() => process.exit(130)));
 }
 
-function exited(p: ChildProcess, ms: number): Promise<boolean> {
+/** True once `p` exited, false if it is still running after `ms`. */
+export function exited(p: ChildProcess, ms: number): Promise<boolean> {
   if (p.exitCode !== null || p.signalCode !== null) return Promise.resolve(true);
   return new Promise((res) => {
     const t = setTimeout(() => res(false), ms);

@@ -1,18 +1,21 @@
-// npm run bench:fs — the powercut mount against a native directory on the same disk, and against
-// the ceiling, all in one run: three workloads (128 KiB writes, 4 KiB writes, 140-byte appends with
-// an fsync every 1024, each ending with an fsync), small-request rates (fstat, lookup of a missing
-// name, 140-byte writes), `crash` and `reset`. Rounds are interleaved (every target once per round)
-// and medians reported with min-max: the machine is shared, one number alone is noise.
+// npm run bench:fs — the powercut mount against a native directory on the same disk, LazyFS (with
+// --lazyfs) and the bare filesystem, all in one run: three workloads (128 KiB writes, 4 KiB writes,
+// 140-byte appends with an fsync every 1024, each ending with an fsync), small-request rates (fstat,
+// lookup of a missing name, 140-byte writes), `crash` and `reset`. Rounds are interleaved (every
+// target once per round) and medians reported with min-max: the machine is shared, one number alone is noise.
 //
-// The ceiling is the BARE filesystem: powercut's own mount (same patched binding, options, request
-// paths, unmount) over a filesystem that keeps nothing. A target above it cannot be met by anything
-// built on fuse-native; as root the bench also runs a FUSE server in plain JS on /dev/fuse without
-// fuse-native's per-request thread hop, to show what would lift such a target (docs/fs.md, "Speed").
+// The BARE filesystem is powercut's own mount (same patched binding, options, request paths,
+// unmount) over a filesystem that keeps nothing, every request through fuse-native's hop to the
+// JavaScript thread: what any request but a write costs on the mount, and what every write cost
+// before write-behind. As root the bench also runs a FUSE server in plain JS on /dev/fuse without
+// that hop, to show what would lift the other requests (docs/fs.md, "Speed").
 //
-//   npm run bench:fs [-- --rounds N] [--baseline DIR ...]
+//   npm run bench:fs [-- --rounds N] [--baseline DIR ...] [--lazyfs PATH] [--throughput-only]
 //   npm run bench:fs -- --profile      # V8 CPU profile of the powercut daemon per workload
 // --baseline DIR adds a column for the powercut daemon of another built checkout (DIR/dist), e.g.
-// the commit before a change: before and after in the same run.
+// the commit before a change: before and after in the same run. --lazyfs PATH adds LazyFS (the
+// binary at PATH, built by the user: docs/fs.md) as a column and a section comparing powercut with
+// it and with native. --throughput-only runs the three workloads alone (no ceilings, small requests or crash).
 import { closeSync, fsyncSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, writeSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
@@ -29,36 +32,42 @@ import {
   type Target, type Workload,
 } from './fs-bench-lib.js';
 import { summarizeCpuProfile } from './cpu-profile.js';
+import { startLazyFs } from './fs-lazyfs.js';
 
 const CRASH_CYCLES = 30;
 const NATIVE = 'native';
 const POWERCUT = 'powercut';
 const BARE = 'bare fuse-native';
 const RAWJS = 'JS /dev/fuse';
+const LAZYFS = 'LazyFS';
 
 const line = (s = '') => console.log(s);
 const pad = (s: string, w: number) => s.padStart(w);
 
 interface Goal {
   what: string;
-  /** The measured value, the target, the ceiling (null: none measured), and how they print. */
+  /** The measured value, the target, the reference beside it (null: none measured), and how they print. */
   value: number;
   target: number;
-  ceiling: number | null;
+  reference: number | null;
   higherIsBetter: boolean;
   unit: (x: number) => string;
-  ceilingName: string;
-  beyond?: string;
+  referenceName: string;
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { rounds: { type: 'string' }, profile: { type: 'boolean' }, baseline: { type: 'string', multiple: true } } });
+  const { values } = parseArgs({
+    options: {
+      rounds: { type: 'string' }, profile: { type: 'boolean' }, baseline: { type: 'string', multiple: true },
+      lazyfs: { type: 'string' }, 'throughput-only': { type: 'boolean' },
+    },
+  });
   const rounds = Number(values.rounds ?? 3);
   if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`--rounds must be a positive integer, got ${values.rounds}`);
   const work = mkdtempSync(join(tmpdir(), 'powercut-bench-'));
   try {
     if (values.profile) await profile(work);
-    else await bench(work, rounds, values.baseline ?? []);
+    else await bench(work, rounds, values.baseline ?? [], values.lazyfs ?? null, values['throughput-only'] ?? false);
   } finally {
     await cleanupAll();
     const left = readFileSync('/proc/mounts', 'utf8').split('\n').filter((l) => l.includes(work));
@@ -66,7 +75,7 @@ async function main(): Promise<void> {
   }
 }
 
-async function bench(work: string, rounds: number, baselines: string[]): Promise<void> {
+async function bench(work: string, rounds: number, baselines: string[], lazyfs: string | null, throughputOnly: boolean): Promise<void> {
   const root = process.geteuid?.() === 0;
   const { patched } = loadFuseNative();
   const native = join(work, 'native');
@@ -85,17 +94,23 @@ async function bench(work: string, rounds: number, baselines: string[]): Promise
       const b = await other.startDaemon({ mountpoint: join(work, `base${i}`), socketPath: join(work, `base${i}.sock`) });
       targets.push({ name: `${POWERCUT} @${dir.split('/').filter(Boolean).pop()}`, dir: b.mountpoint, between: () => b.client.reset(), stop: () => b.stop() });
     }
-    bare = await BareFs.start(join(work, 'bare'));
-    targets.push(bare.target(BARE));
-    if (root) targets.push(await startRawJs(join(work, 'rawjs'), RAWJS));
+    if (lazyfs) targets.push(await startLazyFs(lazyfs, work, LAZYFS));
+    if (!throughputOnly) {
+      bare = await BareFs.start(join(work, 'bare'));
+      targets.push(bare.target(BARE));
+      if (root) targets.push(await startRawJs(join(work, 'rawjs'), RAWJS));
+    }
 
     const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
     line(`powercut fs benchmark — node ${process.version}, load ${load}, ${rounds} interleaved rounds: median (min-max)`);
     line(`  native: ${native}`);
     line(`  ${POWERCUT}: the daemon, ${patched ? 'patched' : 'STOCK'} fuse-native binding; ${root && patched ? 'crash: next mount made by mount(2) in libfuse, moved beneath the old one, old one detached by umount2 (no fork, no gap)' : 'unmount and mount through fusermount (fork)'}`);
-    line(`  ${BARE}: the same mount (binding, options, request paths) over a filesystem that keeps nothing: the ceiling`);
-    if (root) line(`  ${RAWJS}: plain JS reading /dev/fuse on its main thread, no binding, no thread hop (a ceiling for a server on the event loop; not a design)`);
-    else line(`  (${RAWJS} needs root: not run)`);
+    if (lazyfs) line(`  ${LAZYFS}: ${lazyfs}, its cache ${'2 GB'} without eviction (every write kept in memory, as powercut keeps it)`);
+    if (!throughputOnly) {
+      line(`  ${BARE}: the same mount (binding, options, request paths) over a filesystem that keeps nothing, every request through fuse-native's hop (no write-behind)`);
+      if (root) line(`  ${RAWJS}: plain JS reading /dev/fuse on its main thread, no binding, no thread hop (a ceiling for a server on the event loop; not a design)`);
+      else line(`  (${RAWJS} needs root: not run)`);
+    }
     line();
 
     // ── throughput
@@ -130,9 +145,13 @@ async function bench(work: string, rounds: number, baselines: string[]): Promise
       line(`${'  ratio to native'.padEnd(30)}${names.map((n) => pad((mb(w, n) / mb(w, NATIVE)).toFixed(3), col)).join('')}`);
       line(`${'  writes/s'.padEnd(30)}${names.map((n) => pad(spread(res.get(`${w.name}|${n}`)!.opsPerS, 0), col)).join('')}`);
     }
-    line(`FUSE requests per write() on the ${BARE} filesystem (last round):`);
-    for (const w of WORKLOADS) line(`  ${w.name.padEnd(28)}${reqLines.get(w.name) ?? '-'}`);
+    if (bare) {
+      line(`FUSE requests per write() on the ${BARE} filesystem (last round):`);
+      for (const w of WORKLOADS) line(`  ${w.name.padEnd(28)}${reqLines.get(w.name) ?? '-'}`);
+    }
     line();
+    if (lazyfs) peerSection(WORKLOADS.map((w) => ({ w, rounds: (n: string) => res.get(`${w.name}|${n}`)! })));
+    if (throughputOnly || !bare) return;
 
     // ── small requests
     const small = new Map<string, number[]>();
@@ -203,26 +222,20 @@ async function bench(work: string, rounds: number, baselines: string[]): Promise
     const [w128, w4, w140] = WORKLOADS;
     const ratio = (w: Workload, n: string) => mb(w, n) / mb(w, NATIVE);
     const goals: Goal[] = [
-      { what: '128 KiB writes, ratio to native', value: ratio(w128, POWERCUT), target: 0.5, ceiling: ratio(w128, BARE), higherIsBetter: true, unit: (x) => x.toFixed(2), ceilingName: BARE },
-      { what: '4 KiB writes, ratio to native', value: ratio(w4, POWERCUT), target: 0.15, ceiling: ratio(w4, BARE), higherIsBetter: true, unit: (x) => x.toFixed(2), ceilingName: BARE },
-      {
-        what: '140 B appends, requests/s', value: ops(w140, POWERCUT), target: 40_000, ceiling: ops(w140, BARE), higherIsBetter: true, unit: (x) => `${num(x, 0)}/s`, ceilingName: BARE,
-        beyond: root ? `without the thread hop (${RAWJS}): ${num(ops(w140, RAWJS), 0)}/s` : undefined,
-      },
-      { what: 'crash, median', value: median(crash), target: 8, ceiling: median(floor), higherIsBetter: false, unit: (x) => `${num(x, 2)} ms`, ceilingName: `floor, ${BARE} remount` },
+      { what: '128 KiB writes, ratio to native', value: ratio(w128, POWERCUT), target: 0.5, reference: ratio(w128, BARE), higherIsBetter: true, unit: (x) => x.toFixed(2), referenceName: BARE },
+      { what: '4 KiB writes, ratio to native', value: ratio(w4, POWERCUT), target: 0.15, reference: ratio(w4, BARE), higherIsBetter: true, unit: (x) => x.toFixed(2), referenceName: BARE },
+      { what: '140 B appends, requests/s', value: ops(w140, POWERCUT), target: 40_000, reference: ops(w140, BARE), higherIsBetter: true, unit: (x) => `${num(x, 0)}/s`, referenceName: BARE },
+      { what: 'crash, median', value: median(crash), target: 8, reference: median(floor), higherIsBetter: false, unit: (x) => `${num(x, 2)} ms`, referenceName: `floor, ${BARE} remount` },
     ];
-    line('== Targets');
+    line('== Targets (with --lazyfs, the section above holds the ones against LazyFS)');
     for (const g of goals) {
       const met = g.higherIsBetter ? g.value >= g.target : g.value < g.target;
-      const reachable = g.ceiling === null || (g.higherIsBetter ? g.ceiling >= g.target : g.ceiling < g.target);
       const cmp = g.higherIsBetter ? '>=' : '<';
-      let s = `${g.what.padEnd(34)}${pad(g.unit(g.value), 10)}  target ${cmp} ${g.unit(g.target).padEnd(10)} ${met ? 'met    ' : 'NOT met'}  ceiling (${g.ceilingName}): ${g.ceiling === null ? '-' : g.unit(g.ceiling)}`;
-      if (!reachable) s += ` -> the target is above the ceiling${g.beyond ? `; ${g.beyond}` : ''}`;
-      line(s);
+      line(`${g.what.padEnd(34)}${pad(g.unit(g.value), 10)}  target ${cmp} ${g.unit(g.target).padEnd(10)} ${met ? 'met    ' : 'NOT met'}  ${g.referenceName}: ${g.reference === null ? '-' : g.unit(g.reference)}`);
     }
     // The ratio to native moves with the page cache's speed and with how idle the machine is (waking
-    // an idle CPU makes every FUSE round trip slower); powercut against its ceiling moves less.
-    line(`powercut / ${BARE}: 128 KiB ${(mb(w128, POWERCUT) / mb(w128, BARE)).toFixed(2)}, 4 KiB ${(mb(w4, POWERCUT) / mb(w4, BARE)).toFixed(2)}, 140 B appends ${(ops(w140, POWERCUT) / ops(w140, BARE)).toFixed(2)}`);
+    // an idle CPU makes every FUSE round trip slower); powercut against the bare mount moves less.
+    line(`powercut / ${BARE}: 128 KiB ${(mb(w128, POWERCUT) / mb(w128, BARE)).toFixed(2)}, 4 KiB ${(mb(w4, POWERCUT) / mb(w4, BARE)).toFixed(2)}, 140 B appends ${(ops(w140, POWERCUT) / ops(w140, BARE)).toFixed(2)}${root ? `; ${RAWJS} 140 B appends ${num(ops(w140, RAWJS), 0)}/s` : ''}`);
   } finally {
     for (const t of targets.slice(1).reverse()) {
       try {
@@ -232,6 +245,32 @@ async function bench(work: string, rounds: number, baselines: string[]): Promise
       }
     }
   }
+}
+
+/**
+ * The same-run comparison with LazyFS: per workload native, LazyFS and powercut (medians), and the
+ * ratios the mount is held to: at least LazyFS's speed on every workload, and half of native's on 128 KiB writes.
+ */
+function peerSection(rows: { w: Workload; rounds: (target: string) => { mbps: number[]; opsPerS: number[] } }[]): void {
+  const col = 18;
+  line(`== Against ${LAZYFS}: medians of the rounds above (140 B appends in writes/s, the others in MB/s); ratios`);
+  line(`   of the medians, and in brackets the median of each round's own ratio (the targets ran one after the other in it)`);
+  line(`${'workload'.padEnd(30)}${[NATIVE, LAZYFS, POWERCUT, `${POWERCUT}/${LAZYFS}`, `${POWERCUT}/${NATIVE}`].map((n) => pad(n, col)).join('')}`);
+  const verdicts: string[] = [];
+  for (const { w, rounds } of rows) {
+    const byOps = w.fsyncEvery > 0;
+    const each = (n: string) => (byOps ? rounds(n).opsPerS : rounds(n).mbps);
+    const v = (n: string) => median(each(n));
+    const paired = (a: string, b: string) => median(each(a).map((x, r) => x / each(b)[r])).toFixed(2);
+    const vsPeer = v(POWERCUT) / v(LAZYFS);
+    const vsNative = v(POWERCUT) / v(NATIVE);
+    const cells = [num(v(NATIVE), 1), num(v(LAZYFS), 1), num(v(POWERCUT), 1), `${vsPeer.toFixed(2)} (${paired(POWERCUT, LAZYFS)})`, `${vsNative.toFixed(2)} (${paired(POWERCUT, NATIVE)})`];
+    line(`${w.name.padEnd(30)}${cells.map((x) => pad(x, col)).join('')}`);
+    verdicts.push(`${w.name}: ${vsPeer >= 1 ? 'at or above' : 'BELOW'} ${LAZYFS}`);
+    if (w.recordBytes === 128 * 1024) verdicts.push(`${w.name}: ${vsNative >= 0.5 ? 'at or above' : 'BELOW'} half of native`);
+  }
+  for (const v of verdicts) line(`  ${v}`);
+  line();
 }
 
 /** One daemon per workload under --cpu-prof; self time per part of the daemon, in the workload windows only. */

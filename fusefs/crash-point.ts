@@ -40,6 +40,15 @@ export class CrashPointMatcher {
     return this.seen === this.point.atOp;
   }
 
+  /**
+   * How many more requests of `kind` in a row surely are not the crash point, whatever their path
+   * and node (Infinity if the point names another kind): what the binding may answer by itself (write-behind.ts).
+   */
+  requestsBefore(kind: MutatingKind): number {
+    if (this.point.kind !== undefined && this.point.kind !== kind) return Infinity;
+    return this.point.atOp - this.seen - 1;
+  }
+
   private filters(r: RequestInfo): boolean {
     if (this.point.node !== undefined && (r.node ?? 0) !== this.point.node) return false;
     if (this.point.kind !== undefined && r.kind !== this.point.kind) return false;

@@ -75,6 +75,16 @@ describe('the disk size', () => {
     f.clear();
     expect(f.admitWrite(5, 1_000, usage(file(1_000), 0))).toBe(5);
   });
+
+  it('tells the room for writes the binding may answer itself: free bytes, and what the tightest enospc fault lets through', () => {
+    const f = new Faults(1_000);
+    expect(f.writeRoom(300)).toEqual({ diskBytes: 700, faultBytes: Infinity });
+    f.add({ type: 'enospc', afterBytes: 50 });
+    f.add({ type: 'enospc', afterBytes: 20 });
+    expect(f.writeRoom(300)).toEqual({ diskBytes: 700, faultBytes: 20 });
+    f.admitWrite(15, 300, () => 300);
+    expect(f.writeRoom(300).faultBytes).toBe(5);
+  });
 });
 
 describe('the disk size through the adapter (no mount)', () => {

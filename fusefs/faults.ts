@@ -78,6 +78,16 @@ export class Faults {
     return admitted;
   }
 
+  /**
+   * Room for writes with `usedBytes` of the disk taken: the disk's free bytes, and the bytes an armed
+   * enospc fault still lets through (Infinity when none is armed). What the binding may write by itself (write-behind.ts).
+   */
+  writeRoom(usedBytes: number): { diskBytes: number; faultBytes: number } {
+    let faultBytes = Infinity;
+    for (const a of this.armed) if (a.fault.type === 'enospc') faultBytes = Math.min(faultBytes, a.remaining);
+    return { diskBytes: this.maxDataBytes - usedBytes, faultBytes };
+  }
+
   /** True if a change taking the disk from `usedBytes` to `usedAfterBytes` fits (one that frees space always does): fallocate's check, all or nothing. */
   admitAllocation(usedBytes: number, usedAfterBytes: number): boolean {
     return usedAfterBytes <= usedBytes || usedAfterBytes <= this.maxDataBytes;

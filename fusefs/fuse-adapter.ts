@@ -60,7 +60,68 @@ export interface FsState {
   /** Open handles: fd -> inode and the path it was opened by (hard_remove gives no path after unlink). */
   handles: Map<number, { ino: number; path: string }>;
   nextFd: number;
+  /** Every handle in `handles` is at least this (forgetHandles); absent: 1. Handles below it were forgotten. */
+  fdFloor?: number;
   generation: number;
+  /** Writes answered in the FUSE thread (write-behind.ts), shared by every node; absent or null: every write comes here. */
+  writeBehind?: WritesBehind | null;
+}
+
+/** What the request handlers need of write-behind (write-behind.ts implements it). */
+export interface WritesBehind {
+  /** Applies every write the binding answered so far. */
+  catchUp(): void;
+  /** Runs `fn` with the binding answering no write by itself (a request that may change what a write would be answered). */
+  paused<T>(fn: () => T): T;
+  /** A new mount generation serving `state`, its FUSE thread's buffer `thread`: its writes may be answered there from the next grant on. */
+  attach(thread: Buffer, state: FsState, generation: number): void;
+}
+
+/** After a power cut or a new model: no handle is open any more (those programs still hold answer EBADF). */
+export function forgetHandles(state: FsState): void {
+  state.handles.clear();
+  state.fdFloor = state.nextFd;
+}
+
+/**
+ * One write as the model takes it (the write handler's change; a write the binding answered goes
+ * through it too): the handle's file, the disk's room (a short write or ENOSPC), then the model,
+ * which keeps `data` by reference. Returns the bytes written or a negative errno.
+ */
+function applyWrite(state: FsState, path: string | null, fd: number, pos: number, data: Buffer): number {
+  const ino = inoOfFd(state, path, fd);
+  const live = state.model.file(ino).live;
+  const len = data.length;
+  const admitted = state.faults.admitWrite(len, state.model.liveDataBytes, (n) => live.usageAfterAllocating(pos, n));
+  if (admitted === 0 && len > 0) return ENOSPC;
+  return state.model.write(ino, pos, admitted === len ? data : data.subarray(0, admitted));
+}
+
+function inoOfFd(state: FsState, path: string | null, fd?: number): number {
+  if (fd !== undefined && fd > 0) {
+    const h = state.handles.get(fd);
+    if (!h) throw new FsError(EBADF, `fd ${fd} is not open`);
+    return h.ino;
+  }
+  return state.model.resolve(path ?? '');
+}
+
+function pathOfFd(state: FsState, path: string | null, fd?: number): string {
+  return path ? path : (fd !== undefined && state.handles.get(fd)?.path) || '';
+}
+
+/**
+ * A write the binding already answered with `expected` bytes (write-behind.ts): numbered, traced and
+ * applied as the write handler would; anything but that answer is a broken invariant (thrown).
+ */
+export function applyAnsweredWrite(state: FsState, path: string, fd: number, offsetBytes: number, data: Buffer, expected: number): void {
+  let answered = false;
+  const entry: TraceEntry = { op: 0, kind: 'write', path: pathOfFd(state, path, fd), offset: offsetBytes, length: data.length, state: 'held' };
+  state.gate.mutate(entry, () => applyWrite(state, path, fd, offsetBytes, data), (result) => {
+    answered = true;
+    if (result !== expected) throw new Error(`invariant: the binding answered write ${entry.op} (${entry.path}, ${expected} bytes at ${offsetBytes}) itself, but the model answers ${result}`);
+  }, state.node);
+  if (!answered) throw new Error(`invariant: the binding answered write ${entry.op} (${entry.path}) itself, but the gate holds it (a crash point)`);
 }
 
 export function makeFuseOps(state: FsState, generation: number, ctx: RequestContext): Record<string, Cb> {
@@ -69,6 +130,7 @@ export function makeFuseOps(state: FsState, generation: number, ctx: RequestCont
   /** Runs a non-mutating request; errors thrown as FsError become the errno answer. */
   const query = (cb: Cb, fn: () => void) => {
     const run = () => {
+      state.writeBehind?.catchUp();
       if (dead()) return cb(EIO);
       try {
         fn();
@@ -84,7 +146,15 @@ export function makeFuseOps(state: FsState, generation: number, ctx: RequestCont
   /** One mutating request: `entry` is its trace entry (op 0 and state 'held' until the gate numbers and answers it). */
   const mutate = (cb: (result: number) => void, entry: TraceEntry, apply: () => number) => {
     if (dead()) return cb(EIO);
-    state.gate.mutate(entry, apply, cb, state.node);
+    const wb = state.writeBehind;
+    if (!wb) return state.gate.mutate(entry, apply, cb, state.node);
+    // Answered only once write-behind is granted again: a program answered earlier would send its next
+    // write while the binding still holds back, and that write would come here too, and so on.
+    let answer: number | null = null;
+    let inside = true;
+    wb.paused(() => state.gate.mutate(entry, apply, (r) => (inside ? (answer = r) : cb(r)), state.node));
+    inside = false;
+    if (answer !== null) cb(answer);
   };
 
   /**
@@ -96,6 +166,7 @@ export function makeFuseOps(state: FsState, generation: number, ctx: RequestCont
     if (dead()) return cb(EIO);
     const holdMs = state.fsyncHolds?.nextMs() ?? 0;
     if (holdMs === 0) return mutate(cb, entry, () => sync());
+    state.writeBehind?.catchUp(); // the writes answered before it arrived are among those it covers
     const model = state.model;
     const covers = model.changeCount;
     setTimeout(() => {
@@ -105,15 +176,8 @@ export function makeFuseOps(state: FsState, generation: number, ctx: RequestCont
     }, holdMs);
   };
 
-  const inoOf = (path: string, fd?: number): number => {
-    if (fd !== undefined && fd > 0) {
-      const h = state.handles.get(fd);
-      if (!h) throw new FsError(EBADF, `fd ${fd} is not open`);
-      return h.ino;
-    }
-    return state.model.resolve(path);
-  };
-  const pathOf = (path: string | null, fd?: number) => (path ? path : (fd !== undefined && state.handles.get(fd)?.path) || '');
+  const inoOf = (path: string, fd?: number): number => inoOfFd(state, path, fd);
+  const pathOf = (path: string | null, fd?: number) => pathOfFd(state, path, fd);
 
   const statOf = (ino: number) => {
     const s = state.model.stat(ino);
@@ -156,6 +220,7 @@ export function makeFuseOps(state: FsState, generation: number, ctx: RequestCont
       // when frozen (it changes nothing), so a program cut at one request can still print what
       // its other threads learned before the cut (the harness's grace period).
       if (path.startsWith(MARK_PREFIX) && !dead()) {
+        state.writeBehind?.catchUp(); // the mark falls after every write answered before it
         const n = Number(path.slice(MARK_PREFIX.length));
         if (Number.isSafeInteger(n) && n >= 1) state.gate.mark(n);
         return cb(ENOENT);
@@ -178,6 +243,7 @@ export function makeFuseOps(state: FsState, generation: number, ctx: RequestCont
     }),
     opendir: (path, _flags, cb) => query(cb, () => cb(0, openHandle(state.model.resolve(path), path))),
     release: (_path, fd, cb) => {
+      state.writeBehind?.catchUp(); // the handle's writes the binding answered need it open
       state.handles.delete(fd); // never held: closing a file changes nothing durable
       cb(0);
     },
@@ -222,13 +288,7 @@ export function makeFuseOps(state: FsState, generation: number, ctx: RequestCont
       // model, which keeps it by reference (pending writes, file chunks, a recording): never touched again.
       const data = Buffer.allocUnsafe(len);
       data.set(buf.length === len ? buf : buf.subarray(0, len));
-      mutate(cb, { op: 0, kind: 'write', path: pathOf(path, fd), offset: pos, length: len, state: 'held' }, () => {
-        const ino = inoOf(path, fd);
-        const live = state.model.file(ino).live;
-        const admitted = state.faults.admitWrite(len, state.model.liveDataBytes, (n) => live.usageAfterAllocating(pos, n));
-        if (admitted === 0 && len > 0) return ENOSPC;
-        return state.model.write(ino, pos, admitted === len ? data : data.subarray(0, admitted));
-      });
+      mutate(cb, { op: 0, kind: 'write', path: pathOf(path, fd), offset: pos, length: len, state: 'held' }, () => applyWrite(state, path, fd, pos, data));
     },
     truncate: (path, size, cb) => mutate(cb, { op: 0, kind: 'truncate', path, length: size, state: 'held' }, () => resize(state.model.resolve(path), size)),
     ftruncate: (path, fd, size, cb) => mutate(cb, { op: 0, kind: 'truncate', path: pathOf(path, fd), length: size, state: 'held' }, () => resize(inoOf(path, fd), size)),

@@ -20,6 +20,10 @@
 //     remembers which handle each OPEN and CREATE gave which node (from the request and its reply)
 //     and adds the handle to a GETATTR that has none, so libfuse asks fgetattr, which the daemon
 //     answers by handle (st_nlink 0, as ext4).
+//   - answering writes without waking JavaScript for each (write-behind, fusefs/write-behind.ts):
+//     the FUSE thread copies a write into populated memory and answers it, when JavaScript's last
+//     grant allows; JavaScript applies the queued writes in order before anything else
+//     (WRITE_BEHIND_C in write-behind-c.ts).
 // The patch adds four fields at the end of the per-thread request buffer that the FUSE thread fills
 // from fuse_get_context() before handing the request to JavaScript (the buffer is the first argument
 // of every native handler), passes mtime, encodes UTIME_NOW/UTIME_OMIT, sets flag_utime_omit_ok and
@@ -34,6 +38,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import type FuseClass from 'fuse-native';
+import { WRITE_BEHIND_REPLACEMENTS } from './write-behind-c.js';
 
 export const CALLER_MAGIC = 0x70c7c7a1;
 /** The four uint32 fields the patch appends to fuse_thread_locals_t: magic, uid, gid, pid. */
@@ -43,7 +48,7 @@ export const UTIME_NOW_MS = 0xfffffffe * 2 ** 32;
 export const UTIME_OMIT_MS = 0xffffffff * 2 ** 32;
 
 const BUILD_TIMEOUT_MS = 120_000;
-const PATCH_VERSION = 6; // bump when the replacements below change
+const PATCH_VERSION = 7; // bump when the replacements below change
 /** The opcode the patch gives fallocate: after fuse-native's 35 (0..34), so the arrays grow to 36. */
 export const FALLOCATE_OPCODE = 35;
 export const PATCHED_OPCODE_COUNT = 36;
@@ -61,18 +66,22 @@ typedef struct { uint64_t nodeid; uint64_t fh; uint64_t unique; int state; } pc_
 typedef struct {
   pc_open_t open[PC_MAX_OPEN];
   int used; // entries [0, used) may be in use
+  int awaiting; // entries in state 1: only then does a reply need a look
   pthread_mutex_t lock;
 } pc_table_t;
 
 static void pc_seen_request (pc_table_t *t, char *buf, size_t len) {
   struct fuse_in_header *in = (struct fuse_in_header *) buf;
   if (len < sizeof(*in)) return;
+  // Most requests (writes, reads, lookups) concern none of this: no lock for them.
+  if (in->opcode != FUSE_OPEN && in->opcode != FUSE_CREATE && in->opcode != FUSE_RELEASE && in->opcode != FUSE_GETATTR) return;
   pc_open_t *pc_open = t->open;
   pthread_mutex_lock(&t->lock);
   if (in->opcode == FUSE_OPEN || in->opcode == FUSE_CREATE) {
     for (int i = 0; i < PC_MAX_OPEN; i++) {
       if (pc_open[i].state != 0) continue;
       pc_open[i].state = 1;
+      __atomic_add_fetch(&t->awaiting, 1, __ATOMIC_RELEASE);
       pc_open[i].unique = in->unique;
       pc_open[i].nodeid = in->opcode == FUSE_OPEN ? in->nodeid : 0; // CREATE: the reply names the node
       if (i >= t->used) t->used = i + 1;
@@ -100,6 +109,8 @@ static void pc_seen_request (pc_table_t *t, char *buf, size_t len) {
 }
 
 static void pc_seen_reply (pc_table_t *t, const struct iovec iov[], size_t count) {
+  // No OPEN or CREATE awaits its reply (read without the lock: one that starts now is a request this reply does not answer).
+  if (__atomic_load_n(&t->awaiting, __ATOMIC_ACQUIRE) == 0) return;
   // The header and, for an OPEN or CREATE, what follows it: at most an entry and an open reply.
   char head[sizeof(struct fuse_out_header) + sizeof(struct fuse_entry_out) + sizeof(struct fuse_open_out)];
   size_t have = 0;
@@ -115,6 +126,7 @@ static void pc_seen_reply (pc_table_t *t, const struct iovec iov[], size_t count
   pthread_mutex_lock(&t->lock);
   for (int i = 0; i < t->used; i++) {
     if (pc_open[i].state != 1 || pc_open[i].unique != out->unique) continue;
+    __atomic_sub_fetch(&t->awaiting, 1, __ATOMIC_RELEASE);
     size_t body = have - sizeof(*out);
     if (out->error != 0) pc_open[i].state = 0;
     else if (pc_open[i].nodeid != 0 && body >= sizeof(struct fuse_open_out)) {
@@ -278,6 +290,7 @@ const REPLACEMENTS: [string, string, 'all'?][] = [
     'static void* start_fuse_thread (void *data) {\n  fuse_thread_t *ft = (fuse_thread_t *) data;\n  fuse_loop_mt(ft->fuse);\n',
     CHANNEL_C + 'static void* start_fuse_thread (void *data) {\n  fuse_thread_t *ft = (fuse_thread_t *) data;\n  pc_wrap_chan(ft->fuse);\n  fuse_loop_mt(ft->fuse);\n',
   ],
+  ...WRITE_BEHIND_REPLACEMENTS,
 ];
 
 /** The native module fuse-native's index.js uses (the same object): what powercut calls directly. */
@@ -287,6 +300,15 @@ export interface FuseBinding {
   powercut_umount2?: (mnt: string) => number;
   /** Patched binding only: move_mount(2) from `from` to `to`, beneath the mount there if `beneath` is 1; 0 or -errno. */
   powercut_move_mount?: (from: string, to: string, beneath: number) => number;
+  /** Patched binding only: write-behind (write-behind-c.ts says what each does). */
+  powercut_wb_init?: (onWake: () => void, queued: Buffer) => void;
+  powercut_wb_attach?: (thread: Buffer, id: number) => void;
+  powercut_wb_take?: (out: Buffer, paths: Buffer, slabs: unknown[], totals: Buffer, pause: number) => number;
+  powercut_wb_grant?: (limits: Buffer) => void;
+  /** Patched binding only: a Buffer of 64 KiB of populated memory (a model chunk), or undefined if memory ran out. */
+  powercut_chunk?: () => Buffer | undefined;
+  /** Patched binding only: [slabs mapped, slabs handed out, chunks mapped, chunks handed out] since start. */
+  powercut_wb_stats?: () => number[];
   /** Answers a request: (its thread buffer, result, op-specific values); posts the FUSE thread's semaphore. */
   [signal: `fuse_native_signal_${string}`]: (...args: unknown[]) => void;
   /** Opcodes: the index of each op's handler in the handler array. */

@@ -86,6 +86,11 @@ function makeFuseClass() {
       return r;
     }
 
+    /** The native fuse_thread_t of this mount (write-behind names the mount in it); null before mounting. */
+    threadBuffer(): Buffer | null {
+      return this._thread;
+    }
+
     /** The uid and gid of the process whose request is being handled; valid only synchronously inside an op. */
     caller(): Caller {
       const b = this.requestBuffer;
@@ -248,6 +253,7 @@ export interface FuseHandle {
 interface Swappable extends FuseHandle {
   mnt: string;
   detachNow(): number;
+  threadBuffer(): Buffer | null;
 }
 
 /**
@@ -288,6 +294,8 @@ export async function mountGeneration(mountpoint: string, state: FsState, extraO
   if (state.generation === 0) sweepStaleSpares();
   const generation = ++state.generation;
   const fuse = await mountFuse(mountpoint, (ctx) => makeFuseOps(state, generation, ctx), 'powercut', extraOptions);
+  const thread = (fuse as Swappable).threadBuffer();
+  if (thread && state.writeBehind) state.writeBehind.attach(thread, state, generation);
   return { fuse, generation };
 }
 

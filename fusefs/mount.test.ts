@@ -12,20 +12,11 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { startDaemon, type DaemonHandle } from '../src/harness/daemon-process.js';
 import { DEFAULT_STATE_CAPS } from './crash-states.js';
-import { requireRoot } from './testing.js';
+import { fsyncPath, requireRoot } from './testing.js';
 
 let work: string;
 let d: DaemonHandle;
 let mnt: string;
-
-function fsyncPath(p: string): void {
-  const fd = openSync(p, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
 
 function writeFsynced(p: string, data: string): void {
   const fd = openSync(p, 'w');

@@ -7,7 +7,10 @@ import { RequestGate } from './request-gate.js';
 import type { CrashPolicy, Hypothesis } from './crash-states.js';
 import { DEFAULT_MAX_DATA_BYTES, Faults } from './faults.js';
 import { mountGeneration, ReplaceFailure, replaceGeneration, unmountGeneration, type Mounted } from './mount-generation.js';
-import type { FsState } from './fuse-adapter.js';
+import { applyAnsweredWrite, forgetHandles, type FsState } from './fuse-adapter.js';
+import { loadFuseNative } from './fuse-native-binding.js';
+import { RequestClock, WriteBehind } from './write-behind.js';
+import { CHUNK_BYTES, useChunkAllocator } from './model/grow-buffer.js';
 import { nodeImageDir, type ControlAnswer, type ControlRequest, type NodeStatus, type StartingStateSize, type StatusAnswer } from './protocol.js';
 import { FsyncHolds, type FsyncHoldSchedule } from './fsync-holds.js';
 import { readTree, writeTree } from './image-files.js';
@@ -16,6 +19,15 @@ import { Recording, RecordingFsModel } from './model/recording.js';
 import { decodeRecordedRun, encodeRecordedRun, type RecordedRun } from './model/recording-file.js';
 import { StateSpace } from './model/state-space.js';
 import { ClusterStateSpace, SingleNodeStates, type RunStates } from './model/cluster-states.js';
+
+/** The patched binding's memory counters (StatusAnswer.memoryReuse). */
+function memoryReuse(): StatusAnswer['memoryReuse'] {
+  const [slabsMapped, slabs, chunksMapped, chunks] = loadFuseNative().binding.powercut_wb_stats?.() ?? [0, 0, 0, 0];
+  return { slabsMapped, slabs, chunksMapped, chunks };
+}
+
+/** Write data since the last collection past which dropping a model collects the heap (WriteBehind.collectIfWorthIt). */
+const COLLECT_AFTER_BYTES = 32 * 1024 * 1024;
 
 /** Memory a recording may take: its calls and their write data (the whole recorded run is in memory; exhaustive mode needs it). */
 export const DEFAULT_MAX_RECORDING_BYTES = 256 * 1024 * 1024;
@@ -71,6 +83,10 @@ export class PowercutDaemon {
   };
 
   private readonly maxRecordingBytes: number;
+  /** Every model's clock: a write answered in the FUSE thread is applied at the time it was answered. */
+  private readonly clock = new RequestClock();
+  /** Writes answered in the FUSE thread (write-behind.ts); null until mounted, or with the stock binding. */
+  private writeBehind: WriteBehind | null = null;
 
   /** One mountpoint per node: a cluster's nodes each get a mount of their own, served here in one order. */
   constructor(mountpoints: string | readonly string[], models: FsModel | readonly FsModel[] = [], limits: Partial<DaemonLimits> = {}) {
@@ -83,9 +99,10 @@ export class PowercutDaemon {
     const check = limits.checkInvariants ? () => this.checkInvariants() : null;
     this.gate = new RequestGate(check, points.length > 1);
     const maxDataBytes = limits.maxDataBytes ?? DEFAULT_MAX_DATA_BYTES;
+    for (const m of given) m.setClock(this.clock.now);
     this.nodes = points.map((mountpoint, index) => ({
       index, mountpoint, mounted: null, stranded: [], crashes: 0, recording: null, start: null,
-      state: { model: given[index] ?? new FsModel(), gate: this.gate, node: index, faults: new Faults(maxDataBytes), fsyncHolds: null, handles: new Map(), nextFd: 1, generation: 0 },
+      state: { model: given[index] ?? new FsModel(this.clock.now), gate: this.gate, node: index, faults: new Faults(maxDataBytes), fsyncHolds: null, handles: new Map(), nextFd: 1, generation: 0 },
     }));
   }
 
@@ -110,6 +127,14 @@ export class PowercutDaemon {
 
   /** Mounts every node; if one fails, the ones already mounted are unmounted again. */
   async mount(): Promise<void> {
+    if (!this.writeBehind) {
+      const { binding } = loadFuseNative();
+      const chunk = binding.powercut_chunk;
+      if (chunk) useChunkAllocator(() => chunk() ?? Buffer.allocUnsafeSlow(CHUNK_BYTES));
+      this.writeBehind = WriteBehind.create(binding, this.gate, this.clock, applyAnsweredWrite);
+      if (this.writeBehind) this.writeBehind.onBroken = (message) => this.onFatal(message);
+      for (const n of this.nodes) n.state.writeBehind = this.writeBehind;
+    }
     try {
       for (const n of this.nodes) n.mounted = await mountGeneration(n.mountpoint, n.state);
     } catch (e) {
@@ -119,6 +144,16 @@ export class PowercutDaemon {
   }
 
   async unmount(): Promise<void> {
+    // The writes answered so far are applied first; the generations are dead once unmounted, so the binding answers no more.
+    this.writeBehind?.pause();
+    try {
+      await this.unmountAll();
+    } finally {
+      this.writeBehind?.resume();
+    }
+  }
+
+  private async unmountAll(): Promise<void> {
     const failures: string[] = [];
     for (const n of this.nodes) {
       const all = [...(n.mounted ? [n.mounted] : []), ...n.stranded];
@@ -181,7 +216,29 @@ export class PowercutDaemon {
     return this.nodes.filter((n) => indexes.includes(n.index));
   }
 
+  /**
+   * One control command. Every command but wait-frozen runs with write-behind paused: it sees every
+   * write answered before it, and the binding answers none by itself until it is done (it may arm,
+   * cut the power or change the model).
+   */
   async handle(req: ControlRequest): Promise<ControlAnswer> {
+    const wb = req.cmd === 'wait-frozen' ? null : this.writeBehind;
+    wb?.pause();
+    try {
+      return await this.command(req);
+    } finally {
+      wb?.resume();
+    }
+  }
+
+  private async command(req: ControlRequest): Promise<ControlAnswer> {
+    const answer = await this.commandAnswer(req);
+    // A model was dropped: what it held is worth reusing before the next run writes.
+    if (req.cmd === 'reset' || req.cmd === 'crash' || req.cmd === 'load-state') this.writeBehind?.collectIfWorthIt(COLLECT_AFTER_BYTES);
+    return answer;
+  }
+
+  private async commandAnswer(req: ControlRequest): Promise<ControlAnswer> {
     const gate = this.gate;
     switch (req.cmd) {
       case 'status': {
@@ -193,6 +250,7 @@ export class PowercutDaemon {
           frozen: gate.frozenAt !== null, frozenAt: gate.frozenAt, crashes: this.crashes,
           faults: nodes.flatMap((n) => n.faults.map((f) => (this.isCluster ? { ...f, node: n.node } : f))),
           readFaultsHit: nodes.reduce((sum, n) => sum + n.readFaultsHit, 0),
+          ...(this.writeBehind ? { writesBehind: this.writeBehind.applied, memoryReuse: memoryReuse() } : {}),
           ...(this.isCluster ? { nodes } : {}),
           startingState: this.nodes.some((n) => n.start) ? sumSizes(this.nodes.map((n) => treeSize(n.start))) : null,
         };
@@ -252,6 +310,7 @@ export class PowercutDaemon {
       }
       case 'load-state': {
         const models = this.space(req.hypothesis).build(req.state, req.probe);
+        for (const m of models) m.setClock(this.clock.now);
         return this.serial(() => this.swapModels(models));
       }
       case 'state-image': {
@@ -295,7 +354,7 @@ export class PowercutDaemon {
     await this.remount(nodes, (n) => {
       // Each node's disk tears on its own: the seed is drawn per node.
       partialWrites += n.state.model.crash(policy, seed + n.index).partialWrites;
-      n.state.handles.clear();
+      forgetHandles(n.state);
       n.state.fsyncHolds = null;
       n.crashes++;
     });
@@ -314,8 +373,8 @@ export class PowercutDaemon {
     const models = this.nodes.map((n) => {
       // The starting state, loaded before the run (a recording's base: none of it is the run's).
       n.recording = record ? new Recording(processOwner(), this.maxRecordingBytes, n.start ?? undefined) : null;
-      if (n.recording) return new RecordingFsModel(n.recording, () => this.gate.opCount);
-      return n.start ? FsModel.fromTree(n.start) : new FsModel();
+      if (n.recording) return new RecordingFsModel(n.recording, () => this.gate.opCount, this.clock.now);
+      return n.start ? FsModel.fromTree(n.start, this.clock.now) : new FsModel(this.clock.now);
     });
     await this.swapModels(models);
     for (const n of this.nodes) n.state.fsyncHolds = holds ? new FsyncHolds(holds) : null;
@@ -332,7 +391,7 @@ export class PowercutDaemon {
     if (models.length !== this.nodes.length) throw new Error(`invariant: ${models.length} models for ${this.nodes.length} nodes`);
     const change = (n: NodeDisk) => {
       n.state.model = models[n.index];
-      n.state.handles.clear();
+      forgetHandles(n.state);
       n.state.faults.clear();
       n.state.fsyncHolds = null;
     };

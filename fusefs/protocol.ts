@@ -119,6 +119,10 @@ export interface StatusAnswer {
   faults: Fault[];
   crashes: number; // power cuts since the daemon started
   readFaultsHit: number; // reads a read fault answered EIO or changed, since the faults were armed
+  /** Writes the FUSE thread answered itself (write-behind) since the daemon started; absent with the stock binding. */
+  writesBehind?: number;
+  /** Memory for write data and file chunks since the daemon started: how much was mapped fresh (touched for the first time) of all handed out. */
+  memoryReuse?: { slabsMapped: number; slabs: number; chunksMapped: number; chunks: number };
   /** A cluster's nodes (absent for one node); the fields above then sum or list them all. */
   nodes?: NodeStatus[];
   /** The starting state every reset starts from, summed over the nodes; null: none (empty disks). */

@@ -52,6 +52,11 @@ export class RequestGate {
     return this.held.length;
   }
 
+  /** How many writes in a row, from now on, surely are not the armed crash point (Infinity when none is armed). */
+  writesBeforeCrashPoint(): number {
+    return this.matcher ? this.matcher.requestsBefore('write') : Infinity;
+  }
+
   arm(point: CrashPoint): void {
     if (this.frozenAtOp !== null) throw new Error(`arm: the daemon is frozen at request ${this.frozenAtOp}; send crash or reset first`);
     if (this.trace.truncated) {

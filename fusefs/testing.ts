@@ -3,7 +3,7 @@
 // never skips: a skipped test reads as a pass, and these tests guard regressions that look the same (a
 // daemon on the stock binding, a test run without root, prints no error of its own).
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadFuseNative } from './fuse-native-binding.js';
 
@@ -26,6 +26,16 @@ export function requirePatchedBinding(what: string): void {
   }
   const missing = (['powercut_umount2', 'powercut_move_mount'] as const).filter((f) => typeof binding[f] !== 'function');
   if (missing.length > 0) throw new Error(`${what} needs the patched binding's ${missing.join(' and ')}, which the loaded binding lacks (a build of an older patch?)`);
+}
+
+/** fsync(2) of the file or directory at `p` (opened read-only, closed after). */
+export function fsyncPath(p: string): void {
+  const fd = openSync(p, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { contentDigest, digestStats } from './content-digest.js';
 import { BLOCK_BYTES, CHUNK_BYTES, GrowBuffer } from './grow-buffer.js';
+import { WB } from '../write-behind-c.js';
 
 const C = CHUNK_BYTES;
 const POINTS = [0, 1, 63, 64, 65, 200, C - 1, C, C + 1, C + 100, 2 * C - 3, 2 * C, 3 * C + 7];
@@ -186,6 +187,23 @@ describe('GrowBuffer allocated blocks against a plain reference (bytes and a set
         if (keepSize) g.allocate(at, at + len);
         else if (len > 0) g.write(at, Buffer.alloc(len, 2));
         expect(g.usageBytes).toBe(foretold);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('a write of n bytes adds at most n + WB.blockSlackBytes to the usage: what the binding charges a write it answers itself', () => {
+    fc.assert(
+      fc.property(fc.array(allocOpArb, { maxLength: 8 }), fc.constantFrom(...AT), fc.constantFrom(...LEN), (ops, at, len) => {
+        const g = new GrowBuffer();
+        for (const op of ops) {
+          if (op.t === 'write') g.write(op.at, Buffer.alloc(op.len, 1));
+          else if (op.t === 'resize') g.resize(op.size);
+          else if (op.t === 'punch') g.punch(op.at, op.at + op.len);
+          else if (op.t === 'allocate') g.allocate(op.at, op.at + op.len); // KEEP_SIZE: also past the end
+          else if (op.t === 'zero' || op.t === 'zero-keep') g.zero(op.at, op.at + op.len, op.t === 'zero-keep');
+        }
+        expect(g.usageAfterAllocating(at, len) - g.usageBytes).toBeLessThanOrEqual(len + WB.blockSlackBytes);
       }),
       { numRuns: 300 },
     );
