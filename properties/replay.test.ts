@@ -15,8 +15,11 @@ import { KNOWN_BAD } from '../src/targets/powercut-queue/known-bad.js';
 import { useTempDaemon } from './use-temp-daemon.js';
 
 const daemon = useTempDaemon('replay');
-/** Shrinking is bounded: these tests need a shrunk case, not the smallest one (unbounded, the first took 42 s). */
-const SHRINK_MS = 5_000;
+/**
+ * Shrinking is bounded by candidates tried, never by time (a busy machine's seconds try fewer): these
+ * tests need a shrunk case, not the smallest one (unbounded, the first took 42 s).
+ */
+const SHRINK_INPUTS = 12;
 let artifactRoot: string;
 beforeAll(async () => {
   artifactRoot = await mkdtemp(path.join(os.tmpdir(), 'powercut-replay-artifacts-'));
@@ -29,7 +32,7 @@ const cli = (...args: string[]) => execa(process.execPath, [distPath('src/cli.js
 
 it('a violation writes an artifact whose replay.sh, copied elsewhere, reproduces it; after a fix it passes now', async () => {
   const variant = 'checkpoint-in-place';
-  const report = await runCrashSuite(daemon(), crashInputArb({ variant, settings: KNOWN_BAD[variant].settings }), { numRuns: 40, seed: seedFromEnv(7).seed, artifactRoot, timeLimitMs: 25_000, shrinkTimeLimitMs: SHRINK_MS });
+  const report = await runCrashSuite(daemon(), crashInputArb({ variant, settings: KNOWN_BAD[variant].settings }), { numRuns: 40, seed: seedFromEnv(7).seed, artifactRoot, maxShrinkInputs: SHRINK_INPUTS });
   expect(report.failed, report.summary).toBe(true);
   // Shrinking ran, and the artifact is the smallest case: the one fast-check reports.
   expect(report.numShrinks).toBeGreaterThan(0);
@@ -95,7 +98,7 @@ it('replay of a folder that is not an artifact names the missing file and exits 
 
 it('exhaustive mode: a failing workload shrinks to a smaller one whose enumeration still fails, and its crash state replays exactly', async () => {
   const variant = 'checkpoint-unlink-before-rename';
-  const report = await runCrashSuite(daemon(), crashInputArb({ kind: 'exhaustive', variant, settings: KNOWN_BAD[variant].settings, maxSteps: 5 }), { numRuns: 10, seed: seedFromEnv(11).seed, artifactRoot, shrinkTimeLimitMs: SHRINK_MS });
+  const report = await runCrashSuite(daemon(), crashInputArb({ kind: 'exhaustive', variant, settings: KNOWN_BAD[variant].settings, maxSteps: 5 }), { numRuns: 10, seed: seedFromEnv(11).seed, artifactRoot, maxShrinkInputs: SHRINK_INPUTS });
   expect(report.error, 'harness error').toBeUndefined();
   expect(report.failed, report.summary).toBe(true);
   expect(report.numShrinks, 'shrink steps').toBeGreaterThan(0);
@@ -123,7 +126,7 @@ it('a confirmation that does not wait for its fsync is caught through the record
   // replay's re-run no failing state (a run queue of several tasks per core waits about that long).
   // Held 250 ms, ten times that: the replay, with the same schedule, holds the same fsyncs as long.
   const fsyncHolds = { seed: 5, maxHoldMs: 250 };
-  const report = await runCrashSuite(daemon(), crashInputArb({ kind: 'exhaustive', variant, settings: KNOWN_BAD[variant].settings, maxSteps: 5 }), { numRuns: 10, seed: seedFromEnv(13).seed, artifactRoot, shrinkTimeLimitMs: SHRINK_MS, exhaustive: { fsyncHolds } });
+  const report = await runCrashSuite(daemon(), crashInputArb({ kind: 'exhaustive', variant, settings: KNOWN_BAD[variant].settings, maxSteps: 5 }), { numRuns: 10, seed: seedFromEnv(13).seed, artifactRoot, maxShrinkInputs: SHRINK_INPUTS, exhaustive: { fsyncHolds } });
   expect(report.error, 'harness error').toBeUndefined();
   expect(report.failed, report.summary).toBe(true);
   const dir = report.failure!.artifactDir!;

@@ -38,7 +38,7 @@ export const KNOWN_BAD: Readonly<Record<string, KnownBadVariant>> = Object.freez
   'fsync-claims-late-writes': { summary: 'an fsync is taken to cover records written while it was in flight', settings: { pageWriteDesign: 'sync' }, provenBy: ['exhaustive'], causes: [{ kind: 'early-confirmation', path: '/page.*' }, { kind: 'missing-fsync', path: '/page.*' }] },
   // Caught only by the exact replay rule: with checkpointAcks 1 a per-run count allowed one replayed ack.
   // The same step in both checkpoint designs: the append log's fsync, or the atomic file's tmp fsync.
-  'ack-returns-early': { summary: 'ack() resolves before the checkpoint recording the ack is durable', settings: { checkpointAcks: 1 }, provenBy: ['exhaustive', 'random'], causes: [{ kind: 'early-confirmation', path: '/checkpoint.log' }, { kind: 'early-confirmation', path: '/checkpoint.head.tmp' }] },
+  'ack-returns-early': { summary: 'ack() resolves before the checkpoint recording the ack is durable', settings: { checkpointAcks: 1 }, provenBy: ['exhaustive', 'random'], causes: [{ kind: 'early-confirmation', path: '/checkpoint.log' }, { kind: 'early-confirmation', path: '/checkpoint.head.tmp' }, { kind: 'early-confirmation', path: '/' }] },
   // Caught only when an fsync is slow: the held fsync replies of exhaustive mode, or a random cut's grace period.
   // Two bugs in one queue: a gate that lists every distinct failure must show both.
   // (Two bugs that do not hide each other: each crash state shows at most one of them.)
@@ -46,7 +46,7 @@ export const KNOWN_BAD: Readonly<Record<string, KnownBadVariant>> = Object.freez
   // the checkpoint) is a proven fix too, for the states cut before that fsync: seen once on a fast
   // machine (6 of 11 failing states of an atomic-file/buffered run cured, none broken), the
   // checkpoint's fix not found within the search's bound.
-  'purge-and-ack-early': { summary: 'purge-before-checkpoint and ack-returns-early at once (two distinct failures)', settings: { pageCapacityBytes: 1_024, checkpointAcks: 1 }, provenBy: ['exhaustive', 'random'], causes: [{ kind: 'early-confirmation', path: '/checkpoint.log' }, { kind: 'early-confirmation', path: '/checkpoint.head.tmp' }, { kind: 'early-confirmation', path: '/page.*' }, { kind: 'early-persistence', path: '/page.*' }, { kind: 'recovery-fails-on-legal-disk', path: '/page.*' }] },
+  'purge-and-ack-early': { summary: 'purge-before-checkpoint and ack-returns-early at once (two distinct failures)', settings: { pageCapacityBytes: 1_024, checkpointAcks: 1 }, provenBy: ['exhaustive', 'random'], causes: [{ kind: 'early-confirmation', path: '/checkpoint.log' }, { kind: 'early-confirmation', path: '/checkpoint.head.tmp' }, { kind: 'early-confirmation', path: '/' }, { kind: 'early-confirmation', path: '/page.*' }, { kind: 'early-persistence', path: '/page.*' }, { kind: 'recovery-fails-on-legal-disk', path: '/page.*' }] },
   // Proven by exhaustive mode alone, through the recorded slow-fsync schedule: random cuts catch it only
   // when a page fsync happens to outlast the wait, so which input catches it moves with the machine's load.
   'sync-wait-gives-up': { summary: 'a page fsync is waited for a moment, then its records are reported durable anyway', settings: { pageWriteDesign: 'sync' }, provenBy: ['exhaustive'], causes: [{ kind: 'early-confirmation', path: '/page.*' }, { kind: 'missing-fsync', path: '/page.*' },
