@@ -2,7 +2,9 @@
 // one disk or of a cluster's nodes, cut at the armed crash point or run to its end; and a
 // long-lived worker that serves many drain specs in one process. What a cluster adds (node lines,
 // restarts, pauses: cluster/node-control.ts) is the same run with stdin kept open for restart
-// commands. Every wait is bounded; no driver started here outlives this process.
+// commands. A running driver's output and state are a LiveDriver (driver-live.ts), what the harness
+// does to it a ClusterControl (driver-control.ts). Every wait is bounded; no driver started here
+// outlives this process.
 import { execa } from 'execa';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
