@@ -14,7 +14,7 @@ import { EXPLAIN_BOUNDS, type ExplainOptions } from '../harness/exhaustive/expla
 import { KnownCauses } from '../harness/cause/known-causes.js';
 import { failureSignature } from '../harness/failure-signature.js';
 import type { GateRow } from '../report/gate-results.js';
-import { untimedBounds } from './budget.js';
+import { allowedOverrunMs, untimedBounds } from './budget.js';
 import type { GateContext } from './case-source.js';
 import type { GroupBy } from './gate-report.js';
 
@@ -119,8 +119,10 @@ export class SingleDiskFailures {
       ...(budget.untimed ? untimedBounds(EXPLAIN_BOUNDS) : EXPLAIN_BOUNDS),
       known: this.known,
       share: phases.share(phase),
-      // A known cause proven again on a later run costs what judging that run cost: counted to judging (a shrink's, to shrinking).
-      knownShare: phases.share(phase === 'causes' ? 'record+judge' : phase),
+      // A known cause proven again on a later run costs what judging that run cost: counted to judging
+      // (a shrink's, to shrinking), and like an input the floor owes it may run into the allowed
+      // overrun (three quarters of it: the artifacts still get written within it).
+      knownShare: { ...phases.share(phase === 'causes' ? 'record+judge' : phase), deadlineMs: () => (budget.untimed ? Infinity : Date.now() - budget.elapsedMs() + budget.totalMs + 0.75 * allowedOverrunMs(budget.totalMs)) },
       checkReach: (c) => always || (c.kind !== 'not-isolated' && !distinct.has(c.key) && !reaching.has(c.key) && Boolean(reaching.add(c.key))),
     };
   }

@@ -44,8 +44,8 @@ export interface ExplainOptions {
   known?: KnownCauses;
   /**
    * The share a known cause's proof on this run is counted to and bounded by (the gate's judging:
-   * judging the run's states again under a fix proven before costs what judging them cost). Absent:
-   * `share`.
+   * judging the run's states again under a fix proven before costs what judging them cost; its
+   * deadline may lie past the causes' share). Absent: `share`.
    */
   knownShare?: TimeShare;
   /** Caps of the reach's listing of journaled states (default REACH_CAPS; a gate's work budget, with no time bound, lists fewer). */
@@ -81,6 +81,9 @@ export interface Attribution {
  * recording, then searches on the first state of each signature and on states still unexplained;
  * each proven on the recording; a greedy cover picks among the proven ones.
  */
+/** Failing states of a run with cuts during recovery recovered without their second cut whatever the time left (the gate samples 4 a run). */
+const ALWAYS_FIRST_CUT_CHECKS = 4;
+
 export function explainRun(judging: JudgeContext, recorded: Recorded, failing: readonly JudgedState[], o: ExplainOptions, run: RunVerdicts): Promise<Attribution> {
   return within(o.share, () => new RunExplainer(judging, recorded, failing, o, run).explain());
 }
@@ -134,6 +137,11 @@ class RunExplainer {
 
   private timeLeft(): boolean {
     return Date.now() < this.deadline;
+  }
+
+  /** When known causes' proofs stop starting (and are cut short): their own share's end, which may lie past the causes'. */
+  private knownEnd(): number {
+    return (this.o.knownShare ?? this.o.share)?.deadlineMs() ?? Infinity;
   }
 
   private budgetSpent(): boolean {
@@ -215,7 +223,8 @@ class RunExplainer {
     if (!this.judging.o.recoveryCuts) return;
     this.firstCutFails = new Set();
     for (const i of this.failing.keys()) {
-      if (!this.timeLeft()) break;
+      // The first few always (a recovery each: a known cause's proof needs them), the rest while time lasts.
+      if (i >= ALWAYS_FIRST_CUT_CHECKS && !this.timeLeft()) break;
       if (await failsWithoutSecondCut(this.ctx, this.recorded, this.failing[i])) this.firstCutFails.add(i);
       else {
         this.searched.add(i);
@@ -229,7 +238,7 @@ class RunExplainer {
   private async knownCauses(): Promise<void> {
     for (const known of this.o.known?.list() ?? []) {
       const left = this.notYetExplained();
-      if (left.length === 0 || Date.now() >= Math.max(this.o.knownShare?.deadlineMs() ?? 0, this.deadline)) break;
+      if (left.length === 0 || Date.now() >= this.knownEnd()) break;
       await this.tryKnown(known, left);
     }
   }
@@ -239,18 +248,19 @@ class RunExplainer {
     const o = this.o;
     if (known.cause.step) {
       const carried = carryOver(known, this.view, left.map((i) => this.cutOf(i)));
-      // Judging's share while it lasts; past it (the run judged up to judging's deadline), the causes'.
-      const share = o.knownShare && o.knownShare.deadlineMs() > Date.now() ? o.knownShare : o.share;
-      const end = share?.deadlineMs() ?? Infinity;
-      const limits = { deadline: Math.min(Date.now() + o.runMs, end), budgetEnd: end };
-      if (carried) await within(share === o.share ? undefined : share, () => this.proveStep(carried, this.ownOf(left), this.firstCutFails, limits));
+      // One proof per known cause on a run, within its caps, counted to judging and bounded by its own
+      // share, not the causes': it costs about what judging the run's states cost, and it is what
+      // makes one bug read as one failure when failing runs come late in the budget.
+      const end = this.knownEnd();
+      const limits = { deadline: Math.min(Date.now() + o.proofMs, end), budgetEnd: end };
+      if (carried) await within(o.knownShare ?? o.share, () => this.proveStep(carried, this.ownOf(left), this.firstCutFails, limits));
       return;
     }
     if (known.cause.kind !== 'torn-write' && !isLogicError(known.cause.kind) && !isRemovalTooEarly(known.cause)) return;
     const cause: Cause = { ...known.cause, route: 'known', evidence: ['a cause proven earlier in this gate run, its probes repeated on this run\'s states'] };
     const cures = new Set<number>();
     for (const j of left.filter((x) => sameKindOfState(cause, this.failing[x])).slice(0, MAX_REPEATS)) {
-      if (!this.timeLeft()) break;
+      if (Date.now() >= this.knownEnd()) break;
       if (await explainsToo(this.ctx, this.recorded, cause, this.failing[j], this.legalDisks)) cures.add(j);
     }
     if (cures.size === 0) return;
