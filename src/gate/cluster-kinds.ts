@@ -3,6 +3,7 @@
 // fewer nodes than a majority (with 3 nodes that is one node); majority: a majority, not all.
 // A cut is counted under one kind: the first asked that it fits, so no case is counted twice.
 import type { StatePolicy } from '../../fusefs/crash-states.js';
+import { keepsNoUnsynced } from '../../fusefs/model/policies/index.js';
 
 export const CUT_KINDS = ['coordinated', 'one', 'minority', 'majority'] as const;
 export type CutKind = (typeof CUT_KINDS)[number];
@@ -117,7 +118,7 @@ export function spreadOrder<T>(items: readonly T[], random: () => number): T[] {
 export function describeClusterCut(how: 'state' | 'live', nodes: readonly number[] | 'all' | undefined, policy: StatePolicy = 'lose-unsynced'): string {
   const all = nodes === undefined || nodes === 'all';
   const who = all ? '' : nodes.length === 1 ? `node ${nodes[0]}` : `nodes ${nodes.join(', ')}`;
-  const state = policy === 'lose-unsynced' ? 'crash state' : `${policy} crash state`;
+  const state = keepsNoUnsynced(policy) ? 'crash state' : `${policy} crash state`;
   if (how === 'state') return all ? `a coordinated ${state}` : `a ${state} cutting ${who} (the others lost only their processes)`;
   return all ? 'a live coordinated cut' : `a live cut of ${who}, restarted while the run went on`;
 }
