@@ -16,7 +16,7 @@ import type { Target } from '../target.js';
 import { MAX_PAUSE_MS } from './node-control.js';
 import type { LiveDraw, NodePause } from './live-draw.js';
 
-export { drawLiveCase, type LiveCutKind, type LiveDraw, type LiveDrawOptions, type NodePause } from './live-draw.js';
+export { drawLiveCase, type LiveDraw, type LiveDrawOptions, type NodePause } from './live-draw.js';
 
 /** Whose power a live cut takes: every node's (a rack losing power), or these nodes' while the others run on. */
 export type NodesCut = 'all' | readonly number[];
