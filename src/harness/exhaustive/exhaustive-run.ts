@@ -433,7 +433,7 @@ function intervalsChecked(answer: StatesAnswer, judgedOf: ReadonlyMap<string, nu
     return !(answer.incomplete?.[policy] ?? []).includes(interval) && (listed.get(key) ?? 0) > 0 && judgedOf.get(key) === listed.get(key);
   };
   const policies = [...new Set(answer.states.map((s) => s.id.policy))];
-  const out = { all: 0, 'lose-unsynced': 0, torn: 0, journaled: 0 };
+  const out = { all: 0, ...Object.fromEntries(STATE_POLICIES.map((p) => [p, 0])) } as { all: number } & Record<StatePolicy, number>;
   for (let i = 0; i < answer.intervals; i++) {
     for (const p of policies) if (complete(p, i)) out[p]++;
     if (policies.length > 0 && policies.every((p) => complete(p, i))) out.all++;
