@@ -124,14 +124,25 @@ export function applyAnsweredWrite(state: FsState, path: string, fd: number, off
   if (!answered) throw new Error(`invariant: the binding answered write ${entry.op} (${entry.path}) itself, but the gate holds it (a crash point)`);
 }
 
-export function makeFuseOps(state: FsState, generation: number, ctx: RequestContext): Record<string, Cb> {
-  const dead = () => state.generation !== generation;
+/** What every request handler shares: the mount's state, its generation, and how a request is run and answered. */
+class RequestRunner {
+  constructor(readonly state: FsState, private readonly generation: number, readonly ctx: RequestContext) {}
+
+  get model(): FsModel {
+    return this.state.model;
+  }
+
+  /** A newer mount generation serves the disk: this one answers EIO. */
+  dead(): boolean {
+    return this.state.generation !== this.generation;
+  }
 
   /** Runs a non-mutating request; errors thrown as FsError become the errno answer. */
-  const query = (cb: Cb, fn: () => void) => {
+  query(cb: Cb, fn: () => void): void {
+    const state = this.state;
     const run = () => {
       state.writeBehind?.catchUp();
-      if (dead()) return cb(EIO);
+      if (this.dead()) return cb(EIO);
       try {
         fn();
       } catch (e) {
@@ -141,11 +152,12 @@ export function makeFuseOps(state: FsState, generation: number, ctx: RequestCont
       }
     };
     if (!state.gate.holdIfFrozen(cb, run, state.node)) run();
-  };
+  }
 
   /** One mutating request: `entry` is its trace entry (op 0 and state 'held' until the gate numbers and answers it). */
-  const mutate = (cb: (result: number) => void, entry: TraceEntry, apply: () => number) => {
-    if (dead()) return cb(EIO);
+  mutate(cb: (result: number) => void, entry: TraceEntry, apply: () => number): void {
+    const state = this.state;
+    if (this.dead()) return cb(EIO);
     const wb = state.writeBehind;
     if (!wb) return state.gate.mutate(entry, apply, cb, state.node);
     // Answered only once write-behind is granted again: a program answered earlier would send its next
@@ -155,63 +167,80 @@ export function makeFuseOps(state: FsState, generation: number, ctx: RequestCont
     wb.paused(() => state.gate.mutate(entry, apply, (r) => (inside ? (answer = r) : cb(r)), state.node));
     inside = false;
     if (answer !== null) cb(answer);
-  };
+  }
 
   /**
    * fsync or fsyncdir. With a schedule of slow fsyncs it covers the changes made before it arrived
    * and completes (is numbered, applied, answered) only after its delay; `sync` applies it, given
    * the change count it covers (undefined: everything so far).
    */
-  const syncRequest = (cb: (result: number) => void, entry: TraceEntry, sync: (coversUpTo?: number) => number) => {
-    if (dead()) return cb(EIO);
+  syncRequest(cb: (result: number) => void, entry: TraceEntry, sync: (coversUpTo?: number) => number): void {
+    const state = this.state;
+    if (this.dead()) return cb(EIO);
     const holdMs = state.fsyncHolds?.nextMs() ?? 0;
-    if (holdMs === 0) return mutate(cb, entry, () => sync());
+    if (holdMs === 0) return this.mutate(cb, entry, () => sync());
     state.writeBehind?.catchUp(); // the writes answered before it arrived are among those it covers
     const model = state.model;
     const covers = model.changeCount;
     setTimeout(() => {
       // A reset swapped the model meanwhile (a crash or load is a new generation, which mutate refuses): this fsync belongs to the one that is gone.
       if (state.model !== model) return cb(EIO);
-      mutate(cb, entry, () => sync(covers));
+      this.mutate(cb, entry, () => sync(covers));
     }, holdMs);
-  };
+  }
 
-  const inoOf = (path: string, fd?: number): number => inoOfFd(state, path, fd);
-  const pathOf = (path: string | null, fd?: number) => pathOfFd(state, path, fd);
+  inoOf(path: string | null, fd?: number): number {
+    return inoOfFd(this.state, path, fd);
+  }
 
-  const statOf = (ino: number) => {
-    const s = state.model.stat(ino);
+  pathOf(path: string | null, fd?: number): string {
+    return pathOfFd(this.state, path, fd);
+  }
+
+  statOf(ino: number) {
+    const s = this.model.stat(ino);
     return {
       mode: TYPE_BITS[s.kind] | s.mode, uid: s.uid, gid: s.gid, size: s.sizeBytes, nlink: s.nlink, ino: s.ino, rdev: s.rdev,
       blksize: 4096, blocks: s.allocatedBytes / 512, mtime: s.mtimeMs, ctime: s.ctimeMs, atime: s.atimeMs,
     };
-  };
+  }
+
+  openHandle(ino: number, path: string): number {
+    const fd = this.state.nextFd++;
+    this.state.handles.set(fd, { ino, path });
+    return fd;
+  }
 
   /** truncate and ftruncate: growing a file makes a hole, which takes no space (EFBIG past the largest file, from the model). */
-  const resize = (ino: number, sizeBytes: number): number => {
-    state.model.truncate(ino, sizeBytes);
+  resize(ino: number, sizeBytes: number): number {
+    this.model.truncate(ino, sizeBytes);
     return 0;
-  };
+  }
 
   /** fallocate: the model's errno first (as the kernel checks the mode before the space), then ENOSPC if its blocks do not fit, all or nothing. */
-  const fallocate = (ino: number, mode: number, offsetBytes: number, lengthBytes: number): number => {
-    const live = state.model.file(ino).live;
+  fallocate(ino: number, mode: number, offsetBytes: number, lengthBytes: number): number {
+    const live = this.model.file(ino).live;
     const kind = fallocateKind(mode, offsetBytes, lengthBytes, live.size, MAX_FILE_BYTES);
     if (ALLOCATING.has(kind)) {
-      const used = state.model.liveDataBytes;
+      const used = this.model.liveDataBytes;
       const after = used - live.usageBytes + live.usageAfterAllocating(offsetBytes, lengthBytes, kind.endsWith('keep-size'));
-      if (!state.faults.admitAllocation(used, after)) return ENOSPC;
+      if (!this.state.faults.admitAllocation(used, after)) return ENOSPC;
     }
-    state.model.fallocate(ino, mode, offsetBytes, lengthBytes);
+    this.model.fallocate(ino, mode, offsetBytes, lengthBytes);
     return 0;
-  };
+  }
 
-  const openHandle = (ino: number, path: string) => {
-    const fd = state.nextFd++;
-    state.handles.set(fd, { ino, path });
-    return fd;
-  };
+  /** fsync, fdatasync or fsyncdir of the inode, covering the changes up to `coversUpTo`. */
+  sync(ino: number, datasync: boolean, coversUpTo?: number): number {
+    if (datasync) this.model.fdatasync(ino, coversUpTo);
+    else this.model.fsync(ino, coversUpTo);
+    return 0;
+  }
+}
 
+/** The requests that change nothing durable: attributes, listings, opens and reads. */
+function queryOps(r: RequestRunner): Record<string, Cb> {
+  const state = r.state;
   return {
     init: (cb) => cb(0),
     statfs: (_path, cb) => cb(0, { bsize: 4096, frsize: 4096, blocks: 1 << 24, bfree: 1 << 23, bavail: 1 << 23, files: 1 << 20, ffree: 1 << 19, favail: 1 << 19, fsid: 0x70c7, flag: 0, namemax: 255 }),
@@ -219,29 +248,29 @@ export function makeFuseOps(state: FsState, generation: number, ctx: RequestCont
       // A confirmation marker: recorded in the trace, never stored, always absent. Answered even
       // when frozen (it changes nothing), so a program cut at one request can still print what
       // its other threads learned before the cut (the harness's grace period).
-      if (path.startsWith(MARK_PREFIX) && !dead()) {
+      if (path.startsWith(MARK_PREFIX) && !r.dead()) {
         state.writeBehind?.catchUp(); // the mark falls after every write answered before it
         const n = Number(path.slice(MARK_PREFIX.length));
         if (Number.isSafeInteger(n) && n >= 1) state.gate.mark(n);
         return cb(ENOENT);
       }
-      query(cb, () => cb(0, path === MARK_DIR_PATH ? MARK_DIR_STAT : statOf(state.model.resolve(path))));
+      r.query(cb, () => cb(0, path === MARK_DIR_PATH ? MARK_DIR_STAT : r.statOf(r.model.resolve(path))));
     },
     // By handle (fstat, also of an unlinked file). A handle a reset or crash forgot: by path, as
     // libfuse would have asked without the binding's channel adding the handle; no path left: ENOENT.
-    fgetattr: (path, fd, cb) => query(cb, () => {
+    fgetattr: (path, fd, cb) => r.query(cb, () => {
       const h = state.handles.get(fd);
-      if (h) return cb(0, statOf(h.ino));
+      if (h) return cb(0, r.statOf(h.ino));
       if (!path) throw new FsError(ENOENT, `fd ${fd}: no longer open, and its file has no name`);
-      cb(0, statOf(state.model.resolve(path)));
+      cb(0, r.statOf(r.model.resolve(path)));
     }),
-    readdir: (path, cb) => query(cb, () => cb(0, state.model.readdir(path))),
-    open: (path, _flags, cb) => query(cb, () => {
-      const ino = state.model.resolve(path);
-      state.model.file(ino); // EISDIR for directories
-      cb(0, openHandle(ino, path));
+    readdir: (path, cb) => r.query(cb, () => cb(0, r.model.readdir(path))),
+    open: (path, _flags, cb) => r.query(cb, () => {
+      const ino = r.model.resolve(path);
+      r.model.file(ino); // EISDIR for directories
+      cb(0, r.openHandle(ino, path));
     }),
-    opendir: (path, _flags, cb) => query(cb, () => cb(0, openHandle(state.model.resolve(path), path))),
+    opendir: (path, _flags, cb) => r.query(cb, () => cb(0, r.openHandle(r.model.resolve(path), path))),
     release: (_path, fd, cb) => {
       state.writeBehind?.catchUp(); // the handle's writes the binding answered need it open
       state.handles.delete(fd); // never held: closing a file changes nothing durable
@@ -251,34 +280,30 @@ export function makeFuseOps(state: FsState, generation: number, ctx: RequestCont
       state.handles.delete(fd);
       cb(0);
     },
-    flush: (_path, _fd, cb) => query(cb, () => cb(0)),
-    readlink: (path, cb) => query(cb, () => cb(0, state.model.readlink(path))),
-    read: (path, fd, buf: Buffer, len: number, pos: number, cb) => query(cb, () => {
-      const p = pathOf(path, fd);
-      const ino = inoOf(path, fd);
-      const durable = (byteOffset: number) => state.model.matchesDurable(ino, byteOffset);
+    flush: (_path, _fd, cb) => r.query(cb, () => cb(0)),
+    readlink: (path, cb) => r.query(cb, () => cb(0, r.model.readlink(path))),
+    read: (path, fd, buf: Buffer, len: number, pos: number, cb) => r.query(cb, () => {
+      const p = r.pathOf(path, fd);
+      const ino = r.inoOf(path, fd);
+      const durable = (byteOffset: number) => r.model.matchesDurable(ino, byteOffset);
       if (state.faults.readFails(p, pos, len, durable)) return cb(EIO);
-      const data = state.model.read(ino, pos, len); // a view of the model's bytes: copied out, never changed
+      const data = r.model.read(ino, pos, len); // a view of the model's bytes: copied out, never changed
       buf.set(data);
       state.faults.corruptRead(p, pos, buf.subarray(0, data.length), durable);
       cb(data.length);
     }),
+  };
+}
 
+/** The requests that change a file's data or make it durable: numbered, traced, held at a crash point. */
+function dataOps(r: RequestRunner): Record<string, Cb> {
+  const state = r.state;
+  return {
     create: (path, mode, cb) => {
       let fd = 0;
-      const owner = ctx.caller();
-      mutate((r: number) => (r < 0 ? cb(r) : cb(0, fd)), { op: 0, kind: 'create', path, mode: mode & 0o7777, state: 'held' }, () => {
-        fd = openHandle(state.model.create(path, mode, owner), path);
-        return 0;
-      });
-    },
-    // Also binding a Unix socket (S_IFSOCK). Privilege for devices is the kernel's check (CAP_MKNOD).
-    mknod: (path, mode, dev, cb) => {
-      const owner = ctx.caller();
-      mutate(cb, { op: 0, kind: 'mknod', path, mode: mode & 0o7777, state: 'held' }, () => {
-        const kind = MKNOD_KINDS.get(mode & S_IFMT);
-        if (kind === undefined) throw new FsError(EINVAL, `${path}: mknod of type ${(mode & S_IFMT).toString(8)} is not supported`);
-        state.model.mknod(path, kind, mode, dev, owner);
+      const owner = r.ctx.caller();
+      r.mutate((res: number) => (res < 0 ? cb(res) : cb(0, fd)), { op: 0, kind: 'create', path, mode: mode & 0o7777, state: 'held' }, () => {
+        fd = r.openHandle(r.model.create(path, mode, owner), path);
         return 0;
       });
     },
@@ -288,56 +313,71 @@ export function makeFuseOps(state: FsState, generation: number, ctx: RequestCont
       // model, which keeps it by reference (pending writes, file chunks, a recording): never touched again.
       const data = Buffer.allocUnsafe(len);
       data.set(buf.length === len ? buf : buf.subarray(0, len));
-      mutate(cb, { op: 0, kind: 'write', path: pathOf(path, fd), offset: pos, length: len, state: 'held' }, () => applyWrite(state, path, fd, pos, data));
+      r.mutate(cb, { op: 0, kind: 'write', path: r.pathOf(path, fd), offset: pos, length: len, state: 'held' }, () => applyWrite(state, path, fd, pos, data));
     },
-    truncate: (path, size, cb) => mutate(cb, { op: 0, kind: 'truncate', path, length: size, state: 'held' }, () => resize(state.model.resolve(path), size)),
-    ftruncate: (path, fd, size, cb) => mutate(cb, { op: 0, kind: 'truncate', path: pathOf(path, fd), length: size, state: 'held' }, () => resize(inoOf(path, fd), size)),
+    truncate: (path, size, cb) => r.mutate(cb, { op: 0, kind: 'truncate', path, length: size, state: 'held' }, () => r.resize(r.model.resolve(path), size)),
+    ftruncate: (path, fd, size, cb) => r.mutate(cb, { op: 0, kind: 'truncate', path: r.pathOf(path, fd), length: size, state: 'held' }, () => r.resize(r.inoOf(path, fd), size)),
     // The patched binding only (fuse-native-binding.ts). The kernel's FUSE passes KEEP_SIZE, PUNCH_HOLE
     // and ZERO_RANGE on; it answers EOPNOTSUPP to COLLAPSE_RANGE and INSERT_RANGE itself.
-    fallocate: (path, fd, mode: number, offset: number, length: number, cb) => mutate(cb, { op: 0, kind: 'fallocate', path: pathOf(path, fd), offset, length, mode, state: 'held' }, () => fallocate(inoOf(path, fd), mode, offset, length)),
+    fallocate: (path, fd, mode: number, offset: number, length: number, cb) => r.mutate(cb, { op: 0, kind: 'fallocate', path: r.pathOf(path, fd), offset, length, mode, state: 'held' }, () => r.fallocate(r.inoOf(path, fd), mode, offset, length)),
     fsync: (path, datasync, fd, cb) => {
-      const p = pathOf(path, fd);
-      syncRequest(cb, { op: 0, kind: 'fsync', path: p, datasync: !!datasync, state: 'held' }, (coversUpTo) => {
-        const ino = inoOf(path, fd);
+      const p = r.pathOf(path, fd);
+      r.syncRequest(cb, { op: 0, kind: 'fsync', path: p, datasync: !!datasync, state: 'held' }, (coversUpTo) => {
+        const ino = r.inoOf(path, fd);
         if (state.faults.fsyncFails(p)) {
-          state.model.dropUnsynced(ino); // ext4: the failed data can no longer become durable
+          r.model.dropUnsynced(ino); // ext4: the failed data can no longer become durable
           return EIO;
         }
-        if (datasync) state.model.fdatasync(ino, coversUpTo);
-        else state.model.fsync(ino, coversUpTo);
+        return r.sync(ino, !!datasync, coversUpTo);
+      });
+    },
+    fsyncdir: (path, datasync, fd, cb) => r.syncRequest(cb, { op: 0, kind: 'fsyncdir', path: r.pathOf(path, fd), datasync: !!datasync, state: 'held' }, (coversUpTo) => r.sync(r.inoOf(path, fd), !!datasync, coversUpTo)),
+  };
+}
+
+/** The requests that change names and attributes. */
+function namespaceOps(r: RequestRunner): Record<string, Cb> {
+  const model = () => r.model;
+  return {
+    // Also binding a Unix socket (S_IFSOCK). Privilege for devices is the kernel's check (CAP_MKNOD).
+    mknod: (path, mode, dev, cb) => {
+      const owner = r.ctx.caller();
+      r.mutate(cb, { op: 0, kind: 'mknod', path, mode: mode & 0o7777, state: 'held' }, () => {
+        const kind = MKNOD_KINDS.get(mode & S_IFMT);
+        if (kind === undefined) throw new FsError(EINVAL, `${path}: mknod of type ${(mode & S_IFMT).toString(8)} is not supported`);
+        model().mknod(path, kind, mode, dev, owner);
         return 0;
       });
     },
-    fsyncdir: (path, datasync, fd, cb) => syncRequest(cb, { op: 0, kind: 'fsyncdir', path: pathOf(path, fd), datasync: !!datasync, state: 'held' }, (coversUpTo) => {
-      const ino = inoOf(path, fd);
-      if (datasync) state.model.fdatasync(ino, coversUpTo);
-      else state.model.fsync(ino, coversUpTo);
-      return 0;
-    }),
-    unlink: (path, cb) => mutate(cb, { op: 0, kind: 'unlink', path, state: 'held' }, () => (state.model.unlink(path), 0)),
+    unlink: (path, cb) => r.mutate(cb, { op: 0, kind: 'unlink', path, state: 'held' }, () => (model().unlink(path), 0)),
     mkdir: (path, mode, cb) => {
-      const owner = ctx.caller();
-      mutate(cb, { op: 0, kind: 'mkdir', path, mode: mode & 0o7777, state: 'held' }, () => (state.model.mkdir(path, mode, owner), 0));
+      const owner = r.ctx.caller();
+      r.mutate(cb, { op: 0, kind: 'mkdir', path, mode: mode & 0o7777, state: 'held' }, () => (model().mkdir(path, mode, owner), 0));
     },
-    rmdir: (path, cb) => mutate(cb, { op: 0, kind: 'rmdir', path, state: 'held' }, () => (state.model.rmdir(path), 0)),
-    rename: (src, dest, cb) => mutate(cb, { op: 0, kind: 'rename', path: src, path2: dest, state: 'held' }, () => (state.model.rename(src, dest), 0)),
-    link: (src, dest, cb) => mutate(cb, { op: 0, kind: 'link', path: src, path2: dest, state: 'held' }, () => (state.model.link(src, dest), 0)),
+    rmdir: (path, cb) => r.mutate(cb, { op: 0, kind: 'rmdir', path, state: 'held' }, () => (model().rmdir(path), 0)),
+    rename: (src, dest, cb) => r.mutate(cb, { op: 0, kind: 'rename', path: src, path2: dest, state: 'held' }, () => (model().rename(src, dest), 0)),
+    link: (src, dest, cb) => r.mutate(cb, { op: 0, kind: 'link', path: src, path2: dest, state: 'held' }, () => (model().link(src, dest), 0)),
     // fuse-native: symlink(target, linkPath)
     symlink: (target, path, cb) => {
-      const owner = ctx.caller();
-      mutate(cb, { op: 0, kind: 'symlink', path, path2: target, state: 'held' }, () => (state.model.symlink(target, path, owner), 0));
+      const owner = r.ctx.caller();
+      r.mutate(cb, { op: 0, kind: 'symlink', path, path2: target, state: 'held' }, () => (model().symlink(target, path, owner), 0));
     },
     // Who may chmod, chown or set times is checked by the kernel (default_permissions) before these arrive.
-    chmod: (path, mode, cb) => mutate(cb, { op: 0, kind: 'setattr', path, mode: mode & 0o7777, state: 'held' }, () => (state.model.chmod(state.model.resolve(path), mode), 0)),
-    chown: (path, uid: number, gid: number, cb) => mutate(cb, { op: 0, kind: 'setattr', path, state: 'held' }, () => {
-      state.model.chown(state.model.resolve(path), uid === UNCHANGED_ID_U32 ? UNCHANGED_ID : uid, gid === UNCHANGED_ID_U32 ? UNCHANGED_ID : gid);
+    chmod: (path, mode, cb) => r.mutate(cb, { op: 0, kind: 'setattr', path, mode: mode & 0o7777, state: 'held' }, () => (model().chmod(model().resolve(path), mode), 0)),
+    chown: (path, uid: number, gid: number, cb) => r.mutate(cb, { op: 0, kind: 'setattr', path, state: 'held' }, () => {
+      model().chown(model().resolve(path), uid === UNCHANGED_ID_U32 ? UNCHANGED_ID : uid, gid === UNCHANGED_ID_U32 ? UNCHANGED_ID : gid);
       return 0;
     }),
     // The stock binding passes atime as both times (its bug): then both get atime.
-    utimens: (path, atime: number, mtime: number, cb) => mutate(cb, { op: 0, kind: 'setattr', path, state: 'held' }, () => {
-      state.model.utimens(state.model.resolve(path), timeSet(atime), timeSet(ctx.fullUtimens ? mtime : atime));
+    utimens: (path, atime: number, mtime: number, cb) => r.mutate(cb, { op: 0, kind: 'setattr', path, state: 'held' }, () => {
+      model().utimens(model().resolve(path), timeSet(atime), timeSet(r.ctx.fullUtimens ? mtime : atime));
       return 0;
     }),
   };
 }
 
+/** fuse-native's operations for one mount generation. */
+export function makeFuseOps(state: FsState, generation: number, ctx: RequestContext): Record<string, Cb> {
+  const r = new RequestRunner(state, generation, ctx);
+  return { ...queryOps(r), ...dataOps(r), ...namespaceOps(r) };
+}

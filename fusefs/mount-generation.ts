@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makeFuseOps, type Caller, type FsState, type RequestContext } from './fuse-adapter.js';
-import { CALLER_FIELDS_BYTES, CALLER_MAGIC, FALLOCATE_OPCODE, PATCHED_OPCODE_COUNT, loadFuseNative } from './fuse-native-binding.js';
+import { CALLER_FIELDS_BYTES, CALLER_MAGIC, FALLOCATE_OPCODE, PATCHED_OPCODE_COUNT, loadFuseNative, type FuseBinding } from './fuse-native-binding.js';
 import { processOwner } from './model/fs-model.js';
 import { EINVAL, EIO, EPERM } from './model/errno.js';
 
@@ -147,74 +147,79 @@ function makeFuseClass() {
           return handler.apply(null, arguments as unknown as unknown[]);
         };
       }
-      // The frequent requests skip fuse-native's generic dispatch (per request: a bound signal, two
-      // argument arrays, a method looked up by name, a stat array, process.nextTick) and answer the
-      // binding directly. The native signal copies what it needs at once (the stat into libfuse's
-      // struct, the result) and posts the FUSE thread, so one stat array serves every answer.
-      const ops = this.ops;
-      const b = binding;
-      const stat = new Uint32Array(18);
-      const attrs = (signal: (...a: unknown[]) => void) => (l: Buffer) => (err: number, s?: FuseStat) => {
-        if (!err && s) fillStatArray(stat, s);
-        signal(l, err || (s ? 0 : EIO), stat);
-      };
-      const getattrAnswer = attrs(b.fuse_native_signal_getattr);
-      const fgetattrAnswer = attrs(b.fuse_native_signal_fgetattr);
-      const sigWrite = b.fuse_native_signal_write;
-      const sigRead = b.fuse_native_signal_read;
-      const sigFsync = b.fuse_native_signal_fsync;
-      const sigFlush = b.fuse_native_signal_flush;
-      const sigRelease = b.fuse_native_signal_release;
-      const sigOpen = b.fuse_native_signal_open;
-      const sigCreate = b.fuse_native_signal_create;
-      handlers[b.op_getattr] = (l: Buffer, _op: number, path: string) => {
-        self.requestBuffer = l;
-        ops.getattr(path, getattrAnswer(l));
-      };
-      // fstat by handle (2.2.6 would answer it by path, which fails once the file is unlinked).
-      handlers[b.op_fgetattr] = (l: Buffer, _op: number, path: string, fd: number) => {
-        self.requestBuffer = l;
-        ops.fgetattr(path, fd, fgetattrAnswer(l));
-      };
-      handlers[b.op_write] = (l: Buffer, _op: number, path: string, fd: number, buf: Buffer, len: number, lo: number, hi: number) => {
-        self.requestBuffer = l;
-        ops.write(path, fd, buf, len, lo + hi * 4294967296, (r: number) => sigWrite(l, r, 0, buf.buffer));
-      };
-      handlers[b.op_read] = (l: Buffer, _op: number, path: string, fd: number, buf: Buffer, len: number, lo: number, hi: number) => {
-        self.requestBuffer = l;
-        ops.read(path, fd, buf, len, lo + hi * 4294967296, (r: number) => sigRead(l, r, 0, buf.buffer));
-      };
-      handlers[b.op_fsync] = (l: Buffer, _op: number, path: string, datasync: number, fd: number) => {
-        self.requestBuffer = l;
-        ops.fsync(path, datasync, fd, (r: number) => sigFsync(l, r));
-      };
-      handlers[b.op_flush] = (l: Buffer, _op: number, path: string, fd: number) => {
-        self.requestBuffer = l;
-        ops.flush(path, fd, (r: number) => sigFlush(l, r));
-      };
-      handlers[b.op_release] = (l: Buffer, _op: number, path: string, fd: number) => {
-        self.requestBuffer = l;
-        ops.release(path, fd, (r: number) => sigRelease(l, r));
-      };
-      handlers[b.op_open] = (l: Buffer, _op: number, path: string, flags: number) => {
-        self.requestBuffer = l;
-        ops.open(path, flags, (r: number, fd?: number) => sigOpen(l, r, fd ?? 0));
-      };
-      handlers[b.op_create] = (l: Buffer, _op: number, path: string, mode: number) => {
-        self.requestBuffer = l;
-        ops.create(path, mode, (r: number, fd?: number) => sigCreate(l, r, fd ?? 0));
-      };
-      // fallocate exists only in the patched binding (fuse-native has no handler of its own for it).
-      const sigFallocate = b.fuse_native_signal_fallocate;
-      if (patched && sigFallocate && ops.fallocate) {
-        handlers[FALLOCATE_OPCODE] = (l: Buffer, _op: number, path: string, fd: number, mode: number, offLo: number, offHi: number, lenLo: number, lenHi: number) => {
-          self.requestBuffer = l;
-          ops.fallocate(path, fd, mode, offLo + offHi * 4294967296, lenLo + lenHi * 4294967296, (r: number) => sigFallocate(l, r));
-        };
-      }
+      installDirectHandlers(handlers, this.ops, binding, patched, (l) => (self.requestBuffer = l));
       return handlers;
     }
   };
+}
+
+/**
+ * The frequent requests skip fuse-native's generic dispatch (per request: a bound signal, two
+ * argument arrays, a method looked up by name, a stat array, process.nextTick) and answer the
+ * binding directly. The native signal copies what it needs at once (the stat into libfuse's
+ * struct, the result) and posts the FUSE thread, so one stat array serves every answer. `seen`
+ * gets each request's buffer first (the caller's uid and gid are read from it).
+ */
+function installDirectHandlers(handlers: (((...args: any[]) => unknown) | undefined)[], ops: Record<string, (...args: any[]) => void>, b: FuseBinding, patched: boolean, seen: (requestBuffer: Buffer) => void): void {
+  const stat = new Uint32Array(18);
+  const attrs = (signal: (...a: unknown[]) => void) => (l: Buffer) => (err: number, s?: FuseStat) => {
+    if (!err && s) fillStatArray(stat, s);
+    signal(l, err || (s ? 0 : EIO), stat);
+  };
+  const getattrAnswer = attrs(b.fuse_native_signal_getattr);
+  const fgetattrAnswer = attrs(b.fuse_native_signal_fgetattr);
+  const sigWrite = b.fuse_native_signal_write;
+  const sigRead = b.fuse_native_signal_read;
+  const sigFsync = b.fuse_native_signal_fsync;
+  const sigFlush = b.fuse_native_signal_flush;
+  const sigRelease = b.fuse_native_signal_release;
+  const sigOpen = b.fuse_native_signal_open;
+  const sigCreate = b.fuse_native_signal_create;
+  handlers[b.op_getattr] = (l: Buffer, _op: number, path: string) => {
+    seen(l);
+    ops.getattr(path, getattrAnswer(l));
+  };
+  // fstat by handle (2.2.6 would answer it by path, which fails once the file is unlinked).
+  handlers[b.op_fgetattr] = (l: Buffer, _op: number, path: string, fd: number) => {
+    seen(l);
+    ops.fgetattr(path, fd, fgetattrAnswer(l));
+  };
+  handlers[b.op_write] = (l: Buffer, _op: number, path: string, fd: number, buf: Buffer, len: number, lo: number, hi: number) => {
+    seen(l);
+    ops.write(path, fd, buf, len, lo + hi * 4294967296, (r: number) => sigWrite(l, r, 0, buf.buffer));
+  };
+  handlers[b.op_read] = (l: Buffer, _op: number, path: string, fd: number, buf: Buffer, len: number, lo: number, hi: number) => {
+    seen(l);
+    ops.read(path, fd, buf, len, lo + hi * 4294967296, (r: number) => sigRead(l, r, 0, buf.buffer));
+  };
+  handlers[b.op_fsync] = (l: Buffer, _op: number, path: string, datasync: number, fd: number) => {
+    seen(l);
+    ops.fsync(path, datasync, fd, (r: number) => sigFsync(l, r));
+  };
+  handlers[b.op_flush] = (l: Buffer, _op: number, path: string, fd: number) => {
+    seen(l);
+    ops.flush(path, fd, (r: number) => sigFlush(l, r));
+  };
+  handlers[b.op_release] = (l: Buffer, _op: number, path: string, fd: number) => {
+    seen(l);
+    ops.release(path, fd, (r: number) => sigRelease(l, r));
+  };
+  handlers[b.op_open] = (l: Buffer, _op: number, path: string, flags: number) => {
+    seen(l);
+    ops.open(path, flags, (r: number, fd?: number) => sigOpen(l, r, fd ?? 0));
+  };
+  handlers[b.op_create] = (l: Buffer, _op: number, path: string, mode: number) => {
+    seen(l);
+    ops.create(path, mode, (r: number, fd?: number) => sigCreate(l, r, fd ?? 0));
+  };
+  // fallocate exists only in the patched binding (fuse-native has no handler of its own for it).
+  const sigFallocate = b.fuse_native_signal_fallocate;
+  if (patched && sigFallocate && ops.fallocate) {
+    handlers[FALLOCATE_OPCODE] = (l: Buffer, _op: number, path: string, fd: number, mode: number, offLo: number, offHi: number, lenLo: number, lenHi: number) => {
+      seen(l);
+      ops.fallocate(path, fd, mode, offLo + offHi * 4294967296, lenLo + lenHi * 4294967296, (r: number) => sigFallocate(l, r));
+    };
+  }
 }
 
 interface FuseStat {

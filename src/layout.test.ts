@@ -128,15 +128,6 @@ const REGISTRIES: readonly { what: string; names: readonly string[]; modules: re
 ];
 
 /**
- * Files another branch is splitting right now (issue 44), still comparing names: the lead moves
- * their comparisons onto the registries after merging, and drops each entry then (an entry whose
- * file no longer compares a name fails the test, so none outlives its reason).
- */
-const NAME_COMPARISONS_ALLOWED: readonly string[] = [
-  'src/gate/cluster-source.ts',
-];
-
-/**
  * Where `text` compares a string literal of `names` as a value: `x === 'torn'`, `'one' !== k`,
  * `case 'torn':`, `.includes('torn')`, `['torn', ...].includes(x)`. Naming one (an assignment, an
  * argument, a key) is not comparing it. One line per comparison: "file:line: what".
@@ -199,16 +190,11 @@ describe('layout', () => {
     const runtime = files.filter((f) => /^(src|fusefs)\//.test(f));
     for (const r of REGISTRIES) {
       it(`no ${r.what} name (${r.names.join(', ')}) compared outside ${r.modules.join(', ')}`, () => {
-        const outside = runtime.filter((f) => !r.modules.some((m) => inModule(f, m)) && !NAME_COMPARISONS_ALLOWED.includes(f));
+        const outside = runtime.filter((f) => !r.modules.some((m) => inModule(f, m)));
         const found = outside.flatMap((f) => comparisonsIn(f, r.names));
         expect(found, `ask the ${r.what} registry (${r.modules.join(', ')}) a property instead: docs/design.md, "Where a change goes"`).toEqual([]);
       });
     }
-
-    it('each file allowed to compare names still does (drop its entry once it no longer does)', () => {
-      const stale = NAME_COMPARISONS_ALLOWED.filter((f) => comparisonsIn(f, REGISTRIES.flatMap((r) => r.names)).length === 0);
-      expect(stale).toEqual([]);
-    });
 
     it('the check bites: comparisons are found, naming a value is not', () => {
       const names = ['torn', 'majority'];

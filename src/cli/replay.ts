@@ -1,35 +1,26 @@
 // `powercut replay DIR`: re-runs a failure artifact exactly and says whether it reproduces.
-import { existsSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
-import { copyStoredImage, DEFAULT_REPLAY_RERUNS, isClusterCase, readArtifact, replayModeOf, type ClusterArtifactCase, type StoredArtifact } from '../harness/artifacts.js';
+import { DEFAULT_REPLAY_RERUNS, isClusterCase, readArtifact, replayModeOf, type ClusterArtifactCase, type StoredArtifact } from '../harness/artifacts.js';
 import { MAX_STATES_PER_RERUN, replayCluster } from './replay-cluster.js';
 import { HarnessError } from '../harness/harness-error.js';
-import { explainCase, runExhaustive } from '../harness/exhaustive/exhaustive-run.js';
+import { explainCase } from '../harness/exhaustive/exhaustive-run.js';
 import { formatOpenResult, openArtifactReport } from '../report/index.js';
-import { describeState } from '../../fusefs/model/policies/index.js';
 import { proofHolds, type Cause, type CauseProof } from '../harness/cause/cause.js';
 import { reproveStoredCause, storedClusterState } from '../harness/cluster/explain-stored.js';
 import { causeOfCase } from '../harness/cause/of-case.js';
-import { replayRecovery, runCase } from '../harness/crash-run.js';
-import type { CaseResult } from '../harness/crash-case.js';
 import { EXPLAIN_BOUNDS, type ExplainOptions } from '../harness/exhaustive/explain.js';
 import { mergeTimeouts } from '../harness/driver-process.js';
-import { recoverImageNatively } from '../harness/exhaustive/recovery-pool.js';
-import { startDaemon } from '../harness/daemon-process.js';
 import { useStoredStartingState } from '../harness/starting-state.js';
-import { diffImages } from '../harness/image-diff.js';
-import { violatedChecks, type Violation } from '../harness/oracle.js';
+import type { Violation } from '../harness/oracle.js';
 import type { FailedCase } from '../harness/failure-signature.js';
-import { formatTrace } from '../harness/trace-format.js';
 import type { Target } from '../harness/target.js';
 import { assertSingleDisk, checkVariant, nodeCountOf, resolveTarget, targetName } from '../targets/index.js';
 import { parseCommandArgs, usageFail, type Command } from './usage.js';
-import { compareRerun, describeImagesVerdict, describeRerun, formatSample, MAX_REPLAY_RERUNS, REPLAY_EXIT, sampleExit, tallySample, verdictOf, type RerunVerdict } from './replay-verdict.js';
-import { runFolder } from '../harness/run-folder.js';
+import { compareRerun, describeImagesVerdict, formatSample, MAX_REPLAY_RERUNS, REPLAY_EXIT, sampleExit, tallySample, verdictOf, type RerunVerdict } from './replay-verdict.js';
+import { indent, printRecorded, recoverStoredImage, rerunWhole, withReplayDaemon, type Rerun } from './replay-disk.js';
 
 export { compareRerun, REPLAY_EXIT } from './replay-verdict.js';
+export { withReplayDaemon } from './replay-disk.js';
 
 export const TOOL_FAILED_EXIT = REPLAY_EXIT.toolFailed;
 
@@ -78,31 +69,6 @@ from the stored images and the K re-runs together:
   ${REPLAY_EXIT.toolFailed}  the tool itself failed during a re-run (harness error)`;
 
 
-function describeCase(a: StoredArtifact): string {
-  const c = a.case;
-  const cut = c.state ? `crash state ${describeState(c.state)} of the recorded run (exhaustive mode)`
-    : c.cut ? `request ${c.cut.atOp}${c.cut.kind ? ` (${c.cut.kind})` : ''}${c.cut.path ? ` touching ${c.cut.path}` : ''}, ${c.cut.timing}, policy ${c.policy}, seed ${c.seed}`
-      : `after the workload (fault run), policy ${c.policy}`;
-  return [
-    `target:   ${c.driver ? `the driver '${c.driver.command}' (in ${c.driver.cwd})` : `${targetName(c)}, ${c.variant ? `known-bad variant '${c.variant}'` : 'the correct queue'}`}, settings ${JSON.stringify(c.settings)}`,
-    `workload: ${c.workload.steps.length} steps`,
-    `cut:      ${cut}`,
-    ...(c.faults?.length ? [`faults:   ${JSON.stringify(c.faults)}`] : []),
-    ...(c.recoveryFaults?.length ? [`damage:   ${JSON.stringify(c.recoveryFaults)} (armed after the cut, for every recovery)`] : []),
-    ...(c.recoveryCut ? [`2nd cut:  during recovery at request ${c.recoveryCut.cut.atOp}, ${c.recoveryCut.cut.timing}, policy ${c.recoveryCut.policy}, seed ${c.recoveryCut.seed}`] : []),
-  ].join('\n');
-}
-
-function traceExcerpt(a: StoredArtifact, k: number, maxBefore: number): string {
-  const cut = a.cuts[k];
-  const timing = k === 0 ? a.case.cut?.timing : a.case.recoveryCut?.cut.timing;
-  const lines = formatTrace(cut.trace, cut.frozenAt, timing).split('\n');
-  if (maxBefore === 0 || lines.length <= maxBefore + 5) return lines.join('\n');
-  const at = lines.findIndex((l) => l.startsWith('----- POWER CUT'));
-  const from = Math.max(0, at - maxBefore);
-  return [`  ... ${from} earlier requests (full trace: ${path.join(a.dir, `trace-cut-${k}.txt`)})`, ...lines.slice(from, at + 5)].join('\n');
-}
-
 /** The artifact stored in `dir`; an unreadable one is a usage error naming what is wrong. */
 export async function readArtifactOrUsage(dir: string, help: string): Promise<StoredArtifact> {
   try {
@@ -137,21 +103,6 @@ export function artifactTarget(artifact: StoredArtifact, dir: string, help: stri
   return target;
 }
 
-/** A fresh daemon on a temporary mount (on a copy of `imageDir` if given), stopped and removed after `f`. */
-export async function withReplayDaemon<T>(imageDir: string | undefined, f: (d: Awaited<ReturnType<typeof startDaemon>>) => Promise<T>): Promise<T> {
-  const dir = await runFolder(path.join(os.tmpdir(), 'powercut-replay-'));
-  try {
-    const daemon = await startDaemon({ mountpoint: path.join(dir, 'mnt'), socketPath: path.join(dir, 'control.sock'), ...(imageDir ? { imageDir } : {}) });
-    try {
-      return await f(daemon);
-    } finally {
-      await daemon.stop();
-    }
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
-
 /**
  * A failed case's cause: a fault's that fired, or damage's read at recovery, as the case records it;
  * else its crash state searched in a recording made again on a fresh mount.
@@ -166,7 +117,7 @@ export async function causeOfFailed(failed: FailedCase & { dir?: string }, targe
 }
 
 /** Whether the artifact's cause still holds: the recorded state explained again (a fault's cause read off the re-run). */
-async function causeNow(artifact: StoredArtifact, was: Cause, target: Target, rerun: { violations: Violation[] } & Partial<Pick<CaseResult, 'case' | 'runs' | 'cuts'>>): Promise<string> {
+async function causeNow(artifact: StoredArtifact, was: Cause, target: Target, rerun: Rerun): Promise<string> {
   let now: Cause | undefined;
   try {
     // A crash state's re-run keeps only its violations: the recorded case stands for it.
@@ -201,8 +152,6 @@ async function clusterCauseNow(artifact: StoredArtifact, was: Cause, target: Tar
     : `  the cause no longer holds on the stored run: with its fix the state still fails (${proof.stillFailing.join('; ') || 'or a state that passed fails'}); powercut explain searches it again`;
 }
 
-const indent = (vs: readonly Violation[]) => vs.map((v) => `  ${v.message}`).join('\n');
-
 /** Parses --reruns: a count of re-runs in 1..MAX_REPLAY_RERUNS. */
 function rerunsOf(value: string | undefined): number {
   if (value === undefined) return DEFAULT_REPLAY_RERUNS;
@@ -211,42 +160,39 @@ function rerunsOf(value: string | undefined): number {
   return n;
 }
 
-/** One full re-run of a single disk's case on daemon `d`: the case again, or a crash state's workload recorded again and every state checked. */
-async function rerunOnce(d: Awaited<ReturnType<typeof startDaemon>>, target: Target, artifact: StoredArtifact): Promise<Rerun> {
-  const c = artifact.case;
-  await useStoredStartingState(d, artifact.dir);
-  if (!c.state) return runCase(d, target, c, { writeArtifacts: false, captureImages: false });
-  const r = await runExhaustive(d, target, c, {
-    fsyncHolds: c.fsyncHolds ?? null, recoveryCuts: c.recoveryCut !== undefined, writeArtifacts: false, ...(c.stateCaps ? { caps: c.stateCaps } : {}) });
-  if (r.failure) console.log(`  first failing state now: ${describeState(r.failure.case.state!)}`);
-  console.log(`  ${r.coverage.states} crash states checked${r.failure ? '' : ', none failed'}`);
-  return { violations: r.failure?.violations ?? [] };
-}
-
-type Rerun = { violations: Violation[] } & Partial<Pick<CaseResult, 'case' | 'runs' | 'cuts'>>;
-
-export const run: Command = async (argv) => {
+/** What the command line asks: the artifact folder, and how to replay it; 'help' for the help text. */
+function replayArgsOf(argv: string[]): { dir: string; traceLines: number; reruns: number; open: boolean; driver?: string } | 'help' {
   const parsed = parseCommandArgs({ args: argv, allowPositionals: true, options: { reruns: { type: 'string' }, open: { type: 'boolean' }, 'trace-lines': { type: 'string' }, driver: { type: 'string' }, help: { type: 'boolean', short: 'h' } } }, help);
-  if (parsed.values.help) {
-    console.log(help);
-    return 0;
-  }
+  if (parsed.values.help) return 'help';
   if (parsed.positionals.length !== 1) usageFail('replay needs exactly one artifact folder', help);
   const traceLines = parsed.values['trace-lines'] === undefined ? 40 : Number(parsed.values['trace-lines']);
   if (!Number.isInteger(traceLines) || traceLines < 0) usageFail(`--trace-lines must be an integer >= 0, got ${parsed.values['trace-lines']}`, help);
   const reruns = rerunsOf(parsed.values.reruns);
-  const dir = path.resolve(parsed.positionals[0]);
-  const artifact = await readArtifactOrUsage(dir, help);
-  if (parsed.values.driver !== undefined) {
-    if (!artifact.case.driver) usageFail(`--driver: ${dir} is an artifact of target ${targetName(artifact.case)}, not of an external driver`, help);
-    // The command changes, the cluster it runs and its network do not.
-    const { nodes, network } = artifact.case.driver;
-    artifact.case.driver = { command: parsed.values.driver, cwd: process.cwd(), ...(nodes !== undefined ? { nodes } : {}), ...(network !== undefined ? { network } : {}) };
+  const driver = parsed.values.driver;
+  return { dir: path.resolve(parsed.positionals[0]), traceLines, reruns, open: parsed.values.open === true, ...(driver !== undefined ? { driver } : {}) };
+}
+
+/** --driver: an external driver's artifact re-runs this command instead of the one its case.json stores. */
+function useDriver(artifact: StoredArtifact, dir: string, command: string): void {
+  if (!artifact.case.driver) usageFail(`--driver: ${dir} is an artifact of target ${targetName(artifact.case)}, not of an external driver`, help);
+  // The command changes, the cluster it runs and its network do not.
+  const { nodes, network } = artifact.case.driver;
+  artifact.case.driver = { command, cwd: process.cwd(), ...(nodes !== undefined ? { nodes } : {}), ...(network !== undefined ? { network } : {}) };
+}
+
+export const run: Command = async (argv) => {
+  const args = replayArgsOf(argv);
+  if (args === 'help') {
+    console.log(help);
+    return 0;
   }
+  const { dir, traceLines, reruns } = args;
+  const artifact = await readArtifactOrUsage(dir, help);
+  if (args.driver !== undefined) useDriver(artifact, dir, args.driver);
   const target = artifactTarget(artifact, dir, help, 'allow');
   const mode = replayModeOf(artifact.case);
 
-  if (parsed.values.open) {
+  if (args.open) {
     try {
       console.log(formatOpenResult(await openArtifactReport(dir)));
     } catch (err) {
@@ -265,78 +211,11 @@ export const run: Command = async (argv) => {
     const images = replay.images && !artifact.harnessError ? verdictOf(artifact.violations, replay.images) : undefined;
     return verdictOfSample(artifact, images, 'the stored images', replay.reruns.map((violations) => ({ violations })), mode.why, target);
   }
-  console.log(`artifact ${dir}\n${describeCase(artifact)}\n`);
-  console.log(`replay:   ${mode.mode === 'exact' ? `exact (${mode.why}): one full re-run` : `a sample (${mode.why}): ${reruns} full re-runs`}\n`);
-  if (artifact.harnessError) console.log(`recorded: ${artifact.harnessError.trim()}`);
-  else console.log(`recorded violation:\n${indent(artifact.violations)}`);
-  for (let k = 0; k < artifact.cuts.length; k++) {
-    console.log(`\ntrace up to cut ${k + 1} (${k === 0 ? 'workload' : 'during recovery'}):\n${traceExcerpt(artifact, k, traceLines)}`);
-    const live = path.join(dir, 'images', `cut-${k}-live`);
-    const durable = path.join(dir, 'images', `cut-${k}-durable`);
-    if (existsSync(live) && existsSync(durable)) {
-      const diff = await diffImages(live, durable);
-      console.log(`\nfiles the cut changes (live vs durable at cut ${k + 1}):${diff.length ? '' : ' none'}`);
-      for (const d of diff) console.log(`  ${d.file}: ${d.what}`);
-    }
-  }
-
-  // 1. The stored post-crash image, recovered by the current code: exact, whatever the interleaving was.
-  let images: RerunVerdict | undefined;
-  const last = artifact.cuts.length - 1;
-  const scratch = await runFolder(path.join(os.tmpdir(), 'powercut-replay-image-'));
-  const image = path.join(scratch, 'image');
+  await printRecorded(artifact, dir, mode, reruns, traceLines);
+  const images = await recoverStoredImage(artifact, dir, target, mode.mode === 'exact');
+  let results: Rerun[];
   try {
-    const stored = last >= 0 && (await copyStoredImage(dir, `cut-${last}-after-crash`, image));
-    if (stored && artifact.runs.length > 1) {
-      console.log(`\nrecovery alone, from the stored post-crash image ${path.join(dir, 'images', `cut-${last}-after-crash`)}:`);
-      const prior = artifact.runs.slice(0, -1);
-      const verdicts: Record<string, string> = {};
-      // A state checked natively (on a copy of its image, off the mount) is recovered both ways: they must agree.
-      const ways: [string, () => Promise<{ violations: Violation[] }>][] = [
-        ['on the mount', () => withReplayDaemon(image, (d) => replayRecovery(d, target, artifact.case, prior))],
-        ...(artifact.case.recoveredOn === 'native' ? [['natively', () => recoverImageNatively(target, artifact.case, image, prior, mergeTimeouts())] as [string, () => Promise<{ violations: Violation[] }>]] : []),
-      ];
-      for (const [way, recover] of ways) {
-        try {
-          const replay = await recover();
-          verdicts[way] = violatedChecks(replay.violations).join();
-          // A tool failure's artifact recorded no violation to reproduce: its images have no verdict.
-          if (!artifact.harnessError) images ??= verdictOf(artifact.violations, replay.violations);
-          const label = ways.length > 1 ? ` (${way})` : '';
-          console.log(replay.violations.length ? `  recovery of the stored disk still fails${label}:\n${indent(replay.violations)}` : `  recovery of the stored disk passes now${label}`);
-        } catch (err) {
-          console.log(`  could not replay the recovery ${way} (the tool failed): ${(err as Error).message}`);
-        }
-      }
-      if (Object.keys(verdicts).length === 2 && verdicts['on the mount'] !== verdicts.natively) {
-        console.log(`  NOTE: the two ways disagree (a bug of powercut, not of the queue; please report it): on the mount [${verdicts['on the mount'] || 'pass'}], natively [${verdicts.natively || 'pass'}]`);
-      }
-      // A sample says it beside its re-runs' tally; an exact replay here, before its re-run.
-      if (images && mode.mode === 'exact') console.log(describeImagesVerdict(images, 'the stored post-crash image'));
-    }
-  } finally {
-    await rm(scratch, { recursive: true, force: true });
-  }
-
-  // 2. The full re-run with the current code. A crash state's case records the workload again and
-  //    checks every state (the requests, and so the states, may differ now). Exact: once, its verdict
-  //    the exit status. A sample: `reruns` times on one daemon, weighed with the stored image.
-  const what = artifact.case.state ? ' (recording the workload again and checking every crash state)' : '';
-  const results: Rerun[] = [];
-  try {
-    if (mode.mode === 'exact') {
-      console.log(`\nre-running the whole case on a fresh mount${what}...`);
-      results.push(await withReplayDaemon(undefined, (d) => rerunOnce(d, target, artifact)));
-    } else {
-      console.log(`\nre-running the whole case ${reruns} time${reruns === 1 ? '' : 's'} on a fresh mount${what}...`);
-      await withReplayDaemon(undefined, async (d) => {
-        for (let i = 0; i < reruns; i++) {
-          console.log(`re-run ${i + 1} of ${reruns}:`);
-          results.push(await rerunOnce(d, target, artifact));
-          console.log(`  ${describeRerun(artifact.violations, results[i].violations)}`);
-        }
-      });
-    }
+    results = await rerunWhole(artifact, target, mode.mode, reruns);
   } catch (err) {
     console.log(`TOOL FAILED during the re-run (not a verdict on the queue): ${err instanceof HarnessError ? err.message : String(err)}`);
     return REPLAY_EXIT.toolFailed;

@@ -17,6 +17,14 @@ interface CutKindEntry {
    * and it is one set of nodes (a cap's fair share per set does not thin it).
    */
   everyNode: boolean;
+  /**
+   * A live cut of it stops a majority while the others run on: a driver restarts a cut node only
+   * once its cluster is open, and no cluster opens without a majority, so the cut falls after the
+   * open (one landing while the cluster opens is not judged).
+   */
+  liveCutAfterOpen: boolean;
+  /** The gate draws live cuts of it (as well as judging its offline crash states). */
+  drawnLive: boolean;
   /** How its row is named in the gate's summary. */
   row: string;
 }
@@ -30,10 +38,10 @@ export function majorityOf(n: number): number {
 const range = (lo: number, hi: number) => Array.from({ length: Math.max(0, hi - lo + 1) }, (_, i) => lo + i);
 
 const KINDS: Record<CutKind, CutKindEntry> = {
-  coordinated: { sizes: (n) => [n], everyNode: true, row: 'cluster coordinated' },
-  one: { sizes: (n) => (n > 1 ? [1] : []), everyNode: false, row: 'cluster one-node' },
-  minority: { sizes: (n) => range(1, majorityOf(n) - 1), everyNode: false, row: 'cluster minority' },
-  majority: { sizes: (n) => range(majorityOf(n), n - 1), everyNode: false, row: 'cluster majority' },
+  coordinated: { sizes: (n) => [n], everyNode: true, liveCutAfterOpen: false, drawnLive: true, row: 'cluster coordinated' },
+  one: { sizes: (n) => (n > 1 ? [1] : []), everyNode: false, liveCutAfterOpen: false, drawnLive: true, row: 'cluster one-node' },
+  minority: { sizes: (n) => range(1, majorityOf(n) - 1), everyNode: false, liveCutAfterOpen: false, drawnLive: true, row: 'cluster minority' },
+  majority: { sizes: (n) => range(majorityOf(n), n - 1), everyNode: false, liveCutAfterOpen: true, drawnLive: true, row: 'cluster majority' },
 };
 
 /** The numbers of nodes a cut of `kind` takes in a cluster of `n` (ascending). */
@@ -45,6 +53,14 @@ export function kindSizes(kind: CutKind, n: number): number[] {
 export function cutsEveryNode(kind: CutKind): boolean {
   return KINDS[kind].everyNode;
 }
+
+/** Whether a live cut of `kind` falls after its cluster opened (CutKindEntry.liveCutAfterOpen). */
+export function liveCutAfterOpen(kind: CutKind): boolean {
+  return KINDS[kind].liveCutAfterOpen;
+}
+
+/** The kinds the gate draws live cuts of, in CUT_KINDS order. */
+export const LIVE_CUT_KINDS: readonly CutKind[] = CUT_KINDS.filter((k) => KINDS[k].drawnLive);
 
 /** How each kind is named in the summary's rows. */
 export const KIND_ROW: Readonly<Record<CutKind, string>> = Object.fromEntries(CUT_KINDS.map((k) => [k, KINDS[k].row])) as Record<CutKind, string>;

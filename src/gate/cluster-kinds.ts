@@ -3,10 +3,6 @@
 import type { StatePolicy } from '../../fusefs/crash-states.js';
 import { keepsNoUnsynced } from '../../fusefs/model/policies/index.js';
 
-// Re-exported for src/gate/cluster-source.ts and src/cli/gate.ts, which another branch is splitting
-// now: once merged, they import these from src/faults/cut-kinds.ts and this line goes.
-export { cutSizes, DEFAULT_NODES_CUT, isNodesCutChoice, KIND_ROW, kindOfCut, kindsAsked, NODES_CUT_CHOICES, type CutKind, type NodesCutChoice } from '../faults/cut-kinds.js';
-
 /** A small seeded generator (mulberry32): the gate's node choices and cut points repeat with its seed. */
 export function seededRandom(seed: number): () => number {
   let a = seed | 0;

@@ -2,18 +2,22 @@
 // one disk or of a cluster's nodes, cut at the armed crash point or run to its end; and a
 // long-lived worker that serves many drain specs in one process. What a cluster adds (node lines,
 // restarts, pauses: cluster/node-control.ts) is the same run with stdin kept open for restart
-// commands. Every wait is bounded; no driver started here outlives this process.
-import { execa, type ResultPromise } from 'execa';
+// commands. A running driver's output and state are a LiveDriver (driver-live.ts), what the harness
+// does to it a ClusterControl (driver-control.ts). Every wait is bounded; no driver started here
+// outlives this process.
+import { execa } from 'execa';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { DaemonHandle } from './daemon-process.js';
-import type { DriverSpec, RestartCommand } from './driver-spec.js';
+import type { DriverSpec } from './driver-spec.js';
 import { HarnessError } from './harness-error.js';
 import { inDriverNetwork, type DriverNetworkChoice } from './driver-network.js';
 import { describeGroup, groupAlive, killGroup, nativeBacktrace, OWN_PROCESS_GROUP, signalGroup, trackGroup } from './process-group.js';
-import { MAX_PAUSE_MS, NODE_EXIT_GRACE_MS, processState, RESTART_TIMEOUT_MS, signalGroupWith, STOP_SEEN_MS, stopPending, type ClusterControl, type FreezeHandled } from './cluster/node-control.js';
+import { NODE_EXIT_GRACE_MS, RESTART_TIMEOUT_MS, type ClusterControl, type FreezeHandled } from './cluster/node-control.js';
+import { LiveDriver, within, type DriverProc } from './driver-live.js';
+import { driverControl } from './driver-control.js';
 import type { RunRecord } from './oracle.js';
 import { DRIVER_EXIT, parseOutcomeLine, parseOutcomes, type Outcome } from './outcome.js';
 
@@ -61,6 +65,19 @@ export interface DriverRun {
  * to a program anyway.
  */
 const DRIVER_PROCESS_OPTIONS = { killSignal: 'SIGKILL', ...OWN_PROCESS_GROUP } as const;
+
+/** Starts a driver (in its network, its own process group, tracked so that it dies with this process); its spec is for the caller to send. */
+function spawnDriver(command: DriverCommand): DriverProc {
+  const started = inDriverNetwork(command);
+  const proc: DriverProc = execa(started.file, started.args, {
+    ...DRIVER_PROCESS_OPTIONS,
+    ...(command.cwd ? { cwd: command.cwd } : {}),
+    ...(command.env ? { env: command.env } : {}),
+    stdin: 'pipe', stdout: 'pipe', stderr: 'pipe', reject: false, buffer: false,
+  });
+  trackGroup(proc.pid);
+  return proc;
+}
 
 /** After a driver ended: no process it started may outlive it (bounded). */
 async function reapGroup(pgid: number | undefined, timeouts: DriverTimeouts): Promise<void> {
@@ -126,196 +143,124 @@ export function runDriverProcess(
 ): Promise<DriverProcessRun> {
   const restartMs = options.restartMs ?? RESTART_TIMEOUT_MS;
   return withScratch(spec, async (withFolder) => {
-    let proc;
+    let proc: DriverProc;
     try {
-      const started = inDriverNetwork(command);
-      proc = execa(started.file, started.args, {
-        ...DRIVER_PROCESS_OPTIONS, ...(command.cwd ? { cwd: command.cwd } : {}), ...(command.env ? { env: command.env } : {}),
-        stdin: 'pipe', stdout: 'pipe', stderr: 'pipe', reject: false, buffer: false,
-      });
+      proc = spawnDriver(command);
     } catch (err) {
       throw new HarnessError(`cannot start driver '${describeCommand(command)}': ${(err as Error).message}`);
     }
-    trackGroup(proc.pid);
-    let stdout = '';
-    let stderr = '';
-    const groups = new Map<number, number>();
-    let lineWaiters: { test: (o: Outcome) => boolean; resolve: () => void }[] = [];
-    // Lines are parsed as they complete, each once; a bad one stops this (the parse of the whole
-    // stdout at the end reports it, naming its line).
-    let unparsed = 0;
-    let lineCount = 0;
-    let readable = true;
-    let ended = false;
-    let doneSeen = false;
-    proc.stdout!.on('data', (d: Buffer) => {
-      stdout += d.toString();
-      for (let nl = stdout.indexOf('\n', unparsed); readable && nl >= 0; nl = stdout.indexOf('\n', unparsed)) {
-        let o: Outcome;
-        try {
-          o = parseOutcomeLine(stdout.slice(unparsed, nl), ++lineCount, `driver pid ${proc.pid} stdout`);
-        } catch {
-          readable = false;
-          break;
-        }
-        unparsed = nl + 1;
-        if (o.t === 'node') {
-          groups.set(o.node, o.pgid);
-          trackGroup(o.pgid);
-        }
-        if (o.t === 'done' || o.t === 'error') ended = true;
-        if (o.t === 'done') doneSeen = true;
-        options.onLine?.(o, lineCount);
-        lineWaiters = lineWaiters.filter((w) => !(w.test(o) && (w.resolve(), true)));
-      }
-    });
-    proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    proc.stdin!.write(JSON.stringify(withFolder) + '\n');
-    // One disk: nothing more comes on stdin (a driver may read it to its end first). A cluster's
-    // stays open for restart commands until the run ends.
-    if (withFolder.nodes === undefined) proc.stdin!.end();
-    let exited = false;
-    const done = proc.then((r) => {
-      exited = true;
-      return r;
-    });
-    const within = async <T>(p: Promise<T>, ms: number): Promise<T | 'timeout'> => Promise.race([p, new Promise<'timeout'>((r) => setTimeout(r, ms, 'timeout').unref())]);
-    let killed = false;
-    /** Paused nodes: the group stopped and the timer that resumes it. */
-    const paused = new Map<number, { pgid: number; timer: NodeJS.Timeout }>();
-    const resume = (node: number) => {
-      const p = paused.get(node);
-      if (!p) return;
-      paused.delete(node);
-      clearTimeout(p.timer);
-      signalGroupWith(p.pgid, 'SIGCONT');
-    };
-    const control: ClusterControl = {
-      groups,
-      killAll: () => {
-        killed ||= !exited;
-        for (const k of [...paused.keys()]) resume(k);
-        signalGroup(proc.pid);
-        for (const g of groups.values()) signalGroup(g);
-      },
-      killNodes: (nodes) => {
-        for (const k of nodes) {
-          resume(k);
-          signalGroup(groups.get(k));
-        }
-      },
-      pause: async (node, durationMs) => {
-        const pgid = groups.get(node);
-        if (pgid === undefined) throw new HarnessError(`cannot pause node ${node}: the cluster driver printed no node line for it`);
-        if (!(durationMs > 0 && durationMs <= MAX_PAUSE_MS)) throw new Error(`a pause lasts 1..${MAX_PAUSE_MS} ms, got ${durationMs}`);
-        resume(node);
-        signalGroupWith(pgid, 'SIGSTOP');
-        paused.set(node, { pgid, timer: setTimeout(() => resume(node), durationMs) });
-        // The node's leader (its pgid) must be seen stopped: a pause that did not bite would pass unnoticed.
-        const deadline = Date.now() + STOP_SEEN_MS;
-        for (let state = processState(pgid); state !== 'T' && state !== 't'; state = processState(pgid)) {
-          if (state === null || state === 'Z') return; // it died meanwhile: nothing left to pause
-          // In a request the daemon has not answered yet (state D): the stop is pending and bites when it returns.
-          if (state === 'D' && stopPending(pgid)) return;
-          if (Date.now() > deadline) throw new HarnessError(`node ${node}'s server (pid ${pgid}) was not stopped within ${STOP_SEEN_MS} ms of SIGSTOP (state ${state})`);
-          await new Promise((r) => setTimeout(r, 5));
-        }
-      },
-      reap: async (nodes) => {
-        for (const k of nodes) {
-          if (!(await killGroup(groups.get(k), timeouts.killMs))) throw new HarnessError(`node ${k}'s processes (group ${groups.get(k)}) did not exit within ${timeouts.killMs} ms of SIGKILL and the cut`);
-        }
-      },
-      restart: async (node) => {
-        let doneFirst = doneSeen;
-        const restarted = new Promise<void>((resolve) => {
-          lineWaiters.push({ test: (o) => (o.t === 'node' && o.node === node && o.restarted === true) || o.t === 'done' || o.t === 'error', resolve: () => resolve() });
-          lineWaiters.push({ test: (o) => o.t === 'done', resolve: () => (doneFirst = true) });
-          if (exited || ended) resolve();
-        });
-        const cmd: RestartCommand = { cmd: 'restart', node };
-        proc.stdin!.write(JSON.stringify(cmd) + '\n');
-        const waited = await within(restarted, restartMs);
-        // A run that ends (done) while one of its nodes is cut leaves that node down for good: a
-        // cluster driver waits for the restart before its run ends (docs/driver-protocol.md, "Clusters").
-        if (doneFirst) throw new HarnessError(`the cluster driver ended its run (its "done" line) while node ${node} was cut and not yet restarted: a cluster driver must wait (bounded) for the harness's {"cmd":"restart","node":${node}} before it ends a run in which a node's server was killed (docs/driver-protocol.md, "Clusters")`);
-        if (waited === 'timeout') {
-          const said = stdout.trim().split('\n').slice(-3).join('\n  ');
-          // Where the driver waits: a main thread blocked in the kernel or on a lock reads no stdin.
-          // The driver's own native stacks too (NATS R3: its main thread waited on a futex, once in 5 to 25 runs under load).
-          throw new HarnessError(`the cluster driver did not restart node ${node} (no {"t":"node","node":${node},...,"restarted":true} line) within ${restartMs} ms; its processes: ${describeGroup(proc.pid!)}; its last lines:\n  ${said}${stderr.trim() ? `\nits stderr:\n  ${stderr.trim().slice(-2000).split('\n').join('\n  ')}` : ''}\nthe driver's native stacks (gdb):\n  ${nativeBacktrace(proc.pid!).split('\n').join('\n  ')}`);
-        }
-      },
-    };
-    let frozenAt: number | null = null;
-    let hung = false;
+    const live = new LiveDriver(proc, withFolder, options.onLine);
+    const control = driverControl(live, timeouts.killMs, restartMs);
+    let ran: RunEnd;
     let failed: unknown;
-    const nodesLeft: number[] = [];
+    let nodesLeft: number[];
     try {
-      if (atFreeze) {
-        if (!daemon) throw new Error('invariant: an armed driver run needs the daemon that freezes it');
-        const deadline = Date.now() + timeouts.runMs;
-        // Until the driver exits, or ends its run: a serving driver (a cluster's, whose stdin stays
-        // open for restarts) waits for its next spec after `done`, so a cut that never came must not
-        // wait for its exit (seen: NATS R3 cut at request 451 of a 440-request run, judged a hang at 120 s).
-        while (!exited && !ended) {
-          const r = await daemon.client.waitFrozen(timeouts.pollMs);
-          if (r.frozen) {
-            frozenAt = r.frozenAt ?? null;
-            await within(done, timeouts.graceMs);
-            if ((await atFreeze(control, r.frozenAt!)) !== 'again') break;
-            frozenAt = null;
-            continue;
-          }
-          if (Date.now() > deadline) {
-            hung = true;
-            break;
-          }
-        }
-      }
-      // The run goes on to its end (a cut of some nodes leaves it running); stdin closes, so it exits after its spec.
-      proc.stdin!.end();
-      if (!killed && !hung && (await within(done, timeouts.runMs)) === 'timeout') hung = true;
-      // What the hung driver waits on, in its stderr (an artifact keeps it), before the kill ends it.
-      if (hung && !exited) stderr += `\npowercut harness: the run passed its bound of ${timeouts.runMs} ms; its processes: ${describeGroup(proc.pid!)}\nthe driver's native stacks (gdb):\n${nativeBacktrace(proc.pid!)}\n`;
+      ran = await runToEnd(live, control, daemon, timeouts, atFreeze);
     } catch (err) {
       failed = err;
       throw err;
     } finally {
-      // A driver that ended by itself must have stopped its nodes (a grace for servers that exit when their stdin closes).
-      if (exited && !killed) {
-        const deadline = Date.now() + NODE_EXIT_GRACE_MS;
-        for (const [k, g] of groups) {
-          while (groupAlive(g) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-          if (groupAlive(g)) nodesLeft.push(k);
-        }
-      }
-      control.killAll();
-      if ((await within(done, timeouts.killMs)) === 'timeout') {
-        // Name what is stuck, and what went wrong first if something did: this error replaces it.
-        const stuck = [`the driver's group ${proc.pid}: ${describeGroup(proc.pid!)}`, ...[...groups].map(([k, g]) => `node ${k}'s group ${g}: ${describeGroup(g)}`)];
-        const first = failed === undefined ? '' : `\nafter this error of the run: ${failed instanceof Error ? failed.message : String(failed)}`;
-        throw new HarnessError(`driver pid ${proc.pid} did not exit within ${timeouts.killMs} ms of SIGKILL (its stdout or stderr still open, or a process in a request the daemon holds)\n  ${stuck.join('\n  ')}${first}`);
-      }
-      await control.reap([...groups.keys()]);
-      await reapGroup(proc.pid, timeouts);
+      nodesLeft = await endDriver(live, control, timeouts, failed);
     }
-    const result = await done;
-    if (result.failed && result.exitCode === undefined && result.signal === undefined && !killed) {
-      throw new HarnessError(`cannot start driver '${describeCommand(command)}': ${result.message}`);
-    }
-    const expected = [DRIVER_EXIT.ok, DRIVER_EXIT.queueError, ...(options.exitCodes ?? [])] as readonly (number | undefined)[];
-    if (!killed && !hung && !expected.includes(result.exitCode)) throw unexpectedExit(command, proc.pid, result.exitCode, result.signal, stderr);
-    const record = {
-      role: spec.mode,
-      outcomes: parseOutcomes(stdout, `driver pid ${proc.pid} (${spec.mode}) stdout`),
-      exitCode: killed || hung ? null : (result.exitCode ?? null),
-      killed: killed && !hung,
-      hung,
-      failedRequests: [],
-    };
-    return { record, stderr, frozenAt, nodesLeft, pgid: proc.pid!, stdout };
+    return driverResult(live, command, spec, ran, nodesLeft, options.exitCodes);
   });
+}
+
+/** How a driver run ended: frozen at this op number (null: the driver exited first), or past its bound. */
+interface RunEnd {
+  frozenAt: number | null;
+  hung: boolean;
+}
+
+/**
+ * Waits (bounded by timeouts.runMs) for the armed crash point, if atFreeze is given, and lets
+ * atFreeze cut there; then for the run's end.
+ */
+async function runToEnd(
+  live: LiveDriver,
+  control: ClusterControl,
+  daemon: DaemonHandle | null,
+  timeouts: DriverTimeouts,
+  atFreeze?: (control: ClusterControl, frozenAt: number) => Promise<FreezeHandled>,
+): Promise<RunEnd> {
+  let frozenAt: number | null = null;
+  let hung = false;
+  if (atFreeze) {
+    if (!daemon) throw new Error('invariant: an armed driver run needs the daemon that freezes it');
+    const deadline = Date.now() + timeouts.runMs;
+    // Until the driver exits, or ends its run: a serving driver (a cluster's, whose stdin stays
+    // open for restarts) waits for its next spec after `done`, so a cut that never came must not
+    // wait for its exit (seen: NATS R3 cut at request 451 of a 440-request run, judged a hang at 120 s).
+    while (!live.exited && !live.ended) {
+      const r = await daemon.client.waitFrozen(timeouts.pollMs);
+      if (r.frozen) {
+        frozenAt = r.frozenAt ?? null;
+        await within(live.done, timeouts.graceMs);
+        if ((await atFreeze(control, r.frozenAt!)) !== 'again') break;
+        frozenAt = null;
+        continue;
+      }
+      if (Date.now() > deadline) {
+        hung = true;
+        break;
+      }
+    }
+  }
+  // The run goes on to its end (a cut of some nodes leaves it running); stdin closes, so it exits after its spec.
+  live.proc.stdin.end();
+  if (!live.killed && !hung && (await within(live.done, timeouts.runMs)) === 'timeout') hung = true;
+  // What the hung driver waits on, in its stderr (an artifact keeps it), before the kill ends it.
+  if (hung && !live.exited) live.stderr += `\npowercut harness: the run passed its bound of ${timeouts.runMs} ms; its processes: ${describeGroup(live.proc.pid!)}\nthe driver's native stacks (gdb):\n${nativeBacktrace(live.proc.pid!)}\n`;
+  return { frozenAt, hung };
+}
+
+/**
+ * After the run, however it went: names the nodes a driver that ended by itself left running, then
+ * kills and reaps every process of the run (bounded). Returns those nodes. A driver that does not
+ * exit is an error that names what is stuck, and `failed` (what went wrong first, if something did).
+ */
+async function endDriver(live: LiveDriver, control: ClusterControl, timeouts: DriverTimeouts, failed: unknown): Promise<number[]> {
+  const { proc, groups } = live;
+  const nodesLeft: number[] = [];
+  // A driver that ended by itself must have stopped its nodes (a grace for servers that exit when their stdin closes).
+  if (live.exited && !live.killed) {
+    const deadline = Date.now() + NODE_EXIT_GRACE_MS;
+    for (const [k, g] of groups) {
+      while (groupAlive(g) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      if (groupAlive(g)) nodesLeft.push(k);
+    }
+  }
+  control.killAll();
+  if ((await within(live.done, timeouts.killMs)) === 'timeout') {
+    // Name what is stuck, and what went wrong first if something did: this error replaces it.
+    const stuck = [`the driver's group ${proc.pid}: ${describeGroup(proc.pid!)}`, ...[...groups].map(([k, g]) => `node ${k}'s group ${g}: ${describeGroup(g)}`)];
+    const first = failed === undefined ? '' : `\nafter this error of the run: ${failed instanceof Error ? failed.message : String(failed)}`;
+    throw new HarnessError(`driver pid ${proc.pid} did not exit within ${timeouts.killMs} ms of SIGKILL (its stdout or stderr still open, or a process in a request the daemon holds)\n  ${stuck.join('\n  ')}${first}`);
+  }
+  await control.reap([...groups.keys()]);
+  await reapGroup(proc.pid, timeouts);
+  return nodesLeft;
+}
+
+/** The run's record from its exit and stdout; an exit code the driver may not use is an error. */
+async function driverResult(live: LiveDriver, command: DriverCommand, spec: DriverSpec, ran: RunEnd, nodesLeft: number[], exitCodes: readonly number[] = []): Promise<DriverProcessRun> {
+  const result = await live.done;
+  const { proc, killed, stdout } = live;
+  const { frozenAt, hung } = ran;
+  if (result.failed && result.exitCode === undefined && result.signal === undefined && !killed) {
+    throw new HarnessError(`cannot start driver '${describeCommand(command)}': ${result.message}`);
+  }
+  const expected = [DRIVER_EXIT.ok, DRIVER_EXIT.queueError, ...exitCodes] as readonly (number | undefined)[];
+  if (!killed && !hung && !expected.includes(result.exitCode)) throw unexpectedExit(command, proc.pid, result.exitCode, result.signal, live.stderr);
+  const record = {
+    role: spec.mode,
+    outcomes: parseOutcomes(stdout, `driver pid ${proc.pid} (${spec.mode}) stdout`),
+    exitCode: killed || hung ? null : (result.exitCode ?? null),
+    killed: killed && !hung,
+    hung,
+    failedRequests: [],
+  };
+  return { record, stderr: live.stderr, frozenAt, nodesLeft, pgid: proc.pid!, stdout };
 }
 
 /**
@@ -344,16 +289,9 @@ export async function runDriver(
   return { record: run.record, stderr: run.stderr, frozenAt: run.frozenAt };
 }
 
-/**
- * A driver that serves many specs, one JSON line each on stdin, in one process: after each it prints
- * its outcome lines ending with `done` or `error`. Saves a process start per crash state. A driver
- * that exits (an error line, or a crash) is replaced by a new process for the next spec.
- */
-type WorkerProc = ResultPromise<{ stdin: 'pipe'; stdout: 'pipe'; stderr: 'pipe'; reject: false; buffer: false; killSignal: 'SIGKILL'; detached: true }>;
-
 /** One worker process and what it said: a replacement process gets its own, so an old one's lines and exit never mix in. */
 interface WorkerProcess {
-  proc: WorkerProc;
+  proc: DriverProc;
   lines: string[];
   exited: boolean;
   /** What it printed on stderr since the current spec was sent (bounded). */
@@ -361,6 +299,11 @@ interface WorkerProcess {
   wake: (() => void) | null;
 }
 
+/**
+ * A driver that serves many specs, one JSON line each on stdin, in one process: after each it prints
+ * its outcome lines ending with `done` or `error`. Saves a process start per crash state. A driver
+ * that exits (an error line, or a crash) is replaced by a new process for the next spec.
+ */
 export class DriverWorker {
   private current: WorkerProcess | null = null;
   /** Processes started so far (for the benchmark's breakdown). */
@@ -370,14 +313,7 @@ export class DriverWorker {
 
   private start(): WorkerProcess {
     this.starts++;
-    const started = inDriverNetwork(this.command);
-    const proc: WorkerProc = execa(started.file, started.args, {
-      ...DRIVER_PROCESS_OPTIONS,
-      ...(this.command.cwd ? { cwd: this.command.cwd } : {}),
-      ...(this.command.env ? { env: this.command.env } : {}),
-      stdin: 'pipe', stdout: 'pipe', stderr: 'pipe', reject: false, buffer: false,
-    });
-    trackGroup(proc.pid);
+    const proc = spawnDriver(this.command);
     const w: WorkerProcess = { proc, lines: [], exited: false, stderr: '', wake: null };
     proc.stderr.on('data', (d: Buffer) => {
       w.stderr = (w.stderr + d.toString()).slice(-20_000);

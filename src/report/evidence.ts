@@ -9,6 +9,7 @@ import { pathsNamedIn } from '../harness/path-pattern.js';
 import { list } from './html.js';
 import { lastPersistBefore, unsyncedAfter, type CutView } from './trace-model.js';
 import type { ReportArtifact } from './types.js';
+import type { Violation } from '../harness/oracle.js';
 
 export type Role = 'cause' | 'claim' | 'persist' | 'unsynced' | 'lost' | 'cut' | 'removed' | 'failed' | 'error' | 'event' | 'drain';
 
@@ -105,186 +106,266 @@ interface LineHit {
 
 /** Builds the evidence of every violation (the first few in full). */
 export function buildEvidence(a: ReportArtifact, views: CutView[]): Evidence[][] {
-  const out: Evidence[][] = [];
-  let next = 1;
-  const cutRuns = Math.min(views.length, a.runs.length);
-  const finalRun = a.runs.length > views.length ? a.runs.length - 1 : -1;
-  const marks = views.map((v) => new Map(v.marks.map((m) => [m.n, m.afterOp])));
-  const markOf = (h: LineHit | undefined) => (h && h.run < views.length ? marks[h.run].get(h.line) : undefined);
-  const causeAt = a.cause ? causeRequest(a.cause, views) : undefined;
+  const range = (from: number, to: number) => Array.from({ length: Math.max(0, to - from) }, (_, i) => from + i);
+  const sources: EvidenceSources = {
+    a,
+    views,
+    cutRuns: range(0, Math.min(views.length, a.runs.length)),
+    finalRun: a.runs.length > views.length ? a.runs.length - 1 : -1,
+    allRuns: range(0, a.runs.length),
+    marks: views.map((v) => new Map(v.marks.map((m) => [m.n, m.afterOp]))),
+    causeAt: a.cause ? causeRequest(a.cause, views) : undefined,
+  };
+  const numbering = { next: 1 };
+  return a.violations.slice(0, MAX_EVIDENCE_VIOLATIONS).map((v, vi) => new ViolationEvidence(sources, vi, numbering).collect(v));
+}
 
-  const lines = (runs: number[], pred: (o: Outcome) => boolean, from?: LineHit): LineHit[] => {
+/** What every violation's evidence is found in. */
+interface EvidenceSources {
+  a: ReportArtifact;
+  views: CutView[];
+  /** The runs that were cut (each has its cut's view). */
+  cutRuns: number[];
+  /** The run after the last cut (recovery), or -1. */
+  finalRun: number;
+  allRuns: number[];
+  /** Per cut: each line's mark (the request it followed). */
+  marks: Map<number, number>[];
+  /** The cause's request, when the artifact has a cause. */
+  causeAt: ReturnType<typeof causeRequest>;
+}
+
+/** One violation's evidence, numbered on from `numbering.next` (badge numbers run over the whole report). */
+class ViolationEvidence {
+  private readonly items: Evidence[] = [];
+  private readonly seen = new Set<string>();
+
+  constructor(private readonly s: EvidenceSources, private readonly vi: number, private readonly numbering: { next: number }) {}
+
+  /** The cause first, then what the check points at, then (if nothing points at a request) the usual suspects. */
+  collect(v: Violation): Evidence[] {
+    const causeAt = this.s.causeAt;
+    if (causeAt) {
+      const { view, entry, cause } = causeAt;
+      const what = cause.unit && cause.change ? changeInWords(cause.unit, cause.change) : 'this request';
+      this.add({ kind: 'op', cut: view.index, op: entry.op }, 'cause', `${describeRequest(entry)}: ${cause.step?.kind === 'wait' ? `the fsync line ${cause.step.line} did not wait for` : `${what}, lost at the cut`}; the fix: ${cause.fix}`);
+    }
+    const seqs = (v.seqs ?? []).slice(0, MAX_EVIDENCE_SEQS);
+    switch (v.check) {
+      case 'at-least-once':
+        this.atLeastOnce(v, seqs);
+        break;
+      case 'bounded-replay':
+        this.boundedReplay(seqs);
+        break;
+      case 'integrity':
+        this.integrity(v, seqs);
+        break;
+      case 'order':
+        this.order(v, seqs);
+        break;
+      case 'monotonic-seqs':
+        this.monotonicSeqs(seqs);
+        break;
+      case 'liveness':
+        this.liveness(v);
+        break;
+      case 'fail-loudly':
+        this.failLoudly();
+        break;
+    }
+    this.usualSuspects();
+    return this.items;
+  }
+
+  private add(ref: Ref, role: Role, text: string): void {
+    const key = `${refKey(ref)}:${role}`;
+    if (this.seen.has(key)) return;
+    this.seen.add(key);
+    this.items.push({ n: this.numbering.next++, violation: this.vi, ref, role, text });
+  }
+
+  private addLine(h: LineHit, role: Role, text: string): void {
+    this.add({ kind: 'line', run: h.run, line: h.line }, role, `line ${h.line} of run ${h.run} (${describeLine(h.o)}): ${text}`);
+  }
+
+  private addOp(cut: number, e: TraceEntry, role: Role, text: string): void {
+    // With the cause known, the request that matters is the lost change, not the last persistence request before a claim.
+    if (role === 'persist' && this.s.causeAt) return;
+    this.add({ kind: 'op', cut, op: e.op }, role, `${describeRequest(e)}: ${text}`);
+  }
+
+  /** The request a line followed, if its run was cut and the line has a mark. */
+  private markOf(h: LineHit | undefined): number | undefined {
+    return h && h.run < this.s.views.length ? this.s.marks[h.run].get(h.line) : undefined;
+  }
+
+  /** The lines of these runs that pass `pred`, in order; after `from` only, if given. */
+  private lines(runs: number[], pred: (o: Outcome) => boolean, from?: LineHit): LineHit[] {
     const hits: LineHit[] = [];
     for (const run of runs) {
       if (from && run < from.run) continue;
-      a.runs[run]?.outcomes.forEach((o, i) => {
+      this.s.a.runs[run]?.outcomes.forEach((o, i) => {
         if (from && run === from.run && i + 1 <= from.line) return;
         if (pred(o)) hits.push({ run, line: i + 1, o });
       });
     }
     return hits;
-  };
-  const range = (from: number, to: number) => Array.from({ length: Math.max(0, to - from) }, (_, i) => from + i);
-  const allRuns = range(0, a.runs.length);
+  }
 
-  a.violations.slice(0, MAX_EVIDENCE_VIOLATIONS).forEach((v, vi) => {
-    const items: Evidence[] = [];
-    const seen = new Set<string>();
-    const add = (ref: Ref, role: Role, text: string) => {
-      const key = `${refKey(ref)}:${role}`;
-      if (seen.has(key)) return;
-      seen.add(key);
-      items.push({ n: next++, violation: vi, ref, role, text });
-    };
-    const addLine = (h: LineHit, role: Role, text: string) => add({ kind: 'line', run: h.run, line: h.line }, role, `line ${h.line} of run ${h.run} (${describeLine(h.o)}): ${text}`);
-    const addOp = (cut: number, e: TraceEntry, role: Role, text: string) => {
-      // With the cause known, the request that matters is the lost change, not the last persistence request before a claim.
-      if (role === 'persist' && causeAt) return;
-      add({ kind: 'op', cut, op: e.op }, role, `${describeRequest(e)}: ${text}`);
-    };
-    if (causeAt) {
-      const { view, entry, cause } = causeAt;
-      const what = cause.unit && cause.change ? changeInWords(cause.unit, cause.change) : 'this request';
-      add({ kind: 'op', cut: view.index, op: entry.op }, 'cause', `${describeRequest(entry)}: ${cause.step?.kind === 'wait' ? `the fsync line ${cause.step.line} did not wait for` : `${what}, lost at the cut`}; the fix: ${cause.fix}`);
+  /** The recovery run's open line. */
+  private finalOpen(): LineHit | undefined {
+    return this.s.finalRun >= 0 ? this.lines([this.s.finalRun], (o) => o.t === 'open')[0] : undefined;
+  }
+
+  /** Requests of the event's write(): from its write-intent line up to its written line (or the claim, or the cut). */
+  private eventWrites(intent: LineHit | undefined, end: LineHit | undefined, claimAt?: number): { cut: number; ops: TraceEntry[] } | undefined {
+    const from = this.markOf(intent);
+    if (intent === undefined || from === undefined) return undefined;
+    const view = this.s.views[intent.run];
+    const to = (end && end.run === intent.run ? this.markOf(end) : undefined) ?? view.boundary;
+    const pick = (lo: number, hi: number) => view.trace.filter((e) => e.op > lo && e.op <= hi && view.applied(e.op) && (e.kind === 'write' || e.kind === 'truncate'));
+    let ops = pick(from, to);
+    // Buffered designs write the bytes later, on a flush before the claim.
+    if (ops.length === 0 && claimAt !== undefined) ops = pick(to, claimAt);
+    return { cut: intent.run, ops };
+  }
+
+  /** Why a seq claimed `what` was not: its writes and their fate, the persistence request before the claim, its file's unsynced name, and what removed it after. */
+  private durabilityChain(seq: number, id: number | undefined, written: LineHit | undefined, intent: LineHit | undefined, claim: LineHit | undefined, what: string): void {
+    const views = this.s.views;
+    const at = this.markOf(claim);
+    const writes = this.eventWrites(intent, written, at);
+    const view = writes ? views[writes.cut] : undefined;
+    const files = new Set(writes?.ops.map((e) => e.path) ?? []);
+    if (writes && view) {
+      for (const e of writes.ops.slice(0, MAX_OPS_PER_ITEM)) {
+        const fate = view.atCut.get(e.op);
+        const pendingAtClaim = at !== undefined && claim!.run === writes.cut && unsyncedAfter(view, at).has(e.op);
+        if (pendingAtClaim) this.addOp(writes.cut, e, 'unsynced', `written while seq ${seq}${id !== undefined ? ` (event id ${id})` : ''} was being written, and not persisted yet when line ${claim!.line} claimed it ${what}`);
+        else if (fate && fate.fate !== 'kept') this.addOp(writes.cut, e, 'lost', `written for seq ${seq}${id !== undefined ? ` (event id ${id})` : ''}, not persisted at the power cut: ${fate.fate === 'lost' ? 'lost' : 'may be lost or torn'} (${fate.because})`);
+        else this.addOp(writes.cut, e, 'event', `written for seq ${seq}${id !== undefined ? ` (event id ${id})` : ''}${fate ? ` (unsynced at the cut, ${fate.because})` : ''}`);
+      }
     }
-
-    /** Requests of the event's write(): from its write-intent line up to its written line (or the claim, or the cut). */
-    const eventWrites = (intent: LineHit | undefined, end: LineHit | undefined, claimAt?: number): { cut: number; ops: TraceEntry[] } | undefined => {
-      const from = markOf(intent);
-      if (intent === undefined || from === undefined) return undefined;
-      const view = views[intent.run];
-      const to = (end && end.run === intent.run ? markOf(end) : undefined) ?? view.boundary;
-      const pick = (lo: number, hi: number) => view.trace.filter((e) => e.op > lo && e.op <= hi && view.applied(e.op) && (e.kind === 'write' || e.kind === 'truncate'));
-      let ops = pick(from, to);
-      // Buffered designs write the bytes later, on a flush before the claim.
-      if (ops.length === 0 && claimAt !== undefined) ops = pick(to, claimAt);
-      return { cut: intent.run, ops };
-    };
-
-    const durabilityChain = (seq: number, id: number | undefined, written: LineHit | undefined, intent: LineHit | undefined, claim: LineHit | undefined, what: string) => {
-      const at = markOf(claim);
-      const writes = eventWrites(intent, written, at);
-      const view = writes ? views[writes.cut] : undefined;
-      const files = new Set(writes?.ops.map((e) => e.path) ?? []);
-      if (writes && view) {
-        for (const e of writes.ops.slice(0, MAX_OPS_PER_ITEM)) {
-          const fate = view.atCut.get(e.op);
-          const pendingAtClaim = at !== undefined && claim!.run === writes.cut && unsyncedAfter(view, at).has(e.op);
-          if (pendingAtClaim) addOp(writes.cut, e, 'unsynced', `written while seq ${seq}${id !== undefined ? ` (event id ${id})` : ''} was being written, and not persisted yet when line ${claim!.line} claimed it ${what}`);
-          else if (fate && fate.fate !== 'kept') addOp(writes.cut, e, 'lost', `written for seq ${seq}${id !== undefined ? ` (event id ${id})` : ''}, not persisted at the power cut: ${fate.fate === 'lost' ? 'lost' : 'may be lost or torn'} (${fate.because})`);
-          else addOp(writes.cut, e, 'event', `written for seq ${seq}${id !== undefined ? ` (event id ${id})` : ''}${fate ? ` (unsynced at the cut, ${fate.because})` : ''}`);
-        }
+    if (claim && at !== undefined) {
+      const cv = views[claim.run];
+      const persist = lastPersistBefore(cv, at, files.size && claim.run === writes?.cut ? files : undefined) ?? lastPersistBefore(cv, at);
+      if (persist) this.addOp(claim.run, persist, 'persist', `the last persistence request${files.size ? ` of ${[...files].join(', ')}` : ''} before line ${claim.line} claimed seq ${seq} ${what}: the one that should have made it ${what}`);
+      else this.addLine(claim, 'unsynced', `no persistence request had completed when this line claimed seq ${seq} ${what}`);
+      if (claim.run === writes?.cut) {
+        // The file's own name must be durable too: an unsynced create or rename loses the whole file.
+        const pendingDir = [...unsyncedAfter(cv, at)].map((op) => cv.byOp.get(op)!).filter((e) => (e.kind === 'create' || e.kind === 'rename' || e.kind === 'link') && (files.has(e.path) || files.has(e.path2 ?? '')));
+        for (const e of pendingDir.slice(0, MAX_OPS_PER_ITEM)) this.addOp(claim.run, e, 'unsynced', `the directory entry of ${files.has(e.path2 ?? '') ? e.path2 : e.path} was not persisted yet (no fsync of its directory) when line ${claim.line} claimed seq ${seq} ${what}`);
+        const removed = cv.trace.filter((e) => e.op > at && e.op <= cv.boundary && cv.applied(e.op) && ((e.kind === 'unlink' && files.has(e.path)) || (e.kind === 'truncate' && files.has(e.path)) || (e.kind === 'rename' && files.has(e.path2 ?? ''))));
+        for (const e of removed.slice(0, MAX_OPS_PER_ITEM)) this.addOp(claim.run, e, 'removed', `after the claim, this request removed or cut ${e.kind === 'rename' ? e.path2 : e.path}, which held seq ${seq}`);
       }
-      if (claim && at !== undefined) {
-        const cv = views[claim.run];
-        const persist = lastPersistBefore(cv, at, files.size && claim.run === writes?.cut ? files : undefined) ?? lastPersistBefore(cv, at);
-        if (persist) addOp(claim.run, persist, 'persist', `the last persistence request${files.size ? ` of ${[...files].join(', ')}` : ''} before line ${claim.line} claimed seq ${seq} ${what}: the one that should have made it ${what}`);
-        else addLine(claim, 'unsynced', `no persistence request had completed when this line claimed seq ${seq} ${what}`);
-        if (claim.run === writes?.cut) {
-          // The file's own name must be durable too: an unsynced create or rename loses the whole file.
-          const pendingDir = [...unsyncedAfter(cv, at)].map((op) => cv.byOp.get(op)!).filter((e) => (e.kind === 'create' || e.kind === 'rename' || e.kind === 'link') && (files.has(e.path) || files.has(e.path2 ?? '')));
-          for (const e of pendingDir.slice(0, MAX_OPS_PER_ITEM)) addOp(claim.run, e, 'unsynced', `the directory entry of ${files.has(e.path2 ?? '') ? e.path2 : e.path} was not persisted yet (no fsync of its directory) when line ${claim.line} claimed seq ${seq} ${what}`);
-          const removed = cv.trace.filter((e) => e.op > at && e.op <= cv.boundary && cv.applied(e.op) && ((e.kind === 'unlink' && files.has(e.path)) || (e.kind === 'truncate' && files.has(e.path)) || (e.kind === 'rename' && files.has(e.path2 ?? ''))));
-          for (const e of removed.slice(0, MAX_OPS_PER_ITEM)) addOp(claim.run, e, 'removed', `after the claim, this request removed or cut ${e.kind === 'rename' ? e.path2 : e.path}, which held seq ${seq}`);
-        }
-      }
-    };
-
-    const seqs = (v.seqs ?? []).slice(0, MAX_EVIDENCE_SEQS);
-    const cutRunList = range(0, cutRuns);
-    const finalOpen = finalRun >= 0 ? lines([finalRun], (o) => o.t === 'open')[0] : undefined;
-    switch (v.check) {
-      case 'at-least-once':
-        seqs.forEach((seq, i) => {
-          const wantId = v.ids?.[i];
-          const written = lines(cutRunList, (o) => o.t === 'written' && o.seq === seq && (wantId === undefined || o.id === wantId))[0];
-          const id = wantId ?? (written?.o.t === 'written' ? written.o.id : undefined);
-          const intent = id !== undefined ? lines(cutRunList, (o) => o.t === 'write-intent' && o.id === id)[0] : undefined;
-          const claim = lines(cutRunList, (o) => (o.t === 'durable' && o.durableSeq >= seq) || (o.t === 'waited' && o.seq >= seq) || (o.t === 'open' && o.durableSeq >= seq), written)[0];
-          if (written) addLine(written, 'event', `the queue gave event id ${id} seq ${seq}`);
-          if (claim) addLine(claim, 'claim', `claimed seq ${seq}${id !== undefined ? ` (event id ${id})` : ''} durable`);
-          durabilityChain(seq, id, written, intent, claim, 'durable');
-        });
-        if (finalOpen) addLine(finalOpen, 'drain', `recovery started from here; ${seqs.length === 1 ? `seq ${seqs[0]} was` : `seqs ${list(seqs)} were`} not delivered`);
-        break;
-      case 'bounded-replay':
-        seqs.forEach((seq) => {
-          const acked = lines(cutRunList, (o) => o.t === 'acked' && o.seqs.includes(seq))[0];
-          if (acked) addLine(acked, 'event', `the consumer acked seq ${seq}`);
-          const claim = lines(cutRunList, (o) => (o.t === 'durable' || o.t === 'open') && o.durableFirstUnackedSeq > seq, acked)[0];
-          if (claim) {
-            addLine(claim, 'claim', `claimed the ack of seq ${seq} durable (every seq below ${claim.o.t === 'durable' || claim.o.t === 'open' ? claim.o.durableFirstUnackedSeq : '?'})`);
-            const at = markOf(claim);
-            const persist = at !== undefined ? lastPersistBefore(views[claim.run], at) : undefined;
-            if (persist) addOp(claim.run, persist, 'persist', `the last persistence request before line ${claim.line} claimed the ack of seq ${seq} durable`);
-          }
-          for (const d of lines(finalRun >= 0 ? [finalRun] : [], (o) => o.t === 'delivered' && o.seq === seq).slice(0, 1)) addLine(d, 'drain', `seq ${seq} delivered again after recovery`);
-        });
-        break;
-      case 'integrity':
-        seqs.forEach((seq, i) => {
-          const id = v.ids?.[i];
-          const intent = id !== undefined ? lines(cutRunList, (o) => o.t === 'write-intent' && o.id === id)[0] : undefined;
-          const written = id !== undefined ? lines(cutRunList, (o) => o.t === 'written' && o.id === id)[0] : lines(cutRunList, (o) => o.t === 'written' && o.seq === seq)[0];
-          if (intent) addLine(intent, 'event', `write() of event id ${id} started`);
-          if (written) addLine(written, 'event', `write() of event id ${id ?? '?'} returned seq ${seq}`);
-          const claim = written ? lines(cutRunList, (o) => (o.t === 'durable' && o.durableSeq >= seq) || (o.t === 'waited' && o.seq >= seq), written)[0] : undefined;
-          if (claim) addLine(claim, 'claim', `claimed seq ${seq} durable`);
-          durabilityChain(seq, id, written, intent, claim, 'durable');
-          for (const d of lines(allRuns, (o) => o.t === 'delivered' && (o.seq === seq || (id !== undefined && o.id === id))).slice(0, 2)) addLine(d, 'drain', `delivered these bytes for seq ${seq}; they differ from what was written`);
-        });
-        break;
-      case 'order':
-        for (const d of lines(allRuns, (o) => o.t === 'delivered' && (v.seqs ?? []).includes(o.seq)).slice(0, MAX_OPS_PER_ITEM)) addLine(d, 'claim', `delivered seq ${d.o.t === 'delivered' ? d.o.seq : '?'}`);
-        for (const w of lines(cutRunList, (o) => o.t === 'written' && seqs.includes(o.seq)).slice(0, MAX_OPS_PER_ITEM)) addLine(w, 'event', 'written here');
-        if (finalOpen) addLine(finalOpen, 'drain', 'the range recovery reported holding');
-        break;
-      case 'monotonic-seqs':
-        seqs.forEach((seq) => {
-          const writtenLines = lines(allRuns, (o) => o.t === 'written' && o.seq === seq);
-          for (const w of writtenLines.slice(0, 2)) addLine(w, 'claim', `write() returned seq ${seq}`);
-          const claim = lines(allRuns, (o) => (o.t === 'durable' && o.durableSeq >= seq) || (o.t === 'waited' && o.seq >= seq) || (o.t === 'open' && o.durableSeq >= seq))[0];
-          if (claim) addLine(claim, 'event', `seq ${seq} was already confirmed durable here`);
-        });
-        break;
-      case 'liveness': {
-        const errors = lines(allRuns, (o) => o.t === 'error');
-        for (const e of errors) addLine(e, 'error', 'the run failed here');
-        a.runs.forEach((r, run) => {
-          if (r.hung && r.outcomes.length) addLine({ run, line: r.outcomes.length, o: r.outcomes[r.outcomes.length - 1] }, 'error', 'the last line before the run hung');
-        });
-        // The files the failure names: the last request on each before the cut, and what the cut did to it.
-        const failing = errors[0]?.run ?? a.runs.length - 1;
-        const view = views[Math.min(Math.max(failing - 1, 0), views.length - 1)];
-        if (view) {
-          for (const p of mentionedPaths(v.message, view).slice(0, MAX_OPS_PER_ITEM)) {
-            const touches = (e: TraceEntry) => e.path === p || e.path2 === p;
-            const last = [...view.trace].reverse().find((e) => touches(e) && view.applied(e.op));
-            if (last && !view.atCut.has(last.op)) addOp(view.index, last, 'event', `the last request on ${p} before the power cut`);
-            for (const e of view.trace.filter((t) => touches(t) && view.atCut.has(t.op)).slice(-MAX_OPS_PER_ITEM)) {
-              const fate = view.atCut.get(e.op)!;
-              addOp(view.index, e, 'cut', `${e === last ? `the last request on ${p} before the power cut, not persisted: ` : ''}${fate.fate === 'kept' ? 'kept' : fate.fate === 'lost' ? 'lost' : 'may be lost'} (${fate.because})`);
-            }
-          }
-        }
-        break;
-      }
-      case 'fail-loudly':
-        views.forEach((view) => {
-          for (const e of view.trace.filter((t) => (t.result ?? 0) < 0).slice(0, MAX_OPS_PER_ITEM)) addOp(view.index, e, 'failed', `the filesystem failed it with errno ${-(e.result ?? 0)}, and the queue reported no error`);
-        });
-        break;
     }
-    // Nothing points at a request: show what the last cut left unsynced, the usual suspects.
+  }
+
+  private atLeastOnce(v: Violation, seqs: number[]): void {
+    const cutRuns = this.s.cutRuns;
+    seqs.forEach((seq, i) => {
+      const wantId = v.ids?.[i];
+      const written = this.lines(cutRuns, (o) => o.t === 'written' && o.seq === seq && (wantId === undefined || o.id === wantId))[0];
+      const id = wantId ?? (written?.o.t === 'written' ? written.o.id : undefined);
+      const intent = id !== undefined ? this.lines(cutRuns, (o) => o.t === 'write-intent' && o.id === id)[0] : undefined;
+      const claim = this.lines(cutRuns, (o) => (o.t === 'durable' && o.durableSeq >= seq) || (o.t === 'waited' && o.seq >= seq) || (o.t === 'open' && o.durableSeq >= seq), written)[0];
+      if (written) this.addLine(written, 'event', `the queue gave event id ${id} seq ${seq}`);
+      if (claim) this.addLine(claim, 'claim', `claimed seq ${seq}${id !== undefined ? ` (event id ${id})` : ''} durable`);
+      this.durabilityChain(seq, id, written, intent, claim, 'durable');
+    });
+    const finalOpen = this.finalOpen();
+    if (finalOpen) this.addLine(finalOpen, 'drain', `recovery started from here; ${seqs.length === 1 ? `seq ${seqs[0]} was` : `seqs ${list(seqs)} were`} not delivered`);
+  }
+
+  private boundedReplay(seqs: number[]): void {
+    const { cutRuns, finalRun, views } = this.s;
+    seqs.forEach((seq) => {
+      const acked = this.lines(cutRuns, (o) => o.t === 'acked' && o.seqs.includes(seq))[0];
+      if (acked) this.addLine(acked, 'event', `the consumer acked seq ${seq}`);
+      const claim = this.lines(cutRuns, (o) => (o.t === 'durable' || o.t === 'open') && o.durableFirstUnackedSeq > seq, acked)[0];
+      if (claim) {
+        this.addLine(claim, 'claim', `claimed the ack of seq ${seq} durable (every seq below ${claim.o.t === 'durable' || claim.o.t === 'open' ? claim.o.durableFirstUnackedSeq : '?'})`);
+        const at = this.markOf(claim);
+        const persist = at !== undefined ? lastPersistBefore(views[claim.run], at) : undefined;
+        if (persist) this.addOp(claim.run, persist, 'persist', `the last persistence request before line ${claim.line} claimed the ack of seq ${seq} durable`);
+      }
+      for (const d of this.lines(finalRun >= 0 ? [finalRun] : [], (o) => o.t === 'delivered' && o.seq === seq).slice(0, 1)) this.addLine(d, 'drain', `seq ${seq} delivered again after recovery`);
+    });
+  }
+
+  private integrity(v: Violation, seqs: number[]): void {
+    const { cutRuns, allRuns } = this.s;
+    seqs.forEach((seq, i) => {
+      const id = v.ids?.[i];
+      const intent = id !== undefined ? this.lines(cutRuns, (o) => o.t === 'write-intent' && o.id === id)[0] : undefined;
+      const written = id !== undefined ? this.lines(cutRuns, (o) => o.t === 'written' && o.id === id)[0] : this.lines(cutRuns, (o) => o.t === 'written' && o.seq === seq)[0];
+      if (intent) this.addLine(intent, 'event', `write() of event id ${id} started`);
+      if (written) this.addLine(written, 'event', `write() of event id ${id ?? '?'} returned seq ${seq}`);
+      const claim = written ? this.lines(cutRuns, (o) => (o.t === 'durable' && o.durableSeq >= seq) || (o.t === 'waited' && o.seq >= seq), written)[0] : undefined;
+      if (claim) this.addLine(claim, 'claim', `claimed seq ${seq} durable`);
+      this.durabilityChain(seq, id, written, intent, claim, 'durable');
+      for (const d of this.lines(allRuns, (o) => o.t === 'delivered' && (o.seq === seq || (id !== undefined && o.id === id))).slice(0, 2)) this.addLine(d, 'drain', `delivered these bytes for seq ${seq}; they differ from what was written`);
+    });
+  }
+
+  private order(v: Violation, seqs: number[]): void {
+    const { cutRuns, allRuns } = this.s;
+    for (const d of this.lines(allRuns, (o) => o.t === 'delivered' && (v.seqs ?? []).includes(o.seq)).slice(0, MAX_OPS_PER_ITEM)) this.addLine(d, 'claim', `delivered seq ${d.o.t === 'delivered' ? d.o.seq : '?'}`);
+    for (const w of this.lines(cutRuns, (o) => o.t === 'written' && seqs.includes(o.seq)).slice(0, MAX_OPS_PER_ITEM)) this.addLine(w, 'event', 'written here');
+    const finalOpen = this.finalOpen();
+    if (finalOpen) this.addLine(finalOpen, 'drain', 'the range recovery reported holding');
+  }
+
+  private monotonicSeqs(seqs: number[]): void {
+    const allRuns = this.s.allRuns;
+    seqs.forEach((seq) => {
+      const writtenLines = this.lines(allRuns, (o) => o.t === 'written' && o.seq === seq);
+      for (const w of writtenLines.slice(0, 2)) this.addLine(w, 'claim', `write() returned seq ${seq}`);
+      const claim = this.lines(allRuns, (o) => (o.t === 'durable' && o.durableSeq >= seq) || (o.t === 'waited' && o.seq >= seq) || (o.t === 'open' && o.durableSeq >= seq))[0];
+      if (claim) this.addLine(claim, 'event', `seq ${seq} was already confirmed durable here`);
+    });
+  }
+
+  private liveness(v: Violation): void {
+    const { a, allRuns, views } = this.s;
+    const errors = this.lines(allRuns, (o) => o.t === 'error');
+    for (const e of errors) this.addLine(e, 'error', 'the run failed here');
+    a.runs.forEach((r, run) => {
+      if (r.hung && r.outcomes.length) this.addLine({ run, line: r.outcomes.length, o: r.outcomes[r.outcomes.length - 1] }, 'error', 'the last line before the run hung');
+    });
+    // The files the failure names: the last request on each before the cut, and what the cut did to it.
+    const failing = errors[0]?.run ?? a.runs.length - 1;
+    const view = views[Math.min(Math.max(failing - 1, 0), views.length - 1)];
+    if (view) {
+      for (const p of mentionedPaths(v.message, view).slice(0, MAX_OPS_PER_ITEM)) {
+        const touches = (e: TraceEntry) => e.path === p || e.path2 === p;
+        const last = [...view.trace].reverse().find((e) => touches(e) && view.applied(e.op));
+        if (last && !view.atCut.has(last.op)) this.addOp(view.index, last, 'event', `the last request on ${p} before the power cut`);
+        for (const e of view.trace.filter((t) => touches(t) && view.atCut.has(t.op)).slice(-MAX_OPS_PER_ITEM)) {
+          const fate = view.atCut.get(e.op)!;
+          this.addOp(view.index, e, 'cut', `${e === last ? `the last request on ${p} before the power cut, not persisted: ` : ''}${fate.fate === 'kept' ? 'kept' : fate.fate === 'lost' ? 'lost' : 'may be lost'} (${fate.because})`);
+        }
+      }
+    }
+  }
+
+  private failLoudly(): void {
+    this.s.views.forEach((view) => {
+      for (const e of view.trace.filter((t) => (t.result ?? 0) < 0).slice(0, MAX_OPS_PER_ITEM)) this.addOp(view.index, e, 'failed', `the filesystem failed it with errno ${-(e.result ?? 0)}, and the queue reported no error`);
+    });
+  }
+
+  /** Nothing points at a request: show what the last cut left unsynced, the usual suspects. */
+  private usualSuspects(): void {
+    const views = this.s.views;
     const last = views[views.length - 1];
-    if (last && !items.some((i) => i.ref.kind === 'op')) {
+    if (last && !this.items.some((i) => i.ref.kind === 'op')) {
       for (const [op, fate] of [...last.atCut].slice(-MAX_OPS_PER_ITEM)) {
-        addOp(last.index, last.byOp.get(op)!, 'cut', `${fate.fate === 'kept' ? 'kept' : fate.fate === 'lost' ? 'lost' : 'may be lost'} (${fate.because})`);
+        this.addOp(last.index, last.byOp.get(op)!, 'cut', `${fate.fate === 'kept' ? 'kept' : fate.fate === 'lost' ? 'lost' : 'may be lost'} (${fate.because})`);
       }
     }
-    out.push(items);
-  });
-  return out;
+  }
 }
 
 /**

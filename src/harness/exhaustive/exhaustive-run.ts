@@ -30,7 +30,8 @@ import { RecoveryPool, type RecoverOn } from './recovery-pool.js';
 import { pathMatcher } from '../../../fusefs/crash-point.js';
 import type { CrashPoint } from '../../../fusefs/protocol.js';
 import type { Cause } from '../cause/cause.js';
-import { explainRun, type ExplainOptions, type RunVerdicts } from './explain.js';
+import { explainRun, type ExplainOptions } from './explain.js';
+import type { RunVerdicts } from './fix-proof.js';
 import { intervalHolding, recoverAndJudge, verdictsOf, type JudgeSettings, type Recorded, type StateTimings } from './judge-states.js';
 import { within, type TimeShare } from '../time-share.js';
 import { keepStartingState } from '../starting-state.js';
@@ -203,20 +204,10 @@ export async function runExhaustive(daemon: DaemonHandle, target: Target, input:
     // Enumerated first: it ends the recording, so a drain below does not become part of the recorded run.
     t = performance.now();
     const enumerated = await daemon.client.states(o.policies, o.caps);
-    const answer = o.onlyCut ? stateAtCut(enumerated, recorded.trace, o.onlyCut.point, o.onlyCut.policy) : o.onlyState ? onlyStateOf(enumerated, o.onlyState)
-      : o.sampleStates !== undefined ? sampleOf(enumerated, o.sampleStates) : enumerated;
+    const answer = statesToJudge(enumerated, recorded.trace, o);
     timings.enumerateMs = performance.now() - t;
-    if (recorded.run.record.hung || recorded.run.record.exitCode !== 0) {
-      // The uncut workload hung or failed by itself: no power cut needed to judge that; recover what the mount holds.
-      const drained = await runDriver(daemon, target.driver, specFor(daemon.mountpoint, input, 'drain', 1), false, timeouts);
-      const runs = [{ ...recorded.run.record, killed: true }, drained.record];
-      const violations = judge({ target: target.name, faultsInjected: false, runs });
-      if (violations.length > 0) {
-        const state = { id: { afterOp: recorded.trace.length, policy: 'lose-unsynced' as const }, hash: '0' };
-        const failure = await failureOf(daemon, target.name, caseOf(state), o, recorded, runs, [recorded.run.stderr, drained.stderr], violations);
-        return { coverage, failure, failures: [failure], statesBeforeFailure: 0, timings, capsHit: [] };
-      }
-    }
+    const uncut = await uncutFailure(daemon, target, input, o, recorded, caseOf);
+    if (uncut) return { coverage, failure: uncut, failures: [uncut], statesBeforeFailure: 0, timings, capsHit: [] };
 
     coverage.intervals = answer.intervals;
     coverage.statesCapped = answer.capped.states;
@@ -231,12 +222,7 @@ export async function runExhaustive(daemon: DaemonHandle, target: Target, input:
       signatureOf: (state, violations) => failureSignature(failureResult(caseOf(state), recorded, [], [], violations)),
     };
 
-    // A state is left out only by the time budget or, when one failure is enough, after the first failing one.
-    groups.forEach((group, g) => {
-      if (results[g] === undefined && !outOfTime && !(!o.allFailures && g > firstFailing)) {
-        throw new Error(`invariant broken: crash state ${describeState(group[0].id)} was neither judged nor left out by the time budget or a first failure`);
-      }
-    });
+    assertEveryStateAccounted(groups, results, outOfTime, o.allFailures, firstFailing);
     // In group order, so the first failure and the counts do not depend on which slot finished first.
     const failures: CaseResult[] = [];
     /** Every failing state (explained together below), with what its case needs. */
@@ -250,15 +236,7 @@ export async function runExhaustive(daemon: DaemonHandle, target: Target, input:
       if (r === undefined || enough()) break;
       for (const { state, runs, violations } of r.verdicts) {
         if (enough()) break;
-        coverage.cases++;
-        coverage.states++;
-        policyCoverage(coverage, state.id.policy).states++;
-        countContract(coverage, contract);
-        coverage.tornPartialWrites += state.partialWrites ?? 0;
-        if (o.recoveryCuts) {
-          coverage.recoveryCutsRequested++;
-          if (r.recovery.landed) coverage.recoveryCutsLanded++;
-        }
+        countJudged(coverage, state, contract, o.recoveryCuts, r.recovery.landed);
         const key = `${state.id.policy} ${state.interval}`;
         judgedOf.set(key, (judgedOf.get(key) ?? 0) + 1);
         if (violations.length === 0 || (o.firstFailureThat && !o.firstFailureThat(violations))) {
@@ -291,18 +269,7 @@ export async function runExhaustive(daemon: DaemonHandle, target: Target, input:
         failures.push(await saveFailure(daemon, target.name, o, failure));
       }
     }
-    const capsHit = [...answer.capped.caps];
-    if (outOfTime) {
-      // The gate's time budget is spent: what is left is not checked, and says so.
-      coverage.statesCapped += answer.states.length - coverage.states;
-      capsHit.push(TIME_BUDGET_CAP);
-    }
-    const checked = intervalsChecked(answer, judgedOf);
-    coverage.intervalsChecked = checked.all;
-    for (const policy of o.policies) {
-      policyCoverage(coverage, policy).intervalsChecked = checked[policy];
-      policyCoverage(coverage, policy).intervalsReached = [...judgedOf.keys()].filter((k) => k.startsWith(`${policy} `)).length;
-    }
+    const capsHit = closeCoverage(coverage, answer, judgedOf, outOfTime, o.policies);
     timings.driverStarts = drivers.starts - startsBefore;
     return { coverage, ...(failures.length ? { failure: failures[0] } : {}), failures, statesBeforeFailure: statesBeforeFailure ?? judged, timings, capsHit };
   } catch (err) {
@@ -314,6 +281,65 @@ export async function runExhaustive(daemon: DaemonHandle, target: Target, input:
     await pool?.stop();
     if (!o.driverWorkers) await drivers.stop();
   }
+}
+
+/** The states of the recorded run to judge: those of one cut or one state, a sample, or all of them. */
+function statesToJudge(enumerated: StatesAnswer, trace: readonly TraceEntry[], o: ExhaustiveOptions): StatesAnswer {
+  return o.onlyCut ? stateAtCut(enumerated, trace, o.onlyCut.point, o.onlyCut.policy) : o.onlyState ? onlyStateOf(enumerated, o.onlyState)
+    : o.sampleStates !== undefined ? sampleOf(enumerated, o.sampleStates) : enumerated;
+}
+
+/**
+ * The uncut workload hung or failed by itself: no power cut is needed to judge that, so what the
+ * mount holds is recovered and judged. Its failure, if it is one; undefined for a run that went well.
+ */
+async function uncutFailure(daemon: DaemonHandle, target: Target, input: ExhaustiveInput, o: ExhaustiveOptions, recorded: Recorded, caseOf: (state: Pick<CrashStateInfo, 'id' | 'hash'>) => CrashCase): Promise<CaseResult | undefined> {
+  if (!recorded.run.record.hung && recorded.run.record.exitCode === 0) return undefined;
+  const drained = await runDriver(daemon, target.driver, specFor(daemon.mountpoint, input, 'drain', 1), false, mergeTimeouts(o.timeouts));
+  const runs = [{ ...recorded.run.record, killed: true }, drained.record];
+  const violations = judge({ target: target.name, faultsInjected: false, runs });
+  if (violations.length === 0) return undefined;
+  const state = { id: { afterOp: recorded.trace.length, policy: 'lose-unsynced' as const }, hash: '0' };
+  return failureOf(daemon, target.name, caseOf(state), o, recorded, runs, [recorded.run.stderr, drained.stderr], violations);
+}
+
+/** A state is left out only by the time budget or, when one failure is enough, after the first failing one. */
+function assertEveryStateAccounted(groups: readonly (readonly CrashStateInfo[])[], results: readonly unknown[], outOfTime: boolean, allFailures: boolean, firstFailing: number): void {
+  groups.forEach((group, g) => {
+    if (results[g] === undefined && !outOfTime && !(!allFailures && g > firstFailing)) {
+      throw new Error(`invariant broken: crash state ${describeState(group[0].id)} was neither judged nor left out by the time budget or a first failure`);
+    }
+  });
+}
+
+/** Counts one judged state in the coverage. */
+function countJudged(coverage: Coverage, state: CrashStateInfo, contract: ReturnType<typeof contractOf>, recoveryCuts: boolean, recoveryCutLanded: boolean): void {
+  coverage.cases++;
+  coverage.states++;
+  policyCoverage(coverage, state.id.policy).states++;
+  countContract(coverage, contract);
+  coverage.tornPartialWrites += state.partialWrites ?? 0;
+  if (recoveryCuts) {
+    coverage.recoveryCutsRequested++;
+    if (recoveryCutLanded) coverage.recoveryCutsLanded++;
+  }
+}
+
+/** The coverage's counts once every state is judged or left out: the intervals checked and reached per policy. Returns the caps hit, in words. */
+function closeCoverage(coverage: Coverage, answer: StatesAnswer, judgedOf: ReadonlyMap<string, number>, outOfTime: boolean, policies: readonly StatePolicy[]): string[] {
+  const capsHit = [...answer.capped.caps];
+  if (outOfTime) {
+    // The gate's time budget is spent: what is left is not checked, and says so.
+    coverage.statesCapped += answer.states.length - coverage.states;
+    capsHit.push(TIME_BUDGET_CAP);
+  }
+  const checked = intervalsChecked(answer, judgedOf);
+  coverage.intervalsChecked = checked.all;
+  for (const policy of policies) {
+    policyCoverage(coverage, policy).intervalsChecked = checked[policy];
+    policyCoverage(coverage, policy).intervalsReached = [...judgedOf.keys()].filter((k) => k.startsWith(`${policy} `)).length;
+  }
+  return capsHit;
 }
 
 /**

@@ -6,7 +6,7 @@
 // on it, repeated on each other state it claims. The run's failing states are then given the fewest
 // proven causes that explain them (cause/attribute.ts); the rest are said to be unexplained. The
 // reach re-checks every journaled state of the cuts where a cause bites.
-import type { CrashStateInfo, StateCaps, StatesAnswer } from '../../../fusefs/crash-states.js';
+import type { CrashStateInfo, StateCaps } from '../../../fusefs/crash-states.js';
 import { keepsNoUnsynced } from '../../../fusefs/model/policies/index.js';
 import { coverStates, isLogicError } from '../cause/attribute.js';
 import { boundUntil, DEFAULT_SEARCH_BOUND, proofHolds, type Cause, type SearchBound } from '../cause/cause.js';
@@ -16,7 +16,7 @@ import { BUDGET_RAN_OUT, SECOND_CUT_KEY } from '../cause/of-case.js';
 import { removalBlamed, removalTooEarly } from '../cause/search.js';
 import type { Violation } from '../oracle.js';
 import { within, type TimeShare } from '../time-share.js';
-import { curesState, fixKey, proofWordsShort, proveFix, type ProvenFix } from './fix-proof.js';
+import { curesState, fixKey, proofWordsShort, proveFix, type ProvenFix, type RunVerdicts } from './fix-proof.js';
 import { recoverAndJudge, verdictsOf, type JudgeContext, type JudgedState, type Recorded } from './judge-states.js';
 import { explainsToo, isRemovalTooEarly, LegalDiskVerdicts, MAX_REPEATS, provenOnState, provenOnStates, sameKindOfState } from './proven-otherwise.js';
 import { reachOf } from './reach.js';
@@ -70,14 +70,6 @@ export const EXPLAIN_BOUNDS = {
 } satisfies Omit<ExplainOptions, 'checkReach'>;
 
 /** What the run's own judgement said, for proofs to compare with. */
-export interface RunVerdicts {
-  answer: StatesAnswer;
-  /** Every state the run judged; undefined when it judged some only (one cut): the proof then judges the run without its fix first. */
-  judged?: JudgedState[];
-  /** A failing state's case as the failure signature needs it (its cut place and policy). */
-  signatureOf: (state: CrashStateInfo, violations: Violation[]) => string;
-}
-
 /** The run's failing states given their causes: each proven cause with the states it explains, the rest unexplained by signature. */
 export interface Attribution {
   causes: { cause: Cause; states: number[] }[];

@@ -2,14 +2,13 @@
 // judged, and compared one to one with the run's own verdicts; a failing state is cured when its
 // counterpart passes, a passing one broken when its counterpart fails. Also a candidate's screen (one
 // state, with just what it names made durable) before its proof.
-import type { CrashStateInfo, ProbeUnit, StateCaps } from '../../../fusefs/crash-states.js';
+import type { CrashStateInfo, ProbeUnit, StateCaps, StatesAnswer } from '../../../fusefs/crash-states.js';
 import { keepsNoUnsynced } from '../../../fusefs/model/policies/index.js';
 import type { Cause, CauseProof } from '../cause/cause.js';
-import { judge } from '../oracle.js';
+import { judge, type Violation } from '../oracle.js';
 import { pathPattern } from '../path-pattern.js';
 import { fixedRun, type FixedRun } from './fixed-run.js';
 import { historyOf, recoverAndJudge, verdictsOf, type JudgeContext, type JudgedState, type Recorded } from './judge-states.js';
-import type { RunVerdicts } from './explain.js';
 import { failed, inSlots, probeOf } from './state-probe.js';
 
 const cellOf = (policy: string, afterOp: number) => `${policy} ${afterOp}`;
@@ -29,6 +28,15 @@ export interface ProvenFix {
 export function fixKey(recorded: Recorded, cause: Cause): string | undefined {
   const fix = fixedRun(recorded, cause);
   return fix && JSON.stringify([fix.hypothesis ?? null, [...(fix.recorded.withheld ?? [])]]);
+}
+
+/** What the run answered and judged, as the proofs of its fixes need it. */
+export interface RunVerdicts {
+  answer: StatesAnswer;
+  /** Every state the run judged; undefined when it judged some only (one cut): the proof then judges the run without its fix first. */
+  judged?: JudgedState[];
+  /** A failing state's case as the failure signature needs it (its cut place and policy). */
+  signatureOf: (state: CrashStateInfo, violations: Violation[]) => string;
 }
 
 /**

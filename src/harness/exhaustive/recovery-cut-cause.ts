@@ -1,13 +1,12 @@
 // A failure that needs its second cut, during recovery: what the first cut lost cannot explain it,
 // so the recovery itself is recorded on a mount of its own (recovery-recording.ts), the second cut
 // becomes a crash state of that recording, and it is searched and proven like a run's.
-import type { CrashStateInfo } from '../../../fusefs/crash-states.js';
+import type { CrashStateInfo, StateCaps } from '../../../fusefs/crash-states.js';
 import { describeState, keepsNoUnsynced } from '../../../fusefs/model/policies/index.js';
 import { proofHolds, type Cause, type SearchBound } from '../cause/cause.js';
 import { SECOND_CUT_KEY } from '../cause/of-case.js';
 import { searchCause, type ProbeFn } from '../cause/search.js';
 import type { Violation } from '../oracle.js';
-import type { ExplainOptions } from './explain.js';
 import { proveFix, proofWordsShort } from './fix-proof.js';
 import { recoverAndJudge, verdictsOf, type JudgeContext, type JudgedState, type Recorded } from './judge-states.js';
 import { provenOnState } from './proven-otherwise.js';
@@ -40,7 +39,7 @@ export async function searchState(ctx: JudgeContext, judging: JudgeContext, reco
  * own (recovery-recording.ts), the state its cut left searched, and a fix proven on that recording's
  * states with the same rule as a run's. Its words say the step is the recovery's.
  */
-export async function explainRecoveryCut(ctx: JudgeContext, judging: JudgeContext, recorded: Recorded, f: JudgedState, o: ExplainOptions, deadline: number, bound: SearchBound): Promise<{ cause: Cause } | { why: string }> {
+export async function explainRecoveryCut(ctx: JudgeContext, judging: JudgeContext, recorded: Recorded, f: JudgedState, o: { proofMs: number; caps: StateCaps }, deadline: number, bound: SearchBound): Promise<{ cause: Cause } | { why: string }> {
   const cut = judging.caseOf(f.state).recoveryCut;
   if (!cut) throw new Error(`invariant: crash state ${describeState(f.state.id)} needs a cut during recovery but its case has none`);
   if (!keepsNoUnsynced(cut.policy)) return { why: `the cut during its recovery lost what the ${cut.policy} policy loses; only a lose-unsynced cut's recovery is recorded and searched` };
