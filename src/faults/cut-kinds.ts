@@ -2,7 +2,7 @@
 // coordinated: every node at once (a rack or datacenter failure); one: a single node; minority:
 // fewer nodes than a majority (with 3 nodes that is one node); majority: a majority, not all.
 // Each kind is one entry of KINDS (its sizes, whether it takes every node, its summary row); the
-// gate's counting, its floor and the live draw (src/harness/cluster/live-draw.ts) ask the entry,
+// gate's counting, its floor and the live draw (live-draw.ts) ask the entry,
 // never the name. A cut is counted under one kind: the first asked that it fits, so no case is
 // counted twice.
 
@@ -107,7 +107,7 @@ export function kindsAsked(choice: NodesCutChoice, n: number): CutKind[] {
 /**
  * The numbers of nodes a cut of `kind` may take so that it is counted under `kind` (of the kinds
  * `asked`): every node (a kind that takes every node), or the sizes short of it whose first fitting
- * kind is `kind`. The live cut's nodes of that size are drawn by drawLiveCase (src/harness/cluster/live-draw.ts).
+ * kind is `kind`. The live cut's nodes of that size are drawn by drawLiveCase (live-draw.ts).
  */
 export function cutSizes(kind: CutKind, asked: readonly CutKind[], n: number): number[] {
   if (cutsEveryNode(kind)) return [n];

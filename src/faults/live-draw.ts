@@ -1,9 +1,9 @@
 // The seeded draw of one live cluster case (pure): which nodes lose power while the others run on,
 // at which request of the merged order, and whether a node is paused (SIGSTOP, then SIGCONT) for a
 // while before that. The same seed, request count and node count always give the same case.
-import { Prng } from '../../../fusefs/model/prng.js';
-import type { CrashPoint } from '../../../fusefs/protocol.js';
-import { cutsEveryNode, kindSizes, type CutKind } from '../../faults/cut-kinds.js';
+import { Prng } from '../../fusefs/model/prng.js';
+import type { CrashPoint } from '../../fusefs/protocol.js';
+import { cutsEveryNode, kindSizes, type CutKind } from './cut-kinds.js';
 
 /** A node's process group stopped at a request of the merged order and resumed `durationMs` later (the randomised testers' "pause"). */
 export interface NodePause {
