@@ -1,10 +1,10 @@
 // The kinds of power cut of a cluster (pure), named here once: which nodes lose power, by how many.
 // coordinated: every node at once (a rack or datacenter failure); one: a single node; minority:
 // fewer nodes than a majority (with 3 nodes that is one node); majority: a majority, not all.
-// Each kind is one entry of KINDS (its sizes, whether it takes every node, its summary row); the
-// gate's counting, its floor and the live draw (live-draw.ts) ask the entry,
-// never the name. A cut is counted under one kind: the first asked that it fits, so no case is
-// counted twice.
+// Each kind is one entry of KINDS (its sizes, whether it takes every node, whether its live cut
+// waits for the cluster to open, whether live cuts of it are drawn, its summary row); the gate's
+// counting, its floor and the live draw (live-draw.ts) ask the entry, never the name. A cut is
+// counted under one kind: the first asked that it fits, so no case is counted twice.
 
 export const CUT_KINDS = ['coordinated', 'one', 'minority', 'majority'] as const;
 export type CutKind = (typeof CUT_KINDS)[number];
