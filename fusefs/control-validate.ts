@@ -3,6 +3,7 @@
 import { MUTATING_KINDS, POLICIES, type ControlRequest, type CrashPoint, type Fault } from './protocol.js';
 import { STATE_POLICIES, type CrashStateId, type DataOutcome, type Hypothesis, type ProbeUnit } from './crash-states.js';
 import { MAX_FSYNC_HOLD_MS } from './fsync-holds.js';
+import { keepsNoUnsynced } from './model/policies/index.js';
 
 const CMDS = ['status', 'arm', 'disarm', 'release', 'wait-frozen', 'crash', 'trace', 'image', 'fault', 'clear-faults', 'reset', 'starting-state', 'states', 'load-state', 'state-image', 'units', 'save-recording', 'load-recording', 'shutdown'] as const;
 const DATA_KINDS = ['all', 'none', 'only', 'except', 'sectors'] as const;
@@ -114,7 +115,7 @@ function parseStateId(v: unknown): CrashStateId {
   allowOnly(o, cmd, ['afterOp', 'policy', 'dirPrefix', 'data', 'nodes', 'outcomes']);
   const id: CrashStateId = { afterOp: int(o, cmd, 'afterOp', 0), policy: oneOf(o, cmd, 'policy', STATE_POLICIES) };
   if (o.nodes !== undefined) id.nodes = nodeList(o, cmd, 'nodes');
-  if (id.policy === 'lose-unsynced') {
+  if (keepsNoUnsynced(id.policy)) {
     if (o.dirPrefix !== undefined || o.data !== undefined || o.outcomes !== undefined) fail(`${cmd}: dirPrefix, data and outcomes belong to torn and journaled states only`);
     return id;
   }

@@ -8,14 +8,21 @@
 //    and may use anything (nothing imports them); bench/ is outside the order.
 // 3. No import cycle at all, inside a folder either: two modules that import each other are one
 //    idea split in two, and the order of their initialisation is an accident.
+// 4. A crash policy or a cut kind is asked its properties (its registry), never compared by name
+//    outside its registry module: a new policy or kind is then its entry, not an edit in every
+//    place that branches on one (docs/design.md, "Where a change goes").
 import path from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { CRASH_POLICIES } from '../fusefs/crash-states.js';
+import { CUT_KINDS } from './faults/cut-kinds.js';
 import { REPO_ROOT } from './harness/dist-path.js';
 
 /** Folders in import order: a folder may import from a folder of a lower level only. */
 const LEVELS: readonly { folder: string; level: number }[] = [
   { folder: 'fusefs', level: 0 },
+  // The fault vocabulary (cut kinds) sits between the daemon and the harness that draws its cuts.
+  { folder: 'src/faults', level: 0.5 },
   { folder: 'src/harness', level: 1 },
   { folder: 'src/kernel-check', level: 1 },
   { folder: 'src/report', level: 2 },
@@ -55,8 +62,8 @@ interface ImportEdge {
   to?: string;
 }
 
-/** Every import (static, dynamic, type-only, re-export) of the runtime files, resolved as tsc resolves it. */
-function runtimeImports(): ImportEdge[] {
+/** The runtime files (those tsconfig.json compiles) and the options that resolve their imports. */
+function runtimeConfig(): ts.ParsedCommandLine {
   const config = ts.getParsedCommandLineOfConfigFile(path.join(REPO_ROOT, 'tsconfig.json'), {}, {
     ...ts.sys,
     onUnRecoverableConfigFileDiagnostic: (d) => {
@@ -64,6 +71,11 @@ function runtimeImports(): ImportEdge[] {
     },
   });
   if (!config) throw new Error('tsconfig.json could not be read');
+  return config;
+}
+
+/** Every import (static, dynamic, type-only, re-export) of the runtime files, resolved as tsc resolves it. */
+function runtimeImports(config: ts.ParsedCommandLine): ImportEdge[] {
   const edges: ImportEdge[] = [];
   for (const file of config.fileNames) {
     const from = path.relative(REPO_ROOT, file);
@@ -109,11 +121,45 @@ export function importCycles(edges: readonly { from: string; to?: string }[]): s
   return cycles;
 }
 
+/** The names a registry owns, and the modules (a file, or a folder ending in '/') that may compare them. */
+const REGISTRIES: readonly { what: string; names: readonly string[]; modules: readonly string[] }[] = [
+  { what: 'crash policy', names: CRASH_POLICIES, modules: ['fusefs/crash-states.ts', 'fusefs/model/policies/'] },
+  { what: 'cut kind', names: CUT_KINDS, modules: ['src/faults/cut-kinds.ts'] },
+];
+
+/**
+ * Where `text` compares a string literal of `names` as a value: `x === 'torn'`, `'one' !== k`,
+ * `case 'torn':`, `.includes('torn')`, `['torn', ...].includes(x)`. Naming one (an assignment, an
+ * argument, a key) is not comparing it. One line per comparison: "file:line: what".
+ */
+export function nameComparisons(file: string, text: string, names: readonly string[]): string[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
+  const named = (n: ts.Node | undefined): n is ts.StringLiteralLike => n !== undefined && ts.isStringLiteralLike(n) && names.includes(n.text);
+  const found: string[] = [];
+  const report = (at: ts.Node) => found.push(`${file}:${source.getLineAndCharacterOfPosition(at.getStart(source)).line + 1}: ${at.getText(source).slice(0, 80)}`);
+  const equality = [ts.SyntaxKind.EqualsEqualsEqualsToken, ts.SyntaxKind.ExclamationEqualsEqualsToken, ts.SyntaxKind.EqualsEqualsToken, ts.SyntaxKind.ExclamationEqualsToken];
+  const visit = (n: ts.Node): void => {
+    if (ts.isBinaryExpression(n) && equality.includes(n.operatorToken.kind) && (named(n.left) || named(n.right))) report(n);
+    else if (ts.isCaseClause(n) && named(n.expression)) report(n.expression);
+    else if (ts.isCallExpression(n) && ts.isPropertyAccessExpression(n.expression) && ['includes', 'indexOf'].includes(n.expression.name.text)) {
+      const on = n.expression.expression;
+      const list = ts.isAsExpression(on) || ts.isParenthesizedExpression(on) ? on.expression : on;
+      const listNames = (ts.isArrayLiteralExpression(list) ? list : ts.isAsExpression(list) && ts.isArrayLiteralExpression(list.expression) ? list.expression : undefined)?.elements.some(named);
+      if (named(n.arguments[0]) || listNames) report(n);
+    }
+    ts.forEachChild(n, visit);
+  };
+  visit(source);
+  return found;
+}
+
 describe('layout', () => {
-  const edges = runtimeImports();
+  const config = runtimeConfig();
+  const files = config.fileNames.map((f) => path.relative(REPO_ROOT, f));
+  const edges = runtimeImports(config);
 
   it('finds the runtime files and their imports (the check is not vacuous)', () => {
-    const folders = new Set(edges.map((e) => folderOf(e.from)));
+    const folders = new Set(files.map(folderOf));
     for (const l of LEVELS) expect(folders, `no runtime file found under ${l.folder}`).toContain(l.folder);
     expect(edges.filter((e) => e.to !== undefined).length).toBeGreaterThan(300);
   });
@@ -132,6 +178,36 @@ describe('layout', () => {
 
   it('no import cycle, inside a folder either', () => {
     expect(importCycles(edges).map((c) => c.join(' -> '))).toEqual([]);
+  });
+
+  describe('crash policies and cut kinds are compared through their registries, never by name', () => {
+    const inModule = (file: string, m: string) => (m.endsWith('/') ? file.startsWith(m) : file === m);
+    // Only a file that quotes a name is parsed (most quote none): the check stays well under a second.
+    const comparisonsIn = (f: string, names: readonly string[]) => {
+      const text = ts.sys.readFile(path.join(REPO_ROOT, f)) ?? '';
+      return names.some((n) => text.includes(`'${n}'`) || text.includes(`"${n}"`)) ? nameComparisons(f, text, names) : [];
+    };
+    const runtime = files.filter((f) => /^(src|fusefs)\//.test(f));
+    for (const r of REGISTRIES) {
+      it(`no ${r.what} name (${r.names.join(', ')}) compared outside ${r.modules.join(', ')}`, () => {
+        const outside = runtime.filter((f) => !r.modules.some((m) => inModule(f, m)));
+        const found = outside.flatMap((f) => comparisonsIn(f, r.names));
+        expect(found, `ask the ${r.what} registry (${r.modules.join(', ')}) a property instead: docs/design.md, "Where a change goes"`).toEqual([]);
+      });
+    }
+
+    it('the check bites: comparisons are found, naming a value is not', () => {
+      const names = ['torn', 'majority'];
+      const code = [
+        "if (p === 'torn') f();",
+        "const a = 'majority' !== kind;",
+        "switch (policy) { case 'torn': break; }",
+        "if (used.includes('torn')) g();",
+        "if ((['torn', 'x'] as const).includes(p)) h();",
+        "const id = { policy: 'torn' }; use('majority'); const m = { torn: 1 }; if (k === 'torn-write') i();",
+      ].join('\n');
+      expect(nameComparisons('x.ts', code, names).map((l) => l.replace(/: .*/, ''))).toEqual(['x.ts:1', 'x.ts:2', 'x.ts:3', 'x.ts:4', 'x.ts:5']);
+    });
   });
 
   it('the cycle check bites: a pair and a ring of three are found, a chain is not', () => {

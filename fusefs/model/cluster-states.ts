@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { STATE_POLICIES, type CrashStateId, type DataOutcome, type Hypothesis, type LostUnit, type ProbeUnit, type StatePolicy, type StateCaps, type StatesAnswer, type CrashStateInfo } from '../crash-states.js';
 import { FsModel } from './fs-model.js';
-import { stateEnumerator } from './policies/index.js';
+import { keepsNoUnsynced, stateEnumerator } from './policies/index.js';
 import { Prng } from './prng.js';
 import { fairShares, spreadEvenly } from './spread.js';
 import type { StateSpace } from './state-space.js';
@@ -155,7 +155,10 @@ export class ClusterStateSpace implements RunStates {
     const ends = this.intervalEnds();
     const subsets = cutSubsets(this.spaces.length);
     const all = this.spaces.length;
-    const writeBack = STATE_POLICIES.filter((p) => p !== 'lose-unsynced' && policies.includes(p));
+    // The policy whose state is the durable image alone (lose-unsynced) is listed from the images' hashes;
+    // the others (write-back) from each cut node's outcomes.
+    const durableOnly = STATE_POLICIES.find((p) => keepsNoUnsynced(p) && policies.includes(p));
+    const writeBack = STATE_POLICIES.filter((p) => !keepsNoUnsynced(p) && policies.includes(p));
     // Each node's durable and live image hash at each interval's end, computed once.
     const hashes = ends.map((afterOp) => this.spaces.map((s) => ({ durable: s.hashAt(afterOp, 'durable'), live: s.hashAt(afterOp, 'live') })));
     const outcomes = writeBack.map((policy) => this.nodeOutcomes(policy, ends, caps));
@@ -182,7 +185,7 @@ export class ClusterStateSpace implements RunStates {
       else states.push({ ...info, hash });
     };
     const nodesOf = (subset: number[]) => (subset.length < all ? { nodes: subset } : {});
-    if (policies.includes('lose-unsynced')) {
+    if (durableOnly !== undefined) {
       // Each subset's distinct states; when they do not all fit under maxStates, each subset gets a
       // fair share of it, spread over the run (a long run's coordinated states alone would otherwise
       // fill the cap, and no cut of fewer nodes would be listed at all).
@@ -195,7 +198,7 @@ export class ClusterStateSpace implements RunStates {
           const key = `${interval} ${hash}`;
           if (gathered.has(key)) return;
           gathered.add(key);
-          distinct.push({ info: { id: { afterOp, policy: 'lose-unsynced', ...nodesOf(subset) }, interval, hash: '' }, hash });
+          distinct.push({ info: { id: { afterOp, policy: durableOnly, ...nodesOf(subset) }, interval, hash: '' }, hash });
         });
         return distinct;
       });
@@ -204,7 +207,7 @@ export class ClusterStateSpace implements RunStates {
         const kept = new Set(spreadEvenly(l, shares[i]));
         for (const x of l) {
           if (kept.has(x)) list(x.info, x.hash);
-          else leaveOut('lose-unsynced', x.info.interval, 1, `maxStates ${caps.maxStates}`);
+          else leaveOut(durableOnly, x.info.interval, 1, `maxStates ${caps.maxStates}`);
         }
       });
     }
@@ -297,7 +300,7 @@ export class ClusterStateSpace implements RunStates {
     for (const k of cut) if (!(Number.isInteger(k) && k >= 0 && k < n)) throw new Error(`state: node ${k} does not exist; the cluster has nodes 0..${n - 1}`);
     if (id.dirPrefix !== undefined || id.data !== undefined) throw new Error(`state: a cluster's ${id.policy} state gives each cut node's dirPrefix and data in 'outcomes', not at its top`);
     const own = new Map<number, CrashStateId>();
-    if (id.policy === 'lose-unsynced') {
+    if (keepsNoUnsynced(id.policy)) {
       if (id.outcomes !== undefined) throw new Error('state: outcomes belong to a cluster\'s torn and journaled states only');
       for (const k of cut) own.set(k, { afterOp: id.afterOp, policy: id.policy });
       return own;

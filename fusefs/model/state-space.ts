@@ -6,7 +6,7 @@
 // the rest, breadth first over the run, and what they leave out is counted.
 import { DEFAULT_STATE_CAPS, STATE_POLICIES, type CrashStateId, type Hypothesis, type LostUnit, type ProbeUnit, type UnitChange, type StatePolicy, type CrashStateInfo, type StateCaps, type StatesAnswer } from '../crash-states.js';
 import { chosenFile, type TornStats } from './torn.js';
-import { stateEnumerator } from './policies/index.js';
+import { keepsNoUnsynced, stateEnumerator } from './policies/index.js';
 import type { FsModel } from './fs-model.js';
 import type { FsTree, JournalOp, Unsynced } from './nodes.js';
 import { Recording, replay } from './recording.js';
@@ -116,14 +116,14 @@ export class StateSpace {
           // A lose-unsynced cut leaves exactly the durable state: no copy of the model to cut.
           let stats = { partialWrites: 0 };
           let image = replayed!.model;
-          if (e.policy !== 'lose-unsynced') {
+          if (!keepsNoUnsynced(e.policy)) {
             image = image.clone();
             stats = e.settle(image, id);
           }
           const hash = image.imageHash('durable');
           if (seen.has(hash)) continue;
           seen.add(hash);
-          if (e.policy === 'lose-unsynced') loseHashes.add(hash);
+          if (keepsNoUnsynced(e.policy)) loseHashes.add(hash);
           built[interval][p].push({ id, interval, hash, ...(stats.partialWrites > 0 ? { partialWrites: stats.partialWrites } : {}) });
         }
       });
@@ -217,7 +217,7 @@ export class StateSpace {
         syncedLater: syncedLater(f.ino),
       });
     }
-    const prefix = id.policy === 'lose-unsynced' ? 0 : (id.dirPrefix ?? 0);
+    const prefix = keepsNoUnsynced(id.policy) ? 0 : (id.dirPrefix ?? 0);
     const lostOps = u.journal.slice(prefix);
     const dirs = [...new Set(lostOps.flatMap((op) => op.changes.map((c) => c.dir)))].sort((a, b) => a - b);
     const ofDir = (ops: readonly JournalOp[], dir: number): UnitChange[] => ops.filter((op) => op.changes.some((c) => c.dir === dir)).map((op) => ({

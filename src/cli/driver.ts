@@ -3,6 +3,7 @@
 import { execa } from 'execa';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { majorityOf } from '../faults/cut-kinds.js';
 import { ARTIFACTS_ENV, defaultArtifactRoot, DEFAULT_ARTIFACTS_DIR } from '../harness/artifacts.js';
 import { killGroup, OWN_PROCESS_GROUP, trackGroup } from '../harness/process-group.js';
 import { parseCommandArgs, parseSettingsOption, usageFail, type Command } from './usage.js';
@@ -278,8 +279,8 @@ function midRunCut(trace: readonly TraceEntry[], openAfterOp: number, node: numb
 }
 
 /** The nodes a majority cut takes: the last majority of them (node 0 stays up when it can), or none when a majority is every node. */
-function majorityOf(nodeCount: number): number[] {
-  const majority = Math.floor(nodeCount / 2) + 1;
+function majorityCutNodes(nodeCount: number): number[] {
+  const majority = majorityOf(nodeCount);
   return majority >= nodeCount ? [] : Array.from({ length: majority }, (_, i) => nodeCount - majority + i);
 }
 
@@ -305,7 +306,7 @@ export async function checkClusterDriver(daemon: DaemonHandle, argv: string[], s
   const cuts: { cut: CheckCut; run: string; drain: string; oracle: string }[] = [
     { cut: { nodes: [CUT_NODE], atOp }, run: `workload run with node ${CUT_NODE}'s cut and restart`, drain: 'cluster drain run', oracle: CLUSTER_ORACLE_RUN },
   ];
-  const majority = majorityOf(dirs.length);
+  const majority = majorityCutNodes(dirs.length);
   const majorityAt = majority.length > 0 ? midRunCut(uncut.trace ?? [], uncut.openAfterOp ?? 0, majority[0]) : null;
   if (majorityAt !== null) {
     cuts.push({ cut: { nodes: majority, atOp: majorityAt }, run: `workload run with a majority (nodes ${majority.join(', ')}) cut and restarted`, drain: 'drain after the majority cut', oracle: 'oracle on the majority cut run and its drain' });

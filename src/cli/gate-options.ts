@@ -18,7 +18,7 @@ import { MAX_DRIVER_NODES } from '../targets/external.js';
 import type { ExternalDriver, Target } from '../harness/target.js';
 import { DEFAULT_LIVE_CUTS } from '../gate/cluster-source.js';
 import { DRIVER_NETWORK_CHOICES } from '../harness/driver-network.js';
-import { DEFAULT_NODES_CUT, isNodesCutChoice, kindsAsked, NODES_CUT_CHOICES, type NodesCutChoice } from '../gate/cluster-kinds.js';
+import { DEFAULT_NODES_CUT, isNodesCutChoice, kindsAsked, NODES_CUT_CHOICES, type NodesCutChoice } from '../faults/cut-kinds.js';
 
 export const DEFAULT_TIME_BUDGET_S = 180;
 

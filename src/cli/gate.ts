@@ -11,7 +11,7 @@ import { allowedOverrunMs, formatDuration, workBudgetOption, type WorkBudget } f
 import { writeGateReport } from '../report/index.js';
 import { DEFAULT_LIVE_CUTS } from '../gate/cluster-source.js';
 import { describeDriverNetwork, driverNetwork } from '../harness/driver-network.js';
-import { DEFAULT_NODES_CUT, kindsAsked } from '../gate/cluster-kinds.js';
+import { DEFAULT_NODES_CUT, kindsAsked } from '../faults/cut-kinds.js';
 import { gateCommandOf, help, type GateCommand } from './gate-options.js';
 
 export { DEFAULT_TIME_BUDGET_S, help } from './gate-options.js';

@@ -1,9 +1,9 @@
 // What a cluster gate checked (pure): per cut kind the crash states and live cuts judged, per node
 // its requests and how often its power went; the floor each kind must reach, and the text.
 import type { TraceEntry } from '../../fusefs/protocol.js';
+import { cutsEveryNode, KIND_ROW, type CutKind, type NodesCutChoice } from '../faults/cut-kinds.js';
 import type { ClusterCoverageShown, ClusterKindCoverage, ClusterNodeCoverage, GateRow } from '../report/gate-results.js';
 import { figureWords, needsWords, shareOfLoseUnsynced, shareWords, type FloorCheck, type FloorRequirement } from './floor.js';
-import { KIND_ROW, type CutKind, type NodesCutChoice } from './cluster-kinds.js';
 
 export type { ClusterKindCoverage, ClusterNodeCoverage };
 
@@ -66,7 +66,7 @@ export function mergeClusterCoverage(parts: readonly (ClusterCoverage | undefine
 
 /** Each kind's row must judge a case: a crash state, or a live cut that landed. */
 export function kindFloor(kind: CutKind, liveCuts: boolean): FloorRequirement {
-  const raise = kind === 'coordinated'
+  const raise = cutsEveryNode(kind)
     ? 'raise --time-budget'
     : `raise --time-budget or --max-states (each set of nodes cut gets a fair share of it)${liveCuts ? '' : ', or allow live cuts (--live-cuts)'}`;
   return { what: `${kind} cuts judged (crash states and landed live cuts)`, figure: (r: GateRow) => r.cases, min: () => 1, raise };

@@ -1,7 +1,8 @@
 // The cut kinds of a cluster gate: which cuts each counts, what --nodes-cut asks for, seeded draws.
 import { describe, expect, it } from 'vitest';
-import { drawLiveCase } from '../harness/cluster/live-draw.js';
-import { cutSizes, kindOfCut, kindsAsked, majorityOf, seededRandom, spreadOrder } from './cluster-kinds.js';
+import { drawLiveCase } from '../faults/live-draw.js';
+import { cutSizes, kindOfCut, kindsAsked, majorityOf } from '../faults/cut-kinds.js';
+import { seededRandom, spreadOrder } from './cluster-kinds.js';
 
 describe('cluster cut kinds', () => {
   it('count each cut under the first kind asked that it fits', () => {

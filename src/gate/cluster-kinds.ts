@@ -1,68 +1,7 @@
-// The kinds of power cut a cluster gate checks (pure): which nodes lose power, named by how many.
-// coordinated: every node at once (a rack or datacenter failure); one: a single node; minority:
-// fewer nodes than a majority (with 3 nodes that is one node); majority: a majority, not all.
-// A cut is counted under one kind: the first asked that it fits, so no case is counted twice.
+// How a cluster gate samples its cuts (pure): a seeded generator, an order spread over the run, and
+// a cut in words. The kinds of cut themselves are named in src/faults/cut-kinds.ts.
 import type { StatePolicy } from '../../fusefs/crash-states.js';
-
-export const CUT_KINDS = ['coordinated', 'one', 'minority', 'majority'] as const;
-export type CutKind = (typeof CUT_KINDS)[number];
-
-/** What `--nodes-cut` takes. */
-export const NODES_CUT_CHOICES = ['coordinated', 'one', 'minority', 'all-kinds'] as const;
-export type NodesCutChoice = (typeof NODES_CUT_CHOICES)[number];
-export const DEFAULT_NODES_CUT: NodesCutChoice = 'all-kinds';
-
-export function isNodesCutChoice(x: string): x is NodesCutChoice {
-  return (NODES_CUT_CHOICES as readonly string[]).includes(x);
-}
-
-/** The least number of nodes that is a majority of `n`. */
-export function majorityOf(n: number): number {
-  return Math.floor(n / 2) + 1;
-}
-
-/** Whether cutting `cut` of `n` nodes (absent: all of them) is a cut of `kind`. */
-export function isCutOfKind(kind: CutKind, cut: readonly number[] | undefined, n: number): boolean {
-  const k = cut === undefined ? n : cut.length;
-  if (k < 1 || k > n) throw new Error(`invariant: a cut of ${k} nodes in a cluster of ${n}`);
-  switch (kind) {
-    case 'coordinated': return k === n;
-    case 'one': return k === 1 && n > 1;
-    case 'minority': return k < majorityOf(n);
-    case 'majority': return k >= majorityOf(n) && k < n;
-  }
-}
-
-const sizes = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
-const firstNodes = (k: number) => Array.from({ length: k }, (_, j) => j);
-
-/**
- * The kind a cut of `cut` of `n` nodes is counted under: the first of `asked` it fits (so a single
- * node's cut of five counts as one node's when that is asked, as a minority's otherwise); undefined
- * when it fits none (the gate does not check it).
- */
-export function kindOfCut(asked: readonly CutKind[], cut: readonly number[] | undefined, n: number): CutKind | undefined {
-  return asked.find((kind) => isCutOfKind(kind, cut, n));
-}
-
-/**
- * The kinds a `--nodes-cut` choice asks for in a cluster of `n` nodes: all-kinds is every kind that
- * some cut is counted under (with three nodes a minority is one node, so all-kinds there is
- * coordinated, one and majority); a single kind, if the cluster has a cut of it.
- */
-export function kindsAsked(choice: NodesCutChoice, n: number): CutKind[] {
-  const base: CutKind[] = choice === 'all-kinds' ? [...CUT_KINDS] : [choice];
-  const reached = new Set(sizes(n).map((k) => kindOfCut(base, firstNodes(k), n)));
-  return base.filter((kind) => reached.has(kind));
-}
-
-/** How each kind is named in the summary's rows. */
-export const KIND_ROW: Record<CutKind, string> = {
-  coordinated: 'cluster coordinated',
-  one: 'cluster one-node',
-  minority: 'cluster minority',
-  majority: 'cluster majority',
-};
+import { keepsNoUnsynced } from '../../fusefs/model/policies/index.js';
 
 /** A small seeded generator (mulberry32): the gate's node choices and cut points repeat with its seed. */
 export function seededRandom(seed: number): () => number {
@@ -73,18 +12,6 @@ export function seededRandom(seed: number): () => number {
     t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
     return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
   };
-}
-
-/**
- * The numbers of nodes a cut of `kind` may take so that it is counted under `kind` (of the kinds
- * `asked`): every node (coordinated), or the sizes short of it whose first fitting kind is `kind`.
- * The live cut's nodes of that size are drawn by drawLiveCase (src/harness/cluster/live-draw.ts).
- */
-export function cutSizes(kind: CutKind, asked: readonly CutKind[], n: number): number[] {
-  if (kind === 'coordinated') return [n];
-  const fitting = sizes(n).filter((k) => k < n && kindOfCut(asked, firstNodes(k), n) === kind);
-  if (fitting.length === 0) throw new Error(`invariant: a cluster of ${n} nodes has no cut counted as ${kind} (asked: ${asked.join(', ')})`);
-  return fitting;
 }
 
 /**
@@ -117,7 +44,7 @@ export function spreadOrder<T>(items: readonly T[], random: () => number): T[] {
 export function describeClusterCut(how: 'state' | 'live', nodes: readonly number[] | 'all' | undefined, policy: StatePolicy = 'lose-unsynced'): string {
   const all = nodes === undefined || nodes === 'all';
   const who = all ? '' : nodes.length === 1 ? `node ${nodes[0]}` : `nodes ${nodes.join(', ')}`;
-  const state = policy === 'lose-unsynced' ? 'crash state' : `${policy} crash state`;
+  const state = keepsNoUnsynced(policy) ? 'crash state' : `${policy} crash state`;
   if (how === 'state') return all ? `a coordinated ${state}` : `a ${state} cutting ${who} (the others lost only their processes)`;
   return all ? 'a live coordinated cut' : `a live cut of ${who}, restarted while the run went on`;
 }

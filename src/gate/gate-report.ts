@@ -1,13 +1,13 @@
 // What a gate run is asked and what it answers, whatever ran it (one disk or a cluster): its
 // options, its report, its verdict and exit code. The gate loop (whatever its case source) and merge share these.
 import type { StateCaps, StatePolicy } from '../../fusefs/crash-states.js';
+import type { NodesCutChoice } from '../faults/cut-kinds.js';
 import type { TempDaemon } from '../harness/daemon-process.js';
 import type { ExternalDriver } from '../harness/target.js';
 import type { DriverNetwork } from '../harness/driver-network.js';
 import type { StartingState } from '../harness/starting-state.js';
 import type { DistinctFailure, GateRow } from '../report/gate-results.js';
 import type { ClusterCoverage } from './cluster-coverage.js';
-import type { NodesCutChoice } from './cluster-kinds.js';
 import type { FloorCheck } from './floor.js';
 import type { WorkBudget } from './budget.js';
 import type { PhaseUse } from './phases.js';

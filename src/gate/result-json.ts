@@ -2,6 +2,7 @@
 // it, a shard merger joins several. Its shape is docs/gate-result.schema.json, and
 // src/gate/result-json.test.ts validates a real run's file against that schema.
 import type { StateCaps, StatePolicy } from '../../fusefs/crash-states.js';
+import type { NodesCutChoice } from '../faults/cut-kinds.js';
 import type { Contract } from '../harness/contract.js';
 import { describeContract } from '../harness/contract.js';
 import type { Coverage } from '../harness/coverage.js';
@@ -13,7 +14,6 @@ import { replayReruns, rowResult, totals, type DistinctFailure, type GateRow } f
 import { allowedOverrunMs, workBudgetOption, type WorkBudget } from './budget.js';
 import type { FloorCheck } from './floor.js';
 import type { ClusterCoverage } from './cluster-coverage.js';
-import type { NodesCutChoice } from './cluster-kinds.js';
 import type { GateReport } from './gate-report.js';
 import type { PhaseUse } from './phases.js';
 

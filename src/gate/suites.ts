@@ -3,6 +3,7 @@
 // second cut during recovery, and the fault suite (faults change the run, so they are cut at random);
 // in random mode the random-cut suites.
 import { DEFAULT_STATE_POLICIES, type StatePolicy } from '../../fusefs/crash-states.js';
+import { keepsNoUnsynced, TORN_WRITES_POLICY } from '../../fusefs/model/policies/index.js';
 import { CASES_JUDGED, cutsLandedUnder, FAULTS_FIRED, RECOVERY_CUTS_LANDED, shareOfLoseUnsynced, statesUnder, type FloorRequirement } from './floor.js';
 import type { CrashInputOptions } from '../../properties/crash-property.js';
 import type { Target, TargetRef } from '../harness/target.js';
@@ -59,7 +60,7 @@ export function gateSuites(
   const floors = {
     // and a quarter of the lose-unsynced states listed where each is recovered once (the recovery-cut suite
     // recovers each twice, on the mount: a second a state, so it asks for a recovery cut landed).
-    states: [CASES_JUDGED, ...used.map(statesUnder), ...(used.includes('lose-unsynced') ? [shareOfLoseUnsynced()] : [])],
+    states: [CASES_JUDGED, ...used.map(statesUnder), ...(used.some(keepsNoUnsynced) ? [shareOfLoseUnsynced()] : [])],
     cuts: [CASES_JUDGED, ...used.map(cutsLandedUnder)],
     recovery: [CASES_JUDGED, RECOVERY_CUTS_LANDED],
     faults: [CASES_JUDGED, FAULTS_FIRED],
@@ -75,7 +76,7 @@ export function gateSuites(
     ]
     : [
       ...parts.map((p) => ({ name: p.name, options: { ...t, kind: 'general' as const, settings: p.settings }, floor: floors.cuts })),
-      ...(used.includes('torn') ? [{ name: 'torn-writes', options: { ...t, kind: 'torn' as const }, floor: [CASES_JUDGED, cutsLandedUnder('torn')] }] : []),
+      ...(used.includes(TORN_WRITES_POLICY) ? [{ name: 'torn-writes', options: { ...t, kind: 'torn' as const }, floor: [CASES_JUDGED, cutsLandedUnder(TORN_WRITES_POLICY)] }] : []),
       { name: 'cut-during-recovery', options: { ...t, kind: 'double-cut' as const }, floor: floors.recovery },
       { name: 'faults', options: { ...t, kind: 'faults' as const }, floor: floors.faults },
       ...readFaults,

@@ -2,6 +2,7 @@
 // the driver exited, or whose faults never fired, checked much less than its name says: the
 // suites assert minimum rates of these counts, and the gate prints them.
 
+import { CRASH_POLICIES } from '../../fusefs/crash-states.js';
 import type { TraceEntry } from '../../fusefs/protocol.js';
 import { contractKey, describeContracts, type Contract } from './contract.js';
 import { pathPattern } from './path-pattern.js';
@@ -112,8 +113,8 @@ export function addCoverage(a: Coverage, b: Coverage): Coverage {
 
 const ratio = (n: number, of: number) => (of === 0 ? '-' : `${n}/${of}`);
 
-/** Policies in the order the docs introduce them, others after: summaries list them the same way every time. */
-const POLICY_ORDER = ['lose-unsynced', 'torn', 'journaled', 'keep-all'];
+/** Policies in the order the registry names them (as the docs introduce them), others after: summaries list them the same way every time. */
+const POLICY_ORDER: readonly string[] = CRASH_POLICIES;
 export function policiesInOrder(c: Coverage): [string, PolicyCoverage][] {
   const rank = (p: string) => (POLICY_ORDER.includes(p) ? POLICY_ORDER.indexOf(p) : POLICY_ORDER.length);
   return Object.entries(c.policies).sort(([a], [b]) => rank(a) - rank(b) || (a < b ? -1 : 1));

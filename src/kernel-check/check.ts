@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { modelsJournalingFs } from '../../fusefs/model/policies/index.js';
 import { blockStates, applyWrites, markerSteps, parseBlockLog, type SubsetBound } from './block-log.js';
 import { extractState, makeExt4, runTool } from './ext4-image.js';
 import { stateFromJson, stateKey, stateToJson, describeState, type FileState } from './file-state.js';
@@ -235,7 +236,8 @@ async function judgeDisk(h: History, index: number, disk: { image: string; log: 
       const miss = verdicts.find((v) => !v.member);
       if (!miss) continue;
       outside[policy]++;
-      if (policy !== 'journaled') continue;
+      // Only the journaling filesystem's model must hold every real state; the stricter ones are for information.
+      if (!modelsJournalingFs(policy)) continue;
       await mkdir(opts.outDir, { recursive: true });
       const file = path.join(opts.outDir, `seed${opts.seed}-history${index + 1}-${key.length > 0 ? createHash('sha1').update(key).digest('hex').slice(0, 8) : 'x'}.json`);
       const record: SavedState = { seed: opts.seed, historyIndex: index + 1, history: h, steps: miss.steps, real: stateToJson(r.state), reasons: miss.reasons, kernel: `${kernel.package} ${kernel.version}` };

@@ -9,7 +9,7 @@
 // the size as it was after a prefix of its changes, on its own (the size may persist without the
 // bytes or the bytes without it); under journaled also a size inside the range a write grew the
 // file by (policies/journaled.ts). Both the random cut and exhaustive mode's outcomes are in it.
-import { stateEnumerator } from '../../fusefs/model/policies/index.js';
+import { keepsNoUnsynced, modelsJournalingFs, stateEnumerator } from '../../fusefs/model/policies/index.js';
 import { sizesInsideWrites } from '../../fusefs/model/policies/journaled.js';
 import type { FsModel } from '../../fusefs/model/fs-model.js';
 import type { GrowBuffer } from '../../fusefs/model/grow-buffer.js';
@@ -28,14 +28,14 @@ export interface Verdict {
 
 /** Whether `real` is a state `policy` allows when the power goes with `model` as it is (a model after some steps, not settled). */
 export function isModelState(model: FsModel, real: FileState, policy: CheckedPolicy): Verdict {
-  if (policy === 'lose-unsynced') {
+  if (keepsNoUnsynced(policy)) {
     const m = model.clone();
-    m.crash('lose-unsynced');
+    m.crash(policy);
     const s = modelState(m);
-    return stateKey(s) === stateKey(real) ? { member: true, reasons: [] } : { member: false, reasons: [`lose-unsynced's one state differs: ${namesDiff(s, real) ?? 'same names, other bytes'}`] };
+    return stateKey(s) === stateKey(real) ? { member: true, reasons: [] } : { member: false, reasons: [`${policy}'s one state differs: ${namesDiff(s, real) ?? 'same names, other bytes'}`] };
   }
   const u = model.unsynced();
-  const minPrefix = policy === 'journaled' ? u.committedDirOps : 0;
+  const minPrefix = modelsJournalingFs(policy) ? u.committedDirOps : 0;
   const reasons: string[] = [];
   for (let p = u.dirOps; p >= minPrefix; p--) {
     const m = model.clone();
@@ -54,7 +54,7 @@ export function isModelState(model: FsModel, real: FileState, policy: CheckedPol
       seen.add(f.inode);
       const uf = u.files.find((x) => x.ino === f.inode)!;
       const realData = real.files.find((x) => x.path === f.path)!.data;
-      const why = fileCanBe(uf.durable, uf.pending, realData, policy === 'journaled');
+      const why = fileCanBe(uf.durable, uf.pending, realData, modelsJournalingFs(policy));
       if (why) fileReasons.push(`${f.path}: ${why}`);
     }
     if (fileReasons.length === 0) return { member: true, reasons: [] };

@@ -5,6 +5,7 @@
 // fsync of their directory, and a failed fsync dooms what it should have saved.
 import path from 'node:path';
 import type { Mark } from '../../fusefs/crash-states.js';
+import { policyModule } from '../../fusefs/model/policies/index.js';
 import { dataInWords } from '../../fusefs/model/policies/write-back.js';
 import type { CrashTiming, MutatingKind, TraceEntry } from '../../fusefs/protocol.js';
 import type { CrashCase, CutRecord } from '../harness/crash-case.js';
@@ -240,9 +241,11 @@ export function cutView(c: CrashCase, cut: CutRecord, k: number): CutView {
   }
   const policy = state ? state.policy : spec?.policy ?? c.policy;
   const seed = spec?.seed ?? c.seed;
-  const policyLabel = state
-    ? policy === 'lose-unsynced' ? 'lose-unsynced: every unsynced change is lost' : `${policy}: the first ${state.dirPrefix ?? 0} unsynced directory operations kept; ${state.data ? dataInWords(state.data) : 'no unsynced write kept'}`
-    : policy === 'torn' || policy === 'journaled' ? `${policy}, seed ${seed}: each unsynced write kept fully, in part or not at all${policy === 'journaled' ? ', directory operations before the last journal commit kept' : ''}` : policy === 'keep-all' ? 'keep-all: nothing is lost' : 'lose-unsynced: every unsynced change is lost';
+  const { keepsUnsynced, modelsJournalingFs } = policyModule(policy);
+  const policyLabel = keepsUnsynced === 'none' ? `${policy}: every unsynced change is lost`
+    : keepsUnsynced === 'all' ? `${policy}: nothing is lost`
+      : state ? `${policy}: the first ${state.dirPrefix ?? 0} unsynced directory operations kept; ${state.data ? dataInWords(state.data) : 'no unsynced write kept'}`
+        : `${policy}, seed ${seed}: each unsynced write kept fully, in part or not at all${modelsJournalingFs ? ', directory operations before the last journal commit kept' : ''}`;
 
   const applied = (op: number) => {
     const e = byOp.get(op);
@@ -250,8 +253,8 @@ export function cutView(c: CrashCase, cut: CutRecord, k: number): CutView {
   };
   const model = modelAt(trace, boundary, applied);
   const fateOf = (what: PendingChange['what'], index: number, all: { dataOps: number[] }): Pick<PendingChange, 'fate' | 'because'> => {
-    if (policy === 'keep-all') return { fate: 'kept', because: 'keep-all policy' };
-    if (policy === 'lose-unsynced') return { fate: 'lost', because: 'not persisted when the power went' };
+    if (keepsUnsynced === 'all') return { fate: 'kept', because: `${policy} policy` };
+    if (keepsUnsynced === 'none') return { fate: 'lost', because: 'not persisted when the power went' };
     if (!state) return { fate: 'maybe', because: `${policy} policy, seed ${seed}: may be kept, kept in part or lost` };
     const prefix = state.dirPrefix ?? 0;
     if (what === 'dir') return index < prefix ? { fate: 'kept', because: `${policy}: unsynced directory operation ${index + 1}, within the kept prefix of ${prefix}` } : { fate: 'lost', because: `${policy}: unsynced directory operation ${index + 1}, past the kept prefix of ${prefix}` };

@@ -9,6 +9,9 @@ import { torn } from './torn.js';
 
 export type { CrashPolicyModule, StateEnumerator } from './policy.js';
 
+/** The policy the random torn-writes suite cuts under alone (its suite kind 'torn'): it tears writes and nothing else. */
+export const TORN_WRITES_POLICY: StatePolicy = 'torn';
+
 const MODULES: Record<CrashPolicy, CrashPolicyModule> = { 'lose-unsynced': loseUnsynced, torn, journaled, 'keep-all': keepAll };
 for (const name of CRASH_POLICIES) if (MODULES[name]?.name !== name) throw new Error(`invariant: crash policy '${name}' has no module of its name`);
 for (const name of STATE_POLICIES) if (!MODULES[name].states) throw new Error(`invariant: crash policy '${name}' is listed with states but enumerates none`);
@@ -18,6 +21,19 @@ export function policyModule(name: CrashPolicy): CrashPolicyModule {
   const m = MODULES[name];
   if (!m) throw new Error(`unknown crash policy '${String(name)}'; the policies are ${CRASH_POLICIES.join(', ')}`);
   return m;
+}
+
+/**
+ * Whether a cut under `policy` keeps none of the unsynced changes: its state is the durable image
+ * alone, one per cut and named by it (the same cut in a fixed run is its counterpart).
+ */
+export function keepsNoUnsynced(policy: CrashPolicy): boolean {
+  return policyModule(policy).keepsUnsynced === 'none';
+}
+
+/** Whether `policy` models a journaling filesystem (CrashPolicyModule.modelsJournalingFs). */
+export function modelsJournalingFs(policy: CrashPolicy): boolean {
+  return policyModule(policy).modelsJournalingFs;
 }
 
 export function stateEnumerator(name: StatePolicy): StateEnumerator {

@@ -16,6 +16,9 @@ import { chosenDurables, dataInWords, randomDurables, writeBackCandidates, write
 export const journaled: CrashPolicyModule = {
   name: 'journaled',
   summary: 'as torn, but the directory operations before the last journal commit (an fsync of any changed file) always persist',
+  keepsUnsynced: 'some',
+  modelsJournalingFs: true,
+  // No randomCutAsStates: exhaustive mode does not explain a random cut under it.
   cut(model, seed) {
     const stats = { partialWrites: 0 };
     const prng = new Prng(seed);
@@ -30,6 +33,7 @@ export const journaled: CrashPolicyModule = {
   states: {
     policy: 'journaled',
     capped: true,
+    recoveryCutPolicy: 'journaled',
     count: (u, caps) => writeBackCount(u, caps, u.committedDirOps),
     candidates: (u, afterOp, interval, caps, n) => writeBackCandidates('journaled', u, afterOp, interval, caps, n, u.committedDirOps),
     settle(model, id) {

@@ -6,6 +6,8 @@ import type { CrashPolicyModule } from './policy.js';
 export const keepAll: CrashPolicyModule = {
   name: 'keep-all',
   summary: 'nothing is lost but what an injected fault failed (a clean shutdown)',
+  keepsUnsynced: 'all',
+  modelsJournalingFs: false,
   cut(model) {
     const u = model.unsynced();
     model.settle(u.dirOps, new Map(u.files.map((f) => [f.ino, chosenFile(f.durable, f.pending, { kind: 'all' })])), 'all');

@@ -7,6 +7,9 @@ const NOTHING = new Map();
 export const loseUnsynced: CrashPolicyModule = {
   name: 'lose-unsynced',
   summary: 'every change not made durable by an fsync (of the file, or of the directory for its entries) is lost',
+  keepsUnsynced: 'none',
+  modelsJournalingFs: false,
+  randomCutAsStates: 'its-cut',
   cut(model) {
     model.settle(0, NOTHING, new Set());
     return { partialWrites: 0 };
@@ -14,6 +17,7 @@ export const loseUnsynced: CrashPolicyModule = {
   states: {
     policy: 'lose-unsynced',
     capped: false,
+    recoveryCutPolicy: 'lose-unsynced',
     count: () => 1,
     candidates: (_u, afterOp) => [{ afterOp, policy: 'lose-unsynced' }],
     settle(model) {

@@ -9,6 +9,9 @@ import { chosenDurables, dataInWords, randomDurables, writeBackCandidates, write
 export const torn: CrashPolicyModule = {
   name: 'torn',
   summary: 'each sector keeps a prefix of its unsynced writes, the directory operations a prefix of their order',
+  keepsUnsynced: 'some',
+  modelsJournalingFs: false,
+  randomCutAsStates: 'its-interval',
   cut(model, seed) {
     const stats = { partialWrites: 0 };
     const prng = new Prng(seed);
@@ -23,6 +26,8 @@ export const torn: CrashPolicyModule = {
   states: {
     policy: 'torn',
     capped: true,
+    // A disk that tore writes at the first cut is cut plainly during the recovery.
+    recoveryCutPolicy: 'lose-unsynced',
     count: (u, caps) => writeBackCount(u, caps, 0),
     candidates: (u, afterOp, interval, caps, n) => writeBackCandidates('torn', u, afterOp, interval, caps, n, 0),
     settle(model, id) {

@@ -1,12 +1,12 @@
 // What a cluster gate counts of each judged crash state and live cut: on its cut kind's row (cases,
 // states per policy, cuts requested and landed, the contract its run reached) and in the cluster's
 // coverage (per kind, per node).
+import type { CutKind } from '../../faults/cut-kinds.js';
 import type { ClusterStateVerdict } from '../../harness/cluster/cluster-pool.js';
 import type { runClusterCase } from '../../harness/cluster/cluster-run.js';
 import { countContract, policyCoverage } from '../../harness/coverage.js';
 import { contractOf } from '../../harness/outcome.js';
 import { countCut, countRequests } from '../cluster-coverage.js';
-import type { CutKind } from '../cluster-kinds.js';
 import type { ClusterRun } from './run.js';
 
 /** Counts a judged state in its row and the cluster's coverage. */

@@ -1,13 +1,14 @@
 // A cluster gate's failing states and live cuts, grouped: a crash state whose cause is named (proven)
 // groups by its cause whatever its cut; the rest, and live cuts, by the checks they failed, their cut
 // kind and nodes. The first case of a new group keeps an artifact (artifacts.ts).
+import type { CutKind } from '../../faults/cut-kinds.js';
 import { replayOf, type ClusterArtifactCase } from '../../harness/artifacts.js';
 import type { Cause } from '../../harness/cause/cause.js';
 import type { ClusterStateVerdict } from '../../harness/cluster/cluster-pool.js';
 import type { TempDaemon } from '../../harness/daemon-process.js';
 import { violatedChecks } from '../../harness/oracle.js';
 import type { ClusterJudged, ClusterRecording } from '../cluster-cases.js';
-import { describeClusterCut, type CutKind } from '../cluster-kinds.js';
+import { describeClusterCut } from '../cluster-kinds.js';
 import { keepArtifact, recordingOf, stateArtifact, type Images, type RecordingKept } from './artifacts.js';
 import type { ClusterRun } from './run.js';
 

@@ -3,13 +3,15 @@
 // failures kept, in the order they were handed out (never the order the slots finished in), then
 // its new failures shrunk.
 import type { CrashStateInfo } from '../../../fusefs/crash-states.js';
+import { keepsNoUnsynced } from '../../../fusefs/model/policies/index.js';
+import { kindOfCut, type CutKind } from '../../faults/cut-kinds.js';
 import type { JudgedClusterState } from '../../harness/cluster/cluster-cause.js';
 import { ClusterStateError, type ClusterStateVerdict } from '../../harness/cluster/cluster-pool.js';
 import type { ClusterInput } from '../../harness/cluster/cluster-run.js';
 import { policyCoverage } from '../../harness/coverage.js';
 import type { TempDaemon } from '../../harness/daemon-process.js';
 import type { ClusterRecording } from '../cluster-cases.js';
-import { describeClusterCut, kindOfCut, spreadOrder, type CutKind } from '../cluster-kinds.js';
+import { describeClusterCut, spreadOrder } from '../cluster-kinds.js';
 import { causesOf } from './causes.js';
 import { statesSliceMs } from './costs.js';
 import { countState } from './counting.js';
@@ -46,7 +48,7 @@ export async function judgeRecording(run: ClusterRun, rec: ClusterRecording, clu
   const sliceEndsMs = run.budget.untimed ? Infinity : Date.now() + Math.max(0, slice);
   const byKind = statesByKind(run, rec);
   // What each kind listed under lose-unsynced, for the summary's judged / listed per kind.
-  run.asked.forEach((k, j) => { policyCoverage(run.row(k).coverage, 'lose-unsynced').listed += byKind[j].filter((x) => x.id.policy === 'lose-unsynced').length; });
+  run.asked.forEach((k, j) => { policyCoverage(run.row(k).coverage, 'lose-unsynced').listed += byKind[j].filter((x) => keepsNoUnsynced(x.id.policy)).length; });
   // The recording lives in the daemon that made it: after a failure of the tool (a fresh daemon) its states are gone.
   const recordedOn: TempDaemon = run.daemons.current;
   const handout = new StateHandout(run, byKind, recordedOn, sliceEndsMs, input);

@@ -6,12 +6,13 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { cutsEveryNode, cutSizes, liveCutAfterOpen, type CutKind } from '../../faults/cut-kinds.js';
+import { drawLiveCase, type NodePause } from '../../faults/live-draw.js';
 import type { ClusterArtifactCase } from '../../harness/artifacts.js';
 import { runClusterCase, type ClusterInput } from '../../harness/cluster/cluster-run.js';
-import { drawLiveCase, type NodePause } from '../../harness/cluster/live-draw.js';
 import type { TempDaemon } from '../../harness/daemon-process.js';
 import type { ClusterRecording } from '../cluster-cases.js';
-import { cutSizes, describeClusterCut, type CutKind } from '../cluster-kinds.js';
+import { describeClusterCut } from '../cluster-kinds.js';
 import { roundSeed } from '../suites.js';
 import { liveJudged } from './artifacts.js';
 import { liveCutCostMs } from './costs.js';
@@ -68,10 +69,10 @@ function drawCut(run: ClusterRun, input: ClusterInput, kind: CutKind, requests: 
   // cuts of some nodes come after a pause of any node (SIGSTOP, then SIGCONT), as the randomised testers pause nodes.
   const lastOp = Math.max(1, Math.floor(requests * 0.9));
   const draw = drawLiveCase(Math.floor(run.random() * 2 ** 31), requests, run.nodes, {
-    kinds: [kind], sizes: cutSizes(kind, run.asked, run.nodes), firstOp: kind === 'majority' ? Math.min(openedAfterOp + 1, lastOp) : 1, lastOp,
+    kinds: [kind], sizes: cutSizes(kind, run.asked, run.nodes), firstOp: liveCutAfterOpen(kind) ? Math.min(openedAfterOp + 1, lastOp) : 1, lastOp,
     pauseChance: PAUSE_CHANCE, minPauseMs: MIN_PAUSE_MS, maxPauseMs: MAX_GATE_PAUSE_MS,
   });
-  const nodesCut: readonly number[] | 'all' = kind === 'coordinated' ? 'all' : draw.nodesCut;
+  const nodesCut: readonly number[] | 'all' = cutsEveryNode(kind) ? 'all' : draw.nodesCut;
   const atOp = draw.cut.atOp;
   const pause: NodePause | undefined = draw.pause;
   const c: ClusterArtifactCase = { ...run.ref, ...input, cut: { atOp, timing: 'before' }, nodesCut: nodesCut === 'all' ? 'all' : [...nodesCut], policy: 'lose-unsynced', seed, nodes: run.nodes, ...(pause ? { pause } : {}) };
@@ -100,7 +101,7 @@ async function liveCut(run: ClusterRun, input: ClusterInput, kind: CutKind, requ
     // pause, moved an open past the drawn request): no driver restarts a node before its cluster is
     // open and none opens without a majority, so the run could only fail to open. Not a case the
     // gate judges (docs/cluster.md, "Not built yet"): counted as a cut that did not land.
-    if (kind === 'majority' && r.frozenAt !== null && r.runs[0]?.outcomes.some((x) => x.t === 'error' && x.where === 'open')) {
+    if (liveCutAfterOpen(kind) && r.frozenAt !== null && r.runs[0]?.outcomes.some((x) => x.t === 'error' && x.where === 'open')) {
       run.ctx.log(`${row.name}: the live cut at request ${atOp} landed while the cluster was opening; not judged (a majority cut is judged only once the cluster is open)`);
       countLiveCut(run, kind, nodesCut, { ...r, frozenAt: null });
       return;

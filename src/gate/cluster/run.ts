@@ -7,6 +7,7 @@
 import type fc from 'fast-check';
 import type { StatePolicy } from '../../../fusefs/crash-states.js';
 import { crashInputArb, type CrashInput, type CrashInputOptions } from '../../../properties/crash-property.js';
+import { DEFAULT_NODES_CUT, KIND_ROW, kindsAsked, LIVE_CUT_KINDS, type CutKind, type NodesCutChoice } from '../../faults/cut-kinds.js';
 import { DEFAULT_SEARCH_BOUND, type SearchBound } from '../../harness/cause/cause.js';
 import { KnownCauses } from '../../harness/cause/known-causes.js';
 import type { ExplainLimits } from '../../harness/cluster/cluster-cause.js';
@@ -20,7 +21,7 @@ import { newRow, type GateRow } from '../../report/gate-results.js';
 import type { GateContext } from '../case-source.js';
 import { recordCluster, type ClusterRecording } from '../cluster-cases.js';
 import { emptyClusterCoverage, kindFloor, kindShareFloor, type ClusterCoverage } from '../cluster-coverage.js';
-import { DEFAULT_NODES_CUT, KIND_ROW, kindsAsked, seededRandom, type CutKind, type NodesCutChoice } from '../cluster-kinds.js';
+import { seededRandom } from '../cluster-kinds.js';
 import { statesUnder, type FloorRequirement } from '../floor.js';
 import { Steering } from '../steering.js';
 import { roundSeed } from '../suites.js';
@@ -30,7 +31,7 @@ export const DEFAULT_CLUSTER_POLICIES: readonly StatePolicy[] = ['lose-unsynced'
 /** Live cuts of each kind per workload, unless --live-cuts says otherwise. */
 export const DEFAULT_LIVE_CUTS = 1;
 /** The kinds cut live: every kind. */
-export const LIVE_KINDS: readonly CutKind[] = ['coordinated', 'one', 'minority', 'majority'];
+export const LIVE_KINDS: readonly CutKind[] = LIVE_CUT_KINDS;
 /**
  * Under a work budget a fix's proof judges at most this many states' counterparts (the state it was
  * found on, one that passed, then failing and passed ones in turn): each is a cluster's recovery.

@@ -4,11 +4,12 @@
 // listed, a state under each policy asked), counting the states in slots as what the floor will
 // have once they are judged (it asks one judged case, not one per slot).
 import type { CrashStateInfo, StatePolicy } from '../../../fusefs/crash-states.js';
+import { keepsNoUnsynced } from '../../../fusefs/model/policies/index.js';
+import { KIND_ROW, type CutKind } from '../../faults/cut-kinds.js';
 import type { ClusterStateVerdict } from '../../harness/cluster/cluster-pool.js';
 import { StateTurns } from '../../harness/cluster/state-turns.js';
 import type { TempDaemon } from '../../harness/daemon-process.js';
 import { CLUSTER_LOSE_UNSYNCED_SHARE } from '../cluster-coverage.js';
-import { KIND_ROW, type CutKind } from '../cluster-kinds.js';
 import { MIN_STATE_MS } from './costs.js';
 import type { ClusterRun } from './run.js';
 
@@ -83,7 +84,7 @@ export class StateHandout {
   /** Owed and nothing in a slot that pays it: the j-th kind's case, or its state under policy p (any policy when p is not given). */
   private owedNow(j: number, p?: StatePolicy): boolean {
     const { run } = this;
-    return (run.owed(run.asked[j]) && this.inFlight[j] === 0) || ((p === undefined || p === 'lose-unsynced') && this.shareOwedNow(j)) ||
+    return (run.owed(run.asked[j]) && this.inFlight[j] === 0) || ((p === undefined || keepsNoUnsynced(p)) && this.shareOwedNow(j)) ||
       (p === undefined ? run.policies.some((q) => this.owedUnderNow(j, q)) : this.owedUnderNow(j, p));
   }
 }

@@ -9,6 +9,7 @@
 // lost change nothing later relied on means a persistence point came too early. Probes tell which.
 // Bounded by probes and time; a cause not isolated within the bound is reported as such.
 import type { CrashStateId, CrashStateInfo, Hypothesis, LostUnit, Mark, ProbeUnit, UnitChange } from '../../../fusefs/crash-states.js';
+import { keepsNoUnsynced } from '../../../fusefs/model/policies/index.js';
 import type { TraceEntry } from '../../../fusefs/protocol.js';
 import type { Outcome } from '../outcome.js';
 import type { RunRecord, Violation } from '../oracle.js';
@@ -347,7 +348,7 @@ async function confirmedTooSoon(f: FailingState, passes: (r: ProbeRequest) => Pr
  */
 async function tornWrite(f: FailingState, passes: (r: ProbeRequest) => Promise<boolean>, evidence: string[]): Promise<Omit<Cause, 'search' | 'evidence'> | undefined> {
   const data = f.state.id.data;
-  if (f.state.id.policy === 'lose-unsynced' || !data || data.kind === 'all' || data.kind === 'none') return undefined;
+  if (keepsNoUnsynced(f.state.id.policy) || !data || data.kind === 'all' || data.kind === 'none') return undefined;
   for (const unit of f.units.filter((u) => u.kind === 'file').slice(0, 4)) {
     if (!(await passes({ state: f.state.id, persist: [persistUnit(unit)] }))) continue;
     if (!(await passes({ state: f.state.id, persist: [persistUnit(unit, { upTo: 0 })] }))) continue;
@@ -377,7 +378,7 @@ async function tornWrite(f: FailingState, passes: (r: ProbeRequest) => Promise<b
 async function nonAtomicUpdate(f: FailingState, unit: LostUnit, change: UnitChange, passes: (r: ProbeRequest) => Promise<boolean>, evidence: string[]): Promise<Omit<Cause, 'search' | 'evidence'> | undefined> {
   const id = f.state.id;
   const first = unit.kept?.[unit.kept.length - 1];
-  if (unit.kind !== 'dir' || id.policy === 'lose-unsynced' || !first || (id.dirPrefix ?? 0) === 0) return undefined;
+  if (unit.kind !== 'dir' || keepsNoUnsynced(id.policy) || !first || (id.dirPrefix ?? 0) === 0) return undefined;
   if (unit.changes[0]?.seq !== change.seq) return undefined;
   if (!(await passes({ state: { ...id, dirPrefix: (id.dirPrefix ?? 0) - 1 } }))) return undefined;
   evidence.push(`the state with one directory operation fewer (before ${changeInWords(unit, first)}) passes, and with ${changeInWords(unit, change)} too: only the state between them fails`);
@@ -397,7 +398,7 @@ async function nonAtomicUpdate(f: FailingState, unit: LostUnit, change: UnitChan
  */
 async function earlyPersistence(f: FailingState, passes: (r: ProbeRequest) => Promise<boolean>, evidence: string[]): Promise<Omit<Cause, 'search' | 'evidence'> | undefined> {
   let id = f.state.id;
-  if (id.policy !== 'lose-unsynced' && !(id.data?.kind === 'all' || id.data?.kind === 'none')) {
+  if (!keepsNoUnsynced(id.policy) && !(id.data?.kind === 'all' || id.data?.kind === 'none')) {
     // A torn state's choices shift when a persistence point is left out: ask of the same cut under lose-unsynced, if it fails too.
     id = { afterOp: id.afterOp, policy: 'lose-unsynced' };
     if (await passes({ state: id })) return undefined;

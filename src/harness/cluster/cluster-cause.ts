@@ -14,6 +14,7 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { CrashStateId, CrashStateInfo, Hypothesis, LostUnit, ProbeUnit } from '../../../fusefs/crash-states.js';
+import { keepsNoUnsynced } from '../../../fusefs/model/policies/index.js';
 import { coverStates } from '../cause/attribute.js';
 import { boundUntil, changedPath, DEFAULT_SEARCH_BOUND, proofHolds, type Cause, type CauseProof, type FixStep, type SearchBound } from '../cause/cause.js';
 import { searchCause, type ProbeFn } from '../cause/search.js';
@@ -117,7 +118,7 @@ class InsertedProof {
   async judge(j: JudgedClusterState): Promise<boolean> {
     const known = this.passes.get(j);
     if (known !== undefined) return known;
-    if (j.state.id.policy !== 'lose-unsynced') throw new Error(`invariant: only a lose-unsynced state has a counterpart under an inserted fsync (got ${j.state.id.policy})`);
+    if (!keepsNoUnsynced(j.state.id.policy)) throw new Error(`invariant: only a lose-unsynced state has a counterpart under an inserted fsync (got ${j.state.id.policy})`);
     const counterpart = counterpartUnder(this.fix, j.state.id);
     // A cut before the first fsync the fix inserts is the run's own state: its verdict carries over, no recovery.
     const after = this.fix.unchanged(counterpart.afterOp) ? j.violations : (await recoverClusterState(this.fixedCtx, counterpart, [], counterpart.afterOp, this.fix.hypothesis)).violations;
@@ -151,7 +152,7 @@ export async function proveInserted(ctx: ClusterCauseContext, cause: Cause, lost
   const p = new InsertedProof(ctx, fix, own);
   const done = { proof: p, fixWords: fix.fixWords };
   if (!(await p.judge(own))) return done;
-  const comparable = (j: JudgedClusterState) => j.state.id.policy === 'lose-unsynced';
+  const comparable = (j: JudgedClusterState) => keepsNoUnsynced(j.state.id.policy);
   const failing = judged.filter((j) => j.violations.length > 0 && j !== own && comparable(j));
   const passed = judged.filter((j) => j.violations.length === 0 && comparable(j));
   if (passed.length > 0) await p.judge(passed[0]);
@@ -227,7 +228,7 @@ async function explainOne(ctx: ClusterCauseContext, failing: JudgedClusterState,
     if (!proofHolds(proven.proof) || !proven.proof.curesOwnState) return unnamed(`its fix does not cure this state or breaks one that passed (${proven.proof.cured} of ${proven.proof.failing} failing states cured, ${proven.proof.broken} broken)`);
     return { cause: { ...candidate, proof: proven.proof }, cures: proven.cured };
   }
-  if (failing.state.id.policy !== 'lose-unsynced') return unnamed(`its fix inserts an fsync, and a ${failing.state.id.policy} state of a cluster has no counterpart in the fixed run to judge (its outcomes count the unsynced changes the fix changes)`);
+  if (!keepsNoUnsynced(failing.state.id.policy)) return unnamed(`its fix inserts an fsync, and a ${failing.state.id.policy} state of a cluster has no counterpart in the fixed run to judge (its outcomes count the unsynced changes the fix changes)`);
   const proven = await proveInserted(ctx, candidate, units, failing, judged, deadlineMs, { slots, maxStates: limits.maxProofStates });
   if (!proven) return unnamed('its fix could not be applied to the recording');
   const { proof } = proven.proof;
@@ -247,7 +248,7 @@ async function proveEveryNode(ctx: ClusterCauseContext, cause: Cause, own: Judge
     const proven = proveOnJudged(ctx.recorded, cause, own, judged, ctx.target.name);
     return proven && proofHolds(proven.proof) && proven.proof.curesOwnState ? { cause: { ...cause, proof: proven.proof }, cures: proven.cured } : undefined;
   }
-  if (own.state.id.policy !== 'lose-unsynced') return undefined;
+  if (!keepsNoUnsynced(own.state.id.policy)) return undefined;
   const proven = await proveInserted({ ...ctx, timeouts: timeoutsForSlots(ctx.timeouts, slots) }, cause, [], own, judged, deadlineMs, { slots, everyNode: true, maxStates });
   if (!proven || !proofHolds(proven.proof.proof) || !proven.proof.proof.curesOwnState) return undefined;
   return { cause: { ...cause, fix: proven.fixWords, proof: proven.proof.proof }, cures: [...proven.proof.cured], extend: (j) => proven.proof.judge(j) };
@@ -364,7 +365,7 @@ export async function explainClusterRun(ctx: ClusterCauseContext, judged: readon
   const failedCandidates: string[] = [];
   /** Proves a candidate or carried cause from the first open state it should cure (a lose-unsynced one when there is). */
   const prove = async (cause: Cause, at: readonly JudgedClusterState[]): Promise<void> => {
-    const own = at.find((j) => j.state.id.policy === 'lose-unsynced') ?? at[0];
+    const own = at.find((j) => keepsNoUnsynced(j.state.id.policy)) ?? at[0];
     if (!own || tried.has(cause.key) || Date.now() >= deadlineMs) return;
     tried.add(cause.key);
     const e = await proveEveryNode(ctx, cause, own, judged, deadlineMs, limits.maxProofStates);
@@ -384,7 +385,7 @@ export async function explainClusterRun(ctx: ClusterCauseContext, judged: readon
   for (const { candidate, cuts } of rankCandidates(readOff.filter((c) => c.cause.step?.kind === 'wait'), left.map(cutOf), MAX_CLUSTER_CANDIDATES)) {
     await prove({ ...candidate.cause, evidence: [`read off the recording: it bites at ${cuts.length} of the ${left.length} failing states no proven cause explained`] }, cuts.map((i) => left[i]).filter((j) => !explained(j)));
   }
-  const first = open().find((j) => j.state.id.policy === 'lose-unsynced');
+  const first = open().find((j) => keepsNoUnsynced(j.state.id.policy));
   if (first && Date.now() < deadlineMs) {
     const e = await candidateFsyncs(ctx, first, readOff.filter((c) => c.cause.step?.kind === 'fsync-after' && bitesAt(c, cutOf(first))), judged, deadlineMs, bound, limits.maxProofStates);
     if ('why' in e) failedCandidates.push(e.why);
@@ -395,7 +396,7 @@ export async function explainClusterRun(ctx: ClusterCauseContext, judged: readon
     if (Date.now() >= deadlineMs) break;
     // A proven fix the proof's time left this state out of: judged under it (one recovery), before a search of its own (many).
     for (const e of found) {
-      if (!e.extend || f.state.id.policy !== 'lose-unsynced' || Date.now() >= deadlineMs) continue;
+      if (!e.extend || !keepsNoUnsynced(f.state.id.policy) || Date.now() >= deadlineMs) continue;
       if (await e.extend(f)) {
         e.cures.push(f);
         continue next;

@@ -5,6 +5,7 @@
 // natively from its images. The oracle judges the cluster as one queue. Every wait is bounded.
 import path from 'node:path';
 import { nodeImageDir, type CrashPoint, type CrashPolicy, type TraceEntry } from '../../../fusefs/protocol.js';
+import type { LiveDraw, NodePause } from '../../faults/live-draw.js';
 import { specFor } from '../crash-run.js';
 import type { CrashCase } from '../crash-case.js';
 import type { DaemonHandle } from '../daemon-process.js';
@@ -14,9 +15,8 @@ import { judge, type RunRecord, type Violation } from '../oracle.js';
 import { assertDaemonAlive } from '../harness-error.js';
 import type { Target } from '../target.js';
 import { MAX_PAUSE_MS } from './node-control.js';
-import type { LiveDraw, NodePause } from './live-draw.js';
 
-export { drawLiveCase, type LiveCutKind, type LiveDraw, type LiveDrawOptions, type NodePause } from './live-draw.js';
+export { drawLiveCase, type LiveDraw, type LiveDrawOptions, type NodePause } from '../../faults/live-draw.js';
 
 /** Whose power a live cut takes: every node's (a rack losing power), or these nodes' while the others run on. */
 export type NodesCut = 'all' | readonly number[];

@@ -5,6 +5,7 @@
 // time, so explain recovers the state once first and searches only if it fails alike again.
 import path from 'node:path';
 import { DEFAULT_STATE_CAPS, type CrashStateId, type CrashStateInfo, type Mark, type StateCaps } from '../../../fusefs/crash-states.js';
+import { keepsNoUnsynced } from '../../../fusefs/model/policies/index.js';
 import type { TraceEntry } from '../../../fusefs/protocol.js';
 import { isClusterCase, type StoredArtifact, type StoredRecording } from '../artifacts.js';
 import type { Cause, CauseProof, SearchBound } from '../cause/cause.js';
@@ -78,7 +79,7 @@ export async function reproveStoredCause(target: Target, s: StoredClusterState, 
   return onStoredRun(target, s, timeouts, async (ctx, state) => {
     const own: JudgedClusterState = { state, violations: [...s.violations], drain: s.drain };
     if (cause.step?.kind === 'wait') return proveOnJudged(ctx.recorded, cause, own, [own], target.name)?.proof;
-    if (state.id.policy !== 'lose-unsynced') return undefined;
+    if (!keepsNoUnsynced(state.id.policy)) return undefined;
     return (await proveInserted(ctx, cause, await ctx.daemon.client.units(state.id), own, [own], deadlineMs))?.proof.proof;
   });
 }

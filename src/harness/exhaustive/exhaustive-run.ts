@@ -7,8 +7,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { describeState } from '../../../fusefs/model/policies/index.js';
-import { DEFAULT_STATE_CAPS, DEFAULT_STATE_POLICIES, type StatePolicy, type CrashStateInfo, type CrashStateId, type StateCaps, type StatesAnswer } from '../../../fusefs/crash-states.js';
+import { describeState, keepsNoUnsynced, policyModule, stateEnumerator } from '../../../fusefs/model/policies/index.js';
+import { DEFAULT_STATE_CAPS, DEFAULT_STATE_POLICIES, STATE_POLICIES, type CrashPolicy, type StatePolicy, type CrashStateInfo, type CrashStateId, type StateCaps, type StatesAnswer } from '../../../fusefs/crash-states.js';
 import type { TraceEntry } from '../../../fusefs/protocol.js';
 import { Prng } from '../../../fusefs/model/prng.js';
 import { fairShares, spreadEvenly } from '../../../fusefs/model/spread.js';
@@ -149,7 +149,7 @@ export function stateCase(input: ExhaustiveInput, state: Pick<CrashStateInfo, 'i
  */
 function recoveryCutOf(state: Pick<CrashStateInfo, 'hash' | 'id'>): CutSpec {
   const prng = new Prng(parseInt(state.hash.slice(0, 8), 16) || 1);
-  const policy = state.id.policy === 'journaled' ? 'journaled' : 'lose-unsynced';
+  const policy = stateEnumerator(state.id.policy).recoveryCutPolicy;
   return { cut: { atOp: 1 + prng.int(RECOVERY_CUT_MAX_OP), timing: prng.coin() ? 'before' : 'after' }, policy, seed: 0 };
 }
 
@@ -357,9 +357,19 @@ function stateAtCut(answer: StatesAnswer, trace: readonly TraceEntry[], point: C
     afterOp = point.timing === 'before' ? at.op - 1 : at.op;
   }
   const interval = intervalHolding(answer, afterOp) ?? 0;
-  const states = policy === 'torn' ? answer.states.filter((s) => s.id.policy === 'torn' && s.interval === interval)
+  const states = policyModule(policy).randomCutAsStates === 'its-interval' ? answer.states.filter((s) => s.id.policy === policy && s.interval === interval)
     : [{ id: { afterOp, policy: 'lose-unsynced' as const }, interval, hash: `cut-${afterOp}` }];
   return { ...answer, states, capped: { states: 0, caps: [] } };
+}
+
+/**
+ * What explains a random cut under `policy` (one with randomCutAsStates): the states of its cut under
+ * that policy, listed with the durable-only ones (lose-unsynced), whose states mark the intervals.
+ */
+function randomCutListing(policy: CrashPolicy): { policy: StatePolicy; policies: StatePolicy[] } {
+  const statePolicy = STATE_POLICIES.find((p) => p === policy);
+  if (statePolicy === undefined || policyModule(policy).randomCutAsStates === undefined) throw new Error(`invariant: a random cut under ${policy} is not explained by crash states`);
+  return { policy: statePolicy, policies: STATE_POLICIES.filter((p) => keepsNoUnsynced(p) || p === statePolicy) };
 }
 
 /**
@@ -372,7 +382,7 @@ function onlyStateOf(answer: StatesAnswer, id: CrashStateId): StatesAnswer {
   const listed = answer.states.filter(same);
   const interval = intervalHolding(answer, id.afterOp) ?? Math.max(0, answer.intervals - 1);
   const states = listed.length ? listed
-    : id.policy === 'lose-unsynced' ? [{ id, interval, hash: `asked-${id.afterOp}` }]
+    : keepsNoUnsynced(id.policy) ? [{ id, interval, hash: `asked-${id.afterOp}` }]
       : answer.states.filter((s) => s.id.policy === id.policy && s.interval === interval);
   return { ...answer, states, capped: { states: 0, caps: [] } };
 }
@@ -409,7 +419,7 @@ export async function explainCase(daemon: DaemonHandle, target: Target, failedCa
   const { case: c, violations: failed } = failedCase;
   // A fault that never fired left the run as it is without it: explained without it.
   const faulted = (c.faults?.length ?? 0) > 0 && failedCase.runs.some((r) => r.failedRequests.length > 0);
-  if (faulted || c.recoveryFaults?.length || (c.recoveryCut && !c.state) || (!c.state && c.policy !== 'lose-unsynced' && c.policy !== 'torn')) return undefined;
+  if (faulted || c.recoveryFaults?.length || (c.recoveryCut && !c.state) || (!c.state && policyModule(c.policy).randomCutAsStates === undefined)) return undefined;
   const input: ExhaustiveInput = {
     ...(c.target !== undefined ? { target: c.target } : {}), ...(c.driver ? { driver: c.driver } : {}), workload: c.workload, settings: c.settings,
     ...(c.variant !== undefined ? { variant: c.variant } : {}), ...(c.recoverySettings !== undefined ? { recoverySettings: c.recoverySettings } : {}),
@@ -421,7 +431,8 @@ export async function explainCase(daemon: DaemonHandle, target: Target, failedCa
   const common: Partial<ExhaustiveOptions> = { explain, writeArtifacts: false, allFailures: true, firstFailureThat: same, deadlineMs, ...(driverWorkers ? { driverWorkers } : {}) };
   if (!c.state) {
     // A random cut, or a fault run's power going after the workload.
-    const r = await runExhaustive(daemon, target, input, { ...common, onlyCut: { ...(c.cut ? { point: c.cut } : {}), policy: c.policy === 'torn' ? 'torn' : 'lose-unsynced' }, fsyncHolds: null, policies: c.policy === 'torn' ? ['lose-unsynced', 'torn'] : ['lose-unsynced'] });
+    const cutAs = randomCutListing(c.policy);
+    const r = await runExhaustive(daemon, target, input, { ...common, onlyCut: { ...(c.cut ? { point: c.cut } : {}), policy: cutAs.policy }, fsyncHolds: null, policies: cutAs.policies });
     return r.failure?.cause;
   }
   const state: Partial<ExhaustiveOptions> = { fsyncHolds: c.fsyncHolds ?? null, policies: [c.state!.policy], recoveryCuts: c.recoveryCut !== undefined, ...(c.stateCaps ? { caps: c.stateCaps } : {}) };
@@ -448,7 +459,7 @@ function intervalsChecked(answer: StatesAnswer, judgedOf: ReadonlyMap<string, nu
     return !(answer.incomplete?.[policy] ?? []).includes(interval) && (listed.get(key) ?? 0) > 0 && judgedOf.get(key) === listed.get(key);
   };
   const policies = [...new Set(answer.states.map((s) => s.id.policy))];
-  const out = { all: 0, 'lose-unsynced': 0, torn: 0, journaled: 0 };
+  const out = { all: 0, ...Object.fromEntries(STATE_POLICIES.map((p) => [p, 0])) } as { all: number } & Record<StatePolicy, number>;
   for (let i = 0; i < answer.intervals; i++) {
     for (const p of policies) if (complete(p, i)) out[p]++;
     if (policies.length > 0 && policies.every((p) => complete(p, i))) out.all++;

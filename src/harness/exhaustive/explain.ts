@@ -7,6 +7,7 @@
 // proven causes that explain them (cause/attribute.ts); the rest are said to be unexplained. The
 // reach re-checks every journaled state of the cuts where a cause bites.
 import type { CrashStateInfo, StateCaps } from '../../../fusefs/crash-states.js';
+import { keepsNoUnsynced } from '../../../fusefs/model/policies/index.js';
 import { coverStates, isLogicError } from '../cause/attribute.js';
 import { boundUntil, DEFAULT_SEARCH_BOUND, proofHolds, type Cause, type SearchBound } from '../cause/cause.js';
 import { candidatesOf, rankCandidates, type FailingCut, type RecordingView } from '../cause/candidates.js';
@@ -176,7 +177,7 @@ class RunExplainer {
 
   /** The first lose-unsynced state of `states` (it has a counterpart in a fixed run: the cheapest to prove on), else the first. */
   private ownOf(states: readonly number[]): number {
-    return states.find((i) => this.failing[i].state.id.policy === 'lose-unsynced') ?? states[0];
+    return states.find((i) => keepsNoUnsynced(this.failing[i].state.id.policy)) ?? states[0];
   }
 
   /**

@@ -3,6 +3,7 @@
 // counterpart passes, a passing one broken when its counterpart fails. Also a candidate's screen (one
 // state, with just what it names made durable) before its proof.
 import type { CrashStateInfo, ProbeUnit, StateCaps, StatesAnswer } from '../../../fusefs/crash-states.js';
+import { keepsNoUnsynced } from '../../../fusefs/model/policies/index.js';
 import type { Cause, CauseProof } from '../cause/cause.js';
 import { judge, type Violation } from '../oracle.js';
 import { pathPattern } from '../path-pattern.js';
@@ -79,14 +80,14 @@ export async function proveFix(ctx: JudgeContext, recorded: Recorded, cause: Cau
   const verdicts = [...kept, ...rejudged, ...verdictsOf(judged)];
   // A state's counterpart key: its cut under lose-unsynced; its whole id when the fix inserts nothing.
   const keyOf = (s: CrashStateInfo, runOp: number): string | undefined => (fix.hypothesis
-    ? (s.id.policy === 'lose-unsynced' ? cellOf('lose-unsynced', runOp) : undefined)
+    ? (keepsNoUnsynced(s.id.policy) ? cellOf('lose-unsynced', runOp) : undefined)
     : idAt(s, runOp));
   const runKey = (s: CrashStateInfo) => keyOf(s, s.id.afterOp);
   // Failing lose-unsynced states whose cut the listing did not hold (a random cut falls anywhere; the
   // proof's time bound ends a listing early): their cuts judged directly, the one it was found on first.
   const fixedKey = (s: CrashStateInfo) => (fix.isNew(s.id.afterOp) ? undefined : keyOf(s, fix.runOpOf(s.id.afterOp)));
   const held = new Set(verdicts.map((v) => fixedKey(v.state)));
-  const missing = [own, ...failing.keys()].filter((i, k, all) => all.indexOf(i) === k && failing[i].state.id.policy === 'lose-unsynced' && !held.has(runKey(failing[i].state)));
+  const missing = [own, ...failing.keys()].filter((i, k, all) => all.indexOf(i) === k && keepsNoUnsynced(failing[i].state.id.policy) && !held.has(runKey(failing[i].state)));
   const cutsOf = (is: readonly number[]) => is.flatMap((i) => fix.fixedOpsOf(failing[i].state.id.afterOp).map((afterOp) => ({ id: { afterOp, policy: 'lose-unsynced' as const }, interval: failing[i].state.interval, hash: `fixed-cut-${afterOp}` })));
   // The own state's cuts are judged while the budget lasts; the others while the run's time lasts.
   for (const [is, deadlineMs] of [[missing.filter((i) => i === own), budgetEnd], [missing.filter((i) => i !== own), deadline]] as const) {
@@ -173,7 +174,7 @@ export async function curesState(ctx: JudgeContext, recorded: Recorded, cause: C
     if (!f.recoveryRuns) return true; // no recovery kept to judge again: the proof decides
     return !failed(judge({ target: ctx.target.name, faultsInjected: false, runs: historyOf(fix.recorded, f.state.id.afterOp, f.recoveryRuns) }));
   }
-  if (f.state.id.policy !== 'lose-unsynced') return passesWithFix(ctx, recorded, fix, f);
+  if (!keepsNoUnsynced(f.state.id.policy)) return passesWithFix(ctx, recorded, fix, f);
   const afterOp = fix.fixedOpsOf(f.state.id.afterOp)[0];
   const answer = { intervals: 0, intervalsComplete: 0, states: [{ id: { afterOp, policy: 'lose-unsynced' as const }, interval: f.state.interval, hash: `screen-${afterOp}` }], capped: { states: 0, caps: [] } };
   const [v] = verdictsOf(await recoverAndJudge(ctx, answer, fix.recorded, { allFailures: true, deadlineMs: Infinity, hypothesis: fix.hypothesis }));

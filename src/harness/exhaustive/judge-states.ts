@@ -2,7 +2,7 @@
 // recovery per distinct image, in the pool's slots, each state judged against the confirmations
 // the recorded run made before its cut.
 import type { CrashStateInfo, Hypothesis, Mark, StateCaps, StatePolicy, StatesAnswer } from '../../../fusefs/crash-states.js';
-import { describeState } from '../../../fusefs/model/policies/index.js';
+import { describeState, keepsNoUnsynced } from '../../../fusefs/model/policies/index.js';
 import type { TraceEntry } from '../../../fusefs/protocol.js';
 import type { Coverage } from '../coverage.js';
 import { failedRequests } from '../crash-run.js';
@@ -48,7 +48,7 @@ export interface Recorded {
 
 /** The interval of a listing holding a cut after request `afterOp`: the first whose lose-unsynced state is at or after it. */
 export function intervalHolding(answer: StatesAnswer, afterOp: number): number | undefined {
-  const lose = answer.states.filter((s) => s.id.policy === 'lose-unsynced').sort((a, b) => a.id.afterOp - b.id.afterOp);
+  const lose = answer.states.filter((s) => keepsNoUnsynced(s.id.policy)).sort((a, b) => a.id.afterOp - b.id.afterOp);
   return lose.find((s) => s.id.afterOp >= afterOp)?.interval;
 }
 
@@ -126,7 +126,7 @@ export async function recoverAndJudge(ctx: JudgeContext, answer: StatesAnswer, r
   // second or third), so a run cut short has still checked every policy once.
   const policies = new Set(answer.states.map((x) => x.id.policy));
   const firstOf = new Set([...policies].map((p) => groups.findIndex((group) => group.some((x) => x.id.policy === p))));
-  const mustFinish = (g: number) => firstOf.has(g) || groups[g].some((x) => x.id.policy === 'lose-unsynced');
+  const mustFinish = (g: number) => firstOf.has(g) || groups[g].some((x) => keepsNoUnsynced(x.id.policy));
   const results: (GroupResult | undefined)[] = [];
   let next = 0;
   /** The earliest group with a failure: later groups need not be started unless every failure is wanted. */

@@ -2,6 +2,7 @@
 // order of the program's steps): a logic error (recovery fails on the disk a process crash leaves), a
 // torn write recovery mishandles, a removal made durable too early. Each is proven on its state by
 // probes, and the same probes repeated on the run's other failing states it may explain.
+import { keepsNoUnsynced } from '../../../fusefs/model/policies/index.js';
 import type { Cause } from '../cause/cause.js';
 import { madeDurableBy } from '../cause/candidates.js';
 import { removalBlamed, type ProbeFn } from '../cause/search.js';
@@ -30,7 +31,7 @@ export function provenOnStates(cause: Cause, states: number): string {
 
 /** Whether a failing state could be explained by a cause of another kind than a fix (it is tried by probes only then). */
 export function sameKindOfState(cause: Cause, f: JudgedState): boolean {
-  if (cause.kind === 'torn-write') return f.state.id.policy !== 'lose-unsynced';
+  if (cause.kind === 'torn-write') return !keepsNoUnsynced(f.state.id.policy);
   return cause.kind === 'recovery-fails-on-legal-disk' || isRemovalTooEarly(cause);
 }
 
@@ -79,7 +80,7 @@ export async function explainsToo(ctx: JudgeContext, recorded: Recorded, cause: 
     const made = recorded.trace.filter((e) => e.op > removed.last.op && e.op <= f.state.id.afterOp && e.result === 0 && (e.kind === 'fsync' || e.kind === 'fsyncdir')
       && madeDurableBy(recorded.trace, e).some((x) => x.op === removed.last.op)).at(-1);
     // A torn state's choices shift when a persistence point is left out: only a lose-unsynced state is asked so.
-    return made !== undefined && f.state.id.policy === 'lose-unsynced' && !(await fails({ state: f.state.id, hypothesis: { fsyncAfter: [], fsyncSkip: [made.op] } }));
+    return made !== undefined && keepsNoUnsynced(f.state.id.policy) && !(await fails({ state: f.state.id, hypothesis: { fsyncAfter: [], fsyncSkip: [made.op] } }));
   }
   const units = await ctx.daemon.client.units(f.state.id);
   const unit = units.find((u) => u.kind === 'file' && cause.unit && pathPattern(u.path) === pathPattern(cause.unit.path));

@@ -2,7 +2,7 @@
 // judged on every journaled state of the intervals where it bites (a listing with far larger caps
 // than a gate's), a few per recovery slot at a time, so one that shows it ends the check early.
 import type { StateCaps } from '../../../fusefs/crash-states.js';
-import { describeState } from '../../../fusefs/model/policies/index.js';
+import { describeState, modelsJournalingFs } from '../../../fusefs/model/policies/index.js';
 import { reachWords, type Cause, type CauseReach } from '../cause/cause.js';
 import { pathPattern } from '../path-pattern.js';
 import { recoverAndJudge, verdictsOf, type JudgeContext, type JudgedState, type Recorded } from './judge-states.js';
@@ -26,7 +26,7 @@ const REACH_CHUNK_PER_SLOT = 4;
 export async function reachOf(ctx: JudgeContext, recorded: Recorded, cause: Cause, explained: readonly JudgedState[], o: { proofMs: number; reachCaps?: StateCaps }, deadline: number): Promise<CauseReach> {
   const started = Date.now();
   const reach = (journaled: boolean, complete: boolean, why: string, statesChecked: number): CauseReach => ({ journaled, complete, words: reachWords(journaled, complete), why, statesChecked, ms: Date.now() - started });
-  const journaledOne = explained.find((f) => f.state.id.policy === 'journaled');
+  const journaledOne = explained.find((f) => modelsJournalingFs(f.state.id.policy));
   if (journaledOne) return reach(true, true, `a state it explains is a journaled one (${describeState(journaledOne.state.id)})`, 0);
   const checks = new Set(explained.flatMap((f) => [...checksOf(f.violations)]));
   const intervals = [...new Set(explained.map((f) => f.state.interval))].sort((a, b) => a - b);

@@ -2,7 +2,7 @@
 // so the recovery itself is recorded on a mount of its own (recovery-recording.ts), the second cut
 // becomes a crash state of that recording, and it is searched and proven like a run's.
 import type { CrashStateInfo, StateCaps } from '../../../fusefs/crash-states.js';
-import { describeState } from '../../../fusefs/model/policies/index.js';
+import { describeState, keepsNoUnsynced } from '../../../fusefs/model/policies/index.js';
 import { proofHolds, type Cause, type SearchBound } from '../cause/cause.js';
 import { SECOND_CUT_KEY } from '../cause/of-case.js';
 import { searchCause, type ProbeFn } from '../cause/search.js';
@@ -42,7 +42,7 @@ export async function searchState(ctx: JudgeContext, judging: JudgeContext, reco
 export async function explainRecoveryCut(ctx: JudgeContext, judging: JudgeContext, recorded: Recorded, f: JudgedState, o: { proofMs: number; caps: StateCaps }, deadline: number, bound: SearchBound): Promise<{ cause: Cause } | { why: string }> {
   const cut = judging.caseOf(f.state).recoveryCut;
   if (!cut) throw new Error(`invariant: crash state ${describeState(f.state.id)} needs a cut during recovery but its case has none`);
-  if (cut.policy !== 'lose-unsynced') return { why: `the cut during its recovery lost what the ${cut.policy} policy loses; only a lose-unsynced cut's recovery is recorded and searched` };
+  if (!keepsNoUnsynced(cut.policy)) return { why: `the cut during its recovery lost what the ${cut.policy} policy loses; only a lose-unsynced cut's recovery is recorded and searched` };
   const rr = await recordRecovery(ctx, recorded, f.state, cut, o.caps);
   if ('why' in rr) return { why: `the cut during its recovery was not searched: ${rr.why}` };
   try {

@@ -2,7 +2,7 @@
 // draws is one the harness can run (nodes of the cluster, a minority cut, a pause before the cut).
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { drawLiveCase } from './cluster-run.js';
+import { drawLiveCase } from './live-draw.js';
 
 describe('drawLiveCase', () => {
   it('repeats with its seed', () => {

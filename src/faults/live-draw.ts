@@ -1,8 +1,9 @@
 // The seeded draw of one live cluster case (pure): which nodes lose power while the others run on,
 // at which request of the merged order, and whether a node is paused (SIGSTOP, then SIGCONT) for a
 // while before that. The same seed, request count and node count always give the same case.
-import { Prng } from '../../../fusefs/model/prng.js';
-import type { CrashPoint } from '../../../fusefs/protocol.js';
+import { Prng } from '../../fusefs/model/prng.js';
+import type { CrashPoint } from '../../fusefs/protocol.js';
+import { cutsEveryNode, kindSizes, type CutKind } from './cut-kinds.js';
 
 /** A node's process group stopped at a request of the merged order and resumed `durationMs` later (the randomised testers' "pause"). */
 export interface NodePause {
@@ -12,15 +13,9 @@ export interface NodePause {
   durationMs: number;
 }
 
-/**
- * Whose power a live cut takes: a single node, a minority (fewer than a majority), a majority short
- * of every node, or every node (coordinated: never paused first, the drain restarts them all).
- */
-export type LiveCutKind = 'one' | 'minority' | 'majority' | 'coordinated';
-
 export interface LiveDrawOptions {
   /** Which kinds to draw from (default one and minority); with three nodes a minority is one node. */
-  kinds?: readonly LiveCutKind[];
+  kinds?: readonly CutKind[];
   /** Only cuts of these numbers of nodes (a gate counts a cut under the first kind asked it fits: a minority of five, one node asked too, is two nodes). */
   sizes?: readonly number[];
   /** The cut point is uniform over firstOp..lastOp (defaults 1 and requests). */
@@ -34,29 +29,13 @@ export interface LiveDrawOptions {
 }
 
 export interface LiveDraw {
-  kind: LiveCutKind;
+  kind: CutKind;
   /** The nodes cut, sorted; the others run on and the cut ones are restarted on their crashed disks. */
   nodesCut: number[];
   /** Just before the request `atOp` of the merged order (any node's). */
   cut: CrashPoint;
   /** Before the cut (its atOp is earlier), on any node: a cut node too (a paused node then losing power). */
   pause?: NodePause;
-}
-
-/** The least number of nodes that is a majority of `n`. */
-function majorityOf(n: number): number {
-  return Math.floor(n / 2) + 1;
-}
-
-/** The numbers of nodes a cut of `kind` takes in a cluster of `n`. */
-function sizesOf(kind: LiveCutKind, n: number): number[] {
-  const range = (lo: number, hi: number) => Array.from({ length: Math.max(0, hi - lo + 1) }, (_, i) => lo + i);
-  switch (kind) {
-    case 'one': return [1];
-    case 'minority': return range(1, Math.max(1, majorityOf(n) - 1));
-    case 'majority': return range(majorityOf(n), n - 1);
-    case 'coordinated': return [n];
-  }
 }
 
 /**
@@ -79,7 +58,7 @@ export function drawLiveCase(seed: number, requests: number, nodeCount: number, 
   if (!(Number.isInteger(firstOp) && Number.isInteger(lastOp) && firstOp >= 1 && firstOp <= lastOp)) throw new Error(`drawLiveCase: the cut point is drawn from firstOp..lastOp, got ${firstOp}..${lastOp}`);
   const rng = new Prng(seed);
   const kind = kinds[rng.int(kinds.length)];
-  const fits = sizesOf(kind, nodeCount).filter((k) => options.sizes === undefined || options.sizes.includes(k));
+  const fits = kindSizes(kind, nodeCount).filter((k) => options.sizes === undefined || options.sizes.includes(k));
   if (fits.length === 0) throw new Error(`drawLiveCase: a cluster of ${nodeCount} nodes has no ${kind} cut of ${options.sizes?.join(' or ')} nodes`);
   const size = fits.length === 1 ? fits[0] : fits[rng.int(fits.length)];
   const pool = Array.from({ length: nodeCount }, (_, k) => k);
@@ -89,7 +68,7 @@ export function drawLiveCase(seed: number, requests: number, nodeCount: number, 
   const cutAt = firstOp + rng.int(lastOp - firstOp + 1);
   const draw: LiveDraw = { kind, nodesCut, cut: { atOp: cutAt, timing: 'before' } };
   // A pause needs a request before the cut's; drawn last, so the cut does not depend on the chance of one.
-  if (kind !== 'coordinated' && cutAt > 1 && rng.next() < (options.pauseChance ?? 0.5)) {
+  if (!cutsEveryNode(kind) && cutAt > 1 && rng.next() < (options.pauseChance ?? 0.5)) {
     draw.pause = { node: rng.int(nodeCount), atOp: 1 + rng.int(cutAt - 1), durationMs: minPauseMs + rng.int(maxPauseMs - minPauseMs + 1) };
   }
   return draw;
