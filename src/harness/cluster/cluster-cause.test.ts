@@ -64,7 +64,10 @@ describe('the cause of a failing cluster state', () => {
     const declared = (c: Cause) => replicatedQueue.knownBad[ASYNC_REPLICATION].causes!.some((d) => isExpectedCause(c, d));
     expect(cause.kind, `${cause.title}: ${cause.fix}`).toBe('early-confirmation');
     expect(declared(cause), cause.key).toBe(true);
-    expect(cause.fix).toMatch(/on node [12] at request \d+/);
+    // Usually a backup's (node 1 or 2). The nodes' threads race, so in a recording where the primary's
+    // own page fsync completed after the backups', waiting for it cures every state too, and that
+    // proven fix may be named instead (seen once in a loaded run): the node is named either way.
+    expect(cause.fix).toMatch(/on node [012] at request \d+/);
     expect(cause.proof?.curesOwnState).toBe(true);
     expect(cause.proof?.broken).toBe(0);
     // Every state is given a cause its proof cures, or left unexplained: never another named cause.
