@@ -8,7 +8,9 @@
 //    and may use anything (nothing imports them); bench/ is outside the order.
 // 3. No import cycle at all, inside a folder either: two modules that import each other are one
 //    idea split in two, and the order of their initialisation is an accident.
-// 4. A crash policy or a cut kind is asked its properties (its registry), never compared by name
+// 4. No function in src/ or fusefs/ is longer than MAX_FUNCTION_LINES: past that a function holds
+//    several stages that want names of their own (an inner function counts on its own).
+// 5. A crash policy or a cut kind is asked its properties (its registry), never compared by name
 //    outside its registry module: a new policy or kind is then its entry, not an edit in every
 //    place that branches on one (docs/design.md, "Where a change goes").
 import path from 'node:path';
@@ -153,6 +155,26 @@ export function nameComparisons(file: string, text: string, names: readonly stri
   return found;
 }
 
+/** The longest a function may be, in lines (src/ and fusefs/). */
+const MAX_FUNCTION_LINES = 150;
+
+/** Functions of `text` (declarations, methods, arrow and function expressions) over `maxLines`, as "file:line name (N lines)". */
+function longFunctions(file: string, text: string, maxLines: number): string[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const found: string[] = [];
+  const visit = (n: ts.Node) => {
+    if (ts.isFunctionDeclaration(n) || ts.isMethodDeclaration(n) || ts.isArrowFunction(n) || ts.isFunctionExpression(n) || ts.isConstructorDeclaration(n)) {
+      const first = source.getLineAndCharacterOfPosition(n.getStart(source)).line;
+      const lines = source.getLineAndCharacterOfPosition(n.getEnd()).line - first + 1;
+      const name = n.name?.getText(source) ?? (ts.isVariableDeclaration(n.parent) ? n.parent.name.getText(source) : '(anonymous)');
+      if (lines > maxLines) found.push(`${file}:${first + 1} ${name} (${lines} lines)`);
+    }
+    ts.forEachChild(n, visit);
+  };
+  visit(source);
+  return found;
+}
+
 describe('layout', () => {
   const config = runtimeConfig();
   const files = config.fileNames.map((f) => path.relative(REPO_ROOT, f));
@@ -178,6 +200,13 @@ describe('layout', () => {
 
   it('no import cycle, inside a folder either', () => {
     expect(importCycles(edges).map((c) => c.join(' -> '))).toEqual([]);
+  });
+
+  it(`no function in src/ or fusefs/ is over ${MAX_FUNCTION_LINES} lines`, () => {
+    const long = files.filter((f) => /^(src|fusefs)\//.test(f)).flatMap((f) => longFunctions(f, ts.sys.readFile(path.join(REPO_ROOT, f)) ?? '', MAX_FUNCTION_LINES));
+    expect(long, 'split it by its stages, each a named function').toEqual([]);
+    // The check bites: a function of 4 lines is over a bound of 3, one inside it of 2 is not.
+    expect(longFunctions('x.ts', 'function f() {\n  const g = () => {\n  };\n}', 3)).toEqual(['x.ts:1 f (4 lines)']);
   });
 
   describe('crash policies and cut kinds are compared through their registries, never by name', () => {
