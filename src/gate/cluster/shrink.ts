@@ -54,11 +54,11 @@ function shrinkWords(run: ClusterRun, small: { tried: number; cutShort: boolean 
  * The states of `kind` of a recording, spread over the run (at most SHRINK_STATES), judged in the
  * pool until one fails `checks` exactly: what a shrink candidate must show to fail the same way.
  */
-async function sameFailureIn(run: ClusterRun, rec: ClusterRecording, daemon: TempDaemon, kind: CutKind, checks: readonly string[]): Promise<ClusterStateVerdict | undefined> {
+async function sameFailuresIn(run: ClusterRun, rec: ClusterRecording, daemon: TempDaemon, kind: CutKind, checks: readonly string[], all = false): Promise<ClusterStateVerdict[]> {
   const queue = spreadEvenly(rec.states.filter((x) => kindOfCut(run.asked, x.id.nodes, run.nodes) === kind), SHRINK_STATES);
-  let same: ClusterStateVerdict | undefined;
-  await run.pool.judge(daemon.daemon, rec, () => (same ? undefined : queue.shift()), (v) => {
-    if (!same && v.violations.length > 0 && violatedChecks(v.violations).join() === checks.join()) same = v;
+  const same: ClusterStateVerdict[] = [];
+  await run.pool.judge(daemon.daemon, rec, () => (same.length > 0 && !all ? undefined : queue.shift()), (v) => {
+    if ((all || same.length === 0) && v.violations.length > 0 && violatedChecks(v.violations).join() === checks.join()) same.push(v);
   }, run.phases.deadlineMs('shrink'));
   return same;
 }
@@ -79,18 +79,24 @@ export async function shrinkState(run: ClusterRun, key: string, kind: CutKind, i
   const candidate = (steps: readonly Step[]) => withSteps(run, input, steps);
   run.ctx.doing(`shrinking ${group.title}`);
   await within(run.phases.share('shrink'), async () => {
-    const small = await shrinkSteps(input.workload.steps, async (steps) => (await sameFailureIn(run, await run.record(daemon.daemon, candidate(steps)), daemon, kind, group.checks)) !== undefined, bound);
+    const small = await shrinkSteps(input.workload.steps, async (steps) => (await sameFailuresIn(run, await run.record(daemon.daemon, candidate(steps)), daemon, kind, group.checks)).length > 0, bound);
     if (small.steps.length === input.workload.steps.length) return;
     const smaller = candidate(small.steps);
     const rec = await run.record(daemon.daemon, smaller);
-    const v = await sameFailureIn(run, rec, daemon, kind, group.checks);
     // A sample: the smallest candidate's new recording need not fail again.
+    const failing = await sameFailuresIn(run, rec, daemon, kind, group.checks, true);
+    let v = failing[0];
     if (!v) return;
     let cause: Cause | undefined;
     if (group.cause && group.cause.kind !== 'not-isolated' && run.o.groupBy !== 'signature') {
-      const judged: JudgedClusterState = { state: v.state, violations: v.violations, drain: v.runs[v.runs.length - 1] };
-      cause = (await explainStates(run, daemon.daemon, smaller, rec.recorded, [judged], run.phases.deadlineMs('shrink'))).get(judged);
-      if (cause?.key !== key) return;
+      // Every state failing the same way is explained, and the first whose cause is the group's kept:
+      // a line may claim what several fsyncs make true, each state needing the one its cut came before.
+      const judged = failing.map((f): JudgedClusterState => ({ state: f.state, violations: f.violations, drain: f.runs[f.runs.length - 1] }));
+      const causes = await explainStates(run, daemon.daemon, smaller, rec.recorded, judged, run.phases.deadlineMs('shrink'));
+      const at = judged.findIndex((j) => causes.get(j)?.key === key);
+      if (at < 0) return;
+      v = failing[at];
+      cause = causes.get(judged[at]);
     }
     const { c, judged } = stateArtifact(run, rec, v);
     // An unnamed group's search ran on the first case, not on this one: its artifact says no cause.
