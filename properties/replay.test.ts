@@ -19,7 +19,7 @@ const daemon = useTempDaemon('replay');
  * Shrinking is bounded by candidates tried, never by time (a busy machine's seconds try fewer): these
  * tests need a shrunk case, not the smallest one (unbounded, the first took 42 s).
  */
-const SHRINK_INPUTS = 12;
+const SHRINK_INPUTS = 6;
 let artifactRoot: string;
 beforeAll(async () => {
   artifactRoot = await mkdtemp(path.join(os.tmpdir(), 'powercut-replay-artifacts-'));
