@@ -6,7 +6,7 @@ import type { LostUnit } from '../../../fusefs/crash-states.js';
 import type { TraceEntry } from '../../../fusefs/protocol.js';
 import type { RunRecord, Violation } from '../oracle.js';
 import { ddmin, ddminByGroup, smallestPrefix } from './ddmin.js';
-import { searchCause, unitsInWords, type FailingState, type ProbeRequest } from './search.js';
+import { searchCause, unitsInWords, withoutRecoveryDir, type FailingState, type ProbeRequest } from './search.js';
 
 describe('ddmin', () => {
   it('finds a 1-minimal subset for any needed set, within n^2 calls', () => {
@@ -216,5 +216,13 @@ describe('unitsInWords', () => {
     expect(unitsInWords([unit('file', 1), unit('dir', 2)])).toBe('the data of /f1; the entries of directory /f2');
     const many = [...Array.from({ length: 8 }, (_, i) => unit('file', i)), unit('dir', 8), unit('dir', 9), unit('meta', 10)];
     expect(unitsInWords(many)).toBe('the data of /f0; the data of /f1; the data of /f2; the data of /f3; the data of /f4; the data of /f5; and 5 more: 2 files\' data, 2 directories\' entries, 1 attributes');
+  });
+});
+
+describe('withoutRecoveryDir', () => {
+  it('leaves the recovery folder out of every path of the message, so the same cause reads the same from any slot', () => {
+    const m = "liveness: queue damaged where synced: /dev/shm/powercut-recover-52Oh64/slot-1/1/page.1 at offset 0: page is missing but checkpoint /dev/shm/powercut-recover-52Oh64/slot-1/1/checkpoint.log references it (run 'powercut queue repair /dev/shm/powercut-recover-52Oh64/slot-1/1')";
+    expect(withoutRecoveryDir(m, '/page.1')).toBe("liveness: queue damaged where synced: /page.1 at offset 0: page is missing but checkpoint /checkpoint.log references it (run 'powercut queue repair DIR')");
+    expect(withoutRecoveryDir('no path here', '/page.1')).toBe('no path here');
   });
 });

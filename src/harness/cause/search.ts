@@ -192,7 +192,7 @@ export async function searchCause(f: FailingState, probe: ProbeFn, bound: Search
       kind: 'recovery-fails-on-legal-disk',
       key: `recovery-fails-on-legal-disk ${checks.join(',')}${named ? ` ${pathPattern(named)}` : ''}`,
       title: `recovery fails on a disk holding every change the program made (${checks.join(', ')}${named ? `, at ${pathPattern(named)}` : ''})`,
-      fix: `recover the disk a process crash leaves after request ${id.afterOp}: ${f.violations.find((v) => !v.hang)?.message.split(' [target')[0] ?? ''}`,
+      fix: `recover the disk a process crash leaves after request ${id.afterOp}: ${named ? withoutRecoveryDir(failed.split(' [target')[0], named) : failed.split(' [target')[0]}`,
     });
   } catch (err) {
     if (!(err instanceof BudgetSpent)) throw err;
@@ -220,8 +220,20 @@ export function removalTooEarly({ named, last }: { named: string; last: TraceEnt
     kind: 'early-persistence',
     key: `early-persistence ${kinds}`,
     title: `${kinds} made durable too early`,
-    fix: `${last.kind} ${named} (request ${last.op}) comes before what stops depending on it: ${why}; do it only once nothing durable refers to ${named} (${failed.split(' [target')[0]})`,
+    fix: `${last.kind} ${named} (request ${last.op}) comes before what stops depending on it: ${why}; do it only once nothing durable refers to ${named} (${withoutRecoveryDir(failed.split(' [target')[0], named)})`,
   };
+}
+
+/**
+ * A violation's message with the directory its recovery ran in left out of its paths (a slot's copy
+ * of the disk, a temporary folder: it differs from run to run), found where `named` (a path on the
+ * mount, such as /page.1) is written after it.
+ */
+export function withoutRecoveryDir(message: string, named: string): string {
+  const at = message.indexOf(named);
+  if (at <= 0) return message;
+  const dir = message.slice(message.lastIndexOf(' ', at) + 1, at);
+  return dir.startsWith('/') ? message.split(`${dir}/`).join('/').split(dir).join('DIR') : message;
 }
 
 /** The one change inside `unit` that the recovery needs (with the other units of the minimal set kept durable). */
