@@ -76,15 +76,15 @@ export interface Attribution {
   unexplained: { cause: Cause; states: number[] }[];
 }
 
+/** Failing states of a run with cuts during recovery recovered without their second cut whatever the time left (the gate samples 4 a run). */
+const ALWAYS_FIRST_CUT_CHECKS = 4;
+
 /**
  * Gives the run's failing states (`failing`, in state order) the fewest proven causes that explain
  * them: causes proven earlier in the gate run carried over first, then candidates read off the
  * recording, then searches on the first state of each signature and on states still unexplained;
  * each proven on the recording; a greedy cover picks among the proven ones.
  */
-/** Failing states of a run with cuts during recovery recovered without their second cut whatever the time left (the gate samples 4 a run). */
-const ALWAYS_FIRST_CUT_CHECKS = 4;
-
 export function explainRun(judging: JudgeContext, recorded: Recorded, failing: readonly JudgedState[], o: ExplainOptions, run: RunVerdicts): Promise<Attribution> {
   return within(o.share, () => new RunExplainer(judging, recorded, failing, o, run).explain());
 }
