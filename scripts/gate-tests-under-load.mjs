@@ -38,8 +38,10 @@ if (!existsSync(quiet) || readdirSync(quiet).length === 0) {
 rmSync(loaded, { recursive: true, force: true });
 
 const cores = os.availableParallelism();
-// One busy loop a core, each its own process (killed below, by its pid, on every path out).
-const loops = Array.from({ length: cores }, () => spawn('timeout', [String(LOOP_LIMIT_S), process.execPath, '-e', 'for (;;) {}'], { stdio: 'ignore' }));
+// One busy loop a core, each its own process, killed below on every path out, and ending by itself
+// after LOOP_LIMIT_S should this script be killed first. (Not under timeout(1): a SIGKILL of timeout
+// leaves its child spinning, which once left two loops behind a failed run for the next one.)
+const loops = Array.from({ length: cores }, () => spawn(process.execPath, ['-e', `const end = Date.now() + ${LOOP_LIMIT_S * 1000}; while (Date.now() < end) {}`], { stdio: 'ignore' }));
 const stopLoops = () => {
   for (const l of loops) if (l.exitCode === null && l.signalCode === null) l.kill('SIGKILL');
 };
