@@ -14,6 +14,7 @@ import type { CaseResult, CrashCase, CutSpec } from '../src/harness/crash-case.j
 import type { DaemonHandle } from '../src/harness/daemon-process.js';
 import { runExhaustive, type ExhaustiveOptions, type ExhaustiveResult } from '../src/harness/exhaustive/exhaustive-run.js';
 import { causeOfCase } from '../src/harness/cause/of-case.js';
+import { groupKeyOf } from '../src/harness/cause/cause.js';
 import { failureSignature } from '../src/harness/failure-signature.js';
 import { mergeTimeouts } from '../src/harness/driver-process.js';
 import { DriverWorkers } from '../src/harness/driver-workers.js';
@@ -333,7 +334,7 @@ export async function runCrashSuite(daemon: DaemonHandle, arb: fc.Arbitrary<Cras
     addCoverage(coverage, verdict.coverage);
     for (const cap of verdict.capsHit ?? []) capsHit.add(cap);
     if (firstFailureMs === undefined) tried.push({ input, features: verdict.coverage.features });
-    const failure = o.causeKey !== undefined ? verdict.failures.find((f) => causeOfCase(f).key === o.causeKey)
+    const failure = o.causeKey !== undefined ? verdict.failures.find((f) => groupKeyOf(causeOfCase(f)) === o.causeKey)
       : o.signature !== undefined ? verdict.failures.find((f) => failureSignature(f) === o.signature) : verdict.failures[0];
     const others = verdict.failures.filter((f) => f !== failure);
     if (!failure) {

@@ -2,7 +2,7 @@
 // a case of a known key is counted under it; a new key is kept, with its first (or shrunk) case's
 // artifact. The gate loop owns it and every case source counts into it, so a failure is counted the
 // same way whatever found it.
-import type { CauseRoute } from '../harness/cause/cause.js';
+import type { Cause, CauseRoute } from '../harness/cause/cause.js';
 import type { DistinctFailure, GateRow } from '../report/gate-results.js';
 
 export class FailureRegistry {
@@ -30,12 +30,14 @@ export class FailureRegistry {
   /**
    * Counts one more case of a known failure, found by `row`, with its signature and the crash states
    * it stands for (`route` 'known': its cause was proven on that case's run again). False when the key
-   * is new (the caller then adds it).
+   * is new (the caller then adds it). `cause`: the case's, when another proven cause than the
+   * group's is counted under its key (cause.ts groupKeyOf), named in the group's alsoCauses.
    */
-  countKnown(key: string, row: GateRow, signature: string, states?: number, route?: CauseRoute): boolean {
+  countKnown(key: string, row: GateRow, signature: string, states?: number, route?: CauseRoute, cause?: Pick<Cause, 'kind' | 'key' | 'title'>): boolean {
     const known = this.byKey.get(key);
     if (!known) return false;
     known.count++;
+    if (cause && cause.kind !== 'not-isolated' && known.cause && cause.key !== known.cause.key && !known.alsoCauses?.includes(cause.title)) (known.alsoCauses ??= []).push(cause.title);
     if (route === 'known') known.provenAgain = (known.provenAgain ?? 0) + 1;
     if (states !== undefined) known.states = (known.states ?? 0) + states;
     const s = known.signatures.find((x) => x.signature === signature);

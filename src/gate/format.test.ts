@@ -8,7 +8,8 @@ import { explainedInWords, formatCauseCosts, formatFailures, formatGateText, for
 import { emptyClusterCoverage } from './cluster-coverage.js';
 import { checkFloor } from './floor.js';
 import { completeContract, contractKey } from '../harness/contract.js';
-import { requestsInWords, ROUTE_WORDS, type Cause } from '../harness/cause/cause.js';
+import { groupKeyOf, requestsInWords, ROUTE_WORDS, type Cause } from '../harness/cause/cause.js';
+import { FailureRegistry } from './failure-registry.js';
 import type { DistinctFailure } from '../report/gate-results.js';
 import { roundSeed } from './suites.js';
 import { emptyCoverage, type Coverage } from '../harness/coverage.js';
@@ -186,15 +187,31 @@ describe('what the causes explain', () => {
     kind, key, title: key, fix: '', evidence: [], search: { probes: 1, ms: 1, bound: { maxProbes: 1, maxMs: 1 }, boundReached: false },
     unit: { kind: 'file', ino: 2, path }, change: { seq: 1, op: 1, kind: 'write' }, step: { kind: 'wait', line: 1, untilOp: 2 },
   });
-  const failure = (c: Cause, states: number): DistinctFailure => ({ key: c.key, title: c.title, count: 1, states, signatures: [], cause: c, foundBy: [], checks: [], messages: [] });
+  const failure = (c: Cause, states: number): DistinctFailure => ({ key: groupKeyOf(c), title: c.title, count: 1, states, signatures: [], cause: c, foundBy: [], checks: [], messages: [] });
 
   it('counts the failing states proven causes explain and those left unexplained, and names one step missed in two places', () => {
     const text = explainedInWords([
-      failure(cause('early-confirmation', 'early-confirmation /checkpoint.log acked', '/checkpoint.log'), 7),
-      failure(cause('early-confirmation', 'early-confirmation /checkpoint.head.tmp acked', '/checkpoint.head.tmp'), 3),
+      failure(cause('missing-fsync', 'missing-fsync /checkpoint.log write /checkpoint.log', '/checkpoint.log'), 7),
+      failure(cause('missing-fsync', 'missing-fsync /checkpoint.head.tmp write /checkpoint.head.tmp', '/checkpoint.head.tmp'), 3),
       failure({ ...cause('not-isolated', 'unexplained liveness, torn, before fsync of /page.*', '/page.1') }, 2),
     ]);
-    expect(text).toBe('12 failing states: 2 proven causes explain 10; 2 unexplained\nthe same step in 2 places (early-confirmation): /checkpoint.log, /checkpoint.head.tmp');
+    expect(text).toBe('12 failing states: 2 proven causes explain 10; 2 unexplained\nthe same step in 2 places (missing-fsync): /checkpoint.log, /checkpoint.head.tmp');
+  });
+
+  it('groups a confirmation printed too early as one failure whichever fsync its states name, and says which others were proven', () => {
+    const atLog = cause('early-confirmation', 'early-confirmation /checkpoint.log acked', '/checkpoint.log');
+    const atDir = { ...cause('early-confirmation', 'early-confirmation / acked', '/'), title: 'confirmation ("acked") before the directory fsync of / completed' };
+    const written = cause('early-confirmation', 'early-confirmation /page.* written', '/page.*');
+    expect(groupKeyOf(atLog)).toBe(groupKeyOf(atDir));
+    expect(groupKeyOf(written)).not.toBe(groupKeyOf(atLog));
+    const registry = new FailureRegistry();
+    const row = newRow('default', 'suite');
+    registry.add(failure(atLog, 7), atLog.title);
+    expect(registry.countKnown(groupKeyOf(atDir), row, 'sig', 3, 'candidate', atDir)).toBe(true);
+    expect(registry.countKnown(groupKeyOf(written), row, 'sig', 1, 'candidate', written)).toBe(false);
+    const [group] = registry.values();
+    expect([group.count, group.states, group.alsoCauses]).toEqual([2, 10, ['confirmation ("acked") before the directory fsync of / completed']]);
+    expect(formatFailures([], [group])).toContain('also:    confirmation ("acked") before the directory fsync of / completed (the same confirmation, proven at another fsync it did not wait for)');
   });
 
   it('says how each cause was found, how often a known cause was proven again, and which explained group an unexplained one shares a signature with', () => {

@@ -3,7 +3,7 @@
 // harness error an <error>.
 import { coverageProperties } from '../harness/coverage.js';
 import { replayWithMode, totals, type DistinctFailure, type GateRow } from '../report/gate-results.js';
-import { causeFacts } from '../harness/cause/cause.js';
+import { causeFacts, groupedByCause } from '../harness/cause/cause.js';
 import { figureWords, needsWords, type FloorCheck } from './floor.js';
 
 /** Escapes text for XML attributes and content; drops characters XML 1.0 cannot carry. */
@@ -65,7 +65,7 @@ function distinctSuite(failures: readonly DistinctFailure[]): string {
   const cases = failures.map((f) => {
     const details = [
       `${f.count} failing case${f.count === 1 ? '' : 's'}, found by ${f.foundBy.join(', ')}`,
-      ...(f.cause && f.cause.key === f.key ? causeFacts(f.cause).map((c) => `${c.label}: ${c.text}`) : []),
+      ...(groupedByCause(f) ? causeFacts(f.cause).map((c) => `${c.label}: ${c.text}`) : []),
       `signatures: ${f.signatures.map((x) => `${x.signature} (${x.count})`).join('; ')}`,
       ...f.messages,
       ...(f.seed !== undefined ? [`fast-check seed ${f.seed}, path "${f.path ?? ''}"`] : []),
@@ -75,7 +75,7 @@ function distinctSuite(failures: readonly DistinctFailure[]): string {
     return [
       `    <testcase classname="powercut.distinct-failures" name="${xmlEscape(f.title)}" time="0.000">`,
       `      <properties>\n        <property name="count" value="${f.count}"/>\n      </properties>`,
-      `      <failure message="${xmlEscape(f.cause && f.cause.key === f.key ? f.cause.fix : (f.messages[0] ?? f.title))}" type="violation">${xmlEscape(details)}</failure>`,
+      `      <failure message="${xmlEscape(groupedByCause(f) ? f.cause.fix : (f.messages[0] ?? f.title))}" type="violation">${xmlEscape(details)}</failure>`,
       '    </testcase>',
     ].join('\n');
   });

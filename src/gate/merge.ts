@@ -2,6 +2,7 @@
 // per job, each writing `--json`; `powercut merge` reads them back and this joins them. Rows with the
 // same name add up, distinct failures with the same key (a cause, or a signature) are one failure
 // found by several shards, and the verdict is the worst shard's.
+import { groupedByCause } from '../harness/cause/cause.js';
 import { addCoverage, emptyCoverage } from '../harness/coverage.js';
 import type { DistinctFailure, GateRow } from '../report/gate-results.js';
 import type { FloorCheck } from './floor.js';
@@ -98,6 +99,9 @@ export function mergeShards(shards: readonly Shard[]): MergedGate {
       known.foundBy.push(...f.foundBy.map((b) => `${b} (seed ${s.result.seed})`));
       // The proven cause wins: each shard proves a cause once, on its first case.
       if (f.cause?.proof && !known.cause?.proof) known.cause = f.cause;
+      // Causes grouped under the key (cause.ts groupKeyOf): every title but the one the group shows.
+      const also = [...new Set([...(known.alsoCauses ?? []), ...(f.alsoCauses ?? []), ...(groupedByCause(f) && groupedByCause(known) ? [f.cause.title] : [])])].filter((t) => t !== known.cause?.title);
+      if (also.length) known.alsoCauses = also;
     }
   }
 

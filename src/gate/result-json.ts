@@ -9,7 +9,7 @@ import type { Coverage } from '../harness/coverage.js';
 import type { ExternalDriver } from '../harness/target.js';
 import type { DriverNetwork } from '../harness/driver-network.js';
 import type { StartingState } from '../harness/starting-state.js';
-import type { Cause } from '../harness/cause/cause.js';
+import { groupedByCause, type Cause } from '../harness/cause/cause.js';
 import { replayReruns, rowResult, totals, type DistinctFailure, type GateRow } from '../report/gate-results.js';
 import { allowedOverrunMs, workBudgetOption, type WorkBudget } from './budget.js';
 import type { FloorCheck } from './floor.js';
@@ -103,7 +103,7 @@ export function gateResultJson(report: ReportForJson, seed: number, options: Gat
     failures: report.failures.map((f) => ({
       key: f.key, title: f.title, count: f.count, signatures: f.signatures, checks: f.checks, foundBy: f.foundBy, messages: f.messages,
       // The cause only when it is what groups the failure (with --group-by signature, a signature's kept case may have another).
-      ...(f.cause && f.cause.key === f.key ? { cause: f.cause } : {}),
+      ...(groupedByCause(f) ? { cause: f.cause, ...(f.alsoCauses ? { alsoCauses: f.alsoCauses } : {}) } : {}),
       // How replay reproduces it: exactly from stored disks (REPRODUCED or not), by one exact re-run, or only as a sample of re-runs.
       ...(f.artifactDir ? {
         artifactDir: f.artifactDir, replay: f.replay,

@@ -12,6 +12,7 @@ import { within } from '../harness/time-share.js';
 import { checkSwallowedError } from '../harness/cause/fault-counterfactual.js';
 import { EXPLAIN_BOUNDS, type ExplainOptions } from '../harness/exhaustive/explain.js';
 import { KnownCauses } from '../harness/cause/known-causes.js';
+import { groupKeyOf } from '../harness/cause/cause.js';
 import { failureSignature } from '../harness/failure-signature.js';
 import type { GateRow } from '../report/gate-results.js';
 import { allowedOverrunMs, untimedBounds } from './budget.js';
@@ -35,7 +36,7 @@ export class SingleDiskFailures {
 
   /** The key a failing case is counted under: its cause's, or its signature. */
   keyOf(r: CaseResult): string {
-    return this.groupBy === 'cause' ? causeOfCase(r).key : failureSignature(r);
+    return this.groupBy === 'cause' ? groupKeyOf(causeOfCase(r)) : failureSignature(r);
   }
 
   /** Counts a failing case under its cause (or signature); a new one is kept (with its artifact), a known one only counted. */
@@ -48,7 +49,7 @@ export class SingleDiskFailures {
     const key = this.keyOf(result);
     const signature = failureSignature(result);
     const states = result.cause?.failingStates?.count ?? 1;
-    if (distinct.countKnown(key, row, signature, states, result.cause?.route)) {
+    if (distinct.countKnown(key, row, signature, states, result.cause?.route, result.cause)) {
       if (result.artifactDir) await rm(result.artifactDir, { recursive: true, force: true });
       return;
     }
@@ -123,7 +124,7 @@ export class SingleDiskFailures {
       // (a shrink's, to shrinking), and like an input the floor owes it may run into the allowed
       // overrun (three quarters of it: the artifacts still get written within it).
       knownShare: { ...phases.share(phase === 'causes' ? 'record+judge' : phase), deadlineMs: () => (budget.untimed ? Infinity : Date.now() - budget.elapsedMs() + budget.totalMs + 0.75 * allowedOverrunMs(budget.totalMs)) },
-      checkReach: (c) => always || (c.kind !== 'not-isolated' && !distinct.has(c.key) && !reaching.has(c.key) && Boolean(reaching.add(c.key))),
+      checkReach: (c) => always || (c.kind !== 'not-isolated' && !distinct.has(groupKeyOf(c)) && !reaching.has(groupKeyOf(c)) && Boolean(reaching.add(groupKeyOf(c)))),
     };
   }
 }

@@ -1,6 +1,6 @@
 // The summary printed at the end of a gate run (pure): one line per scenario and suite, totals,
 // what was covered, then each failure with its violation, artifact and replay command.
-import { causeFacts, type CauseRoute } from '../harness/cause/cause.js';
+import { causeFacts, groupedByCause, type CauseRoute } from '../harness/cause/cause.js';
 import { formatContracts, formatCoverage, formatFeatures } from '../harness/coverage.js';
 import { CASE_WORDS, capsNote, perMinute, replaySummary, replayWithMode, resultOf, rowResult, totals, type DistinctFailure, type GateRow, type GateTotals, type SummaryMode } from '../report/gate-results.js';
 import { formatFloor, type FloorCheck } from './floor.js';
@@ -44,7 +44,7 @@ export function formatFailures(rows: readonly GateRow[], failures: readonly Dist
   if (failures.length > 0) {
     const signatures = new Set(failures.flatMap((f) => f.signatures.map((s) => s.signature))).size;
     const cases = failures.reduce((n, f) => n + f.count, 0);
-    out.push(`distinct failures: ${failures.length}${failures.some((f) => f.cause && f.key === f.cause.key) ? ` causes (${cases} failing cases, ${signatures} signatures)` : ''}`);
+    out.push(`distinct failures: ${failures.length}${failures.some(groupedByCause) ? ` causes (${cases} failing cases, ${signatures} signatures)` : ''}`);
     const replays = replaySummary(failures);
     if (replays) out.push(replays);
     const explained = explainedInWords(failures);
@@ -52,8 +52,9 @@ export function formatFailures(rows: readonly GateRow[], failures: readonly Dist
     failures.forEach((f, i) => {
       const sigs = f.signatures.length > 1 || f.signatures[0]?.signature !== f.title ? ` (${f.signatures.length} signature${f.signatures.length === 1 ? '' : 's'})` : '';
       out.push(`${i + 1}. ${f.title}: ${f.count} failing case${f.count === 1 ? '' : 's'}${sigs}, found by ${f.foundBy.join(', ')}`);
-      if (f.cause && f.key === f.cause.key) {
+      if (groupedByCause(f)) {
         for (const c of causeFacts(f.cause).slice(1)) out.push(`     ${`${c.label}:`.padEnd(8)} ${c.text}`);
+        if (f.alsoCauses) out.push(`     ${'also:'.padEnd(8)} ${f.alsoCauses.join('; ')} (the same confirmation, proven at another fsync it did not wait for)`);
         if (f.provenAgain) out.push(`     ${'again:'.padEnd(8)} proven again on ${f.provenAgain} later failing run${f.provenAgain === 1 ? '' : 's'}, its fix carried over (one proof each, no search)`);
         const twins = f.cause.kind === 'not-isolated' ? sharingSignature(f, failures) : [];
         if (twins.length) out.push(`     ${'shares:'.padEnd(8)} ${twins.join('; ')}: the known causes were not proven on its states before the causes' share of the budget ran out; a run with more time (or a work budget) tries them first`);
@@ -95,7 +96,7 @@ function sharingSignature(f: DistinctFailure, failures: readonly DistinctFailure
  * step missed in several files of one pattern (the same kind and fix, other paths).
  */
 export function explainedInWords(failures: readonly DistinctFailure[]): string {
-  const withCause = failures.filter((f) => f.cause && f.key === f.cause.key);
+  const withCause = failures.filter(groupedByCause);
   if (withCause.length === 0) return '';
   const states = (fs: readonly DistinctFailure[]) => fs.reduce((n, f) => n + (f.states ?? f.count), 0);
   const named = withCause.filter((f) => f.cause!.kind !== 'not-isolated');

@@ -2,7 +2,7 @@
 // cuts per minute, and a link to the report of each failing case.
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { causeFacts } from '../harness/cause/cause.js';
+import { causeFacts, groupedByCause } from '../harness/cause/cause.js';
 import { formatContracts, formatCoverage, policiesInOrder } from '../harness/coverage.js';
 import { CASE_WORDS, capsNote, perMinute, replayModeNote, replaySummary, resultOf, rowResult, totals, type ClusterCoverageShown, type DistinctFailure, type GateResult, type GateRow } from './gate-results.js';
 import type { ReplayFacts } from '../harness/artifacts.js';
@@ -148,7 +148,7 @@ ${parts}${note ? `<p class="note">${esc(note)}</p>` : ''}`;
   const distinct = report.failures ?? [];
   const distinctHtml = distinct.length
     ? `<h2>Distinct failures (${distinct.length})</h2>${replaySummary(distinct) ? `<p class="note">${esc(replaySummary(distinct))}</p>` : ''}${distinct.map((f, i) => `<div class="violation"><h3>${i + 1}. ${esc(f.title)}</h3><p class="note">${num(f.count)} failing case${f.count === 1 ? '' : 's'}, found by ${esc(f.foundBy.join(', '))}</p>${
-        f.cause && f.cause.key === f.key ? `<dl class="case">${causeFacts(f.cause).slice(1).map((c) => `<dt>${esc(c.label)}</dt><dd>${esc(c.text)}</dd>`).join('')}<dt>signatures</dt><dd>${esc(f.signatures.map((s) => `${s.signature} (${s.count})`).join('; '))}</dd></dl>` : ''
+        groupedByCause(f) ? `<dl class="case">${causeFacts(f.cause).slice(1).map((c) => `<dt>${esc(c.label)}</dt><dd>${esc(c.text)}</dd>`).join('')}<dt>signatures</dt><dd>${esc(f.signatures.map((s) => `${s.signature} (${s.count})`).join('; '))}</dd></dl>` : ''
       }${f.messages.map((m) => `<p class="msg">${esc(m)}</p>`).join('')}${
         f.seed !== undefined ? `<p class="note">fast-check seed ${esc(f.seed)}, path "${esc(f.path ?? '')}"</p>` : ''
       }${f.artifactDir ? `<p>artifact: <code>${esc(f.artifactDir)}</code> — ${link(f.artifactDir)}</p>` : ''}${replayHtml(f)}</div>`).join('')}`

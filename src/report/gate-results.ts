@@ -51,6 +51,8 @@ export interface DistinctFailure {
   signatures: { signature: string; count: number }[];
   /** Why it failed: the cause of its kept (smallest) case, with its fix, proof and reach. */
   cause?: Cause;
+  /** Other proven causes counted under its key (cause.ts groupKeyOf: an early confirmation named at another fsync), by title. */
+  alsoCauses?: string[];
   /** Later failing runs whose states its cause's fix, carried over, was proven to cure (one proof each, no search). */
   provenAgain?: number;
   /** The scenarios and suites that found it. */

@@ -3,7 +3,7 @@
 // kind and nodes. The first case of a new group keeps an artifact (artifacts.ts).
 import type { CutKind } from '../../faults/cut-kinds.js';
 import { replayOf, type ClusterArtifactCase } from '../../harness/artifacts.js';
-import type { Cause } from '../../harness/cause/cause.js';
+import { groupKeyOf, type Cause } from '../../harness/cause/cause.js';
 import type { ClusterStateVerdict } from '../../harness/cluster/cluster-pool.js';
 import type { TempDaemon } from '../../harness/daemon-process.js';
 import { violatedChecks } from '../../harness/oracle.js';
@@ -29,10 +29,10 @@ export async function found(run: ClusterRun, kind: CutKind, how: How, c: Cluster
   const signature = `${checks.join(', ')} after ${describeClusterCut(how, cutNodes, c.state?.policy)}${c.pause ? ' after a pause' : ''}`;
   // A named cause groups its states whatever their cut; an unexplained state groups by what it failed and where.
   const named = cause !== undefined && cause.kind !== 'not-isolated';
-  const key = named ? cause.key : signature;
+  const key = named ? groupKeyOf(cause) : signature;
   // An unexplained state's cause says why (not searched, not isolated, not provable): its group is its signature's.
   const kept = cause && !named ? { ...cause, key } : cause;
-  if (run.failures.countKnown(key, row, signature)) return undefined;
+  if (run.failures.countKnown(key, row, signature, undefined, undefined, kept)) return undefined;
   const artifactDir = await keepArtifact(run, row, key, c, judged, images, kept, recording);
   const messages = judged.violations.map((v) => v.message);
   run.failures.add({

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { kindOfCut, type CutKind } from '../../faults/cut-kinds.js';
 import type { NodePause } from '../../faults/live-draw.js';
 import type { ClusterArtifactCase } from '../../harness/artifacts.js';
-import type { Cause } from '../../harness/cause/cause.js';
+import { groupKeyOf, type Cause } from '../../harness/cause/cause.js';
 import type { JudgedClusterState } from '../../harness/cluster/cluster-cause.js';
 import type { ClusterStateVerdict } from '../../harness/cluster/cluster-pool.js';
 import { runClusterCase, type ClusterInput } from '../../harness/cluster/cluster-run.js';
@@ -93,7 +93,7 @@ export async function shrinkState(run: ClusterRun, key: string, kind: CutKind, i
       // a line may claim what several fsyncs make true, each state needing the one its cut came before.
       const judged = failing.map((f): JudgedClusterState => ({ state: f.state, violations: f.violations, drain: f.runs[f.runs.length - 1] }));
       const causes = await explainStates(run, daemon.daemon, smaller, rec.recorded, judged, run.phases.deadlineMs('shrink'));
-      const at = judged.findIndex((j) => causes.get(j)?.key === key);
+      const at = judged.findIndex((j) => groupKeyOf(causes.get(j) ?? { kind: 'not-isolated', key: '' }) === key);
       if (at < 0) return;
       v = failing[at];
       cause = causes.get(judged[at]);

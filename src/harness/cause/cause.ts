@@ -139,6 +139,21 @@ export interface Cause {
   reach?: CauseReach;
 }
 
+/**
+ * What a gate groups a failure under: its cause's key, but a confirmation printed too early is one
+ * mistake whichever fsync it did not wait for (the page's, the checkpoint's, the directory's that
+ * makes a rename durable). Which of them a state names is the first after which it passes, and that
+ * moves with where its cut fell, so keyed by path one bug read as several.
+ */
+export function groupKeyOf(c: Pick<Cause, 'kind' | 'key'>): string {
+  return c.kind === 'early-confirmation' ? `early-confirmation of "${c.key.split(' ').at(-1)}"` : c.key;
+}
+
+/** Whether a gate's distinct failure is grouped by its cause (not by a signature, nor as an unexplained state). */
+export function groupedByCause<F extends { key: string; cause?: Cause }>(f: F): f is F & { cause: Cause } {
+  return f.cause !== undefined && f.key === groupKeyOf(f.cause);
+}
+
 /** A change in words: "create /page.2 (request 40)", "its write at request 40 (bytes 0-4095)". */
 export function changeInWords(unit: Pick<LostUnit, 'kind' | 'path'>, c: UnitChange): string {
   if (unit.kind === 'dir') {

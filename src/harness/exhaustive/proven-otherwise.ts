@@ -79,11 +79,31 @@ export async function explainsToo(ctx: JudgeContext, recorded: Recorded, cause: 
     if (failsWith(await legalDiskFails())) return true;
     const made = recorded.trace.filter((e) => e.op > removed.last.op && e.op <= f.state.id.afterOp && e.result === 0 && (e.kind === 'fsync' || e.kind === 'fsyncdir')
       && madeDurableBy(recorded.trace, e).some((x) => x.op === removed.last.op)).at(-1);
-    // A torn state's choices shift when a persistence point is left out: only a lose-unsynced state is asked so.
-    return made !== undefined && keepsNoUnsynced(f.state.id.policy) && !(await fails({ state: f.state.id, hypothesis: { fsyncAfter: [], fsyncSkip: [made.op] } }));
+    if (keepsNoUnsynced(f.state.id.policy)) return made !== undefined && !(await fails({ state: f.state.id, hypothesis: { fsyncAfter: [], fsyncSkip: [made.op] } }));
+    // A torn state's choices shift when a persistence point is left out: it kept the removal by its
+    // prefix of directory operations and passes without it, or it fails as the lose-unsynced state
+    // of its cut does (what it kept besides changes nothing), and that one passes without the point.
+    if (made === undefined) return passesWithoutRemoval(ctx, f, removed.last.op, fails);
+    const bare = { afterOp: f.state.id.afterOp, policy: 'lose-unsynced' as const };
+    return (await fails({ state: bare })) && !(await fails({ state: bare, hypothesis: { fsyncAfter: [], fsyncSkip: [made.op] } }));
   }
   const units = await ctx.daemon.client.units(f.state.id);
   const unit = units.find((u) => u.kind === 'file' && cause.unit && pathPattern(u.path) === pathPattern(cause.unit.path));
   if (!unit) return false;
   return !(await fails({ state: f.state.id, persist: [{ kind: 'file', ino: unit.ino }] })) && !(await fails({ state: f.state.id, persist: [{ kind: 'file', ino: unit.ino, upTo: 0 }] }));
+}
+
+/**
+ * A torn state that kept a removal among the unsynced directory operations its prefix persisted
+ * (no fsync made it durable): whether the same state with the prefix ending just before the removal
+ * passes. (Leaving a persistence point out instead would shift a torn state's other choices.)
+ */
+async function passesWithoutRemoval(ctx: JudgeContext, f: JudgedState, removedOp: number, fails: (req: Parameters<ProbeFn>[0]) => Promise<boolean>): Promise<boolean> {
+  const prefix = f.state.id.dirPrefix ?? 0;
+  const units = await ctx.daemon.client.units(f.state.id);
+  // The kept directory operations in their order (a rename between two directories is in both); a
+  // directory that lost none is not listed, so the prefix is known in full only if all of it is seen.
+  const kept = [...new Map(units.flatMap((u) => (u.kind === 'dir' ? u.kept ?? [] : [])).map((c) => [c.seq, c])).values()].sort((a, b) => a.seq - b.seq);
+  const at = kept.findIndex((c) => c.op === removedOp);
+  return kept.length === prefix && at >= 0 && !(await fails({ state: { ...f.state.id, dirPrefix: at } }));
 }

@@ -22,21 +22,15 @@ export const replicatedQueue: Target = {
       settings: {},
       provenBy: ['exhaustive'],
       trips: ['at-least-once'],
-      // A backup's write is durable once its page is fsynced; a wait for the checkpoint that claims
-      // it (fsynced after the page, checkpointWrites) cures the same states, and the search names it
-      // where that is the first persistence point after which the state passes (seen on a fresh clone).
-      // A busy CI machine's gate named a logic error instead: its proof held there (the disk a process
-      // crash leaves at the run's end failed, against the cut's lines and the whole run's). Why is not
-      // known: close() waits for the backups, so a clean end should leave them caught up, and the
-      // artifact was not kept. One load-dependent path there is closed: a replica that did not open
-      // within its 15 s now fails the open with ETIMEDOUT, which the oracle judges as a hang (it was
-      // EIO, a failure). Whether that was the path CI took is not known, so the declaration stays.
-      // On the atomic-file checkpoint design that checkpoint is /checkpoint.head.tmp, fsynced before
-      // its rename: a candidate read off the recording names it when it is the likeliest wait (seen in
-      // a full npm test run). Where a backup wrote the page before the primary's line but fsynced it
-      // after, an fsync right after that write cures the same states from the backup's side: named as
-      // a missing fsync of /page.* on that node (seen in a quiet full npm test run).
-      causes: [{ kind: 'early-confirmation', path: '/page.*' }, { kind: 'early-confirmation', path: '/checkpoint.log' }, { kind: 'early-confirmation', path: '/checkpoint.head.tmp' }, { kind: 'missing-fsync', path: '/page.*' }, { kind: 'recovery-fails-on-legal-disk' }],
+      // The bug is a confirmation before the backups made it durable, so a wait for any of a backup's
+      // persistence points cures it: which one the search names is the first after which the state
+      // passes, and it moves with the interleaving (its page fsync, the checkpoint's fsync on either
+      // design, the fsync of / that makes the atomic-file checkpoint's rename durable; each seen).
+      // Where a backup wrote the page before the primary's line but fsynced it after, an fsync right
+      // after that write cures the same states from the backup's side: a missing fsync of /page.*.
+      // A busy CI machine's gate once named a logic error instead (its proof held: the disk a process
+      // crash leaves at the run's end failed); the artifact was not kept, so the declaration stays.
+      causes: [{ kind: 'early-confirmation' }, { kind: 'missing-fsync', path: '/page.*' }, { kind: 'recovery-fails-on-legal-disk' }],
       fixInRecording: false,
     },
     // A bug inside every replica's queue, behind the correct protocol: a majority confirms a write its
