@@ -18,7 +18,8 @@ describe('the gate phases', () => {
     expect(phases.shareMs('artifacts')).toBe(5_000);
     // Judging leaves the artifacts' share and 10 % for causes of what it finds last.
     expect(phases.leftMs('record+judge')).toBe(85_000);
-    expect(phases.leftMs('causes')).toBe(20_000);
+    // Causes may also use what shrinking has not.
+    expect(phases.leftMs('causes')).toBe(35_000);
     expect(phases.leftMs('artifacts')).toBe(100_000);
   });
 
@@ -40,7 +41,7 @@ describe('the gate phases', () => {
     expect(formatPhases(phases.uses(), Infinity)).toBe('phases: record+judge 0.0 s, causes 2.0 s, shrink 0.0 s, artifacts 0.0 s (a work budget: no time shares, each phase bounded by counts)');
   });
 
-  it('counts time to the innermost phase entered, and a phase past its share has no time left', () => {
+  it('counts time to the innermost phase entered; causes use what shrinking has not, and past both shares no time is left', () => {
     const { phases, tick } = clocked(100_000);
     tick(10_000);
     const leaveCauses = phases.enter('causes');
@@ -53,9 +54,14 @@ describe('the gate phases', () => {
     leaveCauses(); // leaving twice changes nothing
     tick(2_000);
     expect(phases.uses().map((u) => [u.phase, u.usedMs])).toEqual([['record+judge', 12_000], ['causes', 21_000], ['shrink', 0], ['artifacts', 1_000]]);
-    expect(phases.leftMs('causes')).toBe(0);
+    // Causes past their share use what shrinking has not (15 s less the 1 s over), and shrinking what is left.
+    expect([phases.leftMs('causes'), phases.leftMs('shrink')]).toEqual([14_000, 14_000]);
+    const leaveShrink = phases.enter('shrink');
+    tick(14_000);
+    leaveShrink();
+    expect([phases.leftMs('causes'), phases.leftMs('shrink')]).toEqual([0, 0]);
     // With the causes' share spent, judging keeps no room for them: all but the artifacts' unspent 4 s.
-    expect(phases.leftMs('record+judge')).toBe(100_000 - 34_000 - 4_000);
+    expect(phases.leftMs('record+judge')).toBe(100_000 - 48_000 - 4_000);
   });
 
   it('ends every phase by the end of the budget, whatever its share', () => {

@@ -2,7 +2,7 @@
 // recording and judging crash states, proving the causes of failures, shrinking them, writing
 // artifacts. Phases nest (a run explains its failures while it is judged; a shrink explains its
 // inputs): time is counted to the innermost phase entered. Each phase but record+judge may use its
-// share at most; record+judge uses what is left, less the room kept for the causes of what it finds
+// share at most (causes also what shrinking left unused); record+judge uses what is left, less the room kept for the causes of what it finds
 // last (once it has found a failure: a share no failure needs goes back to judging) and for the
 // artifacts, so every phase stops with what it has and the gate ends on time. Under a work budget
 // no phase has a share: each is bounded by counts (budget.ts), and its time is only counted.
@@ -77,7 +77,17 @@ export class Phases {
     const causesRoom = this.failureFound() ? Math.min(Math.max(0, this.shareMs('causes') - this.used('causes')), CAUSES_RESERVE * this.budget.totalMs) : 0;
     const free = Math.max(0, budgetLeft - artifactsLeft);
     if (phase === 'record+judge') return Math.max(0, free - causesRoom);
-    return Math.max(0, Math.min(free, this.shareMs(phase) - this.used(phase)));
+    return Math.max(0, Math.min(free, this.ownLeftMs(phase)));
+  }
+
+  /**
+   * Causes and shrinking share one pool: causes may use what shrinking has not (a failure named is
+   * worth more than a failure made smaller, and a real server's state takes seconds to recover), and
+   * shrinking what is left of both.
+   */
+  private ownLeftMs(phase: 'causes' | 'shrink'): number {
+    const left = (p: 'causes' | 'shrink') => this.shareMs(p) - this.used(p);
+    return phase === 'causes' ? left('causes') + Math.max(0, left('shrink')) : left('shrink') + Math.min(0, left('causes'));
   }
 
   deadlineMs(phase: Phase): number {

@@ -138,34 +138,43 @@ class InsertedProof {
 }
 
 /**
- * Proves a fix that inserts (or moves) fsyncs on the judged states: the state it was found on
- * first (a fix that does not cure it stops there), then the first state that passed whatever the
- * time (no proof without one of each, where there is one), then failing and passed states in turn,
- * `slots` recoveries at once, until `deadlineMs`, so a proof the time cuts short has sampled both
- * what it cures and what it could break (it says how many it judged: capped). `everyNode`: the fix
- * is made on every node that makes such requests (clusterFixedRun).
+ * Proves a fix that inserts (or moves) fsyncs on the judged states, up to `slots` recoveries at once:
+ * the first round holds the state it was found on and the first state that passed whatever the time
+ * (no proof without one of each, where there is one; a fix that does not cure its own state stops
+ * there), then the other failing states and then the passed ones until `deadlineMs`, so a proof the
+ * time cuts short has sampled both what it cures and what it could break (it says how many it
+ * judged: capped).
+ * `everyNode`: the fix is made on every node that makes such requests (clusterFixedRun).
  */
 export async function proveInserted(ctx: ClusterCauseContext, cause: Cause, lost: readonly LostUnit[], own: JudgedClusterState, judged: readonly JudgedClusterState[], deadlineMs: number, o: { slots?: number; everyNode?: boolean; maxStates?: number } = {}): Promise<{ proof: InsertedProof; fixWords: string } | undefined> {
   const { slots = 1, everyNode = false, maxStates = Infinity } = o;
   const fix = clusterFixedRun(ctx.recorded, cause, lost, everyNode);
   if (!fix?.hypothesis) return undefined;
   const p = new InsertedProof(ctx, fix, own);
-  const done = { proof: p, fixWords: fix.fixWords };
-  if (!(await p.judge(own))) return done;
   const comparable = (j: JudgedClusterState) => keepsNoUnsynced(j.state.id.policy);
   const failing = judged.filter((j) => j.violations.length > 0 && j !== own && comparable(j));
   const passed = judged.filter((j) => j.violations.length === 0 && comparable(j));
-  if (passed.length > 0) await p.judge(passed[0]);
-  const order: JudgedClusterState[] = [];
-  for (let i = 0; i < Math.max(failing.length, passed.length); i++) order.push(...failing.slice(i, i + 1), ...passed.slice(i + 1, i + 2));
-  for (let from = 0; from < order.length; from += slots) {
-    if (Date.now() >= deadlineMs || p.proof.states >= maxStates) {
+  const must = passed.length > 0 ? 2 : 1;
+  // The failing states next (each one cured joins the cause's group), then the others that passed.
+  const order: JudgedClusterState[] = [own, ...passed.slice(0, 1), ...failing, ...passed.slice(1)];
+  // Under a deadline rounds grow fourfold up to `slots` (a real server's recoveries slow each other
+  // down on a few cores), and one starts only if twice the last one's time is left.
+  let from = 0;
+  let size = must;
+  let lastMs = 0;
+  while (from < order.length && (from === 0 || p.proof.curesOwnState)) {
+    if (from > 0 && (p.proof.states >= maxStates || Date.now() + 2 * lastMs > deadlineMs)) {
       p.proof.capped = true;
       break;
     }
-    await Promise.all(order.slice(from, from + Math.min(slots, maxStates - p.proof.states)).map((j) => p.judge(j)));
+    const round = order.slice(from, from + (from === 0 ? must : Math.min(size, maxStates - p.proof.states)));
+    const started = Date.now();
+    await Promise.all(round.map((j) => p.judge(j)));
+    lastMs = Date.now() - started;
+    from += round.length;
+    size = deadlineMs === Infinity ? slots : Math.min(slots, 4 * size);
   }
-  return done;
+  return { proof: p, fixWords: fix.fixWords };
 }
 
 /**
@@ -282,8 +291,9 @@ function onPathTo(d: CandidateFix, file: string): boolean {
  * first, then file by file, each left out of the others in a round of recoveries at once); then the
  * directories', of the folders holding or above the files kept first. One recovery a probe (a pass
  * by chance is caught by the proof, which recovers the state again); bounded by `bound` and
- * `deadlineMs`. Undefined when all of them together do not cure `own` (the search over what it lost
- * goes on), when the bound ends it, or when the proof does not hold.
+ * `deadlineMs`: when they end the reduction, or the time left is too short for one, the whole set is
+ * proven (said so). Why not, when all of them together do not cure `own` (the search over what it
+ * lost goes on) or the proof does not hold.
  */
 async function candidateFsyncs(ctx: ClusterCauseContext, own: JudgedClusterState, fsyncs: readonly CandidateFix[], judged: readonly JudgedClusterState[], deadlineMs: number, bound: SearchBound, maxStates = Infinity): Promise<Explained | { why: string }> {
   if (fsyncs.length === 0) return { why: 'the recording shows no fsync missing before something relied on it at this cut' };
@@ -302,8 +312,13 @@ async function candidateFsyncs(ctx: ClusterCauseContext, own: JudgedClusterState
   const reduce: DdminOptions = { parallel: slots, leaveOneOutFirst: true };
   const isDir = (c: CandidateFix) => c.cause.kind === 'missing-dir-fsync';
   let minimal: CandidateFix[];
+  let unreduced: string | undefined;
   try {
     if (!(await cures(fsyncs))) return { why: `the ${fsyncs.length} fsyncs the recording shows missing before something relied on them, all inserted together, do not cure it` };
+    // A reduction takes rounds of recoveries, as long as that one each, and its proof one more: when
+    // the time left holds fewer, the whole set is proven as it is (a fix, if not the smallest).
+    const roundMs = Date.now() - started;
+    if (Date.now() + (REDUCTION_ROUNDS + 1) * roundMs > Math.min(deadlineMs, started + (bound.maxMs ?? Infinity))) throw new BudgetSpent(`the time left, under ${REDUCTION_ROUNDS + 1} rounds of ${(roundMs / 1000).toFixed(1)} s`);
     const dirs = fsyncs.filter(isDir);
     const withDirs = (data: readonly CandidateFix[]) => cures([...data, ...dirs]);
     const files = fsyncs.filter((c) => !isDir(c));
@@ -319,12 +334,13 @@ async function candidateFsyncs(ctx: ClusterCauseContext, own: JudgedClusterState
       minimal = [...data, ...(dirsFrom.length ? await ddmin(dirsFrom, (ds) => cures([...data, ...ds]), reduce) : [])];
     }
   } catch (err) {
-    if (err instanceof BudgetSpent) return { why: `the ${fsyncs.length} fsyncs the recording shows missing cure it together, but the search's bound ended their reduction after ${probes} recoveries` };
-    throw err;
+    if (!(err instanceof BudgetSpent)) throw err;
+    minimal = [...fsyncs];
+    unreduced = `not reduced (${err.what}, after ${probes} recoveries): all ${fsyncs.length} kept, each needed or not`;
   }
   const evidence = [
     `read off the recording: ${fsyncs.length} fsyncs missing before something relied on them at this cut; all of them together cure it`,
-    `reduced to ${minimal.length} (${probes} recoveries, ${((Date.now() - started) / 1000).toFixed(1)} s): ${minimal.map((c) => c.cause.title).join('; ')}`,
+    unreduced ?? `reduced to ${minimal.length} (${probes} recoveries, ${((Date.now() - started) / 1000).toFixed(1)} s): ${minimal.map((c) => c.cause.title).join('; ')}`,
   ];
   const cause = { ...together(minimal, evidence), search: { probes, ms: Date.now() - started, bound, boundReached: false } };
   const proven = await proveInserted(slotCtx, cause, [], own, judged, deadlineMs, { slots, everyNode: true, maxStates });
@@ -333,6 +349,9 @@ async function candidateFsyncs(ctx: ClusterCauseContext, own: JudgedClusterState
   if (!proofHolds(p) || !p.curesOwnState) return { why: `candidate "${cause.title}" (${minimal.length} fsyncs) failed its proof: ${p.cured} of ${p.failing} failing states cured${p.curesOwnState ? '' : ', not its own'}, ${p.broken} that passed broken` };
   return { cause: { ...cause, fix: proven.fixWords, proof: p }, cures: [...proven.proof.cured], extend: (j) => proven.proof.judge(j) };
 }
+
+/** A reduction of the missing fsyncs is tried only when the time left holds this many rounds of recoveries (and one for its proof). */
+const REDUCTION_ROUNDS = 4;
 
 /** Withheld confirmations read off a cluster's recording proven per recording at most, the likeliest first. */
 const MAX_CLUSTER_CANDIDATES = 3;
