@@ -126,6 +126,8 @@ export interface Cause {
   alsoSteps?: FixStep[];
   /** The evidence, in words (what the probes showed). */
   evidence: string[];
+  /** An unexplained state's: the known causes and candidates whose proof failed on its run, each with why. */
+  tried?: string[];
   /** What the search took, against its bound. */
   search: { probes: number; ms: number; bound: SearchBound; boundReached: boolean };
   proof?: CauseProof;
@@ -246,6 +248,7 @@ export function causeFacts(c: Cause): { label: string; text: string }[] {
   else if (c.kind !== 'not-isolated') out.push({ label: 'proof', text: c.proven ?? 'not computed' });
   if (c.failingStates && c.kind !== 'not-isolated') out.push({ label: 'states', text: `it explains ${c.failingStates.count} of the ${c.failingStates.of} failing states of its run` });
   if (c.reach) out.push({ label: 'reach', text: `${c.reach.words}: ${c.reach.why}` });
+  if (c.tried?.length) out.push({ label: 'tried', text: c.tried.join('; ') });
   if (c.search.probes > 0 || c.search.boundReached) {
     out.push({ label: 'search', text: `${c.search.probes} probes, ${(c.search.ms / 1000).toFixed(1)} s (bound ${c.search.bound.maxProbes} probes${c.search.bound.maxMs !== undefined ? `, ${c.search.bound.maxMs / 1000} s` : ''}${c.search.boundReached ? ': reached' : ''})` });
   }

@@ -438,6 +438,6 @@ export async function explainClusterRun(ctx: ClusterCauseContext, judged: readon
     fix: `not searched: ${searchesBound ? `the recording's bound of ${maxSearches} searches was reached` : 'the causes\' share of the budget ran out'} before this state's turn`,
   };
   // In the order of the failing states: a named cause, else what the state's own search said, else not searched; an unexplained one says which candidates failed.
-  const saying = (c: Cause): Cause => (c.kind === 'not-isolated' && failedCandidates.length ? { ...c, evidence: [...c.evidence, ...failedCandidates] } : c);
+  const saying = (c: Cause): Cause => (c.kind === 'not-isolated' && failedCandidates.length ? { ...c, tried: failedCandidates } : c);
   return new Map(failing.map((f, i) => [f, given.get(i) ?? saying(found.find((e) => e.cures.includes(f))?.cause ?? notSearched)]));
 }
