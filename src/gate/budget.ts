@@ -40,6 +40,13 @@ export class Budget {
   expired(): boolean {
     return this.leftMs() === 0;
   }
+  /**
+   * How long until `part` of the allowed overrun past the budget's end is spent (Infinity under a
+   * work budget): the room of what may run past the end (an input the floor owes, a known cause's proof).
+   */
+  overrunLeftMs(part: number): number {
+    return this.untimed ? Infinity : this.totalMs + part * allowedOverrunMs(this.totalMs) - this.elapsedMs();
+  }
 }
 
 /**

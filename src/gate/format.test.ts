@@ -39,6 +39,13 @@ describe('budget', () => {
     now += 9_000;
     expect([b.leftMs(), b.expired(), b.elapsedMs()]).toEqual([0, true, 13_000]);
   });
+  it('says how long is left of a part of the allowed overrun (10 s or 10 % past the end), none under a work budget', () => {
+    let now = 0;
+    const b = new Budget(60_000, () => now);
+    now = 62_000;
+    expect([b.overrunLeftMs(0.5), b.overrunLeftMs(0.75)]).toEqual([3_000, 5_500]);
+    expect(new Budget(Infinity).overrunLeftMs(0.5)).toBe(Infinity);
+  });
   it('rejects a budget that is not positive', () => {
     expect(() => new Budget(0)).toThrow(/totalMs must be a positive number \(Infinity under a work budget\), got 0/);
   });

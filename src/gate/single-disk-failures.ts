@@ -15,7 +15,7 @@ import { KnownCauses } from '../harness/cause/known-causes.js';
 import { groupKeyOf } from '../harness/cause/cause.js';
 import { failureSignature } from '../harness/failure-signature.js';
 import type { GateRow } from '../report/gate-results.js';
-import { allowedOverrunMs, untimedBounds } from './budget.js';
+import { untimedBounds } from './budget.js';
 import type { GateContext } from './case-source.js';
 import type { GroupBy } from './gate-report.js';
 
@@ -123,7 +123,7 @@ export class SingleDiskFailures {
       // A known cause proven again on a later run costs what judging that run cost: counted to judging
       // (a shrink's, to shrinking), and like an input the floor owes it may run into the allowed
       // overrun (three quarters of it: the artifacts still get written within it).
-      knownShare: { ...phases.share(phase === 'causes' ? 'record+judge' : phase), deadlineMs: () => (budget.untimed ? Infinity : Date.now() - budget.elapsedMs() + budget.totalMs + 0.75 * allowedOverrunMs(budget.totalMs)) },
+      knownShare: { ...phases.share(phase === 'causes' ? 'record+judge' : phase), deadlineMs: () => Date.now() + budget.overrunLeftMs(0.75) },
       checkReach: (c) => always || (c.kind !== 'not-isolated' && !distinct.has(groupKeyOf(c)) && !reaching.has(groupKeyOf(c)) && Boolean(reaching.add(groupKeyOf(c)))),
     };
   }

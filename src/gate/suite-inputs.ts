@@ -14,7 +14,7 @@ import { addCoverage } from '../harness/coverage.js';
 import { crashInputArb, mutantInputArb, runCrashSuite, type CrashInput, type SuiteReport } from '../../properties/crash-property.js';
 import { interleaves, type TargetRef } from '../harness/target.js';
 import { newRow, type GateRow } from '../report/gate-results.js';
-import { allowedOverrunMs, type WorkBudget } from './budget.js';
+import type { WorkBudget } from './budget.js';
 import type { GateContext } from './case-source.js';
 import { MAX_SHRINK_INPUTS, MAX_SHRINK_MS, MIN_SHRINK_MS } from './phases.js';
 import { TimeShares, WorkTurns } from './scheduler.js';
@@ -65,7 +65,7 @@ export class SuiteInputs {
     // A suite that judged no case yet is owed one input even when judging's share is spent (the floor
     // asks for it): it may use the room kept for causes and artifacts, and start at most half the
     // allowed overrun past the budget's end (scenarios that ran long), so one input's worth still fits.
-    const owed = (x: SuiteTurn) => !x.done && x.row.cases === 0 && budget.elapsedMs() < budget.totalMs + allowedOverrunMs(budget.totalMs) / 2;
+    const owed = (x: SuiteTurn) => !x.done && x.row.cases === 0 && budget.overrunLeftMs(0.5) > 0;
     this.turns = work
       ? new WorkTurns(this.suites, o.seed, 'total' in work ? work : { inputsOf: (x) => work.perSuite[x.suite.name] ?? 0 }, (x) => x.done)
       // Judging's time left: the budget less what the causes of late failures and the artifacts keep (phases.ts).
