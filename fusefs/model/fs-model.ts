@@ -539,8 +539,10 @@ export class FsModel {
    * of the named files' sizes; a file whose live bytes are not its durable bytes plus its pending
    * changes (unless a failed fsync dropped some); changes out of order. The model's property tests
    * run it after every step, and the daemon after every request when POWERCUT_CHECK_INVARIANTS is set.
+   * `filesInFull` false leaves out the one check that rebuilds every file from its durable bytes and
+   * pending changes (its cost grows with the data held: the daemon makes it every few requests).
    */
-  assertInvariants(): void {
+  assertInvariants(filesInFull = true): void {
     const fail = (what: string): never => {
       throw new Error(`FsModel invariant broken: ${what}`);
     };
@@ -568,7 +570,7 @@ export class FsModel {
         if (p.seq <= seq || p.seq > this.changeSeq) fail(`file ${n.ino}'s pending changes are out of order (seq ${p.seq} after ${seq}, ${this.changeSeq} changes so far)`);
         seq = p.seq;
       }
-      if (!n.dropped) {
+      if (!n.dropped && filesInFull) {
         const whole = chosenFile(n.durable, n.pending, { kind: 'all' });
         if (!whole.equals(n.live)) fail(`file ${n.ino}'s live bytes (${n.live.size}) are not its durable bytes (${n.durable.size}) plus its ${n.pending.length} pending changes`);
         if (JSON.stringify(whole.allocatedBlocks()) !== JSON.stringify(n.live.allocatedBlocks())) {
