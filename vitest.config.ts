@@ -12,10 +12,10 @@ export default defineConfig({
     setupFiles: ['./vitest.setup.ts'],
     // Real-mount tests spawn daemons and drivers; forks keep fuse-native out of worker threads.
     pool: 'forks',
-    // Two test files at once (vitest's default on 2 cores is one): the real-mount files wait on
-    // daemons and drivers most of the time, and npm test must stay under 10 minutes on 2 cores.
-    // Three at once were measured no faster (599 s against 610 s), with half as much load again.
-    maxWorkers: 2,
+    // Three test files at once on 2 cores (vitest's default there is one): the real-mount files wait
+    // on daemons, drivers and elections part of the time, and npm test must stay under 10 minutes.
+    // Measured quiet on one head: 592 s with three, 657 s with two (it used 1.9 cores of 2).
+    maxWorkers: 3,
     // Tests of a describe.concurrent at once (nats-findings.test.ts: servers that mostly wait).
     maxConcurrency: 3,
     // One process per worker for all its files: each file no longer pays its own fork and imports
