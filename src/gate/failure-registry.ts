@@ -3,7 +3,7 @@
 // artifact. The gate loop owns it and every case source counts into it, so a failure is counted the
 // same way whatever found it.
 import type { Cause, CauseRoute } from '../harness/cause/cause.js';
-import type { DistinctFailure, GateRow } from '../report/gate-results.js';
+import { addAlsoCause, type DistinctFailure, type GateRow } from '../report/gate-results.js';
 
 export class FailureRegistry {
   private readonly byKey = new Map<string, DistinctFailure>();
@@ -37,7 +37,7 @@ export class FailureRegistry {
     const known = this.byKey.get(key);
     if (!known) return false;
     known.count++;
-    if (cause && cause.kind !== 'not-isolated' && known.cause && cause.key !== known.cause.key && !known.alsoCauses?.includes(cause.title)) (known.alsoCauses ??= []).push(cause.title);
+    if (cause && cause.kind !== 'not-isolated' && known.cause && cause.key !== known.cause.key) addAlsoCause(known, cause.title);
     if (route === 'known') known.provenAgain = (known.provenAgain ?? 0) + 1;
     if (states !== undefined) known.states = (known.states ?? 0) + states;
     const s = known.signatures.find((x) => x.signature === signature);

@@ -4,7 +4,7 @@
 // found by several shards, and the verdict is the worst shard's.
 import { groupedByCause } from '../harness/cause/cause.js';
 import { addCoverage, emptyCoverage } from '../harness/coverage.js';
-import type { DistinctFailure, GateRow } from '../report/gate-results.js';
+import { addAlsoCause, type DistinctFailure, type GateRow } from '../report/gate-results.js';
 import type { FloorCheck } from './floor.js';
 import { mergeClusterCoverage, type ClusterCoverage } from './cluster-coverage.js';
 import { exitCodeOf, type GateVerdict } from './gate-report.js';
@@ -100,8 +100,7 @@ export function mergeShards(shards: readonly Shard[]): MergedGate {
       // The proven cause wins: each shard proves a cause once, on its first case.
       if (f.cause?.proof && !known.cause?.proof) known.cause = f.cause;
       // Causes grouped under the key (cause.ts groupKeyOf): every title but the one the group shows.
-      const also = [...new Set([...(known.alsoCauses ?? []), ...(f.alsoCauses ?? []), ...(groupedByCause(f) && groupedByCause(known) ? [f.cause.title] : [])])].filter((t) => t !== known.cause?.title);
-      if (also.length) known.alsoCauses = also;
+      for (const t of [...(f.alsoCauses ?? []), ...(groupedByCause(f) && groupedByCause(known) ? [f.cause.title] : [])]) addAlsoCause(known, t);
     }
   }
 

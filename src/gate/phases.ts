@@ -2,10 +2,11 @@
 // recording and judging crash states, proving the causes of failures, shrinking them, writing
 // artifacts. Phases nest (a run explains its failures while it is judged; a shrink explains its
 // inputs): time is counted to the innermost phase entered. Each phase but record+judge may use its
-// share at most (causes also what shrinking left unused); record+judge uses what is left, less the room kept for the causes of what it finds
-// last (once it has found a failure: a share no failure needs goes back to judging) and for the
-// artifacts, so every phase stops with what it has and the gate ends on time. Under a work budget
-// no phase has a share: each is bounded by counts (budget.ts), and its time is only counted.
+// share at most (causes also what shrinking left unused); record+judge uses what is left, less the
+// room kept for the causes of what it finds last (once it has found a failure: a share no failure
+// needs goes back to judging) and for the artifacts, so every phase stops with what it has and the
+// gate ends on time. Under a work budget no phase has a share: each is bounded by counts
+// (budget.ts), and its time is only counted.
 import type { TimeShare } from '../harness/time-share.js';
 import { formatDuration, type Budget, type Clock } from './budget.js';
 

@@ -124,7 +124,10 @@ export class SingleDiskFailures {
       // (a shrink's, to shrinking), and like an input the floor owes it may run into the allowed
       // overrun (three quarters of it: the artifacts still get written within it).
       knownShare: { ...phases.share(phase === 'causes' ? 'record+judge' : phase), deadlineMs: () => Date.now() + budget.overrunLeftMs(0.75) },
-      checkReach: (c) => always || (c.kind !== 'not-isolated' && !distinct.has(groupKeyOf(c)) && !reaching.has(groupKeyOf(c)) && Boolean(reaching.add(groupKeyOf(c)))),
+      checkReach: (c) => {
+        const key = groupKeyOf(c);
+        return always || (c.kind !== 'not-isolated' && !distinct.has(key) && !reaching.has(key) && Boolean(reaching.add(key)));
+      },
     };
   }
 }

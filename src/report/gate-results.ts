@@ -71,6 +71,11 @@ export interface DistinctFailure {
   path?: string;
 }
 
+/** Names `title` among a group's other causes (alsoCauses), unless it is the group's own or listed already. */
+export function addAlsoCause(f: DistinctFailure, title: string): void {
+  if (title !== f.cause?.title && !f.alsoCauses?.includes(title)) (f.alsoCauses ??= []).push(title);
+}
+
 /** A failure's artifact and how it replays: what the gate drops when the folder is gone, or takes from the kept one. */
 export type ArtifactLink = { artifactDir?: string; replay?: string } & Partial<ReplayFacts>;
 

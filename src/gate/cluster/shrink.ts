@@ -93,7 +93,7 @@ export async function shrinkState(run: ClusterRun, key: string, kind: CutKind, i
       // a line may claim what several fsyncs make true, each state needing the one its cut came before.
       const judged = failing.map((f): JudgedClusterState => ({ state: f.state, violations: f.violations, drain: f.runs[f.runs.length - 1] }));
       const causes = await explainStates(run, daemon.daemon, smaller, rec.recorded, judged, run.phases.deadlineMs('shrink'));
-      const at = judged.findIndex((j) => groupKeyOf(causes.get(j) ?? { kind: 'not-isolated', key: '' }) === key);
+      const at = judged.findIndex((j) => { const c = causes.get(j); return c !== undefined && groupKeyOf(c) === key; });
       if (at < 0) return;
       v = failing[at];
       cause = causes.get(judged[at]);
